@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages alloctrace builds and runs with. Idempotent:
+# installs only what is missing, and prints one line when it has nothing to do.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap        # Bazel 4.2.3
+  bazel-rules-java       # @rules_java for offline toolchain resolution
+  build-essential
+  pkg-config
+  protobuf-compiler libprotobuf-dev
+  libabsl-dev
+  libboost-dev           # Boost.Pool (header-only)
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # replay baselines
+  python3                # tests capture a real program (issue: capture)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+    || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
