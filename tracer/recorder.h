@@ -1,0 +1,169 @@
+// Recorder: turns allocation events from any number of threads into a trace
+// file, with as little work as possible on the recording thread.
+//
+// Design. Each recording thread owns a ring of RawEvents. Recording an event
+// is: check the ring has room, store the event, publish it with a release
+// store. No lock, no atomic read-modify-write, no allocation, while only one
+// thread has ever recorded. A writer thread drains the rings, turns addresses
+// into dense object ids, interns allocation shapes, encodes columnar chunks
+// (tracer/trace_writer.h) and writes each chunk to the file as it is full.
+//
+// Global order across threads. Once a second thread records, every event
+// takes a number from one global counter (an atomic fetch_add), and the writer
+// merges the rings in that order, writing only gap-free runs, so the trace
+// holds one order consistent with what each thread saw. The switch is made
+// safe without slowing the single-thread path by an asymmetric fence
+// (membarrier(2)): the registering thread fences every thread and waits until
+// the first thread is between events; events before that point are ordered
+// before all numbered ones. Without membarrier every event is numbered.
+//
+// Thread-safety: all methods may be called from any thread. Start and Stop
+// must not race with each other; events recorded by other threads while Stop
+// runs may be dropped (they are counted). The recorder never records its own
+// allocations: only TraceAllocator (and, for whole-program capture, the
+// preload library) call Record*.
+//
+// Failure: Start returns an error if the file cannot be created. A write error
+// later stops the recording; Stop returns it. A program that dies leaves
+// every chunk already written readable (the footer is missing).
+#ifndef ALLOCTRACE_TRACER_RECORDER_H_
+#define ALLOCTRACE_TRACER_RECORDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "tracer/raw_event.h"
+
+namespace alloctrace {
+
+struct RecordingOptions {
+  std::string path;      // the trace file to create (truncated if present)
+  std::string workload;  // stored in the header
+  std::string program;   // stored in the header
+  std::map<std::string, std::string> labels;
+  bool timestamps = false;      // add a steady-clock timestamp to every event
+  uint32_t chunk_events = 1 << 16;  // events per chunk (the unit that survives a crash)
+  uint32_t flush_ms = 100;      // write a partial chunk at least this often
+};
+
+// What a finished recording did; filled in by Stop.
+struct RecordingStats {
+  uint64_t events = 0;
+  uint64_t chunks = 0;
+  uint64_t bytes = 0;            // file size
+  uint64_t dropped_events = 0;   // recorded while stopping, or after a thread's exit
+  uint64_t unmatched_frees = 0;  // frees of addresses never seen allocated
+  uint64_t threads = 0;
+  double writer_cpu_seconds = 0; // CPU time of the writer thread
+};
+
+namespace recorder_internal {
+struct ThreadRing;
+struct RingOwner;
+class Writer;
+}  // namespace recorder_internal
+
+class Recorder {
+ public:
+  // The process-wide recorder that TraceAllocator records into.
+  static Recorder& Global();
+
+  // Starts a recording into options.path. Fails if one is running.
+  absl::Status Start(const RecordingOptions& options);
+  // Drains every thread's events, writes the footer and closes the file.
+  // Returns the first write error, if any. No-op if not recording.
+  absl::Status Stop(RecordingStats* stats = nullptr);
+  bool recording() const { return active_.load(std::memory_order_acquire); }
+
+  // Arena (allocator instance) lifetime. Ids are dense from 1 within a
+  // process; 0 means "no arena" (a global allocator).
+  uint32_t CreateArena();
+  void DestroyArena(uint32_t arena);
+
+  // The hot path. elem_size * count is the allocation's size in bytes.
+  void RecordAlloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
+                   uint8_t align_log2) {
+    RawEvent* e = BeginEvent();
+    if (e == nullptr) return;
+    e->kind = RawKind::kAlloc;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
+    e->elem_size = elem_size;
+    e->count = count;
+    e->align_log2 = align_log2;
+    EndEvent();
+  }
+  void RecordFree(const void* p, uint32_t arena) {
+    RawEvent* e = BeginEvent();
+    if (e == nullptr) return;
+    e->kind = RawKind::kFree;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
+    EndEvent();
+  }
+  // realloc: `old_p` (which may equal `new_p`) is replaced by `new_p`.
+  void RecordRealloc(const void* old_p, const void* new_p, uint32_t arena, uint64_t bytes,
+                     uint8_t align_log2) {
+    RawEvent* e = BeginEvent();
+    if (e == nullptr) return;
+    e->kind = RawKind::kRealloc;
+    e->ptr = reinterpret_cast<uintptr_t>(new_p);
+    e->aux = reinterpret_cast<uintptr_t>(old_p);
+    e->arena = arena;
+    e->elem_size = 1;
+    e->count = bytes;
+    e->align_log2 = align_log2;
+    EndEvent();
+  }
+
+  // For whole-program capture after fork(): forget the parent's recording in
+  // the child (its writer thread does not exist there) without writing to the
+  // parent's file, so the child can Start its own.
+  void AbandonAfterFork();
+
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+ private:
+  Recorder() = default;
+
+  // Returns the slot for the next event of this thread, or nullptr if not
+  // recording. Must be followed by EndEvent() when non-null.
+  RawEvent* BeginEvent();
+  void EndEvent();
+  RawEvent* BeginEventSlow();
+  void WakeWriter();
+  static uint64_t NowNs();
+  void WaitForRoom(recorder_internal::ThreadRing* ring);
+  recorder_internal::ThreadRing* AttachThread();
+  void EnterMultiThreadMode();  // called with the registry lock held
+  void AutoStart();
+  void DetachThread(recorder_internal::ThreadRing* ring);
+  friend struct recorder_internal::RingOwner;
+
+  friend class recorder_internal::Writer;
+
+  std::atomic<bool> active_{false};
+  std::atomic<bool> ever_started_{false};
+  std::atomic<uint64_t> generation_{1};   // changes on every Start and Stop
+  std::atomic<bool> multi_thread_{false};
+  // Set once every unsequenced event is published after the switch to
+  // multi-thread mode; the writer merges sequenced events only after that.
+  std::atomic<bool> switch_done_{false};
+  bool have_membarrier_ = false;
+  std::atomic<uint64_t> next_seq_{0};
+  std::atomic<uint32_t> next_arena_{1};
+  std::atomic<uint64_t> dropped_{0};
+  bool timestamps_ = false;
+  std::unique_ptr<recorder_internal::Writer> writer_;
+};
+
+}  // namespace alloctrace
+
+#include "tracer/recorder_inl.h"  // IWYU pragma: export
+
+#endif  // ALLOCTRACE_TRACER_RECORDER_H_
