@@ -34,7 +34,10 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
     return absl::InvalidArgumentError(absl::StrCat(path, ": file is empty, not a trace"));
   }
   absl::StatusOr<bool> got = reader->ReadPacket();
-  if (!got.ok()) return got.status();
+  if (!got.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not an alloctrace trace (", got.status().message().substr(path.size() + 2), ")"));
+  }
   if (!*got || !reader->packet_.ParseFromString(reader->packet_bytes_) ||
       !reader->packet_.has_header() || reader->packet_.header().magic() != kTraceMagic) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1,0 +1,173 @@
+#include "tracer/recorder.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <list>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tracer/trace_allocator.h"
+#include "tracer/trace_reader.h"
+#include "tracer/trace_stats.h"
+
+namespace alloctrace {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/", name);
+}
+
+template <typename T>
+using TA = TraceAllocator<T>;
+using TracedMap = std::map<int, int, std::less<int>, TA<std::pair<const int, int>>>;
+
+TEST(RecorderTest, StartTwiceFailsAndStopWithoutStartIsHarmless) {
+  EXPECT_TRUE(Recorder::Global().Stop().ok());
+  RecordingOptions o;
+  o.path = TempPath("twice.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(Recorder::Global().Start(o)));
+  EXPECT_TRUE(Recorder::Global().recording());
+  ASSERT_TRUE(Recorder::Global().Stop().ok());
+  EXPECT_FALSE(Recorder::Global().recording());
+}
+
+TEST(RecorderTest, UnwritablePathIsAnError) {
+  RecordingOptions o;
+  o.path = "/nonexistent-dir/x.trace";
+  absl::Status s = Recorder::Global().Start(o);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent-dir/x.trace"), std::string::npos) << s;
+  EXPECT_FALSE(Recorder::Global().recording());
+}
+
+TEST(RecorderTest, EventsOutsideARecordingAreNotRecorded) {
+  // The recorder has been started before in this process, so no auto-start.
+  TracedMap before;
+  before[1] = 1;
+  RecordingOptions o;
+  o.path = TempPath("outside.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  {
+    TracedMap m;
+    for (int i = 0; i < 100; ++i) m[i] = i;
+  }
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  before[2] = 2;
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->allocs, 100u);
+  EXPECT_EQ(st->frees, 100u);
+  EXPECT_EQ(stats.events, st->events);
+  EXPECT_EQ(stats.bytes, st->file_bytes);
+}
+
+// Several threads, each with its own containers, plus objects freed by a
+// thread other than the one that allocated them: the trace must validate
+// (every free of a live object, in one global order) and count everything.
+TEST(RecorderTest, ManyThreadsGiveOneValidOrder) {
+  RecordingOptions o;
+  o.path = TempPath("threads.trace");
+  o.chunk_events = 4096;
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 20000;
+  TA<int> shared_alloc;
+  std::vector<std::shared_ptr<int>> handoff[kThreads];
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &handoff, &shared_alloc] {
+        TracedMap m;
+        for (int i = 0; i < kPerThread; ++i) {
+          m[(i * 31 + t) % 5000] = i;
+          if (i % 3 == 0) m.erase((i * 17) % 5000);
+        }
+        for (int i = 0; i < 1000; ++i) {
+          handoff[t].push_back(std::allocate_shared<int>(shared_alloc, i));
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+  }
+  // Freed on this thread, allocated on the others.
+  for (auto& h : handoff) h.clear();
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  EXPECT_EQ(stats.unmatched_frees, 0u);
+  EXPECT_EQ(stats.dropped_events, 0u);
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_TRUE(st->has_footer);
+  EXPECT_GE(st->threads, static_cast<uint64_t>(kThreads));
+  EXPECT_EQ(st->allocs, st->frees);
+  EXPECT_GE(st->allocs, static_cast<uint64_t>(kThreads * (5000 + 1000)));
+}
+
+// A second thread joining a recording that one thread started switches
+// the recorder to numbered events mid-stream; order must stay valid.
+TEST(RecorderTest, SwitchToMultiThreadMidRecording) {
+  RecordingOptions o;
+  o.path = TempPath("switch.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  TA<int> alloc;
+  std::vector<std::shared_ptr<int>> objects;
+  for (int i = 0; i < 50000; ++i) objects.push_back(std::allocate_shared<int>(alloc, i));
+  std::atomic<bool> go{false};
+  std::thread other([&] {
+    while (!go.load()) {
+    }
+    for (int i = 0; i < 25000; ++i) objects[i].reset();  // frees on another thread
+  });
+  go.store(true);
+  TracedMap m;
+  for (int i = 0; i < 30000; ++i) m[i] = i;  // concurrently, on this thread
+  other.join();
+  objects.clear();
+  m.clear();
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->allocs, 80000u);
+  EXPECT_EQ(st->frees, 80000u);
+  EXPECT_EQ(stats.unmatched_frees, 0u);
+}
+
+// A process that dies mid-recording leaves every chunk written so far.
+TEST(RecorderTest, KilledProcessLeavesCompleteChunks) {
+  const std::string path = TempPath("killed.trace");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Recorder::Global().AbandonAfterFork();
+    RecordingOptions o;
+    o.path = path;
+    o.chunk_events = 1000;
+    o.flush_ms = 10;
+    if (!Recorder::Global().Start(o).ok()) _exit(3);
+    TracedMap m;
+    for (int i = 0; i < 100000; ++i) m[i] = i;
+    usleep(200 * 1000);  // let the writer put out the chunks
+    raise(SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  auto st = ComputeTraceStats(path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_FALSE(st->has_footer);
+  EXPECT_FALSE(st->cut_short.empty());
+  EXPECT_GE(st->allocs, 90000u) << "most events were written before the kill";
+}
+
+}  // namespace
+}  // namespace alloctrace

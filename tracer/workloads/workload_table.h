@@ -1,0 +1,170 @@
+// The list of workloads, written once and instantiated for any allocator
+// template: WorkloadDefs<alloctrace::TraceAllocator>() records,
+// WorkloadDefs<std::allocator>() runs plain, and tests instantiate it with a
+// counting allocator. tracer/workloads/workloads.h is the registry programs use.
+//
+// Defaults are small (each trace roughly 20k to 100k events); the source's
+// own values are in ParamSpec::source_value where the source states them.
+#ifndef ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
+#define ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tracer/workloads/container_workloads.h"
+#include "tracer/workloads/map_workloads.h"
+#include "tracer/workloads/node_workloads.h"
+#include "tracer/workloads/record_workloads.h"
+#include "tracer/workloads/shared_ptr_workloads.h"
+#include "tracer/workloads/workload_params.h"
+
+namespace alloctrace::workloads {
+
+using RunFn = void (*)(const WorkloadParams& params, uint64_t seed);
+
+inline constexpr std::string_view kSourceDrDobbs =
+    "Dr. Dobb's, \"Improving Performance with Custom Pool Allocators for STL\" (2005)";
+inline constexpr std::string_view kSourceSharedPtr =
+    "\"Efficiently allocating lots of std::shared_ptr\" (lukas-barth.net, 2024)";
+inline constexpr std::string_view kSourceFoonathan =
+    "foonathan/memory profiler (test/profiling.cpp, test/benchmark.hpp)";
+inline constexpr std::string_view kSourceRecords =
+    "\"Writing functional code in C++ III: Performance of different allocation schemes\" "
+    "(lucabol.com, 2012)";
+inline constexpr std::string_view kSourceAlloctrace = "alloctrace (no source article)";
+
+struct WorkloadDef {
+  std::string_view name;
+  std::string_view description;
+  std::string_view source;
+  std::vector<ParamSpec> params;
+  bool seeded;  // whether the seed changes the sequence of allocations and frees
+  RunFn run;
+};
+
+namespace table_internal {
+
+inline std::vector<ParamSpec> SharedPtrParams() {
+  return {
+      {"lists", 100, "1000", "number of singly linked lists"},
+      {"nodes", 10000, "1,000,000", "ramp-up: nodes inserted at random lists before iterating"},
+      {"iterations", 100, "", "iterations; iteration i drops list i % lists"},
+      {"inserts_per_iteration", 100, "1000", "nodes inserted at random lists per iteration"},
+  };
+}
+
+inline std::vector<ParamSpec> NodeParams() {
+  return {
+      {"node_size", 0, "1, 4, 8 and 256",
+       "bytes per node: 1, 4, 8, 16, 32, 64, 128 or 256; 0 = each of 8..256 in turn", 0,
+       NodeSizeValues()},
+      {"count", 1024, "256, 512 and 1024", "nodes per run"},
+      {"runs", 4, "1024 (sample_size)", "runs per node size, each with a fresh allocator"},
+  };
+}
+
+inline std::vector<ParamSpec> RecordParams(int64_t rounds) {
+  return {
+      {"records", 1000, "", "records per vector (64 bytes each)"},
+      {"rounds", rounds, "", "vectors filled and destroyed, one after another"},
+  };
+}
+
+}  // namespace table_internal
+
+template <template <typename> class Alloc>
+const std::vector<WorkloadDef>& WorkloadDefs() {
+  using table_internal::NodeParams;
+  using table_internal::RecordParams;
+  using table_internal::SharedPtrParams;
+  static const std::vector<WorkloadDef>* const kDefs = new std::vector<WorkloadDef>{
+      {"simple_map",
+       "fill an int->int std::map with random keys, then let it go out of scope",
+       kSourceDrDobbs,
+       {{"entries", 30000, "", "entries inserted"}},
+       true,
+       &RunSimpleMap<Alloc>},
+      {"fixed_priority_queue",
+       "a std::set<int> of fixed capacity: once full, a random item is inserted only if "
+       "greater than the smallest, which is erased",
+       kSourceDrDobbs,
+       {{"capacity", 5000, "", "most items kept"},
+        {"inserts", 200000, "", "random items offered"}},
+       true,
+       &RunFixedPriorityQueue<Alloc>},
+      {"remove_if",
+       "fill an int->int std::map, then several times erase the entries whose value % k == r "
+       "(random k, r)",
+       kSourceDrDobbs,
+       {{"entries", 30000, "", "entries inserted first"},
+        {"passes", 3, "", "erase passes, each with a new random predicate"}},
+       true,
+       &RunRemoveIf<Alloc>},
+      {"random",
+       "fill an int->int std::map, then randomly insert a key or erase an entry",
+       kSourceDrDobbs,
+       {{"entries", 10000, "", "entries inserted first"},
+        {"operations", 50000, "", "random inserts and erases (50/50)"}},
+       true,
+       &RunRandomMap<Alloc>},
+      {"shared_ptr_new",
+       "linked lists of shared_ptr nodes made by shared_ptr(new Node): object and control "
+       "block are two global-heap allocations",
+       kSourceSharedPtr, SharedPtrParams(), true,
+       &RunSharedPtrLists<Alloc, SharedPtrKind::kNew>},
+      {"make_shared",
+       "linked lists of shared_ptr nodes made by std::make_shared: one global-heap allocation "
+       "per node",
+       kSourceSharedPtr, SharedPtrParams(), true,
+       &RunSharedPtrLists<Alloc, SharedPtrKind::kMakeShared>},
+      {"allocate_shared",
+       "linked lists of shared_ptr nodes made by std::allocate_shared with one allocator "
+       "instance (own arena) for the whole run, as with boost::fast_pool_allocator",
+       kSourceSharedPtr, SharedPtrParams(), true,
+       &RunSharedPtrLists<Alloc, SharedPtrKind::kAllocateShared>},
+      {"single", "allocate one node and free it at once, `count` times per run",
+       kSourceFoonathan, NodeParams(), false, &RunNodeStrategy<Alloc, FreeOrder::kSingle>},
+      {"bulk", "allocate `count` nodes, then free them in allocation order", kSourceFoonathan,
+       NodeParams(), false, &RunNodeStrategy<Alloc, FreeOrder::kBulk>},
+      {"bulk_reversed", "allocate `count` nodes, then free them in reverse order",
+       kSourceFoonathan, NodeParams(), false, &RunNodeStrategy<Alloc, FreeOrder::kBulkReversed>},
+      {"butterfly", "allocate `count` nodes, then free them in random order", kSourceFoonathan,
+       NodeParams(), true, &RunNodeStrategy<Alloc, FreeOrder::kButterfly>},
+      {"records_by_value",
+       "64-byte records stored by value in a std::vector grown by push_back",
+       kSourceRecords, RecordParams(1000), false,
+       &RunRecords<Alloc, RecordStorage::kByValue>},
+      {"records_shared_new",
+       "a std::vector of shared_ptr<Record> made by shared_ptr(new Record): two global-heap "
+       "allocations per record",
+       kSourceRecords, RecordParams(20), false,
+       &RunRecords<Alloc, RecordStorage::kSharedFromNew>},
+      {"records_make_shared",
+       "a std::vector of shared_ptr<Record> made by std::make_shared: one global-heap "
+       "allocation per record",
+       kSourceRecords, RecordParams(20), false,
+       &RunRecords<Alloc, RecordStorage::kMakeShared>},
+      {"list_churn",
+       "two std::list<int> sharing one allocator: random push_front, push_back, erase in "
+       "the middle and splice between them",
+       kSourceAlloctrace,
+       {{"initial", 1000, "", "elements per list at the start"},
+        {"operations", 50000, "", "random steps"}},
+       true,
+       &RunListChurn<Alloc>},
+      {"unordered_map",
+       "std::unordered_map<int, int>: inserts, lookups, erases and explicit rehashes; the "
+       "bucket arrays are allocations too",
+       kSourceAlloctrace,
+       {{"entries", 20000, "", "entries inserted first (keys from [0, 2 * entries))"},
+        {"operations", 40000, "", "random lookups, inserts and erases (a third each)"}},
+       true,
+       &RunUnorderedMap<Alloc>},
+  };
+  return *kDefs;
+}
+
+}  // namespace alloctrace::workloads
+
+#endif  // ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_

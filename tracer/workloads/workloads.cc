@@ -1,0 +1,32 @@
+#include "tracer/workloads/workloads.h"
+
+#include <memory>
+
+#include "tracer/trace_allocator.h"
+#include "tracer/workloads/workload_table.h"
+
+namespace alloctrace::workloads {
+
+const std::vector<WorkloadInfo>& AllWorkloads() {
+  static const std::vector<WorkloadInfo>* const kAll = [] {
+    const std::vector<WorkloadDef>& traced = WorkloadDefs<TraceAllocator>();
+    const std::vector<WorkloadDef>& plain = WorkloadDefs<std::allocator>();
+    auto* all = new std::vector<WorkloadInfo>;
+    for (size_t i = 0; i < traced.size(); ++i) {
+      const WorkloadDef& def = traced[i];
+      all->push_back({def.name, def.description, def.source, def.params, def.seeded, def.run,
+                      plain[i].run});
+    }
+    return all;
+  }();
+  return *kAll;
+}
+
+const WorkloadInfo* FindWorkload(std::string_view name) {
+  for (const WorkloadInfo& info : AllWorkloads()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace alloctrace::workloads
