@@ -100,13 +100,18 @@ class Writer {
     auto last_flush = std::chrono::steady_clock::now();
     const auto flush_every = std::chrono::milliseconds(options_.flush_ms);
     while (true) {
+      // Sleep only when there was nothing to do: under load the writer
+      // drains back to back.
+      const size_t drained = Drain(/*final=*/false);
       {
         std::unique_lock<std::mutex> l(mu_);
-        cv_.wait_for(l, std::chrono::milliseconds(1), [this] { return wake_ || stop_; });
+        if (stop_) break;
+        if (drained == 0) {
+          cv_.wait_for(l, std::chrono::milliseconds(1), [this] { return wake_ || stop_; });
+        }
         wake_ = false;
         if (stop_) break;
       }
-      Drain(/*final=*/false);
       const auto now = std::chrono::steady_clock::now();
       if (now - last_flush >= flush_every) {
         out_->FlushChunk().IgnoreError();  // the status stays in out_
@@ -139,7 +144,9 @@ class Writer {
     }
   }
 
-  void Drain(bool final) {
+  // Returns how many events it took from the rings.
+  size_t Drain(bool final) {
+    size_t taken = 0;
     std::vector<ThreadRing*> rings;
     bool switched;
     {
@@ -164,6 +171,7 @@ class Writer {
           staging_.push_back({r->thread_id, r->events[t & (kRingCapacity - 1)]});
         }
       }
+      taken += t - r->tail.load(std::memory_order_relaxed);
       r->tail.store(t, std::memory_order_release);
     }
     if (!staging_.empty()) {
@@ -191,6 +199,7 @@ class Writer {
         ++it;
       }
     }
+    return taken;
   }
 
   struct Staged {
@@ -350,9 +359,10 @@ RawEvent* Recorder::BeginEventSlow() {
 
 void Recorder::WaitForRoom(ThreadRing* r) {
   using recorder_internal::kRingCapacity;
-  while (r->head - r->cached_tail >= kRingCapacity) {
-    WakeWriter();
+  WakeWriter();
+  for (int spins = 0; r->head - r->cached_tail >= kRingCapacity; ++spins) {
     if (r->generation != generation_.load(std::memory_order_acquire)) return;
+    if (spins % 64 == 63) WakeWriter();  // in case the writer was asleep
     sched_yield();
     r->cached_tail = r->tail.load(std::memory_order_acquire);
   }

@@ -39,8 +39,8 @@ struct CountingEvent {
   uint64_t block;  // ordinal of the allocation (for a free: of the block freed)
 
   friend bool operator==(const CountingEvent& a, const CountingEvent& b) {
-    return a.alloc == b.alloc && a.arena == b.arena && a.bytes == b.bytes &&
-           a.align == b.align && a.block == b.block;
+    return a.alloc == b.alloc && a.arena == b.arena && a.bytes == b.bytes && a.align == b.align &&
+           a.block == b.block;
   }
 };
 
@@ -57,7 +57,7 @@ class CountingLog {
   }
   ~CountingLog() {
     for (auto& [p, block] : live_) {
-      ::operator delete(p, std::align_val_t{block.align});
+      ::operator delete (p, std::align_val_t{block.align});
     }
     current_ = previous_;
   }
@@ -79,7 +79,7 @@ class CountingLog {
   const std::shared_ptr<ArenaState>& GlobalArena() const { return global_; }
 
   void* Allocate(uint32_t arena, uint64_t bytes, uint64_t align) {
-    void* p = ::operator new(bytes, std::align_val_t{align});
+    void* p = ::operator new (bytes, std::align_val_t{align});
     const uint64_t block = allocs_++;
     live_[p] = Block{arena, bytes, align, block};
     events_.push_back({true, arena, bytes, align, block});
@@ -93,8 +93,8 @@ class CountingLog {
   void Deallocate(void* p, uint32_t arena, uint64_t bytes, uint64_t align) {
     auto it = live_.find(p);
     if (it == live_.end()) {
-      errors_.push_back(absl::StrCat("free of a block that is not live: ", bytes, " bytes, arena ",
-                                     arena));
+      errors_.push_back(
+          absl::StrCat("free of a block that is not live: ", bytes, " bytes, arena ", arena));
       return;
     }
     const Block block = it->second;
@@ -107,7 +107,7 @@ class CountingLog {
     ++frees_;
     live_bytes_ -= block.bytes;
     events_.push_back({false, arena, bytes, align, block.block});
-    ::operator delete(p, std::align_val_t{block.align});
+    ::operator delete (p, std::align_val_t{block.align});
   }
 
   const std::vector<CountingEvent>& events() const { return events_; }

@@ -61,14 +61,22 @@ template <template <typename> class Alloc, FreeOrder kOrder>
 void RunAtSize(size_t size, int64_t count, int64_t runs, WorkloadRng& rng,
                std::vector<void*>& ptrs) {
   switch (size) {
-    case 1: return RunAtSize<Alloc, kOrder, 1>(count, runs, rng, ptrs);
-    case 4: return RunAtSize<Alloc, kOrder, 4>(count, runs, rng, ptrs);
-    case 8: return RunAtSize<Alloc, kOrder, 8>(count, runs, rng, ptrs);
-    case 16: return RunAtSize<Alloc, kOrder, 16>(count, runs, rng, ptrs);
-    case 32: return RunAtSize<Alloc, kOrder, 32>(count, runs, rng, ptrs);
-    case 64: return RunAtSize<Alloc, kOrder, 64>(count, runs, rng, ptrs);
-    case 128: return RunAtSize<Alloc, kOrder, 128>(count, runs, rng, ptrs);
-    default: return RunAtSize<Alloc, kOrder, 256>(count, runs, rng, ptrs);
+    case 1:
+      return RunAtSize<Alloc, kOrder, 1>(count, runs, rng, ptrs);
+    case 4:
+      return RunAtSize<Alloc, kOrder, 4>(count, runs, rng, ptrs);
+    case 8:
+      return RunAtSize<Alloc, kOrder, 8>(count, runs, rng, ptrs);
+    case 16:
+      return RunAtSize<Alloc, kOrder, 16>(count, runs, rng, ptrs);
+    case 32:
+      return RunAtSize<Alloc, kOrder, 32>(count, runs, rng, ptrs);
+    case 64:
+      return RunAtSize<Alloc, kOrder, 64>(count, runs, rng, ptrs);
+    case 128:
+      return RunAtSize<Alloc, kOrder, 128>(count, runs, rng, ptrs);
+    default:
+      return RunAtSize<Alloc, kOrder, 256>(count, runs, rng, ptrs);
   }
 }
 
@@ -88,8 +96,7 @@ void RunNodeStrategy(const WorkloadParams& params, uint64_t seed) {
       node_internal::RunAtSize<Alloc, kOrder>(size, count, runs, rng, ptrs);
     }
   } else {
-    node_internal::RunAtSize<Alloc, kOrder>(static_cast<size_t>(node_size), count, runs, rng,
-                                            ptrs);
+    node_internal::RunAtSize<Alloc, kOrder>(static_cast<size_t>(node_size), count, runs, rng, ptrs);
   }
 }
 

@@ -57,11 +57,16 @@ std::shared_ptr<NodeBase> MakeNode(const std::optional<Alloc<NodeBase>>& pool) {
 template <template <typename> class Alloc, SharedPtrKind kKind>
 std::shared_ptr<NodeBase> MakeNodeOfType(int type, const std::optional<Alloc<NodeBase>>& pool) {
   switch (type) {
-    case 0: return MakeNode<Alloc, kKind, PayloadOfType(0)>(pool);
-    case 1: return MakeNode<Alloc, kKind, PayloadOfType(1)>(pool);
-    case 2: return MakeNode<Alloc, kKind, PayloadOfType(2)>(pool);
-    case 3: return MakeNode<Alloc, kKind, PayloadOfType(3)>(pool);
-    default: return MakeNode<Alloc, kKind, PayloadOfType(4)>(pool);
+    case 0:
+      return MakeNode<Alloc, kKind, PayloadOfType(0)>(pool);
+    case 1:
+      return MakeNode<Alloc, kKind, PayloadOfType(1)>(pool);
+    case 2:
+      return MakeNode<Alloc, kKind, PayloadOfType(2)>(pool);
+    case 3:
+      return MakeNode<Alloc, kKind, PayloadOfType(3)>(pool);
+    default:
+      return MakeNode<Alloc, kKind, PayloadOfType(4)>(pool);
   }
 }
 

@@ -49,19 +49,19 @@ TEST(WorkloadParamsTest, UnknownName) {
 }
 
 TEST(WorkloadParamsTest, NotAnInteger) {
-  for (const std::string& bad : {"entries=abc", "entries=", "entries=1.5", "entries=12x",
-                                 "entries=99999999999999999999"}) {
-    const absl::Status s = ParseError({bad});
+  for (const char* bad :
+       {"entries=abc", "entries=", "entries=1.5", "entries=12x", "entries=99999999999999999999"}) {
+    const absl::Status s = ParseError({std::string(bad)});
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_THAT(Message(s), AllOf(HasSubstr("demo"), HasSubstr("entries"),
-                                  HasSubstr("not a 64-bit integer")))
+    EXPECT_THAT(Message(s),
+                AllOf(HasSubstr("demo"), HasSubstr("entries"), HasSubstr("not a 64-bit integer")))
         << bad;
   }
 }
 
 TEST(WorkloadParamsTest, NonPositive) {
-  for (const std::string& bad : {"entries=0", "entries=-3"}) {
-    const absl::Status s = ParseError({bad});
+  for (const char* bad : {"entries=0", "entries=-3"}) {
+    const absl::Status s = ParseError({std::string(bad)});
     EXPECT_THAT(Message(s), AllOf(HasSubstr("demo"), HasSubstr("entries"), HasSubstr(">= 1")))
         << bad;
   }
@@ -70,8 +70,8 @@ TEST(WorkloadParamsTest, NonPositive) {
 
 TEST(WorkloadParamsTest, NotAnAllowedValue) {
   const absl::Status s = ParseError({"node_size=12"});
-  EXPECT_THAT(Message(s), AllOf(HasSubstr("node_size"), HasSubstr("one of 0, 8, 16"),
-                                HasSubstr("got 12")));
+  EXPECT_THAT(Message(s),
+              AllOf(HasSubstr("node_size"), HasSubstr("one of 0, 8, 16"), HasSubstr("got 12")));
 }
 
 TEST(WorkloadParamsTest, NotAnAssignment) {

@@ -100,8 +100,7 @@ std::shared_ptr<T> SharedFromNew() {
   T* p = alloc.allocate(1);
   ::new (static_cast<void*>(p)) T();
   // The control block comes from a rebound copy of the last argument.
-  return std::shared_ptr<T>(p, GlobalHeapDelete<Alloc, T>{alloc},
-                            GlobalHeapAllocator<Alloc, T>());
+  return std::shared_ptr<T>(p, GlobalHeapDelete<Alloc, T>{alloc}, GlobalHeapAllocator<Alloc, T>());
 }
 
 // Keeps the compiler from proving a pointer unused, so that an allocation

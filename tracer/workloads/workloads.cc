@@ -14,8 +14,8 @@ const std::vector<WorkloadInfo>& AllWorkloads() {
     auto* all = new std::vector<WorkloadInfo>;
     for (size_t i = 0; i < traced.size(); ++i) {
       const WorkloadDef& def = traced[i];
-      all->push_back({def.name, def.description, def.source, def.params, def.seeded, def.run,
-                      plain[i].run});
+      all->push_back(
+          {def.name, def.description, def.source, def.params, def.seeded, def.run, plain[i].run});
     }
     return all;
   }();

@@ -1,0 +1,193 @@
+// Recording cost, trace size and decode speed.
+//
+//   bazel run //tracer:tracer_benchmark
+//
+// BM_MapChurn/plain vs /traced: the same std::map insert/erase churn with
+//   std::allocator and with TraceAllocator; the difference per event is the
+//   cost recording adds in the recording thread. The writer thread's CPU per
+//   event is reported as writer_ns/event; their sum is the total CPU added.
+// BM_HotPath: RecordAlloc + RecordFree alone, nothing else: the bare cost of
+//   storing an event when the writer keeps up (it runs on the other core).
+// BM_WorkloadSize/<workload>: bytes per event of each seed workload's trace.
+// BM_Decode: events per second through TraceReader (decode + validate).
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "tracer/recorder.h"
+#include "tracer/trace_allocator.h"
+#include "tracer/trace_reader.h"
+#include "tracer/trace_writer.h"
+#include "tracer/workloads/workloads.h"
+
+namespace alloctrace {
+namespace {
+
+std::string TempTrace(const std::string& name) {
+  return absl::StrCat("/tmp/alloctrace_bench_", getpid(), "_", name, ".trace");
+}
+
+template <template <typename> class Alloc>
+uint64_t MapChurn(int n) {
+  std::map<int, int, std::less<int>, Alloc<std::pair<const int, int>>> m;
+  uint64_t events = 0;
+  uint32_t x = 12345;
+  for (int i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    const int k = static_cast<int>(x >> 1);
+    if (m.emplace(k, i).second) ++events;
+    if (m.size() > 4096) {
+      m.erase(m.begin());
+      ++events;
+    }
+  }
+  events += m.size();  // freed at scope exit
+  return events;
+}
+
+void BM_MapChurnPlain(benchmark::State& state) {
+  uint64_t events = 0;
+  for (auto _ : state) events += MapChurn<std::allocator>(static_cast<int>(state.range(0)));
+  state.counters["ns/event"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate |
+                                                          benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_MapChurnPlain)->Arg(200000)->Unit(benchmark::kMillisecond);
+
+void BM_MapChurnTraced(benchmark::State& state) {
+  RecordingOptions o;
+  o.path = TempTrace("churn");
+  if (!Recorder::Global().Start(o).ok()) {
+    state.SkipWithError("cannot start recording");
+    return;
+  }
+  uint64_t events = 0;
+  for (auto _ : state) events += MapChurn<TraceAllocator>(static_cast<int>(state.range(0)));
+  RecordingStats stats;
+  (void)Recorder::Global().Stop(&stats);
+  std::remove(o.path.c_str());
+  state.counters["ns/event"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate |
+                                                          benchmark::Counter::kInvert);
+  state.counters["writer_ns/event"] = stats.writer_cpu_seconds * 1e9 / stats.events;
+  state.counters["bytes/event"] = static_cast<double>(stats.bytes) / stats.events;
+}
+BENCHMARK(BM_MapChurnTraced)->Arg(200000)->Unit(benchmark::kMillisecond);
+
+void BM_HotPath(benchmark::State& state) {
+  RecordingOptions o;
+  o.path = TempTrace("hot");
+  if (!Recorder::Global().Start(o).ok()) {
+    state.SkipWithError("cannot start recording");
+    return;
+  }
+  Recorder& r = Recorder::Global();
+  const uint32_t arena = r.CreateArena();
+  uintptr_t addr = 0x100000;
+  // Two events per iteration: a small working set of 64 live blocks.
+  for (auto _ : state) {
+    addr = 0x100000 + ((addr + 64) & 0xfff);
+    r.RecordAlloc(reinterpret_cast<void*>(addr + 0x100000), arena, 48, 1, 3);
+    r.RecordFree(reinterpret_cast<void*>(addr + 0x100000), arena);
+  }
+  RecordingStats stats;
+  (void)r.Stop(&stats);
+  std::remove(o.path.c_str());
+  state.counters["ns/event"] = benchmark::Counter(
+      2.0 * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["writer_ns/event"] = stats.writer_cpu_seconds * 1e9 / stats.events;
+}
+BENCHMARK(BM_HotPath);
+
+// The writer thread's share: encoding alone, one thread, no rings.
+void BM_EncodeOnly(benchmark::State& state) {
+  const std::string path = TempTrace("encode");
+  auto writer = TraceWriter::Create(path, proto::Header());
+  if (!writer.ok()) {
+    state.SkipWithError("cannot create");
+    return;
+  }
+  std::vector<uint64_t> live(4096);
+  for (size_t i = 0; i < live.size(); ++i) live[i] = 0x100000 + i * 64;
+  for (uint64_t a : live) (*writer)->Alloc(0, 1, a, Shape{48, 1, 8});
+  uint32_t x = 1;
+  uint64_t next = 0x10000000;
+  for (auto _ : state) {
+    x = x * 1664525u + 1013904223u;
+    const size_t k = x % live.size();
+    (*writer)->Free(0, 1, live[k]);
+    live[k] = next += 64;
+    (*writer)->Alloc(0, 1, live[k], Shape{48, 1, 8});
+  }
+  (void)(*writer)->Finish();
+  std::remove(path.c_str());
+  state.counters["ns/event"] = benchmark::Counter(
+      2.0 * state.iterations(), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_EncodeOnly);
+
+void BM_WorkloadSize(benchmark::State& state) {
+  const workloads::WorkloadInfo& w = workloads::AllWorkloads()[state.range(0)];
+  state.SetLabel(std::string(w.name));
+  RecordingStats stats;
+  for (auto _ : state) {
+    RecordingOptions o;
+    o.path = TempTrace("size");
+    if (!Recorder::Global().Start(o).ok()) {
+      state.SkipWithError("cannot start recording");
+      return;
+    }
+    w.run_traced(w.DefaultParams(), 1);
+    (void)Recorder::Global().Stop(&stats);
+    std::remove(o.path.c_str());
+  }
+  state.counters["events"] = static_cast<double>(stats.events);
+  state.counters["bytes/event"] = static_cast<double>(stats.bytes) / stats.events;
+}
+BENCHMARK(BM_WorkloadSize)
+    ->DenseRange(0, static_cast<int64_t>(workloads::AllWorkloads().size()) - 1)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_Decode(benchmark::State& state) {
+  const std::string path = TempTrace("decode");
+  {
+    RecordingOptions o;
+    o.path = path;
+    if (!Recorder::Global().Start(o).ok()) {
+      state.SkipWithError("cannot start recording");
+      return;
+    }
+    MapChurn<TraceAllocator>(1000000);
+    (void)Recorder::Global().Stop();
+  }
+  uint64_t events = 0;
+  std::vector<Event> chunk;
+  for (auto _ : state) {
+    auto reader = TraceReader::Open(path);
+    if (!reader.ok()) {
+      state.SkipWithError("cannot read");
+      break;
+    }
+    while (true) {
+      auto more = (*reader)->NextChunk(&chunk);
+      if (!more.ok() || !*more) break;
+      events += chunk.size();
+      benchmark::DoNotOptimize(chunk.data());
+    }
+  }
+  std::remove(path.c_str());
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace alloctrace
+
+BENCHMARK_MAIN();
