@@ -25,6 +25,7 @@ namespace alloctrace {
 namespace recorder_internal {
 
 thread_local ThreadRing* tls_ring = nullptr;
+thread_local bool tls_excluded = false;
 // Set once this thread's ring owner is destroyed: later events are dropped.
 thread_local bool tls_dead = false;
 
@@ -32,6 +33,10 @@ thread_local bool tls_dead = false;
 struct RingOwner {
   ThreadRing* ring = nullptr;
   ~RingOwner() {
+    // exit() destroys the main thread's thread-locals before it runs atexit
+    // handlers and static destructors: keep the main thread's ring so their
+    // events are still recorded (it is drained by Stop, like any live ring).
+    if (getpid() == static_cast<pid_t>(syscall(SYS_gettid))) return;
     tls_dead = true;
     tls_ring = nullptr;
     if (ring != nullptr) Recorder::Global().DetachThread(ring);
@@ -57,7 +62,12 @@ class Writer {
   Writer(Recorder* recorder, std::unique_ptr<TraceWriter> out, const RecordingOptions& options)
       : recorder_(recorder), out_(std::move(out)), options_(options) {}
 
-  void StartThread() { thread_ = std::thread([this] { Run(); }); }
+  void StartThread() {
+    thread_ = std::thread([this] {
+      tls_excluded = true;  // the writer's own allocations are never recorded
+      Run();
+    });
+  }
 
   void Wake() {
     std::lock_guard<std::mutex> l(mu_);
@@ -440,9 +450,11 @@ void Recorder::DestroyArena(uint32_t arena) {
 }
 
 void Recorder::AbandonAfterFork() {
-  // The writer thread does not exist in the child: leak it and its rings.
+  // The writer thread does not exist in the child: leak it and its rings
+  // (other threads' rings may be mid-event; nothing reads them again). The
+  // forking thread keeps its own ring: the generation change below makes it
+  // re-attach, which resets the ring, on its next event.
   (void)writer_.release();
-  recorder_internal::tls_ring = nullptr;
   active_.store(false);
   ever_started_.store(false);
   generation_.fetch_add(1);

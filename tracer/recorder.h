@@ -65,6 +65,8 @@ namespace recorder_internal {
 struct ThreadRing;
 struct RingOwner;
 class Writer;
+// See Recorder::ThreadExcluded.
+extern thread_local bool tls_excluded;
 }  // namespace recorder_internal
 
 class Recorder {
@@ -119,6 +121,12 @@ class Recorder {
     e->align_log2 = align_log2;
     EndEvent();
   }
+
+  // Threads marked excluded record nothing through the preload hooks: the
+  // writer thread marks itself, and a hook marks the thread while it is
+  // inside the recorder so the recorder's own allocations are not recorded.
+  static bool ThreadExcluded() { return recorder_internal::tls_excluded; }
+  static void SetThreadExcluded(bool excluded) { recorder_internal::tls_excluded = excluded; }
 
   // For whole-program capture after fork(): forget the parent's recording in
   // the child (its writer thread does not exist there) without writing to the

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -16,7 +17,87 @@ namespace {
 // letting a flipped bit allocate gigabytes of validation state.
 constexpr uint64_t kMaxId = uint64_t{1} << 28;
 
+// Reads a base-128 varint; false if it runs past `end` or over 10 bytes.
+bool ReadVarint(const uint8_t** pos, const uint8_t* end, uint64_t* value) {
+  uint64_t v = 0;
+  const uint8_t* p = *pos;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p >= end) return false;
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *pos = p;
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ReadPacked(const uint8_t* p, const uint8_t* end, std::vector<uint64_t>* out) {
+  while (p < end) {
+    uint64_t v;
+    if (!ReadVarint(&p, end, &v)) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::StatusOr<bool> TraceReader::TryDecodeChunkWire(std::vector<Event>* events) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(packet_bytes_.data());
+  const uint8_t* const end = p + packet_bytes_.size();
+  // The whole packet must be one field 2 (chunk); anything else takes the
+  // general protobuf path.
+  uint64_t tag, len;
+  if (p >= end || *p != 0x12) return false;
+  ++p;
+  if (!ReadVarint(&p, end, &len) || len != static_cast<uint64_t>(end - p)) return false;
+  ChunkView view;
+  while (p < end) {
+    if (!ReadVarint(&p, end, &tag)) return Error("corrupt varint in a chunk field tag");
+    const uint32_t field = static_cast<uint32_t>(tag >> 3);
+    const uint32_t wire = tag & 7;
+    if (wire == 0) {
+      uint64_t v;
+      if (!ReadVarint(&p, end, &v)) return Error("corrupt varint in a chunk field");
+      if (field == 1) view.first_event = v;
+      else if (field >= 2 && field <= 7) return false;  // unpacked repeated: general path
+      continue;
+    }
+    if (wire == 1 || wire == 5) {  // fixed64 / fixed32: unknown field, skip
+      const size_t n = wire == 1 ? 8 : 4;
+      if (static_cast<size_t>(end - p) < n) return Error("truncated chunk field");
+      p += n;
+      continue;
+    }
+    if (wire != 2) return Error(absl::StrCat("chunk field ", field, " has wire type ", wire));
+    if (!ReadVarint(&p, end, &len) || len > static_cast<uint64_t>(end - p)) {
+      return Error(absl::StrCat("chunk field ", field, " overruns its packet"));
+    }
+    const uint8_t* const field_end = p + len;
+    bool ok = true;
+    switch (field) {
+      case 2:
+        if (view.ops != nullptr) return false;  // split column: general path
+        view.ops = p;
+        view.ops_size = len;
+        break;
+      case 3: ok = ReadPacked(p, field_end, &view.shape_elem_size); break;
+      case 4: ok = ReadPacked(p, field_end, &view.shape_count); break;
+      case 5: ok = ReadPacked(p, field_end, &view.shape_align); break;
+      case 6: ok = ReadPacked(p, field_end, &view.ids); break;
+      case 7: ok = ReadPacked(p, field_end, &view.args); break;
+      default: break;  // a field from a newer minor revision: skip it
+    }
+    if (!ok) return Error(absl::StrCat("corrupt varint in chunk column ", field));
+    p = field_end;
+  }
+  absl::Status s = DecodeChunk(view, events);
+  if (!s.ok()) return s;
+  return true;
+}
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -127,6 +208,12 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
       }
       return false;
     }
+    // The common packet, a chunk, is parsed straight from its bytes.
+    if (absl::StatusOr<bool> fast = TryDecodeChunkWire(events); !fast.ok() || *fast) {
+      if (!fast.ok()) return fast.status();
+      ++chunks_read_;
+      return true;
+    }
     if (!packet_.ParseFromString(packet_bytes_)) {
       return Error(absl::StrCat("packet of ", packet_bytes_.size(),
                                 " bytes does not parse (corrupt data)"));
@@ -149,7 +236,19 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
         return false;
       }
       case proto::Packet::kChunk: {
-        absl::Status s = DecodeChunk(packet_.chunk(), events);
+        const proto::Chunk& c = packet_.chunk();
+        ChunkView view;
+        view.first_event = c.first_event();
+        for (uint64_t op : c.ops()) AppendVarint(op, &fallback_ops_);
+        view.ops = reinterpret_cast<const uint8_t*>(fallback_ops_.data());
+        view.ops_size = fallback_ops_.size();
+        view.shape_elem_size.assign(c.shape_elem_size().begin(), c.shape_elem_size().end());
+        view.shape_count.assign(c.shape_count().begin(), c.shape_count().end());
+        view.shape_align.assign(c.shape_align().begin(), c.shape_align().end());
+        view.ids.assign(c.ids().begin(), c.ids().end());
+        view.args.assign(c.args().begin(), c.args().end());
+        absl::Status s = DecodeChunk(view, events);
+        fallback_ops_.clear();
         if (!s.ok()) return s;
         ++chunks_read_;
         return true;
@@ -161,33 +260,40 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
   return false;
 }
 
-absl::Status TraceReader::DecodeChunk(const proto::Chunk& chunk, std::vector<Event>* events) {
-  if (chunk.first_event() != events_read_) {
-    return Error(absl::StrCat("chunk starts at event ", chunk.first_event(), " but ",
+absl::Status TraceReader::DecodeChunk(const ChunkView& chunk, std::vector<Event>* events) {
+  if (chunk.first_event != events_read_) {
+    return Error(absl::StrCat("chunk starts at event ", chunk.first_event, " but ",
                               events_read_, " events precede it (a chunk is missing or repeated)"));
   }
-  const int new_shapes = chunk.shape_elem_size_size();
-  if (chunk.shape_count_size() != new_shapes || chunk.shape_align_size() != new_shapes) {
+  const size_t new_shapes = chunk.shape_elem_size.size();
+  if (chunk.shape_count.size() != new_shapes || chunk.shape_align.size() != new_shapes) {
     return Error("shape columns have different lengths");
   }
-  for (int i = 0; i < new_shapes; ++i) {
-    const uint64_t align = chunk.shape_align(i);
+  for (size_t i = 0; i < new_shapes; ++i) {
+    const uint64_t align = chunk.shape_align[i];
     if (align == 0 || (align & (align - 1)) != 0) {
       return Error(absl::StrCat("shape ", shapes_.size(), " has alignment ", align,
                                 ", not a power of two"));
     }
-    shapes_.push_back(Shape{chunk.shape_elem_size(i), chunk.shape_count(i), align});
+    shapes_.push_back(Shape{chunk.shape_elem_size[i], chunk.shape_count[i], align});
   }
 
-  const auto& ops = chunk.ops();
-  events->reserve(ops.size());
-  int next_id_arg = 0;
-  int next_arg = 0;
+  events->reserve(chunk.ops_size);
+  size_t next_id_arg = 0;
+  size_t next_arg = 0;
   int64_t prev_free = 0;
   uint64_t event = events_read_;
   const uint64_t num_shapes = shapes_.size();
+  const uint8_t* pos = chunk.ops;
+  const uint8_t* const end = chunk.ops + chunk.ops_size;
 
-  for (const uint64_t op : ops) {
+  while (pos < end) {
+    uint64_t op;
+    if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
+      op = *pos++;
+    } else if (!ReadVarint(&pos, end, &op)) {
+      return EventError(event, "corrupt varint in the ops column");
+    }
     const auto kind = static_cast<OpKind>(op & kOpKindMask);
     const uint64_t payload = op >> kOpKindBits;
     Event e;
@@ -206,10 +312,10 @@ absl::Status TraceReader::DecodeChunk(const proto::Chunk& chunk, std::vector<Eve
         }
         uint64_t id;
         if (payload & 1) {
-          if (next_id_arg >= chunk.ids_size()) {
+          if (next_id_arg >= chunk.ids.size()) {
             return EventError(event, "ALLOC with an explicit id, but the ids column is exhausted");
           }
-          id = chunk.ids(next_id_arg++);
+          id = chunk.ids[next_id_arg++];
           if (id >= kMaxId) {
             return EventError(event, absl::StrCat("ALLOC of object ", id, ", an implausible id"));
           }
@@ -248,10 +354,10 @@ absl::Status TraceReader::DecodeChunk(const proto::Chunk& chunk, std::vector<Eve
         live_[id] = 0;
         free_ids_.push_back(static_cast<uint32_t>(id));
         if (kind == OpKind::kRealloc) {
-          if (next_arg >= chunk.args_size()) {
+          if (next_arg >= chunk.args.size()) {
             return EventError(event, "REALLOC without its shape in the args column");
           }
-          const uint64_t shape = chunk.args(next_arg++);
+          const uint64_t shape = chunk.args[next_arg++];
           if (shape >= num_shapes) {
             return EventError(event, absl::StrCat("REALLOC to shape ", shape, " but only ",
                                                   num_shapes, " shapes are defined"));
@@ -306,7 +412,7 @@ absl::Status TraceReader::DecodeChunk(const proto::Chunk& chunk, std::vector<Eve
         break;
     }
   }
-  if (next_id_arg != chunk.ids_size() || next_arg != chunk.args_size()) {
+  if (next_id_arg != chunk.ids.size() || next_arg != chunk.args.size()) {
     return Error("chunk has unused values in its ids or args column");
   }
   events_read_ = event;

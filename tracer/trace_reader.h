@@ -75,7 +75,17 @@ class TraceReader {
   // Reads the next framed packet into packet_bytes_. Returns false at a clean
   // end of file or a cut-short final packet (sets cut_short_).
   absl::StatusOr<bool> ReadPacket();
-  absl::Status DecodeChunk(const proto::Chunk& chunk, std::vector<Event>* events);
+  // A chunk's columns: the ops still encoded, the small ones decoded.
+  struct ChunkView {
+    uint64_t first_event = 0;
+    const uint8_t* ops = nullptr;
+    size_t ops_size = 0;
+    std::vector<uint64_t> shape_elem_size, shape_count, shape_align, ids, args;
+  };
+  // Parses packet_bytes_ as a chunk without protobuf when it has the layout
+  // writers produce; returns false (nothing consumed) otherwise.
+  absl::StatusOr<bool> TryDecodeChunkWire(std::vector<Event>* events);
+  absl::Status DecodeChunk(const ChunkView& chunk, std::vector<Event>* events);
   absl::Status Error(const std::string& what) const;
   absl::Status EventError(uint64_t event, const std::string& what) const;
 
@@ -87,6 +97,7 @@ class TraceReader {
   uint64_t packet_index_ = 0;
   std::string packet_bytes_;
   proto::Packet packet_;
+  std::string fallback_ops_;
 
   proto::Header header_;
   proto::Footer footer_;

@@ -1,0 +1,167 @@
+#include "replayer/replay_program.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "tracer/trace_reader.h"
+
+namespace alloctrace {
+namespace {
+
+uint8_t Log2(uint64_t v) {
+  uint8_t r = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
+  if (!opened.ok()) return opened.status();
+  TraceReader& reader = **opened;
+  ReplayProgram p;
+  p.path = path;
+  p.header = reader.header();
+  std::vector<uint64_t> object_bytes;
+  std::vector<uint32_t> object_arena;
+  std::vector<uint8_t> object_align;
+  std::vector<bool> threads;
+  uint64_t live_bytes = 0, live_objects = 0;
+  // Arenas destroyed while objects of theirs are still live (possible in a
+  // whole-program trace) are destroyed in the replay after their last free,
+  // so a pool released with its arena is never used afterwards.
+  std::vector<uint64_t> arena_live;
+  std::vector<bool> arena_pending_destroy;
+  auto arena_slot = [&](uint32_t arena) {
+    if (arena >= arena_live.size()) {
+      arena_live.resize(arena + 1, 0);
+      arena_pending_destroy.resize(arena + 1, false);
+    }
+  };
+  std::vector<Event> events;
+
+  auto set_bytes = [&p](ReplayOp* op, uint64_t bytes) -> absl::Status {
+    if (bytes >= kBigSize) {
+      if (p.big_sizes.size() >= 0xffff) {
+        return absl::UnimplementedError(
+            absl::StrCat(p.path, ": more than 65535 allocations of 4 GiB or more"));
+      }
+      op->bytes = kBigSize;
+      op->aux = static_cast<uint16_t>(p.big_sizes.size());
+      p.big_sizes.push_back(bytes);
+    } else {
+      op->bytes = static_cast<uint32_t>(bytes);
+    }
+    return absl::OkStatus();
+  };
+
+  while (true) {
+    absl::StatusOr<bool> more = reader.NextChunk(&events);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const std::vector<Shape>& shapes = reader.shapes();
+    if (object_bytes.size() < reader.object_id_limit()) {
+      object_bytes.resize(reader.object_id_limit());
+      object_arena.resize(reader.object_id_limit());
+      object_align.resize(reader.object_id_limit());
+    }
+    p.ops.reserve(p.ops.size() + events.size());
+    for (const Event& e : events) {
+      if (e.thread >= threads.size()) threads.resize(e.thread + 1);
+      threads[e.thread] = true;
+      ReplayOp op{};
+      switch (e.kind) {
+        case OpKind::kAlloc: {
+          const Shape& s = shapes[e.shape];
+          op.kind = ReplayKind::kAlloc;
+          op.object = e.object;
+          op.arena = e.arena;
+          op.align_log2 = Log2(s.align);
+          if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
+          object_bytes[e.object] = s.bytes();
+          object_arena[e.object] = e.arena;
+          object_align[e.object] = op.align_log2;
+          live_bytes += s.bytes();
+          ++live_objects;
+          ++p.allocs;
+          arena_slot(e.arena);
+          ++arena_live[e.arena];
+          break;
+        }
+        case OpKind::kFree: {
+          op.kind = ReplayKind::kFree;
+          op.object = e.object;
+          // Freed into the arena it came from, with the size it was given.
+          op.arena = object_arena[e.object];
+          op.align_log2 = object_align[e.object];
+          if (absl::Status st = set_bytes(&op, object_bytes[e.object]); !st.ok()) return st;
+          live_bytes -= object_bytes[e.object];
+          --live_objects;
+          ++p.frees;
+          if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
+            p.ops.push_back(op);
+            arena_pending_destroy[op.arena] = false;
+            op = ReplayOp{};
+            op.kind = ReplayKind::kArenaDestroy;
+            op.arena = object_arena[e.object];
+            ++p.arena_events;
+          }
+          break;
+        }
+        case OpKind::kRealloc: {
+          const Shape& s = shapes[e.shape];
+          if (p.reallocs.size() >= 0xffff * 0x10000ull) {
+            return absl::UnimplementedError(absl::StrCat(p.path, ": too many reallocs"));
+          }
+          op.kind = ReplayKind::kRealloc;
+          op.object = e.object;
+          op.arena = object_arena[e.old_object];
+          op.align_log2 = object_align[e.old_object];
+          // The realloc side table is consumed in order; aux is unused.
+          p.reallocs.push_back({e.old_object, object_bytes[e.old_object], s.bytes()});
+          op.bytes = 0;
+          live_bytes += s.bytes() - object_bytes[e.old_object];
+          object_bytes[e.object] = s.bytes();
+          object_arena[e.object] = op.arena;
+          object_align[e.object] = op.align_log2;
+          ++p.reallocs_count;
+          break;
+        }
+        case OpKind::kArenaCreate:
+          op.kind = ReplayKind::kArenaCreate;
+          op.arena = e.arena;
+          arena_slot(e.arena);
+          ++p.arena_events;
+          break;
+        case OpKind::kArenaDestroy:
+          arena_slot(e.arena);
+          if (arena_live[e.arena] > 0) {
+            arena_pending_destroy[e.arena] = true;
+            continue;
+          }
+          op.kind = ReplayKind::kArenaDestroy;
+          op.arena = e.arena;
+          ++p.arena_events;
+          break;
+        default:
+          continue;
+      }
+      p.ops.push_back(op);
+      p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
+      p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
+    }
+  }
+  p.object_limit = reader.object_id_limit();
+  p.arena_limit = reader.arena_id_limit();
+  p.threads = std::count(threads.begin(), threads.end(), true);
+  p.live_at_end = live_objects;
+  if (!reader.has_footer()) p.cut_short = reader.cut_short();
+  return p;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,70 @@
+// ReplayProgram: a trace decoded and validated into a compact array of
+// operations, ready to be fed to an allocator with nothing left to check.
+//
+// Every op carries what its allocator call needs (size, alignment, arena),
+// so the replay loop touches only the op array and one pointer table indexed
+// by the trace's dense object ids. 16 bytes an op.
+#ifndef ALLOCTRACE_REPLAYER_REPLAY_PROGRAM_H_
+#define ALLOCTRACE_REPLAYER_REPLAY_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/trace.pb.h"
+
+namespace alloctrace {
+
+enum class ReplayKind : uint8_t {
+  kAlloc = 0,
+  kFree = 1,
+  kRealloc = 2,       // `object` replaces reallocs[aux]: old object and size
+  kArenaCreate = 3,   // arena
+  kArenaDestroy = 4,  // arena
+};
+
+struct ReplayOp {
+  uint32_t object;     // the object allocated or freed
+  uint32_t bytes;      // kBigSize: look up big_sizes[aux]
+  uint32_t arena;      // the arena the object belongs to
+  ReplayKind kind;
+  uint8_t align_log2;
+  uint16_t aux;        // unused unless bytes == kBigSize or kind == kRealloc
+};
+static_assert(sizeof(ReplayOp) == 12 || sizeof(ReplayOp) == 16, "keep ops compact");
+
+inline constexpr uint32_t kBigSize = ~uint32_t{0};
+
+// Side tables for rare ops, consumed in order by the replay loop.
+struct ReallocInfo {
+  uint32_t old_object;
+  uint64_t old_bytes;
+  uint64_t new_bytes;
+};
+
+struct ReplayProgram {
+  std::string path;
+  proto::Header header;
+  std::vector<ReplayOp> ops;
+  std::vector<uint64_t> big_sizes;    // sizes >= 4 GiB - 1, in op order
+  std::vector<ReallocInfo> reallocs;  // in op order
+  uint32_t object_limit = 0;          // pointer table size
+  uint32_t arena_limit = 0;           // highest arena id + 1
+  uint64_t allocs = 0, frees = 0, reallocs_count = 0, arena_events = 0;
+  uint64_t threads = 0;
+  // The ideal: the most bytes ever live at once, as requested.
+  uint64_t peak_live_bytes = 0;
+  uint64_t peak_live_objects = 0;
+  uint64_t live_at_end = 0;  // objects the trace never frees (freed after timing)
+  std::string cut_short;     // non-empty if the trace ended early
+  uint64_t memory_ops() const { return allocs + frees + reallocs_count; }
+};
+
+// Reads, validates and converts the trace at `path`. Errors carry the
+// reader's message (file, byte offset, event index).
+absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_REPLAY_PROGRAM_H_
