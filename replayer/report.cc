@@ -69,6 +69,25 @@ std::string Sparkline(const std::vector<int64_t>& course, int width) {
 
 bool HasFigures(const PolicySummary& p) { return p.error.empty() && p.skipped.empty(); }
 
+// Breaks a line longer than `width` after ", " boundaries, indenting the
+// continuation lines by `indent` spaces.
+std::string Wrap(const std::string& line, size_t width, size_t indent) {
+  std::string out, current;
+  size_t start = 0;
+  while (start < line.size()) {
+    size_t next = line.find(", ", start);
+    next = next == std::string::npos ? line.size() : next + 2;
+    const std::string piece = line.substr(start, next - start);
+    if (!current.empty() && current.size() + piece.size() > width) {
+      out += current.substr(0, current.find_last_not_of(' ') + 1) + "\n";
+      current = std::string(indent, ' ');
+    }
+    current += piece;
+    start = next;
+  }
+  return out + current;
+}
+
 }  // namespace
 
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all) {
@@ -168,7 +187,7 @@ Best FindBest(const TraceReport& t) {
 
 std::string TraceTitle(const TraceReport& t) {
   return absl::StrFormat(
-      "%s (workload %s): %d memory ops, %d arena events, %d thread%s\n"
+      "%s\nworkload %s: %d memory ops, %d arena events, %d thread%s\n"
       "ideal: %s peak live (%d bytes, %d objects)\n",
       t.trace_path, t.workload.empty() ? "?" : t.workload, t.ops, t.arena_events, t.threads,
       t.threads == 1 ? "" : "s", Mib(t.peak_live_bytes), t.peak_live_bytes,
@@ -184,10 +203,10 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
     size_t name_w = 6;
     for (const PolicySummary& p : t.policies) name_w = std::max(name_w, p.name.size());
-    name_w = std::min<size_t>(name_w, 30);
+    name_w = std::min<size_t>(name_w, 34);
     const Best best = FindBest(t);
-    absl::StrAppendFormat(&o, "%-*s %8s %4s %7s %8s %6s %7s  %s\n", name_w, "policy", "ns/op",
-                          "+-%", "xmalloc", "peakRSS", "xideal", "minflt", "RSS course");
+    absl::StrAppendFormat(&o, "%-*s %7s %4s %6s %7s %6s %7s\n", name_w, "policy", "ns/op ",
+                          "+-%", "xmallc", "peakRSS", "xideal", "minflt");
     for (const PolicySummary& p : t.policies) {
       std::string name = p.name.size() > name_w ? p.name.substr(0, name_w - 1) + "~" : p.name;
       if (!HasFigures(p)) {
@@ -197,11 +216,10 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       }
       auto mark = [](bool is_best) { return is_best ? "*" : " "; };
       absl::StrAppendFormat(
-          &o, "%-*s %7.1f%s %3.0f%% %7.2f %7s%s %6.2f %6.0f%s  %s\n", name_w, name, p.ns_per_op,
-          mark(p.ns_per_op == best.ns && p.name != "bump"), p.spread_pct, p.vs_malloc,
-          Mib(p.peak_rss), mark(p.peak_rss == best.rss && p.name != "bump"), p.overhead,
-          p.minor_faults, mark(p.minor_faults == best.faults && p.name != "bump"),
-          Sparkline(p.rss_course, 10));
+          &o, "%-*s %6.1f%s %3.0f%% %6.2f %6s%s %6.2f %6.0f%s\n", name_w, name, p.ns_per_op,
+          mark(p.ns_per_op == best.ns && p.name != "bump"), std::min(p.spread_pct, 999.0),
+          p.vs_malloc, Mib(p.peak_rss), mark(p.peak_rss == best.rss && p.name != "bump"),
+          p.overhead, p.minor_faults, mark(p.minor_faults == best.faults && p.name != "bump"));
     }
     absl::StrAppend(&o, "\n");
     if (t.floor_ns_per_op >= 0) {
@@ -213,11 +231,13 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
   absl::StrAppend(
       &o,
       "ns/op: median over runs of the timed loop / memory ops; +-%: (max-min)/median;\n"
-      "xmalloc: speed vs glibc malloc (>1 is faster); peakRSS: peak resident above\n"
+      "xmallc: speed vs glibc malloc (>1 is faster); peakRSS: peak resident above\n"
       "the run's own baseline; xideal: peakRSS / ideal; minflt: minor page faults;\n"
-      "* best in column (bump excluded). Every figure per run: --format=json.\n");
-  absl::StrAppendFormat(&o, "machine: %s\n%s, %d runs per policy interleaved, touch=%s\n",
-                        ctx.machine, ctx.date, ctx.repeat, ctx.touch);
+      "* best in column (bump excluded). RSS course, major faults, teardown and\n"
+      "every run: --format=markdown or --format=json.\n");
+  absl::StrAppend(&o, Wrap("machine: " + ctx.machine, 80, 9), "\n");
+  absl::StrAppendFormat(&o, "%s, %d runs per policy interleaved, touch=%s\n", ctx.date,
+                        ctx.repeat, ctx.touch);
   return o;
 }
 
@@ -227,14 +247,15 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
     absl::StrAppend(&o, "### ", t.trace_path, "\n\n", TraceTitle(t), "\n");
     absl::StrAppend(&o,
                     "| policy | family | ns/op | min ns/op | spread % | x malloc | peak RSS | "
-                    "x ideal | final RSS | minor faults | major faults | teardown ms |\n");
-    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                    "x ideal | final RSS | minor faults | major faults | teardown ms | "
+                    "RSS course |\n");
+    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     const Best best = FindBest(t);
     for (const PolicySummary& p : t.policies) {
       if (!HasFigures(p)) {
         absl::StrAppend(&o, "| ", p.name, " | ", p.family, " | ",
                         p.skipped.empty() ? "failed: " + p.error : "skipped: " + p.skipped,
-                        " | | | | | | | | | |\n");
+                        " | | | | | | | | | | |\n");
         continue;
       }
       auto b = [](bool is_best, const std::string& s) { return is_best ? "**" + s + "**" : s; };
@@ -246,7 +267,8 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
           " | ", b(p.peak_rss == best.rss && p.name != "bump", Mib(p.peak_rss)), " | ",
           absl::StrFormat("%.2f", p.overhead), " | ", Mib(p.final_rss), " | ",
           absl::StrFormat("%.0f", p.minor_faults), " | ", absl::StrFormat("%.0f", p.major_faults),
-          " | ", absl::StrFormat("%.2f", p.teardown_ms), " |\n");
+          " | ", absl::StrFormat("%.2f", p.teardown_ms), " | ", Sparkline(p.rss_course, 16),
+          " |\n");
     }
     if (t.floor_ns_per_op >= 0) {
       absl::StrAppendFormat(&o, "\nHarness floor (bump allocator): %.2f ns/op.\n",

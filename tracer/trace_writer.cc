@@ -159,7 +159,14 @@ bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena, uint64_t address) {
     ++unmatched_frees_;
     return false;
   }
-  const uint32_t arena = MapArena(thread, raw_arena);
+  // A free may come after its arena was destroyed (the arena id is then no
+  // longer known): it is not an allocation, so it creates no arena.
+  uint32_t arena = cur_arena_;
+  if (raw_arena == 0) {
+    arena = 0;
+  } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
+    arena = MapArena(thread, raw_arena);
+  }
   FreeId(thread, arena, it);
   return true;
 }

@@ -1,0 +1,70 @@
+#include "replayer/allocators/baseline_allocators.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "replayer/pool/page_map.h"
+
+namespace alloctrace::allocators {
+
+AllocatorInfo MallocAllocator::Info() {
+  return {"malloc", kFamilyBaseline,
+          "the process's malloc/free/realloc (glibc unless another is "
+          "preloaded); aligned_alloc above 16"};
+}
+
+void* MallocAllocator::AlignedAllocate(size_t bytes, size_t align) {
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  const size_t rounded = (bytes + align - 1) & ~(align - 1);
+  return std::aligned_alloc(align, rounded == 0 ? align : rounded);
+}
+
+AllocatorInfo NewAllocator::Info() {
+  return {"new", kFamilyBaseline,
+          "std::allocator: ::operator new/delete, sized and aligned overloads"};
+}
+
+AllocatorInfo PmrUnsyncPoolAllocator::Info() {
+  return {"pmr_unsync_pool", kFamilyBaseline,
+          "std::pmr::unsynchronized_pool_resource over new_delete_resource, "
+          "one per run"};
+}
+
+AllocatorInfo PmrMonotonicAllocator::Info() {
+  return {"pmr_monotonic", kFamilyBaseline,
+          "std::pmr::monotonic_buffer_resource over new_delete_resource, one "
+          "per run; frees are no-ops"};
+}
+
+AllocatorInfo BumpAllocator::Info() {
+  return {"bump", kFamilyBaseline,
+          "pointer bump through mmapped slabs, never frees: the harness's own "
+          "cost"};
+}
+
+BumpAllocator::~BumpAllocator() {
+  for (const Slab& slab : slabs_) pool::UnmapPages(slab.start, slab.bytes);
+}
+
+void* BumpAllocator::AllocateFromNewSlab(size_t size, size_t align) {
+  // Room for the block at any alignment, in whole pages.
+  const size_t needed =
+      (size + align + pool::kPageSize - 1) & ~(pool::kPageSize - 1);
+  if (needed < size) return nullptr;  // Overflow.
+  const size_t slab_bytes = std::max(next_slab_bytes_, needed);
+  void* slab = pool::MapPages(slab_bytes);
+  if (slab == nullptr) return nullptr;
+  try {
+    slabs_.push_back({slab, slab_bytes});
+  } catch (const std::bad_alloc&) {
+    pool::UnmapPages(slab, slab_bytes);
+    return nullptr;
+  }
+  next_slab_bytes_ = std::min(next_slab_bytes_ * 2, kMaxSlabBytes);
+  // The rest of the previous slab is abandoned: bump allocators never look back.
+  cursor_ = reinterpret_cast<uintptr_t>(slab);
+  limit_ = cursor_ + slab_bytes;
+  return Allocate(size, align, 0);
+}
+
+}  // namespace alloctrace::allocators

@@ -1,0 +1,218 @@
+// Baseline allocators the pool policies are measured against, as replay
+// allocators (allocator_concept.h):
+//
+//   malloc           glibc malloc/free/realloc; aligned_alloc above
+//                    alignof(max_align_t). Preloading another malloc
+//                    (tcmalloc, jemalloc, mimalloc) measures that one.
+//   new              std::allocator: ::operator new/delete, sized and aligned
+//                    overloads.
+//   pmr_unsync_pool  std::pmr::unsynchronized_pool_resource over
+//                    new_delete_resource, one resource for the whole run.
+//   pmr_monotonic    std::pmr::monotonic_buffer_resource over
+//                    new_delete_resource, one for the whole run; frees are
+//                    no-ops.
+//   bump             bumps a pointer through mmapped slabs and never frees
+//                    before destruction: the replay harness's own cost.
+//
+// The Boost pools are in boost_allocators.h.
+#ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_BASELINE_ALLOCATORS_H_
+#define ALLOCTRACE_REPLAYER_ALLOCATORS_BASELINE_ALLOCATORS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory_resource>
+#include <new>
+#include <vector>
+
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
+#include "replayer/allocators/allocator_concept.h"
+
+namespace alloctrace::allocators {
+
+// Thread-safety: thread-safe. Failure: nullptr from malloc.
+class MallocAllocator {
+ public:
+  static constexpr bool kThreadSafe = true;
+  static constexpr bool kReusesFreedBlocks = true;
+  static constexpr bool kArenaReleasesBlocks = false;
+  static AllocatorInfo Info();
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    if (ABSL_PREDICT_TRUE(align <= alignof(std::max_align_t))) {
+      return std::malloc(bytes);
+    }
+    return AlignedAllocate(bytes, align);
+  }
+  void Deallocate(void* p, size_t /*bytes*/, size_t /*align*/,
+                  uint32_t /*arena*/) {
+    std::free(p);
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t arena) {
+    if (ABSL_PREDICT_TRUE(align <= alignof(std::max_align_t))) {
+      // realloc(p, 0) would free p.
+      return std::realloc(p, new_bytes == 0 ? 1 : new_bytes);
+    }
+    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+
+ private:
+  static void* AlignedAllocate(size_t bytes, size_t align);
+};
+
+// Thread-safety: thread-safe. Failure: nullptr where new throws bad_alloc.
+class NewAllocator {
+ public:
+  static constexpr bool kThreadSafe = true;
+  static constexpr bool kReusesFreedBlocks = true;
+  static constexpr bool kArenaReleasesBlocks = false;
+  static AllocatorInfo Info();
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    try {
+      if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
+        return ::operator new(bytes);
+      }
+      return ::operator new(bytes, std::align_val_t{align});
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
+    if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
+      ::operator delete(p, bytes);
+    } else {
+      ::operator delete(p, bytes, std::align_val_t{align});
+    }
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t arena) {
+    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+};
+
+// Sizes are rounded up to a multiple of the alignment, as sizeof(T) always
+// is: libstdc++ picks the pool by max(bytes, align), so a 24-byte request
+// aligned to 16 would get a block of the 24-byte pool, aligned to 8 only.
+// Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
+class PmrUnsyncPoolAllocator {
+ public:
+  static constexpr bool kThreadSafe = false;
+  static constexpr bool kReusesFreedBlocks = true;
+  static constexpr bool kArenaReleasesBlocks = false;
+  static AllocatorInfo Info();
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    try {
+      return resource_.allocate(RoundUp(bytes, align), align);
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
+    resource_.deallocate(p, RoundUp(bytes, align), align);
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t arena) {
+    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+
+ private:
+  static size_t RoundUp(size_t bytes, size_t align) {
+    return (bytes + align - 1) & ~(align - 1);
+  }
+
+  std::pmr::unsynchronized_pool_resource resource_{
+      std::pmr::new_delete_resource()};
+};
+
+// Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
+class PmrMonotonicAllocator {
+ public:
+  static constexpr bool kThreadSafe = false;
+  static constexpr bool kReusesFreedBlocks = false;
+  static constexpr bool kArenaReleasesBlocks = false;
+  static AllocatorInfo Info();
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    try {
+      return resource_.allocate(bytes == 0 ? 1 : bytes, align);
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
+    resource_.deallocate(p, bytes == 0 ? 1 : bytes, align);  // A no-op.
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t arena) {
+    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+
+ private:
+  std::pmr::monotonic_buffer_resource resource_{
+      std::pmr::new_delete_resource()};
+};
+
+// Hands out consecutive addresses from mmapped slabs (1 MiB, doubling to
+// 64 MiB; a bigger request gets a slab of its own) and frees nothing before
+// destruction. Thread-safety: none. Failure: nullptr when mmap fails.
+class BumpAllocator {
+ public:
+  static constexpr bool kThreadSafe = false;
+  static constexpr bool kReusesFreedBlocks = false;
+  static constexpr bool kArenaReleasesBlocks = false;
+  static constexpr size_t kFirstSlabBytes = size_t{1} << 20;
+  static constexpr size_t kMaxSlabBytes = size_t{64} << 20;
+  static AllocatorInfo Info();
+
+  BumpAllocator() = default;
+  BumpAllocator(const BumpAllocator&) = delete;
+  BumpAllocator& operator=(const BumpAllocator&) = delete;
+  ~BumpAllocator();
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    const uintptr_t start = (cursor_ + align - 1) & ~(align - 1);
+    const size_t size = bytes + static_cast<size_t>(bytes == 0);
+    if (ABSL_PREDICT_TRUE(start <= limit_ && size <= limit_ - start)) {
+      cursor_ = start + size;
+      return reinterpret_cast<void*>(start);
+    }
+    return AllocateFromNewSlab(size, align);
+  }
+  void Deallocate(void* /*p*/, size_t /*bytes*/, size_t /*align*/,
+                  uint32_t /*arena*/) {}
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t arena) {
+    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+
+ private:
+  struct Slab {
+    void* start;
+    size_t bytes;
+  };
+
+  ABSL_ATTRIBUTE_NOINLINE void* AllocateFromNewSlab(size_t size, size_t align);
+
+  uintptr_t cursor_ = 0;
+  uintptr_t limit_ = 0;
+  size_t next_slab_bytes_ = kFirstSlabBytes;
+  std::vector<Slab> slabs_;
+};
+
+}  // namespace alloctrace::allocators
+
+#endif  // ALLOCTRACE_REPLAYER_ALLOCATORS_BASELINE_ALLOCATORS_H_

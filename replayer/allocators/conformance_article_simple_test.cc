@@ -1,0 +1,14 @@
+// Conformance suite (allocator_conformance.h) over the 16 article policies with simple storage.
+#include "replayer/allocators/allocator_conformance.h"
+#include "replayer/allocators/allocator_types.h"
+#include "replayer/pool/storage_policies.h"
+
+namespace alloctrace::allocators::testing {
+namespace {
+
+INSTANTIATE_TYPED_TEST_SUITE_P(ArticleSimple, AllocatorConformanceTest,
+                               GtestTypesOf<ArticleAllocatorTypesFor<pool::StorageSimple>>::type,
+                               AllocatorTestName);
+
+}  // namespace
+}  // namespace alloctrace::allocators::testing

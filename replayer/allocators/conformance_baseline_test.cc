@@ -1,0 +1,22 @@
+// Conformance suite (allocator_conformance.h) over the baseline allocators.
+#include "replayer/allocators/allocator_conformance.h"
+#include "replayer/allocators/allocator_types.h"
+#include "replayer/pool/storage_policies.h"
+
+namespace alloctrace::allocators::testing {
+namespace {
+
+// Every allocator type is instantiated by exactly one conformance_*_test.cc.
+static_assert(BaselineAllocatorTypes::kSize + OurAllocatorTypes::kSize +
+                      ArticleAllocatorTypesFor<pool::StorageSimple>::kSize +
+                      ArticleAllocatorTypesFor<pool::StorageBoundary>::kSize +
+                      ArticleAllocatorTypesFor<pool::StorageOrdered>::kSize ==
+                  AllAllocatorTypes::kSize,
+              "a type list is missing from the conformance tests");
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Baseline, AllocatorConformanceTest,
+                               GtestTypesOf<BaselineAllocatorTypes>::type,
+                               AllocatorTestName);
+
+}  // namespace
+}  // namespace alloctrace::allocators::testing

@@ -1,0 +1,113 @@
+#include "replayer/allocators/registry.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace::allocators {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
+  const std::vector<AllocatorInfo> all = AllAllocators();
+  ASSERT_EQ(all.size(), 57u);
+  std::set<std::string> names;
+  int baseline = 0, article = 0, ours = 0;
+  for (const AllocatorInfo& info : all) {
+    EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
+    baseline += info.family == kFamilyBaseline;
+    article += info.family == kFamilyArticle;
+    ours += info.family == kFamilyOurs;
+  }
+  EXPECT_EQ(baseline, 8);
+  EXPECT_EQ(article, 48);
+  EXPECT_EQ(ours, 1);
+  EXPECT_EQ(all.front().name, "malloc");
+  for (const char* name :
+       {"malloc", "new", "boost_pool", "boost_fast_pool",
+        "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic", "bump",
+        "slab", "pool/simple/linear/st/stack/delete",
+        "pool/ordered/exp/mt/singleton/nodelete",
+        "pool/boundary/exp/st/stack/delete"}) {
+    EXPECT_EQ(names.count(name), 1u) << name;
+  }
+}
+
+struct RecordName {
+  std::vector<std::string>* names;
+  template <typename A>
+  void operator()(const AllocatorInfo& info) {
+    EXPECT_EQ(A::Info().name, info.name);
+    names->push_back(info.name);
+  }
+};
+
+TEST(RegistryTest, DispatchesToTheTypeByName) {
+  std::vector<std::string> seen;
+  EXPECT_TRUE(WithAllocatorType("pool/ordered/linear/mt/stack/delete",
+                                RecordName{&seen}));
+  EXPECT_TRUE(WithAllocatorType("slab", RecordName{&seen}));
+  EXPECT_FALSE(WithAllocatorType("tcmalloc", RecordName{&seen}));
+  EXPECT_THAT(seen, ElementsAre("pool/ordered/linear/mt/stack/delete", "slab"));
+
+  std::vector<std::string> all;
+  ForEachAllocatorType(RecordName{&all});
+  EXPECT_EQ(all.size(), AllAllocators().size());
+}
+
+TEST(MatchesGlobTest, MatchesStarsAndQuestionMarks) {
+  EXPECT_TRUE(MatchesGlob("malloc", "malloc"));
+  EXPECT_FALSE(MatchesGlob("malloc", "mallocx"));
+  EXPECT_FALSE(MatchesGlob("malloc", "malloc_"));
+  EXPECT_TRUE(MatchesGlob("*", "pool/simple/linear/st/stack/delete"));
+  EXPECT_TRUE(MatchesGlob("pool/*", "pool/simple/linear/st/stack/delete"));
+  EXPECT_TRUE(MatchesGlob("pool/*/exp/*", "pool/ordered/exp/mt/stack/delete"));
+  EXPECT_FALSE(MatchesGlob("pool/*/exp/*", "pool/ordered/linear/mt/stack/delete"));
+  EXPECT_TRUE(MatchesGlob("*delete", "pool/ordered/exp/mt/stack/nodelete"));
+  EXPECT_TRUE(MatchesGlob("*/delete", "pool/ordered/exp/mt/stack/delete"));
+  EXPECT_FALSE(MatchesGlob("*/delete", "pool/ordered/exp/mt/stack/nodelete"));
+  EXPECT_TRUE(MatchesGlob("boost_?ool", "boost_pool"));
+  EXPECT_TRUE(MatchesGlob("b*t*pool", "boost_fast_pool"));
+  EXPECT_TRUE(MatchesGlob("**a**", "slab"));
+  EXPECT_FALSE(MatchesGlob("?", ""));
+  EXPECT_TRUE(MatchesGlob("", ""));
+  EXPECT_TRUE(MatchesGlob("*", ""));
+  EXPECT_FALSE(MatchesGlob("", "x"));
+}
+
+TEST(SelectAllocatorsTest, SelectsInPatternOrderWithoutDuplicates) {
+  auto selected = SelectAllocators(" slab, malloc ,pool/*/linear/st/stack/*,slab");
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  EXPECT_THAT(*selected,
+              ElementsAre("slab", "malloc", "pool/simple/linear/st/stack/delete",
+                          "pool/simple/linear/st/stack/nodelete",
+                          "pool/boundary/linear/st/stack/delete",
+                          "pool/boundary/linear/st/stack/nodelete",
+                          "pool/ordered/linear/st/stack/delete",
+                          "pool/ordered/linear/st/stack/nodelete"));
+  auto all = SelectAllocators("*");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 57u);
+  auto article = SelectAllocators("pool/*");
+  ASSERT_TRUE(article.ok());
+  EXPECT_EQ(article->size(), 48u);
+}
+
+TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
+  auto selected = SelectAllocators("malloc,foo,bar");
+  ASSERT_FALSE(selected.ok());
+  EXPECT_EQ(selected.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(selected.status().message(),
+            "unknown policy 'foo'; see --list-policies");
+  auto empty = SelectAllocators(" , ");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr("--list-policies"));
+}
+
+}  // namespace
+}  // namespace alloctrace::allocators
