@@ -38,7 +38,7 @@ Output RunReplayer(const std::string& args) {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr const char* kPolicies = "malloc,slab,bump,pool/boundary/exp/st/stack/delete";
+constexpr const char* kPolicies = "malloc,slab,bump,pool/boundary/exp/st/stack/free";
 #else
 constexpr const char* kPolicies = "*";
 #endif

@@ -15,7 +15,7 @@
 //   ours       slab
 //   article    pool/<storage>/<growth>/<threading>/<holding>/<delete>, 48 of
 //              them (replayer/pool/policy_name.h), e.g.
-//              pool/boundary/exp/st/stack/delete
+//              pool/boundary/exp/st/stack/free
 //
 // Thread-safety: all functions are thread-safe (no mutable state).
 #ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_REGISTRY_H_

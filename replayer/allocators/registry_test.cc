@@ -31,9 +31,9 @@ TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   for (const char* name :
        {"malloc", "new", "boost_pool", "boost_fast_pool",
         "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic", "bump",
-        "slab", "pool/simple/linear/st/stack/delete",
-        "pool/ordered/exp/mt/singleton/nodelete",
-        "pool/boundary/exp/st/stack/delete"}) {
+        "slab", "pool/simple/lin/st/stack/free",
+        "pool/ordered/exp/mt/single/keep",
+        "pool/boundary/exp/st/stack/free"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
   }
 }
@@ -49,11 +49,11 @@ struct RecordName {
 
 TEST(RegistryTest, DispatchesToTheTypeByName) {
   std::vector<std::string> seen;
-  EXPECT_TRUE(WithAllocatorType("pool/ordered/linear/mt/stack/delete",
+  EXPECT_TRUE(WithAllocatorType("pool/ordered/lin/mt/stack/free",
                                 RecordName{&seen}));
   EXPECT_TRUE(WithAllocatorType("slab", RecordName{&seen}));
   EXPECT_FALSE(WithAllocatorType("tcmalloc", RecordName{&seen}));
-  EXPECT_THAT(seen, ElementsAre("pool/ordered/linear/mt/stack/delete", "slab"));
+  EXPECT_THAT(seen, ElementsAre("pool/ordered/lin/mt/stack/free", "slab"));
 
   std::vector<std::string> all;
   ForEachAllocatorType(RecordName{&all});
@@ -64,13 +64,13 @@ TEST(MatchesGlobTest, MatchesStarsAndQuestionMarks) {
   EXPECT_TRUE(MatchesGlob("malloc", "malloc"));
   EXPECT_FALSE(MatchesGlob("malloc", "mallocx"));
   EXPECT_FALSE(MatchesGlob("malloc", "malloc_"));
-  EXPECT_TRUE(MatchesGlob("*", "pool/simple/linear/st/stack/delete"));
-  EXPECT_TRUE(MatchesGlob("pool/*", "pool/simple/linear/st/stack/delete"));
-  EXPECT_TRUE(MatchesGlob("pool/*/exp/*", "pool/ordered/exp/mt/stack/delete"));
-  EXPECT_FALSE(MatchesGlob("pool/*/exp/*", "pool/ordered/linear/mt/stack/delete"));
-  EXPECT_TRUE(MatchesGlob("*delete", "pool/ordered/exp/mt/stack/nodelete"));
-  EXPECT_TRUE(MatchesGlob("*/delete", "pool/ordered/exp/mt/stack/delete"));
-  EXPECT_FALSE(MatchesGlob("*/delete", "pool/ordered/exp/mt/stack/nodelete"));
+  EXPECT_TRUE(MatchesGlob("*", "pool/simple/lin/st/stack/free"));
+  EXPECT_TRUE(MatchesGlob("pool/*", "pool/simple/lin/st/stack/free"));
+  EXPECT_TRUE(MatchesGlob("pool/*/exp/*", "pool/ordered/exp/mt/stack/free"));
+  EXPECT_FALSE(MatchesGlob("pool/*/exp/*", "pool/ordered/lin/mt/stack/free"));
+  EXPECT_TRUE(MatchesGlob("*keep", "pool/ordered/exp/mt/stack/keep"));
+  EXPECT_TRUE(MatchesGlob("*/free", "pool/ordered/exp/mt/stack/free"));
+  EXPECT_FALSE(MatchesGlob("*/free", "pool/ordered/exp/mt/stack/keep"));
   EXPECT_TRUE(MatchesGlob("boost_?ool", "boost_pool"));
   EXPECT_TRUE(MatchesGlob("b*t*pool", "boost_fast_pool"));
   EXPECT_TRUE(MatchesGlob("**a**", "slab"));
@@ -81,15 +81,15 @@ TEST(MatchesGlobTest, MatchesStarsAndQuestionMarks) {
 }
 
 TEST(SelectAllocatorsTest, SelectsInPatternOrderWithoutDuplicates) {
-  auto selected = SelectAllocators(" slab, malloc ,pool/*/linear/st/stack/*,slab");
+  auto selected = SelectAllocators(" slab, malloc ,pool/*/lin/st/stack/*,slab");
   ASSERT_TRUE(selected.ok()) << selected.status();
   EXPECT_THAT(*selected,
-              ElementsAre("slab", "malloc", "pool/simple/linear/st/stack/delete",
-                          "pool/simple/linear/st/stack/nodelete",
-                          "pool/boundary/linear/st/stack/delete",
-                          "pool/boundary/linear/st/stack/nodelete",
-                          "pool/ordered/linear/st/stack/delete",
-                          "pool/ordered/linear/st/stack/nodelete"));
+              ElementsAre("slab", "malloc", "pool/simple/lin/st/stack/free",
+                          "pool/simple/lin/st/stack/keep",
+                          "pool/boundary/lin/st/stack/free",
+                          "pool/boundary/lin/st/stack/keep",
+                          "pool/ordered/lin/st/stack/free",
+                          "pool/ordered/lin/st/stack/keep"));
   auto all = SelectAllocators("*");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 57u);

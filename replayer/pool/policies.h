@@ -18,7 +18,7 @@ namespace alloctrace::pool {
 
 // Every chunk has 255 blocks, as in the article.
 struct GrowthLinear {
-  static constexpr char kName[] = "linear";
+  static constexpr char kName[] = "lin";
   static constexpr uint32_t kBlocksPerChunk = 255;
 
   static uint32_t FirstChunkBlocks(size_t /*block_size*/) {
@@ -95,7 +95,7 @@ struct HoldingStack {
 // destroyed (so it outlives every static container that uses it). Its memory
 // is reachable until exit; Instance<PoolT>().ReleaseAll() gives it back early.
 struct HoldingSingleton {
-  static constexpr char kName[] = "singleton";
+  static constexpr char kName[] = "single";
   static constexpr bool kPoolPerInstance = false;
 
   template <typename PoolT>

@@ -2,11 +2,13 @@
 //
 // Scheme: "pool/<storage>/<growth>/<threading>/<holding>/<delete>", with
 //   storage   simple | boundary | ordered
-//   growth    linear | exp
+//   growth    lin | exp              (Linear: 255 blocks a chunk; Exponential)
 //   threading st | mt
-//   holding   stack | singleton
-//   delete    delete | nodelete
-// e.g. "pool/boundary/exp/st/stack/delete". Slashes, not commas, separate the
+//   holding   stack | single         (one pool per arena; one Singleton pool)
+//   delete    free | keep            (DeletePolicy true; false: memory is kept
+//                                     until the pool goes)
+// e.g. "pool/boundary/exp/st/stack/free". Kept short so a name fits the
+// replayer's 80-column table. Slashes, not commas, separate the
 // parts so names can be listed comma-separated; names contain no spaces or
 // glob characters, so "pool/*/exp/*" or "pool/ordered/*" select groups.
 #ifndef ALLOCTRACE_REPLAYER_POOL_POLICY_NAME_H_
@@ -23,7 +25,7 @@ template <typename Storage, typename Growth, typename Threading,
 std::string PolicyName() {
   return absl::StrCat("pool/", Storage::kName, "/", Growth::kName, "/",
                       Threading::kName, "/", Holding::kName, "/",
-                      kDelete ? "delete" : "nodelete");
+                      kDelete ? "free" : "keep");
 }
 
 }  // namespace alloctrace::pool
