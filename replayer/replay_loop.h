@@ -16,6 +16,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "replayer/os_stats.h"
@@ -44,6 +46,24 @@ struct RunResult {
 };
 
 namespace replay_internal {
+
+template <typename A, typename = void>
+struct HasAllocateZeroed : std::false_type {};
+template <typename A>
+struct HasAllocateZeroed<A, std::void_t<decltype(std::declval<A&>().AllocateZeroed(
+                                size_t{}, size_t{}, uint32_t{}))>> : std::true_type {};
+
+// calloc for allocators that have it, else allocate and zero.
+template <typename A>
+void* AllocateZeroed(A& a, size_t bytes, size_t align, uint32_t arena) {
+  if constexpr (HasAllocateZeroed<A>::value) {
+    return a.AllocateZeroed(bytes, align, arena);
+  } else {
+    void* p = a.Allocate(bytes, align, arena);
+    if (p != nullptr) std::memset(p, 0, bytes);
+    return p;
+  }
+}
 
 inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
   switch (touch) {
@@ -109,6 +129,16 @@ RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
           ptrs[op.object] = p;
           break;
         }
+        case ReplayKind::kAllocZeroed: {
+          void* p = replay_internal::AllocateZeroed(*allocator, bytes, align, op.arena);
+          if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+            r.error = "zeroed allocation of " + std::to_string(bytes) + " bytes failed at op " +
+                      std::to_string(i);
+            return r;
+          }
+          ptrs[op.object] = p;
+          break;
+        }
         case ReplayKind::kFree:
           allocator->Deallocate(ptrs[op.object], bytes, align, op.arena);
           ptrs[op.object] = nullptr;
@@ -157,7 +187,8 @@ RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
   if (program.live_at_end > 0) {
     std::vector<const ReplayOp*> last_alloc(program.object_limit + 1, nullptr);
     for (const ReplayOp& op : program.ops) {
-      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kRealloc) {
+      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
+          op.kind == ReplayKind::kRealloc) {
         last_alloc[op.object] = &op;
       }
     }

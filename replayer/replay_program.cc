@@ -78,7 +78,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
       switch (e.kind) {
         case OpKind::kAlloc: {
           const Shape& s = shapes[e.shape];
-          op.kind = ReplayKind::kAlloc;
+          op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
           op.object = e.object;
           op.arena = e.arena;
           op.align_log2 = Log2(s.align);

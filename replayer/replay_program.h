@@ -18,6 +18,7 @@ namespace alloctrace {
 
 enum class ReplayKind : uint8_t {
   kAlloc = 0,
+  kAllocZeroed = 5,   // calloc
   kFree = 1,
   kRealloc = 2,       // `object` replaces reallocs[aux]: old object and size
   kArenaCreate = 3,   // arena

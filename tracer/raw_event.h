@@ -29,6 +29,7 @@ struct RawEvent {
   uint32_t arena;      // allocator instance, 0 for a global allocator
   RawKind kind;
   uint8_t align_log2;  // alignment = 1 << align_log2
+  bool zeroed;         // kAlloc: calloc
 };
 
 }  // namespace alloctrace

@@ -136,7 +136,7 @@ class Writer {
     switch (e.kind) {
       case RawKind::kAlloc:
         out_->Alloc(thread, e.arena, e.ptr,
-                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2});
+                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed});
         break;
       case RawKind::kFree:
         out_->Free(thread, e.arena, e.ptr);

@@ -97,6 +97,21 @@ class Recorder {
     e->elem_size = elem_size;
     e->count = count;
     e->align_log2 = align_log2;
+    e->zeroed = false;
+    EndEvent();
+  }
+  // calloc(count, elem_size): an allocation of zeroed memory.
+  void RecordCalloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
+                    uint8_t align_log2) {
+    RawEvent* e = BeginEvent();
+    if (e == nullptr) return;
+    e->kind = RawKind::kAlloc;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
+    e->elem_size = elem_size;
+    e->count = count;
+    e->align_log2 = align_log2;
+    e->zeroed = true;
     EndEvent();
   }
   void RecordFree(const void* p, uint32_t arena) {

@@ -41,15 +41,20 @@ struct Shape {
   uint64_t elem_size = 0;
   uint64_t count = 0;
   uint64_t align = 1;
+  bool zeroed = false;  // calloc: the caller asked for zeroed memory
   uint64_t bytes() const { return elem_size * count; }
   friend bool operator==(const Shape& a, const Shape& b) {
-    return a.elem_size == b.elem_size && a.count == b.count && a.align == b.align;
+    return a.elem_size == b.elem_size && a.count == b.count && a.align == b.align &&
+           a.zeroed == b.zeroed;
   }
   template <typename H>
   friend H AbslHashValue(H h, const Shape& s) {
-    return H::combine(std::move(h), s.elem_size, s.count, s.align);
+    return H::combine(std::move(h), s.elem_size, s.count, s.align, s.zeroed);
   }
 };
+
+// Bits of Chunk.shape_flags.
+inline constexpr uint64_t kShapeZeroed = 1;
 
 inline uint64_t ZigZagEncode(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);

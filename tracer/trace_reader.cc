@@ -89,6 +89,7 @@ absl::StatusOr<bool> TraceReader::TryDecodeChunkWire(std::vector<Event>* events)
       case 5: ok = ReadPacked(p, field_end, &view.shape_align); break;
       case 6: ok = ReadPacked(p, field_end, &view.ids); break;
       case 7: ok = ReadPacked(p, field_end, &view.args); break;
+      case 8: ok = ReadPacked(p, field_end, &view.shape_flags); break;
       default: break;  // a field from a newer minor revision: skip it
     }
     if (!ok) return Error(absl::StrCat("corrupt varint in chunk column ", field));
@@ -247,6 +248,7 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
         view.shape_align.assign(c.shape_align().begin(), c.shape_align().end());
         view.ids.assign(c.ids().begin(), c.ids().end());
         view.args.assign(c.args().begin(), c.args().end());
+        view.shape_flags.assign(c.shape_flags().begin(), c.shape_flags().end());
         absl::Status s = DecodeChunk(view, events);
         fallback_ops_.clear();
         if (!s.ok()) return s;
@@ -266,7 +268,8 @@ absl::Status TraceReader::DecodeChunk(const ChunkView& chunk, std::vector<Event>
                               events_read_, " events precede it (a chunk is missing or repeated)"));
   }
   const size_t new_shapes = chunk.shape_elem_size.size();
-  if (chunk.shape_count.size() != new_shapes || chunk.shape_align.size() != new_shapes) {
+  if (chunk.shape_count.size() != new_shapes || chunk.shape_align.size() != new_shapes ||
+      (!chunk.shape_flags.empty() && chunk.shape_flags.size() != new_shapes)) {
     return Error("shape columns have different lengths");
   }
   for (size_t i = 0; i < new_shapes; ++i) {
@@ -275,7 +278,8 @@ absl::Status TraceReader::DecodeChunk(const ChunkView& chunk, std::vector<Event>
       return Error(absl::StrCat("shape ", shapes_.size(), " has alignment ", align,
                                 ", not a power of two"));
     }
-    shapes_.push_back(Shape{chunk.shape_elem_size[i], chunk.shape_count[i], align});
+    const bool zeroed = !chunk.shape_flags.empty() && (chunk.shape_flags[i] & kShapeZeroed);
+    shapes_.push_back(Shape{chunk.shape_elem_size[i], chunk.shape_count[i], align, zeroed});
   }
 
   events->reserve(chunk.ops_size);

@@ -80,7 +80,7 @@ class TraceReader {
     uint64_t first_event = 0;
     const uint8_t* ops = nullptr;
     size_t ops_size = 0;
-    std::vector<uint64_t> shape_elem_size, shape_count, shape_align, ids, args;
+    std::vector<uint64_t> shape_elem_size, shape_count, shape_align, shape_flags, ids, args;
   };
   // Parses packet_bytes_ as a chunk without protobuf when it has the layout
   // writers produce; returns false (nothing consumed) otherwise.

@@ -150,6 +150,21 @@ TEST(TraceRoundTripTest, ObjectIdsStayBelowPeakLiveCount) {
   EXPECT_LT((*reader)->file_size(), 2000u + 300u);
 }
 
+TEST(TraceRoundTripTest, CallocShapesKeepTheirZeroedFlag) {
+  const std::string path = TempPath("calloc.trace");
+  auto writer = TraceWriter::Create(path, proto::Header());
+  ASSERT_TRUE(writer.ok());
+  (*writer)->Alloc(0, 0, 0x1000, Shape{8, 10, 16, /*zeroed=*/true});
+  (*writer)->Alloc(0, 0, 0x2000, Shape{8, 10, 16, /*zeroed=*/false});
+  ASSERT_TRUE((*writer)->Finish().ok());
+  auto d = ReadAll(path);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 2u);
+  EXPECT_TRUE(d->shapes[d->events[0].shape].zeroed);
+  EXPECT_FALSE(d->shapes[d->events[1].shape].zeroed);
+  EXPECT_NE(d->events[0].shape, d->events[1].shape);
+}
+
 TEST(TraceRoundTripTest, FileIsAValidTraceMessage) {
   const std::string path = TempPath("whole.trace");
   std::vector<std::pair<OpKind, uint64_t>> expected;

@@ -252,15 +252,19 @@ absl::Status TraceWriter::FlushChunk() {
   AppendVarint(chunk_first_event_, &chunk);
   AppendBytesField(2, ops_, &chunk);
   if (!new_shapes_.empty()) {
-    std::vector<uint64_t> elem, count, align;
+    std::vector<uint64_t> elem, count, align, flags;
+    bool any_flags = false;
     for (const Shape& s : new_shapes_) {
       elem.push_back(s.elem_size);
       count.push_back(s.count);
       align.push_back(s.align);
+      flags.push_back(s.zeroed ? kShapeZeroed : 0);
+      any_flags |= s.zeroed;
     }
     AppendPackedField(3, elem, &chunk);
     AppendPackedField(4, count, &chunk);
     AppendPackedField(5, align, &chunk);
+    if (any_flags) AppendPackedField(8, flags, &chunk);
   }
   AppendPackedField(7, args_, &chunk);
   std::string packet;

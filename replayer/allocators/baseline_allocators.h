@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory_resource>
 #include <new>
 #include <vector>
@@ -44,6 +45,15 @@ class MallocAllocator {
       return std::malloc(bytes);
     }
     return AlignedAllocate(bytes, align);
+  }
+  // calloc, replayed as calloc: it may skip zeroing memory fresh from the
+  // system, which Allocate + memset cannot. (Optional concept member; the
+  // replay loop uses Allocate + memset for allocators without it.)
+  void* AllocateZeroed(size_t bytes, size_t align, uint32_t arena) {
+    if (ABSL_PREDICT_TRUE(align <= alignof(std::max_align_t))) return std::calloc(1, bytes);
+    void* p = AlignedAllocate(bytes, align);
+    if (p != nullptr) std::memset(p, 0, bytes);
+    return p;
   }
   void Deallocate(void* p, size_t /*bytes*/, size_t /*align*/,
                   uint32_t /*arena*/) {
