@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "replayer/os_stats.h"
 
 namespace alloctrace {
 
@@ -44,13 +46,59 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   return r;
 }
 
-absl::StatusOr<RunResult> RunInChild(const std::function<RunResult()>& run) {
+bool WriteRunResult(int fd, const RunResult& r) {
+  const std::string out = SerializeRunResult(r);
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t w = write(fd, out.data() + done, out.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+namespace {
+
+// Reads the child's result line and reaps it.
+absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd) {
+  std::string line;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = read(read_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  close(read_fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    return absl::AbortedError(absl::StrCat("the run crashed with signal ", WTERMSIG(status), " (",
+                                           strsignal(WTERMSIG(status)), ")"));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::AbortedError(absl::StrCat("the run exited with code ", WEXITSTATUS(status)));
+  }
+  return ParseRunResult(line);
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunInPreloadedChild(std::vector<std::string> argv,
+                                              const std::string& preload,
+                                              const std::string& result_flag) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  argv.push_back(absl::StrCat(result_flag, fds[1]));
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const char* old = getenv("LD_PRELOAD");
+  const std::string ld_preload =
+      old != nullptr && *old != '\0' ? absl::StrCat(preload, ":", old) : preload;
   std::fflush(nullptr);
-  // Free heap memory the parent still holds resident would be inherited and
-  // reused for free by allocators built on malloc: give it back first.
-  malloc_trim(0);
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -59,36 +107,38 @@ absl::StatusOr<RunResult> RunInChild(const std::function<RunResult()>& run) {
   }
   if (pid == 0) {
     close(fds[0]);
-    const std::string out = SerializeRunResult(run());
-    size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t w = write(fds[1], out.data() + done, out.size() - done);
-      if (w <= 0) _exit(3);
-      done += static_cast<size_t>(w);
-    }
-    _exit(0);  // no atexit handlers, no static destructors: the parent owns those
+    setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+    execv(args[0], args.data());
+    _exit(127);
   }
   close(fds[1]);
-  std::string line;
-  char buf[4096];
-  while (true) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    line.append(buf, static_cast<size_t>(n));
+  absl::StatusOr<RunResult> r = CollectChild(pid, fds[0]);
+  if (!r.ok() && absl::StrContains(r.status().message(), "code 127")) {
+    return absl::NotFoundError(absl::StrCat("cannot start ", argv[0]));
   }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  return r;
+}
+
+absl::StatusOr<RunResult> RunInChild(const std::function<RunResult()>& run) {
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  std::fflush(nullptr);
+  // Free heap memory the parent still holds resident would be inherited and
+  // reused for free by allocators built on malloc: give it back first.
+  ReleaseFreeMallocMemory();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   }
-  if (WIFSIGNALED(status)) {
-    return absl::AbortedError(
-        absl::StrCat("the run crashed with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")"));
+  if (pid == 0) {
+    close(fds[0]);
+    // _exit: no atexit handlers, no static destructors: the parent owns those.
+    _exit(WriteRunResult(fds[1], run()) ? 0 : 3);
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::AbortedError(absl::StrCat("the run exited with code ", WEXITSTATUS(status)));
-  }
-  return ParseRunResult(line);
+  close(fds[1]);
+  return CollectChild(pid, fds[0]);
 }
 
 }  // namespace alloctrace

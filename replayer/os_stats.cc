@@ -1,6 +1,8 @@
 #include "replayer/os_stats.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <gnu/libc-version.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -62,6 +64,21 @@ int PrefaultSharedMappings() {
     if (madvise(reinterpret_cast<void*>(start), end - start, advice) == 0) ++populated;
   }
   return populated;
+}
+
+void ReleaseFreeMallocMemory() {
+  malloc_trim(0);  // glibc (a no-op stub or absent effect under the others)
+  if (auto* release = reinterpret_cast<void (*)()>(
+          dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+    release();  // gperftools tcmalloc
+  }
+  if (auto* mallctl = reinterpret_cast<int (*)(const char*, void*, size_t*, void*, size_t)>(
+          dlsym(RTLD_DEFAULT, "mallctl"))) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // jemalloc: all arenas
+  }
+  if (auto* collect = reinterpret_cast<void (*)(bool)>(dlsym(RTLD_DEFAULT, "mi_collect"))) {
+    collect(true);  // mimalloc
+  }
 }
 
 bool ResetPeakRss() {

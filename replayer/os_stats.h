@@ -32,6 +32,12 @@ class RssReader {
 // mappings populated.
 int PrefaultSharedMappings();
 
+// Asks whichever malloc serves this process (glibc, tcmalloc, jemalloc,
+// mimalloc: found by their C entry points) to return its free memory to the
+// system, so a run starts without resident memory left over from decoding
+// the trace.
+void ReleaseFreeMallocMemory();
+
 // Resets the kernel's peak-RSS mark (VmHWM) to the current RSS, so a child
 // process measures its own peak rather than its parent's. Returns false if
 // the kernel does not allow it.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "replayer/os_stats.h"
 #include "replayer/replay_program.h"
 
@@ -86,10 +87,10 @@ inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
 }  // namespace replay_internal
 
 template <typename A>
-RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
+RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   using Clock = std::chrono::steady_clock;
   RunResult r;
-  r.ops = program.memory_ops();
+  r.ops = program.memory_ops;
   // The pointer table is touched before the baseline so its pages are not
   // charged to the allocator.
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
@@ -101,8 +102,8 @@ RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
   r.baseline_rss = rss.ResidentBytes();
   const FaultCounts faults0 = ReadFaultCounts();
 
-  const ReplayOp* ops = program.ops.data();
-  const size_t n = program.ops.size();
+  const ReplayOp* ops = program.ops;
+  const size_t n = program.num_ops;
   const int samples = options.rss_samples > 0 ? options.rss_samples : 1;
   const size_t segment = n / samples + 1;
   const Touch touch = options.touch;
@@ -186,7 +187,7 @@ RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
   const Clock::time_point t0 = Clock::now();
   if (program.live_at_end > 0) {
     std::vector<const ReplayOp*> last_alloc(program.object_limit + 1, nullptr);
-    for (const ReplayOp& op : program.ops) {
+    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
       if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
           op.kind == ReplayKind::kRealloc) {
         last_alloc[op.object] = &op;
@@ -194,7 +195,7 @@ RunResult ReplayWith(const ReplayProgram& program, const RunOptions& options) {
     }
     size_t ri = 0;
     std::vector<uint64_t> realloc_bytes(program.object_limit + 1, 0);
-    for (const ReplayOp& op : program.ops) {
+    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
       if (op.kind == ReplayKind::kRealloc) realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
     }
     for (uint32_t id = 0; id < ptrs.size(); ++id) {

@@ -1,6 +1,13 @@
 #include "replayer/replay_program.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +26,76 @@ uint8_t Log2(uint64_t v) {
 }
 
 }  // namespace
+
+namespace {
+
+struct SharedHeader {
+  uint64_t magic;
+  uint64_t num_ops, num_big, num_reallocs;
+  uint64_t object_limit, memory_ops, live_at_end;
+};
+constexpr uint64_t kSharedMagic = 0x616c6c6f63763031;  // "allocv01"
+
+bool WriteAll(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+int ShareReplayView(const ReplayView& v) {
+  // Not close-on-exec: the re-executed child maps it.
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-replay", 0));
+  if (fd < 0) return -1;
+  uint64_t num_big = 0, num_reallocs = 0;
+  for (size_t i = 0; i < v.num_ops; ++i) {
+    if (v.ops[i].bytes == kBigSize) num_big = std::max<uint64_t>(num_big, v.ops[i].aux + 1);
+    num_reallocs += v.ops[i].kind == ReplayKind::kRealloc;
+  }
+  const SharedHeader h{kSharedMagic, v.num_ops, num_big, num_reallocs,
+                       v.object_limit, v.memory_ops, v.live_at_end};
+  if (!WriteAll(fd, &h, sizeof h) || !WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) ||
+      !WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) ||
+      !WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo))) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(SharedHeader))) {
+    return absl::InvalidArgumentError("no shared replay program on the given fd");
+  }
+  void* m = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
+  const auto* h = static_cast<const SharedHeader*>(m);
+  const size_t need = sizeof *h + h->num_ops * sizeof(ReplayOp) +
+                      h->num_big * sizeof(uint64_t) + h->num_reallocs * sizeof(ReallocInfo);
+  if (h->magic != kSharedMagic || need != static_cast<size_t>(st.st_size)) {
+    return absl::InvalidArgumentError("shared replay program is malformed");
+  }
+  const char* p = static_cast<const char*>(m) + sizeof *h;
+  ReplayView v;
+  v.ops = reinterpret_cast<const ReplayOp*>(p);
+  v.num_ops = h->num_ops;
+  p += h->num_ops * sizeof(ReplayOp);
+  v.big_sizes = reinterpret_cast<const uint64_t*>(p);
+  p += h->num_big * sizeof(uint64_t);
+  v.reallocs = reinterpret_cast<const ReallocInfo*>(p);
+  v.object_limit = static_cast<uint32_t>(h->object_limit);
+  v.memory_ops = h->memory_ops;
+  v.live_at_end = h->live_at_end;
+  return v;
+}
 
 absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);

@@ -62,6 +62,32 @@ struct ReplayProgram {
   uint64_t memory_ops() const { return allocs + frees + reallocs_count; }
 };
 
+// What the replay loop reads: the op array and its side tables, by pointer,
+// so a re-executed child can replay a program it maps from its parent
+// without decoding (or allocating) anything itself.
+struct ReplayView {
+  const ReplayOp* ops = nullptr;
+  size_t num_ops = 0;
+  const uint64_t* big_sizes = nullptr;
+  const ReallocInfo* reallocs = nullptr;
+  uint32_t object_limit = 0;
+  uint64_t memory_ops = 0;
+  uint64_t live_at_end = 0;
+};
+
+inline ReplayView ViewOf(const ReplayProgram& p) {
+  return ReplayView{p.ops.data(), p.ops.size(), p.big_sizes.data(), p.reallocs.data(),
+                    p.object_limit, p.memory_ops(), p.live_at_end};
+}
+
+// Writes the view's arrays into an anonymous in-memory file (memfd) that a
+// child process inherits across exec, and maps such a file back. Returns
+// the fd, or -1 with errno set.
+int ShareReplayView(const ReplayView& view);
+// Maps `fd` (from ShareReplayView) read-only; the mapping lives as long as
+// the process.
+absl::StatusOr<ReplayView> MapSharedReplayView(int fd);
+
 // Reads, validates and converts the trace at `path`. Errors carry the
 // reader's message (file, byte offset, event index).
 absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path);

@@ -5,7 +5,10 @@
 //   bazel run //replayer -- traces/simple_map.trace
 //   bazel run //replayer -- --policies='slab,malloc,pool:*' --repeat=9 --format=csv \
 //       --out=results.csv traces/*.trace
+#include <dlfcn.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +42,11 @@ ABSL_FLAG(std::string, format, "table", "report format: table, markdown, csv or 
 ABSL_FLAG(std::string, out, "", "write the report to this file instead of standard output");
 ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run (its course)");
 ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
+// Internal: how the replayer re-executes itself for a run under a preloaded
+// malloc. Not for people.
+ABSL_FLAG(std::string, internal_run_policy, "", "internal: run one policy, report to a pipe");
+ABSL_FLAG(int, internal_result_fd, -1, "internal: the pipe for --internal_run_policy");
+ABSL_FLAG(int, internal_program_fd, -1, "internal: the shared replay program to run");
 
 namespace alloctrace {
 namespace {
@@ -47,7 +55,7 @@ using allocators::AllAllocators;
 using allocators::AllocatorInfo;
 using allocators::ForEachAllocatorType;
 using allocators::SelectAllocators;
-using RunFn = RunResult (*)(const ReplayProgram&, const RunOptions&);
+using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
 struct Policy {
   AllocatorInfo info;
@@ -61,6 +69,32 @@ struct CollectPolicies {
     (*out)[info.name] = Policy{info, &ReplayWith<A>};
   }
 };
+
+// Where the dynamic loader would find a preload library; empty if nowhere.
+std::string FindLibrary(const std::string& name) {
+#if defined(__x86_64__)
+  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#elif defined(__aarch64__)
+  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#else
+  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
+#endif
+  for (const char* dir : kDirs) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    if (access(path.c_str(), R_OK) == 0) return path;
+  }
+  return "";
+}
+
+// Which library serves malloc in this process (the file dladdr names).
+std::string MallocProvider() {
+  Dl_info info;
+  void* (*m)(size_t) = &malloc;
+  if (dladdr(reinterpret_cast<void*>(m), &info) == 0 || info.dli_fname == nullptr) return "?";
+  return info.dli_fname;
+}
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "replayer: %s\n", message.c_str());
@@ -131,8 +165,30 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::vector<std::string>> selected =
       SelectAllocators(absl::GetFlag(FLAGS_policies));
   if (!selected.ok()) return Fail(2, std::string(selected.status().message()));
-  if (args.size() < 2) return Fail(2, "no trace file given; usage: replayer [flags] TRACE...");
   const bool quiet = absl::GetFlag(FLAGS_quiet);
+
+  // A re-executed child: one run of one policy, its result to the pipe.
+  const std::string child_policy = absl::GetFlag(FLAGS_internal_run_policy);
+  if (!child_policy.empty()) {
+    const int fd = absl::GetFlag(FLAGS_internal_result_fd);
+    auto it = policies.find(child_policy);
+    if (it == policies.end() || fd < 0) return Fail(2, "bad internal run");
+    // The parent decoded the trace; this process maps the result and so
+    // allocates nothing before the run but what the runtime does.
+    absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
+    if (!p.ok()) return Fail(1, std::string(p.status().message()));
+    RunResult r;
+    const std::string provider = MallocProvider();
+    if (provider.find(it->second.info.preload) == std::string::npos) {
+      r.error = absl::StrCat("LD_PRELOAD of ", it->second.info.preload,
+                             " did not take effect (malloc is from ", provider, ")");
+    } else {
+      r = it->second.run(*p, run_options);
+    }
+    return WriteRunResult(fd, r) ? 0 : 1;
+  }
+
+  if (args.size() < 2) return Fail(2, "no trace file given; usage: replayer [flags] TRACE...");
 
   // Decode and validate every trace before any timing.
   std::vector<ReplayProgram> programs;
@@ -148,22 +204,47 @@ int Main(int argc, char** argv) {
     programs.push_back(*std::move(p));
   }
 
+  // The replayer itself, re-executed for runs under a preloaded malloc.
+  char self[4096];
+  const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
+  const std::string self_path = self_len > 0 ? std::string(self, self_len) : argv[0];
+
   std::vector<TraceReport> reports;
-  for (const ReplayProgram& program : programs) {
+  for (size_t t = 0; t < programs.size(); ++t) {
+    const ReplayProgram& program = programs[t];
+    const ReplayView view = ViewOf(program);
+    int shared_fd = -1;  // made on first need, for runs under a preloaded malloc
     std::vector<PolicyRuns> runs;
     for (const std::string& name : *selected) {
       const Policy& policy = policies.at(name);
       runs.push_back(PolicyRuns{name, policy.info.family, {}, "", ""});
+      if (!policy.info.preload.empty() && FindLibrary(policy.info.preload).empty()) {
+        runs.back().skipped = absl::StrCat(policy.info.preload, " is not installed");
+      }
     }
     for (int rep = 0; rep < repeat; ++rep) {
       for (PolicyRuns& pr : runs) {
-        if (!pr.error.empty()) continue;
+        if (!pr.error.empty() || !pr.skipped.empty()) continue;
         if (!quiet) {
           std::fprintf(stderr, "\r\033[K%s: run %d/%d %s", program.path.c_str(), rep + 1, repeat,
                        pr.name.c_str());
         }
-        const RunFn fn = policies.at(pr.name).run;
-        absl::StatusOr<RunResult> r = RunInChild([&] { return fn(program, run_options); });
+        const Policy& policy = policies.at(pr.name);
+        absl::StatusOr<RunResult> r;
+        if (policy.info.preload.empty()) {
+          r = RunInChild([&] { return policy.run(view, run_options); });
+        } else {
+          if (shared_fd < 0) shared_fd = ShareReplayView(view);
+          if (shared_fd < 0) {
+            pr.error = absl::StrCat("cannot share the replay program: ", std::strerror(errno));
+            continue;
+          }
+          r = RunInPreloadedChild(
+              {self_path, "--quiet", "--internal_run_policy=" + pr.name,
+               absl::StrCat("--internal_program_fd=", shared_fd), "--touch=" + touch,
+               absl::StrCat("--rss_samples=", samples)},
+              FindLibrary(policy.info.preload), "--internal_result_fd=");
+        }
         if (!r.ok()) {
           pr.error = std::string(r.status().message());
         } else {
@@ -172,6 +253,7 @@ int Main(int argc, char** argv) {
       }
     }
     if (!quiet) std::fprintf(stderr, "\r\033[K");
+    if (shared_fd >= 0) close(shared_fd);
     reports.push_back(Summarize(program, runs));
   }
 

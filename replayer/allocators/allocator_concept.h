@@ -62,9 +62,9 @@
 
 namespace alloctrace::allocators {
 
-// Families, for grouping in reports. External mallocs (tcmalloc, jemalloc,
-// mimalloc), preloaded under the `malloc` allocator, will get their own.
+// Families, for grouping in reports.
 inline constexpr char kFamilyBaseline[] = "baseline";  // malloc, new, Boost, pmr, bump
+inline constexpr char kFamilyExternal[] = "external";  // tcmalloc, jemalloc, mimalloc
 inline constexpr char kFamilyArticle[] = "article";    // the 48 article policies
 inline constexpr char kFamilyOurs[] = "ours";          // alloctrace's own policy
 
@@ -72,6 +72,9 @@ struct AllocatorInfo {
   std::string name;         // Unique; no spaces, commas or glob characters.
   std::string family;       // One of the kFamily* constants.
   std::string description;  // One line.
+  // A malloc library the run's process must be started with (LD_PRELOAD),
+  // as a file name the dynamic loader finds; empty for none.
+  std::string preload = {};
 };
 
 // Whether A has the concept's members with the right signatures.

@@ -48,6 +48,12 @@ using BaselineAllocatorTypes =
              BoostFastPoolAllocator, BoostFastPoolNoLockAllocator,
              PmrUnsyncPoolAllocator, PmrMonotonicAllocator, BumpAllocator>;
 
+// Run only in a process started with their library preloaded.
+using ExternalAllocatorTypes =
+    TypeList<PreloadedMallocAllocator<ExternalMalloc::kTcmalloc>,
+             PreloadedMallocAllocator<ExternalMalloc::kJemalloc>,
+             PreloadedMallocAllocator<ExternalMalloc::kMimalloc>>;
+
 using OurAllocatorTypes = TypeList<SlabPoolAllocator>;
 
 // The 16 article allocators of one storage policy, growth x threading x
@@ -80,9 +86,9 @@ using ArticleAllocatorTypes =
            ArticleAllocatorTypesFor<pool::StorageBoundary>,
            ArticleAllocatorTypesFor<pool::StorageOrdered>>;
 
-// In listing order: baselines, ours, the article's.
-using AllAllocatorTypes =
-    Concat<BaselineAllocatorTypes, OurAllocatorTypes, ArticleAllocatorTypes>;
+// In listing order: baselines, external mallocs, ours, the article's.
+using AllAllocatorTypes = Concat<BaselineAllocatorTypes, ExternalAllocatorTypes,
+                                 OurAllocatorTypes, ArticleAllocatorTypes>;
 
 static_assert(ArticleAllocatorTypes::kSize == 48);
 

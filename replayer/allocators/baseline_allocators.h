@@ -75,6 +75,32 @@ class MallocAllocator {
 };
 
 // Thread-safety: thread-safe. Failure: nullptr where new throws bad_alloc.
+// The malloc family of another library: MallocAllocator in a process
+// started with that library preloaded (the replayer re-executes itself with
+// LD_PRELOAD for these). In a process without the preload it is glibc's
+// malloc, so the conformance suite does not run over these types.
+enum class ExternalMalloc { kTcmalloc, kJemalloc, kMimalloc };
+
+template <ExternalMalloc kWhich>
+class PreloadedMallocAllocator : public MallocAllocator {
+ public:
+  static AllocatorInfo Info() {
+    switch (kWhich) {
+      case ExternalMalloc::kTcmalloc:
+        return {"tcmalloc", kFamilyExternal,
+                "gperftools tcmalloc (minimal), preloaded: malloc/free/realloc/calloc",
+                "libtcmalloc_minimal.so.4"};
+      case ExternalMalloc::kJemalloc:
+        return {"jemalloc", kFamilyExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
+                "libjemalloc.so.2"};
+      case ExternalMalloc::kMimalloc:
+        return {"mimalloc", kFamilyExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
+                "libmimalloc.so.2"};
+    }
+    return {};
+  }
+};
+
 class NewAllocator {
  public:
   static constexpr bool kThreadSafe = true;

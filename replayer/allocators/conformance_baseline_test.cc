@@ -6,8 +6,11 @@
 namespace alloctrace::allocators::testing {
 namespace {
 
-// Every allocator type is instantiated by exactly one conformance_*_test.cc.
-static_assert(BaselineAllocatorTypes::kSize + OurAllocatorTypes::kSize +
+// Every allocator type is instantiated by exactly one conformance_*_test.cc,
+// except the external mallocs, which are glibc's malloc unless preloaded
+// (the replayer's end-to-end test runs them under their own library).
+static_assert(BaselineAllocatorTypes::kSize + ExternalAllocatorTypes::kSize +
+                      OurAllocatorTypes::kSize +
                       ArticleAllocatorTypesFor<pool::StorageSimple>::kSize +
                       ArticleAllocatorTypesFor<pool::StorageBoundary>::kSize +
                       ArticleAllocatorTypesFor<pool::StorageOrdered>::kSize ==

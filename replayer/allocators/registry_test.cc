@@ -15,23 +15,26 @@ using ::testing::HasSubstr;
 
 TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   const std::vector<AllocatorInfo> all = AllAllocators();
-  ASSERT_EQ(all.size(), 57u);
+  ASSERT_EQ(all.size(), 60u);
   std::set<std::string> names;
-  int baseline = 0, article = 0, ours = 0;
+  int baseline = 0, external = 0, article = 0, ours = 0;
   for (const AllocatorInfo& info : all) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
     baseline += info.family == kFamilyBaseline;
     article += info.family == kFamilyArticle;
     ours += info.family == kFamilyOurs;
+    external += info.family == kFamilyExternal;
+    EXPECT_EQ(info.preload.empty(), info.family != kFamilyExternal) << info.name;
   }
   EXPECT_EQ(baseline, 8);
+  EXPECT_EQ(external, 3);
   EXPECT_EQ(article, 48);
   EXPECT_EQ(ours, 1);
   EXPECT_EQ(all.front().name, "malloc");
   for (const char* name :
        {"malloc", "new", "boost_pool", "boost_fast_pool",
         "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic", "bump",
-        "slab", "pool/simple/lin/st/stack/free",
+        "slab", "tcmalloc", "jemalloc", "mimalloc", "pool/simple/lin/st/stack/free",
         "pool/ordered/exp/mt/single/keep",
         "pool/boundary/exp/st/stack/free"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
@@ -52,7 +55,7 @@ TEST(RegistryTest, DispatchesToTheTypeByName) {
   EXPECT_TRUE(WithAllocatorType("pool/ordered/lin/mt/stack/free",
                                 RecordName{&seen}));
   EXPECT_TRUE(WithAllocatorType("slab", RecordName{&seen}));
-  EXPECT_FALSE(WithAllocatorType("tcmalloc", RecordName{&seen}));
+  EXPECT_FALSE(WithAllocatorType("hoard", RecordName{&seen}));
   EXPECT_THAT(seen, ElementsAre("pool/ordered/lin/mt/stack/free", "slab"));
 
   std::vector<std::string> all;
