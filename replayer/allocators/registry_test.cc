@@ -95,7 +95,7 @@ TEST(SelectAllocatorsTest, SelectsInPatternOrderWithoutDuplicates) {
                           "pool/ordered/lin/st/stack/keep"));
   auto all = SelectAllocators("*");
   ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all->size(), 57u);
+  EXPECT_EQ(all->size(), 60u);
   auto article = SelectAllocators("pool/*");
   ASSERT_TRUE(article.ok());
   EXPECT_EQ(article->size(), 48u);
