@@ -1,0 +1,397 @@
+// Runs //tracer/capture:capture on our own test program and on programs
+// nobody here wrote (sort, python3), and checks the traces it leaves.
+//
+// Under --config=asan the test and the capture tool are sanitized, while the
+// preload library and capture_testprog are built without sanitizers (see
+// no_sanitizer.bzl), as they must be to load into ordinary programs.
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tracer/trace_format.h"
+#include "tracer/trace_reader.h"
+#include "tracer/trace_stats.h"
+
+extern char** environ;
+
+namespace alloctrace {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  return absl::StrCat(dir != nullptr ? dir : ".", "/alloctrace/", path);
+}
+
+std::string CaptureBin() { return Runfile("tracer/capture/capture"); }
+std::string TestProg() { return Runfile("tracer/capture/capture_testprog"); }
+
+std::string TempDir(const std::string& name) {
+  std::string dir = testing::TempDir();
+  if (dir.empty() || dir.back() != '/') dir += '/';
+  dir += name;
+  mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+struct RunResult {
+  int status = -1;     // as from waitpid
+  std::string output;  // stdout and stderr together
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+};
+
+// Runs argv with stdout+stderr captured; `on_line` sees each line as it comes.
+RunResult RunCommand(const std::vector<std::string>& argv,
+                     const std::function<void(const std::string&)>& on_line = {},
+                     const std::vector<std::string>& extra_env = {}) {
+  RunResult result;
+  int fds[2];
+  if (pipe(fds) != 0) return result;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  for (const std::string& e : extra_env) env.push_back(e);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    execve(args[0], args.data(), envp.data());
+    _exit(126);
+  }
+  close(fds[1]);
+  std::string pending;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    result.output.append(buf, static_cast<size_t>(n));
+    pending.append(buf, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      if (on_line) on_line(pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+    }
+  }
+  close(fds[0]);
+  waitpid(pid, &result.status, 0);
+  return result;
+}
+
+RunResult Capture(const std::string& out, const std::vector<std::string>& program,
+                  const std::function<void(const std::string&)>& on_line = {}) {
+  std::vector<std::string> argv = {CaptureBin(), "--out=" + out, "--"};
+  argv.insert(argv.end(), program.begin(), program.end());
+  return RunCommand(argv, on_line);
+}
+
+using ShapeKey = std::tuple<uint64_t, uint64_t, uint64_t>;  // elem_size, count, align
+
+// Per shape: allocations (ALLOC, and REALLOC targets counted apart) and frees
+// (FREE, and the object a REALLOC replaces).
+struct ShapeCounts {
+  std::map<ShapeKey, uint64_t> allocs, realloc_targets, frees;
+  uint64_t events = 0;
+  bool has_footer = false;
+  proto::Header header;
+  proto::Footer footer;
+};
+
+ShapeCounts CountShapes(const std::string& path) {
+  ShapeCounts c;
+  auto reader = TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return c;
+  c.header = (*reader)->header();
+  std::vector<ShapeKey> object_shape;
+  std::vector<Event> events;
+  auto key = [&](uint32_t shape) {
+    const Shape& s = (*reader)->shapes()[shape];
+    return ShapeKey{s.elem_size, s.count, s.align};
+  };
+  auto set_shape = [&](uint32_t object, ShapeKey k) {
+    if (object >= object_shape.size()) object_shape.resize(object + 1);
+    object_shape[object] = k;
+  };
+  while (true) {
+    auto more = (*reader)->NextChunk(&events);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    for (const Event& e : events) {
+      ++c.events;
+      if (e.kind == OpKind::kAlloc) {
+        ++c.allocs[key(e.shape)];
+        set_shape(e.object, key(e.shape));
+      } else if (e.kind == OpKind::kFree) {
+        ++c.frees[object_shape[e.object]];
+      } else if (e.kind == OpKind::kRealloc) {
+        ++c.frees[object_shape[e.old_object]];
+        ++c.realloc_targets[key(e.shape)];
+        set_shape(e.object, key(e.shape));
+      }
+    }
+  }
+  c.has_footer = (*reader)->has_footer();
+  c.footer = (*reader)->footer();
+  return c;
+}
+
+TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
+  RunResult r = RunCommand({CaptureBin(), "--", TestProg(), "known"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_TRUE(absl::StartsWith(r.output, "capture: missing --out=FILE")) << r.output;
+
+  r = RunCommand({CaptureBin(), "--out=x.trace"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_TRUE(absl::StartsWith(r.output, "capture: no program to run")) << r.output;
+
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--", "no-such-program-alloctrace"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: program not found in PATH: no-such-program-alloctrace\n");
+
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--", "./no/such/file"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_TRUE(absl::StartsWith(r.output, "capture: program not found or not executable: "))
+      << r.output;
+
+  r = RunCommand({CaptureBin(), "--bogus", "--out=x.trace", "--", "true"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_TRUE(absl::StartsWith(r.output, "capture: unknown flag --bogus")) << r.output;
+}
+
+TEST(CaptureToolTest, RelativePathsResolveAgainstBuildWorkingDirectory) {
+  const std::string dir = TempDir("bwd");
+  // `bazel run` sets BUILD_WORKING_DIRECTORY; --out and the program's cwd
+  // follow it. `pwd` runs there (a bare name, found in PATH).
+  RunResult r = RunCommand({CaptureBin(), "--out=rel.trace", "--", "sh", "-c", "pwd"}, {},
+                           {"BUILD_WORKING_DIRECTORY=" + dir});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, dir + "\n")) << r.output;
+  struct stat st;
+  EXPECT_EQ(stat((dir + "/rel.trace").c_str(), &st), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + dir + "/rel.trace: ")) << r.output;
+  // dash ends with _exit, which the library replaces to write the footer.
+  auto stats = ComputeTraceStats(dir + "/rel.trace");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(stats->has_footer) << r.output;
+  EXPECT_GT(stats->events, 0u);
+}
+
+TEST(CaptureTest, KnownAllocationsAppearWithTheirShapes) {
+  const std::string out = TempDir("known") + "/known.trace";
+  RunResult r = Capture(out, {TestProg(), "known"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "known done")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + out + ": ")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "complete; ")) << r.output;
+
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(stats->has_footer);
+  EXPECT_EQ(stats->threads, 1u);
+  EXPECT_EQ(stats->header.workload(), "capture_testprog");
+  EXPECT_TRUE(absl::StrContains(stats->header.labels().at("cmdline"), "capture_testprog known"));
+  constexpr uint64_t kEach = 10;
+  EXPECT_GE(stats->allocs, 11 * kEach);  // the C runtime adds its own
+  EXPECT_GE(stats->reallocs, kEach);
+
+  const ShapeCounts c = CountShapes(out);
+  const std::vector<ShapeKey> allocated = {
+      {1, 1001, 16},    // malloc
+      {143, 7, 16},     // calloc(7, 143)
+      {1, 2002, 16},    // malloc, then realloc'd
+      {1, 3000, 16},    // reallocarray(NULL, 3, 1000)
+      {1, 4004, 64},    // posix_memalign
+      {1, 5120, 128},   // aligned_alloc
+      {1, 1111, 32},    // memalign
+      {1, 3333, 4096},  // valloc
+      {1, 6006, 16},    // new char[]
+      {1, 7008, 16},    // new Big
+      {1, 2560, 256},   // aligned new
+  };
+  for (const ShapeKey& k : allocated) {
+    const auto [elem, count, align] = k;
+    SCOPED_TRACE(absl::StrCat(elem, "x", count, " align ", align));
+    EXPECT_EQ(c.allocs.count(k) ? c.allocs.at(k) : 0, kEach);
+    const uint64_t frees = c.frees.count(k) ? c.frees.at(k) : 0;
+    EXPECT_EQ(frees, kEach) << "every known block is freed (2002: by realloc)";
+  }
+  const ShapeKey realloc_target{1, 3003, 16};
+  EXPECT_EQ(c.realloc_targets.count(realloc_target) ? c.realloc_targets.at(realloc_target) : 0,
+            kEach);
+  EXPECT_EQ(c.frees.count(realloc_target) ? c.frees.at(realloc_target) : 0, kEach);
+}
+
+TEST(CaptureTest, ForkedChildWritesItsOwnTrace) {
+  const std::string dir = TempDir("fork");
+  const std::string out = dir + "/fork.trace";
+  int parent = 0, child = 0;
+  RunResult r = Capture(out, {TestProg(), "fork"}, [&](const std::string& line) {
+    const std::vector<std::string> w = absl::StrSplit(line, ' ');
+    if (w.size() != 2) return;
+    if (w[0] == "parent") {
+      EXPECT_TRUE(absl::SimpleAtoi(w[1], &parent)) << line;
+    } else if (w[0] == "child") {
+      EXPECT_TRUE(absl::SimpleAtoi(w[1], &child)) << line;
+    }
+  });
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  ASSERT_GT(parent, 0) << r.output;
+  ASSERT_GT(child, 0) << r.output;
+  const std::string child_out = absl::StrCat(dir, "/fork.", child, ".trace");
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + child_out + ": ")) << r.output;
+
+  const ShapeCounts p = CountShapes(out);
+  EXPECT_TRUE(p.has_footer);
+  EXPECT_EQ(p.header.pid(), static_cast<uint32_t>(parent));
+  EXPECT_EQ(p.allocs.count({1, 11111, 16}) ? p.allocs.at({1, 11111, 16}) : 0, 5u);
+  EXPECT_EQ(p.allocs.count({1, 33333, 16}) ? p.allocs.at({1, 33333, 16}) : 0, 5u);
+  EXPECT_EQ(p.allocs.count({1, 22222, 16}), 0u) << "the child's allocations are not the parent's";
+
+  const ShapeCounts c = CountShapes(child_out);
+  EXPECT_TRUE(c.has_footer);
+  EXPECT_EQ(c.header.pid(), static_cast<uint32_t>(child));
+  EXPECT_EQ(c.header.labels().at("forked"), "true");
+  EXPECT_EQ(c.allocs.count({1, 22222, 16}) ? c.allocs.at({1, 22222, 16}) : 0, 5u);
+  EXPECT_EQ(c.allocs.count({1, 11111, 16}), 0u);
+  EXPECT_EQ(c.allocs.count({1, 33333, 16}), 0u);
+  // The child frees the parent's five blocks, which its trace never saw.
+  EXPECT_GE(c.footer.unmatched_frees(), 5u);
+  for (const std::string& path : {out, child_out}) {
+    auto st = ComputeTraceStats(path);
+    EXPECT_TRUE(st.ok()) << st.status();
+  }
+}
+
+TEST(CaptureTest, ExecWritesANewFileAndCompletesTheOldOne) {
+  const std::string dir = TempDir("exec");
+  const std::string out = dir + "/exec.trace";
+  // dash execs the program in place: same pid, a new image.
+  RunResult r = Capture(out, {"/bin/sh", "-c", "exec " + TestProg() + " known"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  const std::string second = dir + "/exec.1.trace";
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + second + ": capture_testprog, "))
+      << r.output;
+  auto shell = ComputeTraceStats(out);
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  EXPECT_TRUE(shell->has_footer) << "the library stops the recording before exec";
+  EXPECT_EQ(shell->header.workload(), "sh");
+  const ShapeCounts c = CountShapes(second);
+  EXPECT_TRUE(c.has_footer);
+  EXPECT_EQ(c.header.pid(), shell->header.pid());
+  EXPECT_EQ(c.allocs.count({1, 1001, 16}) ? c.allocs.at({1, 1001, 16}) : 0, 10u);
+}
+
+TEST(CaptureTest, KilledProgramLeavesCompleteChunks) {
+  const std::string out = TempDir("killed") + "/killed.trace";
+  int pid = 0;
+  RunResult r = Capture(out, {TestProg(), "spin"}, [&](const std::string& line) {
+    if (absl::StartsWith(line, "ready ") && absl::SimpleAtoi(line.substr(6), &pid)) {
+      kill(pid, SIGKILL);
+    }
+  });
+  ASSERT_GT(pid, 0) << r.output;
+  EXPECT_EQ(r.exit_code(), 128 + SIGKILL) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "killed by signal 9")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "cut short")) << r.output;
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_FALSE(stats->has_footer);
+  EXPECT_FALSE(stats->cut_short.empty());
+  // "ready" comes 300 ms after the 200000th allocation (the writer flushes
+  // every 50 ms); allow for a writer starved on a loaded machine.
+  EXPECT_GE(stats->allocs, 180000u) << "what was flushed before the kill is there";
+}
+
+TEST(CaptureTest, ThreadsAndCrossThreadFrees) {
+  const std::string out = TempDir("threads") + "/threads.trace";
+  RunResult r = Capture(out, {TestProg(), "threads"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  const ShapeCounts c = CountShapes(out);
+  EXPECT_TRUE(c.has_footer);
+  EXPECT_GE(c.footer.threads(), 4u);
+  for (uint64_t t = 0; t < 4; ++t) {
+    const ShapeKey k{1, 4000 + t, 16};
+    EXPECT_EQ(c.allocs.count(k) ? c.allocs.at(k) : 0, 1000u) << t;
+    EXPECT_EQ(c.frees.count(k) ? c.frees.at(k) : 0, 1000u) << "freed by another thread " << t;
+  }
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GE(stats->allocs, 4u * 20000);
+  EXPECT_GE(stats->threads, 4u);
+}
+
+TEST(CaptureTest, Sort) {
+  const std::string dir = TempDir("sort");
+  const std::string input = dir + "/input.txt";
+  {
+    std::FILE* f = std::fopen(input.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::mt19937_64 rng(42);
+    for (int i = 0; i < 200000; ++i) {
+      std::fprintf(f, "%llu line %d\n", static_cast<unsigned long long>(rng()), i);
+    }
+    std::fclose(f);
+  }
+  const std::string out = dir + "/sort.trace";
+  // A small buffer (-S) makes sort merge through temporary files, which is
+  // where it allocates; with a large one it makes a few hundred allocations.
+  RunResult r = Capture(out, {"sort", "-S", "100K", "-T", dir, "-o", dir + "/sorted.txt", input});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  struct stat in_st, out_st;
+  ASSERT_EQ(stat(input.c_str(), &in_st), 0);
+  ASSERT_EQ(stat((dir + "/sorted.txt").c_str(), &out_st), 0);
+  EXPECT_EQ(in_st.st_size, out_st.st_size);
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(stats->has_footer);
+  EXPECT_GE(stats->events, 1000u) << r.output;
+  EXPECT_GE(stats->threads, 1u);
+  EXPECT_EQ(stats->header.workload(), "sort");
+}
+
+TEST(CaptureTest, Python) {
+  struct stat st;
+  if (stat("/usr/bin/python3", &st) != 0) GTEST_SKIP() << "no /usr/bin/python3 on this machine";
+  const std::string out = TempDir("python") + "/python.trace";
+  RunResult r = Capture(out, {"/usr/bin/python3", "-c",
+                              "d = {}\n"
+                              "for i in range(100000):\n"
+                              "    d[str(i)] = [i] * (i % 7)\n"
+                              "l = [list(range(i % 300)) for i in range(20000)]\n"
+                              "print(len(d), len(l))\n"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "100000 20000")) << r.output;
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(stats->has_footer);
+  EXPECT_GE(stats->events, 10000u) << r.output;
+  EXPECT_GE(stats->threads, 1u);
+  EXPECT_EQ(stats->header.workload(), "python3");
+}
+
+}  // namespace
+}  // namespace alloctrace
