@@ -57,7 +57,7 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
 
 TraceWriter::TraceWriter(int fd, std::string path, uint32_t chunk_events)
     : fd_(fd), path_(std::move(path)), chunk_events_(chunk_events == 0 ? 1 : chunk_events) {
-  ops_.reserve(size_t{chunk_events_} * 2);
+  ops_.resize(size_t{chunk_events_} * 2 + 64);
 }
 
 TraceWriter::~TraceWriter() {
@@ -137,25 +137,30 @@ void TraceWriter::FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
 void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address,
                         const Shape& shape) {
   const uint32_t arena = MapArena(thread, raw_arena);
-  auto it = live_.find(address);
-  if (it != live_.end()) {
-    // The free of the previous block at this address was never seen: emit
-    // one so object ids stay consistent.
-    ++unmatched_frees_;
-    FreeId(thread, cur_arena_, it);
-  }
   const uint32_t shape_id = ShapeId(shape);
-  BeginEvent(thread, arena);
   const uint32_t id = NewObjectId();
-  live_.emplace(address, id);
+  const uint32_t stale = live_.Replace(address, id);
+  if (ABSL_PREDICT_FALSE(stale != AddressMap::kNone)) {
+    // The free of the previous block at this address was never seen: emit
+    // one so object ids stay consistent. (The reader frees `stale` before it
+    // assigns the new id, so the writer must too: undo and redo in order.)
+    live_.Replace(address, stale);
+    free_ids_.push_back(id);
+    ++unmatched_frees_;
+    live_.Erase(address);
+    EmitFree(thread, cur_arena_, stale);
+    Alloc(thread, raw_arena, address, shape);
+    return;
+  }
+  BeginEvent(thread, arena);
   Op(OpKind::kAlloc, uint64_t{shape_id} << 1);
   ++allocs_;
   EndEvent();
 }
 
 bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena, uint64_t address) {
-  auto it = live_.find(address);
-  if (it == live_.end()) {
+  const uint32_t id = live_.Erase(address);
+  if (id == AddressMap::kNone) {
     ++unmatched_frees_;
     return false;
   }
@@ -167,14 +172,11 @@ bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena, uint64_t address) {
   } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
     arena = MapArena(thread, raw_arena);
   }
-  FreeId(thread, arena, it);
+  EmitFree(thread, arena, id);
   return true;
 }
 
-void TraceWriter::FreeId(uint32_t thread, uint32_t arena,
-                         absl::flat_hash_map<uint64_t, uint32_t>::iterator it) {
-  const uint32_t id = it->second;
-  live_.erase(it);
+void TraceWriter::EmitFree(uint32_t thread, uint32_t arena, uint32_t id) {
   BeginEvent(thread, arena);
   Op(OpKind::kFree, ZigZagEncode(static_cast<int64_t>(id) - prev_free_id_));
   prev_free_id_ = id;
@@ -185,20 +187,18 @@ void TraceWriter::FreeId(uint32_t thread, uint32_t arena,
 
 void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_address,
                           uint64_t new_address, const Shape& shape) {
-  auto it = live_.find(old_address);
-  if (it == live_.end()) {  // realloc(NULL or unknown, n) is an allocation
+  const uint32_t old_id = live_.Erase(old_address);
+  if (old_id == AddressMap::kNone) {  // realloc(NULL or unknown, n) is an allocation
     if (old_address != 0) ++unmatched_frees_;
     Alloc(thread, raw_arena, new_address, shape);
     return;
   }
   const uint32_t arena = MapArena(thread, raw_arena);
-  const uint32_t old_id = it->second;
-  live_.erase(it);
   if (new_address != old_address) {
-    auto clash = live_.find(new_address);
-    if (clash != live_.end()) {
+    const uint32_t clash = live_.Erase(new_address);
+    if (clash != AddressMap::kNone) {
       ++unmatched_frees_;
-      FreeId(thread, cur_arena_, clash);
+      EmitFree(thread, cur_arena_, clash);
     }
   }
   const uint32_t shape_id = ShapeId(shape);
@@ -209,9 +209,8 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
   // a realloc in place keeps its id.
   FreeObjectId(old_id);
   const uint32_t new_id = NewObjectId();
-  live_.emplace(new_address, new_id);
-  // REALLOC's shape travels in `args`; keep it in the op stream order by
-  // storing it with the chunk (see FlushChunk).
+  live_.Insert(new_address, new_id);
+  // REALLOC's shape travels in `args`, in op order.
   args_.push_back(shape_id);
   ++reallocs_;
   EndEvent();
@@ -247,10 +246,12 @@ void TraceWriter::Timestamp(uint64_t ns) {
 absl::Status TraceWriter::FlushChunk() {
   if (ops_in_chunk_ == 0) return status_;
   std::string chunk;
-  chunk.reserve(ops_.size() + 64);
+  chunk.reserve(ops_len_ + 64);
   AppendVarint((1 << 3) | 0, &chunk);
   AppendVarint(chunk_first_event_, &chunk);
-  AppendBytesField(2, ops_, &chunk);
+  AppendVarint((2 << 3) | 2, &chunk);
+  AppendVarint(ops_len_, &chunk);
+  chunk.append(ops_.data(), ops_len_);
   if (!new_shapes_.empty()) {
     std::vector<uint64_t> elem, count, align, flags;
     bool any_flags = false;
@@ -276,7 +277,7 @@ absl::Status TraceWriter::FlushChunk() {
   framed.append(packet);
 
   ops_total_ += ops_in_chunk_;
-  ops_.clear();
+  ops_len_ = 0;
   ops_in_chunk_ = 0;
   new_shapes_.clear();
   args_.clear();

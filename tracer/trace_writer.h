@@ -23,11 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "proto/trace.pb.h"
+#include "tracer/address_map.h"
 #include "tracer/trace_format.h"
 
 namespace alloctrace {
@@ -70,7 +72,16 @@ class TraceWriter {
   void BeginEvent(uint32_t thread, uint32_t arena);
   void EndEvent();
   void Op(OpKind kind, uint64_t payload) {
-    AppendVarint((payload << kOpKindBits) | static_cast<uint64_t>(kind), &ops_);
+    if (ABSL_PREDICT_FALSE(ops_.size() - ops_len_ < kMaxVarintBytes)) ops_.resize(ops_.size() * 2);
+    uint64_t v = (payload << kOpKindBits) | static_cast<uint64_t>(kind);
+    char* out = &ops_[ops_len_];
+    char* const start = out;
+    while (v >= 0x80) {
+      *out++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *out++ = static_cast<char>(v);
+    ops_len_ += static_cast<size_t>(out - start);
     ++ops_in_chunk_;
   }
   uint32_t ShapeId(const Shape& shape);
@@ -79,8 +90,7 @@ class TraceWriter {
   // Maps a caller's arena id to the trace's dense id (from 1, in order of
   // creation), creating it in the trace on first sight.
   uint32_t MapArena(uint32_t thread, uint32_t raw);
-  void FreeId(uint32_t thread, uint32_t arena,
-              absl::flat_hash_map<uint64_t, uint32_t>::iterator it);
+  void EmitFree(uint32_t thread, uint32_t arena, uint32_t id);
 
   int fd_;
   std::string path_;
@@ -88,7 +98,9 @@ class TraceWriter {
   absl::Status status_;
 
   // Pending chunk.
-  std::string ops_;
+  static constexpr size_t kMaxVarintBytes = 10;
+  std::string ops_;      // a buffer; the chunk's ops are its first ops_len_ bytes
+  size_t ops_len_ = 0;
   uint64_t ops_in_chunk_ = 0;
   uint64_t chunk_first_event_ = 0;
   uint32_t events_in_chunk_ = 0;
@@ -100,7 +112,7 @@ class TraceWriter {
   uint32_t cur_thread_ = 0;
   uint32_t cur_arena_ = 0;
   uint64_t last_timestamp_ = 0;
-  absl::flat_hash_map<uint64_t, uint32_t> live_;  // address -> object id
+  AddressMap live_;  // address -> object id
   std::vector<uint32_t> free_ids_;
   uint32_t next_id_ = 0;
   absl::flat_hash_map<Shape, uint32_t> shapes_;

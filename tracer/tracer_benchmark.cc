@@ -112,16 +112,19 @@ void BM_EncodeOnly(benchmark::State& state) {
     state.SkipWithError("cannot create");
     return;
   }
-  std::vector<uint64_t> live(4096);
+  // 4096 live blocks among 8192 addresses: a free, then an allocation at a
+  // random free address, as an allocator reusing its memory would.
+  std::vector<uint64_t> live(4096), spare(4096);
   for (size_t i = 0; i < live.size(); ++i) live[i] = 0x100000 + i * 64;
+  for (size_t i = 0; i < spare.size(); ++i) spare[i] = 0x100000 + (live.size() + i) * 64;
   for (uint64_t a : live) (*writer)->Alloc(0, 1, a, Shape{48, 1, 8});
   uint32_t x = 1;
-  uint64_t next = 0x10000000;
   for (auto _ : state) {
     x = x * 1664525u + 1013904223u;
-    const size_t k = x % live.size();
+    const size_t k = (x >> 8) % live.size();
+    const size_t j = (x >> 20) % spare.size();
     (*writer)->Free(0, 1, live[k]);
-    live[k] = next += 64;
+    std::swap(live[k], spare[j]);
     (*writer)->Alloc(0, 1, live[k], Shape{48, 1, 8});
   }
   (void)(*writer)->Finish();
