@@ -10,7 +10,7 @@
 //
 // What is recorded:
 // - Sizes: elem_size 1, count = bytes; calloc(n, size) records elem_size =
-//   size, count = n; sized delete is a FREE (the size is already in the ALLOC).
+//   size, count = n, with the shape's zeroed flag; sized delete is a FREE (the size is already in the ALLOC).
 // - Alignment: what the caller is guaranteed or asked for. malloc, calloc,
 //   realloc and plain operator new guarantee alignof(max_align_t) = 16 on
 //   x86-64 (__STDCPP_DEFAULT_NEW_ALIGNMENT__), so they record 16;
@@ -513,10 +513,11 @@ void* calloc(size_t n, size_t size) {
   if (!Enter()) return __libc_calloc(n, size);
   void* p = __libc_calloc(n, size);
   if (p != nullptr) {
+    // Recorded as zeroed, so malloc-family replays call calloc too.
     if (size <= UINT32_MAX) {
-      g_recorder->RecordAlloc(p, 0, static_cast<uint32_t>(size), n, kMallocAlignLog2);
+      g_recorder->RecordCalloc(p, 0, static_cast<uint32_t>(size), n, kMallocAlignLog2);
     } else {
-      RecordBytes(p, n * size, kMallocAlignLog2);  // no overflow: calloc succeeded
+      g_recorder->RecordCalloc(p, 0, 1, n * size, kMallocAlignLog2);  // calloc succeeded: no overflow
     }
   }
   Leave();
