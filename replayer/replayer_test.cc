@@ -38,6 +38,7 @@ Output RunReplayer(const std::string& args) {
 }
 
 #if defined(__SANITIZE_ADDRESS__)
+// Few policies, and no preloaded mallocs: they cannot load beside ASan.
 constexpr const char* kPolicies = "malloc,slab,bump,pool/boundary/exp/st/stack/free";
 #else
 constexpr const char* kPolicies = "*";
@@ -50,7 +51,9 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
       "simple_map",         "fixed_priority_queue", "remove_if",       "random",
       "shared_ptr_new",     "make_shared",          "allocate_shared", "single",
       "bulk",               "bulk_reversed",        "butterfly",       "records_by_value",
-      "records_shared_new", "records_make_shared",  "list_churn",      "unordered_map"};
+      "records_shared_new", "records_make_shared",  "list_churn",      "unordered_map",
+      // Real programs, captured whole: calloc, realloc, arena 0.
+      "capture_sort",       "capture_python"};
   for (const char* t : traces) {
     const std::string policies = kPolicies;
     const Output o = RunReplayer(absl::StrCat("--repeat=1 --rss_samples=100 --format=csv --policies='",
