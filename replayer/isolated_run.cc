@@ -86,9 +86,9 @@ absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd) {
 
 }  // namespace
 
-absl::StatusOr<RunResult> RunInPreloadedChild(std::vector<std::string> argv,
-                                              const std::string& preload,
-                                              const std::string& result_flag) {
+absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
+                                          const std::string& preload,
+                                          const std::string& result_flag) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   argv.push_back(absl::StrCat(result_flag, fds[1]));
@@ -99,6 +99,7 @@ absl::StatusOr<RunResult> RunInPreloadedChild(std::vector<std::string> argv,
   const std::string ld_preload =
       old != nullptr && *old != '\0' ? absl::StrCat(preload, ":", old) : preload;
   std::fflush(nullptr);
+  ReleaseFreeMallocMemory();  // fork copies less
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -107,7 +108,7 @@ absl::StatusOr<RunResult> RunInPreloadedChild(std::vector<std::string> argv,
   }
   if (pid == 0) {
     close(fds[0]);
-    setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+    if (!preload.empty()) setenv("LD_PRELOAD", ld_preload.c_str(), 1);
     execv(args[0], args.data());
     _exit(127);
   }
@@ -117,28 +118,6 @@ absl::StatusOr<RunResult> RunInPreloadedChild(std::vector<std::string> argv,
     return absl::NotFoundError(absl::StrCat("cannot start ", argv[0]));
   }
   return r;
-}
-
-absl::StatusOr<RunResult> RunInChild(const std::function<RunResult()>& run) {
-  int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  std::fflush(nullptr);
-  // Free heap memory the parent still holds resident would be inherited and
-  // reused for free by allocators built on malloc: give it back first.
-  ReleaseFreeMallocMemory();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    // _exit: no atexit handlers, no static destructors: the parent owns those.
-    _exit(WriteRunResult(fds[1], run()) ? 0 : 3);
-  }
-  close(fds[1]);
-  return CollectChild(pid, fds[0]);
 }
 
 }  // namespace alloctrace

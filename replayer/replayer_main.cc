@@ -178,8 +178,9 @@ int Main(int argc, char** argv) {
     absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
     if (!p.ok()) return Fail(1, std::string(p.status().message()));
     RunResult r;
+    const std::string& preload = it->second.info.preload;
     const std::string provider = MallocProvider();
-    if (provider.find(it->second.info.preload) == std::string::npos) {
+    if (!preload.empty() && provider.find(preload) == std::string::npos) {
       r.error = absl::StrCat("LD_PRELOAD of ", it->second.info.preload,
                              " did not take effect (malloc is from ", provider, ")");
     } else {
@@ -204,7 +205,12 @@ int Main(int argc, char** argv) {
     programs.push_back(*std::move(p));
   }
 
-  // The replayer itself, re-executed for runs under a preloaded malloc.
+  // Every run is the replayer re-executed: a fresh process whose heap holds
+  // nothing of the parent's (a forked child would inherit the parent's free
+  // but resident heap memory, and malloc-based allocators would reuse it
+  // without it ever showing in their RSS), mapping the decoded program from a
+  // memfd so it decodes and allocates nothing itself. Preloaded mallocs need
+  // the exec anyway.
   char self[4096];
   const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
   const std::string self_path = self_len > 0 ? std::string(self, self_len) : argv[0];
@@ -213,7 +219,10 @@ int Main(int argc, char** argv) {
   for (size_t t = 0; t < programs.size(); ++t) {
     const ReplayProgram& program = programs[t];
     const ReplayView view = ViewOf(program);
-    int shared_fd = -1;  // made on first need, for runs under a preloaded malloc
+    const int shared_fd = ShareReplayView(view);
+    if (shared_fd < 0) {
+      return Fail(1, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
+    }
     std::vector<PolicyRuns> runs;
     for (const std::string& name : *selected) {
       const Policy& policy = policies.at(name);
@@ -230,21 +239,12 @@ int Main(int argc, char** argv) {
                        pr.name.c_str());
         }
         const Policy& policy = policies.at(pr.name);
-        absl::StatusOr<RunResult> r;
-        if (policy.info.preload.empty()) {
-          r = RunInChild([&] { return policy.run(view, run_options); });
-        } else {
-          if (shared_fd < 0) shared_fd = ShareReplayView(view);
-          if (shared_fd < 0) {
-            pr.error = absl::StrCat("cannot share the replay program: ", std::strerror(errno));
-            continue;
-          }
-          r = RunInPreloadedChild(
-              {self_path, "--quiet", "--internal_run_policy=" + pr.name,
-               absl::StrCat("--internal_program_fd=", shared_fd), "--touch=" + touch,
-               absl::StrCat("--rss_samples=", samples)},
-              FindLibrary(policy.info.preload), "--internal_result_fd=");
-        }
+        const absl::StatusOr<RunResult> r = RunInFreshChild(
+            {self_path, "--quiet", "--internal_run_policy=" + pr.name,
+             absl::StrCat("--internal_program_fd=", shared_fd), "--touch=" + touch,
+             absl::StrCat("--rss_samples=", samples)},
+            policy.info.preload.empty() ? "" : FindLibrary(policy.info.preload),
+            "--internal_result_fd=");
         if (!r.ok()) {
           pr.error = std::string(r.status().message());
         } else {
@@ -253,7 +253,7 @@ int Main(int argc, char** argv) {
       }
     }
     if (!quiet) std::fprintf(stderr, "\r\033[K");
-    if (shared_fd >= 0) close(shared_fd);
+    close(shared_fd);
     reports.push_back(Summarize(program, runs));
   }
 
