@@ -14,7 +14,8 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # replay baselines
-  python3                # tests capture a real program (issue: capture)
+  python3                # tests capture real programs (sort, python3)
+  bc                     # tracer/capture/measure_overhead.sh
 )
 
 missing=()
