@@ -89,30 +89,12 @@ class Recorder {
   // The hot path. elem_size * count is the allocation's size in bytes.
   void RecordAlloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
                    uint8_t align_log2) {
-    RawEvent* e = BeginEvent();
-    if (e == nullptr) return;
-    e->kind = RawKind::kAlloc;
-    e->ptr = reinterpret_cast<uintptr_t>(p);
-    e->arena = arena;
-    e->elem_size = elem_size;
-    e->count = count;
-    e->align_log2 = align_log2;
-    e->zeroed = false;
-    EndEvent();
+    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/false);
   }
   // calloc(count, elem_size): an allocation of zeroed memory.
   void RecordCalloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
                     uint8_t align_log2) {
-    RawEvent* e = BeginEvent();
-    if (e == nullptr) return;
-    e->kind = RawKind::kAlloc;
-    e->ptr = reinterpret_cast<uintptr_t>(p);
-    e->arena = arena;
-    e->elem_size = elem_size;
-    e->count = count;
-    e->align_log2 = align_log2;
-    e->zeroed = true;
-    EndEvent();
+    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true);
   }
   void RecordFree(const void* p, uint32_t arena) {
     RawEvent* e = BeginEvent();
@@ -153,6 +135,20 @@ class Recorder {
 
  private:
   Recorder() = default;
+
+  void RecordAllocation(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
+                        uint8_t align_log2, bool zeroed) {
+    RawEvent* e = BeginEvent();
+    if (e == nullptr) return;
+    e->kind = RawKind::kAlloc;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
+    e->elem_size = elem_size;
+    e->count = count;
+    e->align_log2 = align_log2;
+    e->zeroed = zeroed;
+    EndEvent();
+  }
 
   // Returns the slot for the next event of this thread, or nullptr if not
   // recording. Must be followed by EndEvent() when non-null.
