@@ -234,7 +234,6 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     }
   }
   p.object_limit = reader.object_id_limit();
-  p.arena_limit = reader.arena_id_limit();
   p.threads = std::count(threads.begin(), threads.end(), true);
   p.live_at_end = live_objects;
   if (!reader.has_footer()) p.cut_short = reader.cut_short();

@@ -33,7 +33,7 @@ struct ReplayOp {
   uint8_t align_log2;
   uint16_t aux;        // unused unless bytes == kBigSize or kind == kRealloc
 };
-static_assert(sizeof(ReplayOp) == 12 || sizeof(ReplayOp) == 16, "keep ops compact");
+static_assert(sizeof(ReplayOp) == 16, "keep ops compact");
 
 inline constexpr uint32_t kBigSize = ~uint32_t{0};
 
@@ -51,7 +51,6 @@ struct ReplayProgram {
   std::vector<uint64_t> big_sizes;    // sizes >= 4 GiB - 1, in op order
   std::vector<ReallocInfo> reallocs;  // in op order
   uint32_t object_limit = 0;          // pointer table size
-  uint32_t arena_limit = 0;           // highest arena id + 1
   uint64_t allocs = 0, frees = 0, reallocs_count = 0, arena_events = 0;
   uint64_t threads = 0;
   // The ideal: the most bytes ever live at once, as requested.

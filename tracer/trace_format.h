@@ -71,11 +71,6 @@ inline void AppendVarint(uint64_t v, std::string* out) {
   }
   out->push_back(static_cast<char>(v));
 }
-inline size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) { v >>= 7; ++n; }
-  return n;
-}
 
 // Appends `packet` framed as one field-1 record of message Trace.
 void AppendFramedPacket(const proto::Packet& packet, std::string* out);

@@ -68,7 +68,6 @@ class TraceReader {
   uint64_t file_size() const { return file_size_; }
   // Highest object id used so far, plus one: the size a replay table needs.
   uint32_t object_id_limit() const { return static_cast<uint32_t>(live_.size()); }
-  uint32_t arena_id_limit() const { return static_cast<uint32_t>(live_arenas_.size()); }
 
  private:
   TraceReader(std::FILE* file, std::string path, uint64_t file_size);
