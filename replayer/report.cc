@@ -107,13 +107,14 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
     s.family = pr.family;
     s.error = pr.error;
     s.skipped = pr.skipped;
-    std::vector<double> ns, teardown, peak, final_rss, minflt, majflt;
+    std::vector<double> ns, total, teardown, peak, final_rss, minflt, majflt;
     for (const RunResult& r : pr.runs) {
       if (!r.error.empty()) {
         s.error = r.error;
         continue;
       }
       ns.push_back(r.ops ? r.seconds * 1e9 / r.ops : 0);
+      total.push_back(r.seconds * 1e3);
       teardown.push_back(r.teardown_seconds * 1e3);
       peak.push_back(static_cast<double>(r.peak_rss));
       final_rss.push_back(static_cast<double>(r.final_rss));
@@ -123,6 +124,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
     s.runs = static_cast<int>(ns.size());
     if (!ns.empty()) {
       s.ns_per_op = Median(ns);
+      s.total_ms = Median(total);
       s.ns_per_op_min = *std::min_element(ns.begin(), ns.end());
       const double hi = *std::max_element(ns.begin(), ns.end());
       s.spread_pct = s.ns_per_op > 0 ? 100.0 * (hi - s.ns_per_op_min) / s.ns_per_op : 0;
@@ -246,21 +248,21 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
   for (const TraceReport& t : reports) {
     absl::StrAppend(&o, "### ", t.trace_path, "\n\n", TraceTitle(t), "\n");
     absl::StrAppend(&o,
-                    "| policy | family | ns/op | min ns/op | spread % | x malloc | peak RSS | "
-                    "x ideal | final RSS | minor faults | major faults | teardown ms | "
+                    "| policy | family | total ms | ns/op | min ns/op | spread % | x malloc | "
+                    "peak RSS | x ideal | final RSS | minor faults | major faults | teardown ms | "
                     "RSS course |\n");
-    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     const Best best = FindBest(t);
     for (const PolicySummary& p : t.policies) {
       if (!HasFigures(p)) {
         absl::StrAppend(&o, "| ", p.name, " | ", p.family, " | ",
                         p.skipped.empty() ? "failed: " + p.error : "skipped: " + p.skipped,
-                        " | | | | | | | | | | |\n");
+                        " | | | | | | | | | | | |\n");
         continue;
       }
       auto b = [](bool is_best, const std::string& s) { return is_best ? "**" + s + "**" : s; };
       absl::StrAppend(
-          &o, "| ", p.name, " | ", p.family, " | ",
+          &o, "| ", p.name, " | ", p.family, " | ", absl::StrFormat("%.3f", p.total_ms), " | ",
           b(p.ns_per_op == best.ns && p.name != "bump", absl::StrFormat("%.2f", p.ns_per_op)),
           " | ", absl::StrFormat("%.2f", p.ns_per_op_min), " | ",
           absl::StrFormat("%.0f", p.spread_pct), " | ", absl::StrFormat("%.2f", p.vs_malloc),
@@ -283,7 +285,7 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
 
 std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportContext& ctx) {
   std::string o =
-      "trace,workload,policy,family,status,runs,ns_per_op_median,ns_per_op_min,spread_pct,"
+      "trace,workload,policy,family,status,runs,total_ms_median,ns_per_op_median,ns_per_op_min,spread_pct,"
       "vs_malloc,peak_rss_bytes,ideal_bytes,overhead,final_rss_bytes,minor_faults,major_faults,"
       "teardown_ms,ops,machine,date,touch\n";
   for (const TraceReport& t : reports) {
@@ -292,6 +294,7 @@ std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportConte
           HasFigures(p) ? "ok" : (p.skipped.empty() ? "failed: " + p.error : "skipped: " + p.skipped);
       absl::StrAppend(&o, CsvField(t.trace_path), ",", CsvField(t.workload), ",",
                       CsvField(p.name), ",", p.family, ",", CsvField(status), ",", p.runs, ",",
+                      absl::StrFormat("%.4f,", p.total_ms),
                       absl::StrFormat("%.3f,%.3f,%.1f,%.3f,%.0f,%d,%.3f,%.0f,%.0f,%.0f,%.3f",
                                       p.ns_per_op, p.ns_per_op_min, p.spread_pct, p.vs_malloc,
                                       p.peak_rss, t.peak_live_bytes, p.overhead, p.final_rss,
@@ -325,6 +328,7 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
           "        {\"policy\": ", JsonString(p.name), ", \"family\": ", JsonString(p.family),
           ", \"ok\": ", HasFigures(p) ? "true" : "false", ", \"error\": ", JsonString(p.error),
           ", \"skipped\": ", JsonString(p.skipped), ", \"runs\": ", p.runs,
+          absl::StrFormat(", \"total_ms\": %.4f", p.total_ms),
           absl::StrFormat(", \"ns_per_op\": %.4f, \"ns_per_op_min\": %.4f, \"spread_pct\": %.2f"
                           ", \"vs_malloc\": %.4f, \"peak_rss_bytes\": %.0f, \"overhead\": %.4f"
                           ", \"final_rss_bytes\": %.0f, \"minor_faults\": %.0f"

@@ -24,6 +24,7 @@ struct PolicyRuns {
 struct PolicySummary {
   std::string name, family, error, skipped;
   int runs = 0;
+  double total_ms = 0;       // median time of the timed loop
   double ns_per_op = 0;      // median
   double ns_per_op_min = 0;
   double spread_pct = 0;     // (max - min) / median
