@@ -127,6 +127,7 @@ int Main(int argc, char** argv) {
       "replays allocation traces through every pool policy and baseline allocator.\n"
       "usage: replayer [flags] TRACE [TRACE...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace");
+  AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
   std::map<std::string, Policy> policies;

@@ -83,6 +83,17 @@ TEST(ReplayerTest, TableHasTheFiguresAndFitsEightyColumns) {
   }
 }
 
+TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
+  const Output o = RunReplayer("--list-policies");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* name : {"malloc", "slab", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
+    EXPECT_NE(o.out.find(name), std::string::npos) << name;
+  }
+  const Output dashed =
+      RunReplayer("--repeat=1 --rss-samples=100 --policies=slab --format=csv traces/single.trace");
+  EXPECT_EQ(dashed.exit_code, 0) << dashed.err;
+}
+
 TEST(ReplayerTest, JsonCarriesEveryRunFigure) {
   const Output o = RunReplayer("--repeat=1 --policies=slab --format=json traces/bulk.trace");
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -16,6 +16,21 @@ inline std::string ResolveUserPath(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// Lets flags be written with dashes as well as underscores
+// (--list-policies as --list_policies): rewrites, in place, the dashes in
+// the name part of every "--flag" or "--flag=value" argument before a bare
+// "--". Abseil's parser knows only the underscore spelling.
+inline void AcceptDashedFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    char* a = argv[i];
+    if (a[0] != '-' || a[1] != '-') continue;
+    if (a[2] == '\0') break;  // "--": what follows is not ours
+    for (char* c = a + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
+}
+
 }  // namespace alloctrace
 
 #endif  // ALLOCTRACE_TRACER_CLI_UTIL_H_
