@@ -246,7 +246,9 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
 std::string FormatMarkdown(const std::vector<TraceReport>& reports, const ReportContext& ctx) {
   std::string o;
   for (const TraceReport& t : reports) {
-    absl::StrAppend(&o, "### ", t.trace_path, "\n\n", TraceTitle(t), "\n");
+    // The heading names the trace; the title's first line would repeat it.
+    const std::string title = TraceTitle(t);
+    absl::StrAppend(&o, "### ", t.trace_path, "\n\n", title.substr(title.find('\n') + 1), "\n");
     absl::StrAppend(&o,
                     "| policy | family | total ms | ns/op | min ns/op | spread % | x malloc | "
                     "peak RSS | x ideal | final RSS | minor faults | major faults | teardown ms | "
