@@ -111,6 +111,20 @@ void* ReallocateByCopy(A& allocator, void* p, size_t old_bytes,
   return block;
 }
 
+// The concept members most allocators share, as a base to derive from
+// (class A : public ReplayAllocatorDefaults<A>): realloc by allocate, copy
+// and free, and no use for arena events. A class that does either
+// differently declares its own member, which hides the default.
+template <typename Derived>
+class ReplayAllocatorDefaults {
+ public:
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
+    return ReallocateByCopy(static_cast<Derived&>(*this), p, old_bytes, new_bytes, align, arena);
+  }
+  void ArenaCreated(uint32_t /*arena*/) {}
+  void ArenaDestroyed(uint32_t /*arena*/) {}
+};
+
 namespace allocators_internal {
 
 // Enforces "one live instance per type" for allocators over process-wide

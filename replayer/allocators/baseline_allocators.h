@@ -33,7 +33,7 @@
 namespace alloctrace::allocators {
 
 // Thread-safety: thread-safe. Failure: nullptr from malloc.
-class MallocAllocator {
+class MallocAllocator : public ReplayAllocatorDefaults<MallocAllocator> {
  public:
   static constexpr bool kThreadSafe = true;
   static constexpr bool kReusesFreedBlocks = true;
@@ -67,8 +67,6 @@ class MallocAllocator {
     }
     return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
   }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   static void* AlignedAllocate(size_t bytes, size_t align);
@@ -101,7 +99,7 @@ class PreloadedMallocAllocator : public MallocAllocator {
   }
 };
 
-class NewAllocator {
+class NewAllocator : public ReplayAllocatorDefaults<NewAllocator> {
  public:
   static constexpr bool kThreadSafe = true;
   static constexpr bool kReusesFreedBlocks = true;
@@ -125,19 +123,13 @@ class NewAllocator {
       ::operator delete(p, bytes, std::align_val_t{align});
     }
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 };
 
 // Sizes are rounded up to a multiple of the alignment, as sizeof(T) always
 // is: libstdc++ picks the pool by max(bytes, align), so a 24-byte request
 // aligned to 16 would get a block of the 24-byte pool, aligned to 8 only.
 // Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
-class PmrUnsyncPoolAllocator {
+class PmrUnsyncPoolAllocator : public ReplayAllocatorDefaults<PmrUnsyncPoolAllocator> {
  public:
   static constexpr bool kThreadSafe = false;
   static constexpr bool kReusesFreedBlocks = true;
@@ -154,12 +146,6 @@ class PmrUnsyncPoolAllocator {
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     resource_.deallocate(p, RoundUp(bytes, align), align);
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   static size_t RoundUp(size_t bytes, size_t align) {
@@ -171,7 +157,7 @@ class PmrUnsyncPoolAllocator {
 };
 
 // Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
-class PmrMonotonicAllocator {
+class PmrMonotonicAllocator : public ReplayAllocatorDefaults<PmrMonotonicAllocator> {
  public:
   static constexpr bool kThreadSafe = false;
   static constexpr bool kReusesFreedBlocks = false;
@@ -188,12 +174,6 @@ class PmrMonotonicAllocator {
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     resource_.deallocate(p, bytes == 0 ? 1 : bytes, align);  // A no-op.
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   std::pmr::monotonic_buffer_resource resource_{
@@ -203,7 +183,7 @@ class PmrMonotonicAllocator {
 // Hands out consecutive addresses from mmapped slabs (1 MiB, doubling to
 // 64 MiB; a bigger request gets a slab of its own) and frees nothing before
 // destruction. Thread-safety: none. Failure: nullptr when mmap fails.
-class BumpAllocator {
+class BumpAllocator : public ReplayAllocatorDefaults<BumpAllocator> {
  public:
   static constexpr bool kThreadSafe = false;
   static constexpr bool kReusesFreedBlocks = false;
@@ -233,12 +213,6 @@ class BumpAllocator {
   }
   void Deallocate(void* /*p*/, size_t /*bytes*/, size_t /*align*/,
                   uint32_t /*arena*/) {}
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   struct Slab {

@@ -47,7 +47,8 @@ namespace alloctrace::allocators {
 // kOrdered: pool_allocator's ordered_malloc/ordered_free; otherwise
 // fast_pool_allocator's malloc/free.
 template <typename Tag, typename Mutex, bool kOrdered>
-class BoostSingletonPoolAllocator {
+class BoostSingletonPoolAllocator
+    : public ReplayAllocatorDefaults<BoostSingletonPoolAllocator<Tag, Mutex, kOrdered>> {
  public:
   static constexpr bool kThreadSafe =
       !std::is_same_v<Mutex, boost::details::pool::null_mutex>;
@@ -85,12 +86,6 @@ class BoostSingletonPoolAllocator {
     }
     std::free(p);
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   // Class i holds blocks of (i + 1) * 8 bytes.

@@ -100,7 +100,9 @@ inline const char* Describe(pool::HoldingSingleton) { return "one shared pool"; 
 
 template <typename Storage, typename Growth, typename Threading,
           typename Holding, bool kDelete>
-class ArticlePoolAllocator {
+class ArticlePoolAllocator
+    : public ReplayAllocatorDefaults<
+          ArticlePoolAllocator<Storage, Growth, Threading, Holding, kDelete>> {
  public:
   using PoolType = pool::Pool<Storage, Growth, Threading, kDelete>;
   static constexpr bool kThreadSafe = Threading::kThreadSafe;
@@ -123,10 +125,6 @@ class ArticlePoolAllocator {
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
     pools_.For(arena).Deallocate(p, bytes, align);
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
   void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
   void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
 
@@ -138,7 +136,7 @@ class ArticlePoolAllocator {
 };
 
 // alloctrace's own policy (replayer/pool/slab_pool.h), one pool per run.
-class SlabPoolAllocator {
+class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
  public:
   using PoolType = pool::SlabPool<pool::SingleThreaded>;
   static constexpr bool kThreadSafe = false;
@@ -157,12 +155,6 @@ class SlabPoolAllocator {
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     pool_.Deallocate(p, bytes, align);
   }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
-    return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
-  }
-  void ArenaCreated(uint32_t /*arena*/) {}
-  void ArenaDestroyed(uint32_t /*arena*/) {}
 
  private:
   PoolType pool_;
