@@ -3,8 +3,8 @@
 // working set and page faults per policy.
 //
 //   bazel run //replayer -- traces/simple_map.trace
-//   bazel run //replayer -- --policies='slab,malloc,pool:*' --repeat=9 --format=csv \
-//       --out=results.csv traces/*.trace
+//   bazel run //replayer -- --policies='slab,malloc,pool/*' --repeat=9
+//       --format=csv --out=results.csv traces/*.trace
 #include <dlfcn.h>
 #include <unistd.h>
 
