@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "tracer/trace_reader.h"
+#include "format/trace_reader.h"
 
 namespace alloctrace {
 namespace {

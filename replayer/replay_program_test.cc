@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tracer/trace_stats.h"
-#include "tracer/trace_writer.h"
+#include "format/trace_stats.h"
+#include "format/trace_writer.h"
 
 namespace alloctrace {
 namespace {

@@ -29,7 +29,7 @@
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
-#include "tracer/cli_util.h"
+#include "base/cli_util.h"
 
 ABSL_FLAG(std::string, policies, "*",
           "comma-separated policy names or globs (* and ?) to run; see --list-policies");

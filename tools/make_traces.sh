@@ -3,13 +3,13 @@
 # default size with seed 1, and prints a table of what each holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bazel build //tracer:record //tracer:inspect >/dev/null 2>&1
+bazel build //tracer:record //format:inspect >/dev/null 2>&1
 workloads=$(bazel run //tracer:record -- --list 2>/dev/null | grep -E '^[a-z_]+$')
 printf '| trace | events | bytes | bytes/event | peak live bytes | peak live objects | arenas |\n'
 printf '|---|---:|---:|---:|---:|---:|---:|\n'
 for w in $workloads; do
   bazel run //tracer:record -- --workload="$w" --seed=1 --out="traces/$w.trace" >/dev/null 2>&1
-  bazel run //tracer:inspect -- --json "traces/$w.trace" 2>/dev/null | python3 -c '
+  bazel run //format:inspect -- --json "traces/$w.trace" 2>/dev/null | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 print("| `%s.trace` | %d | %d | %.2f | %d | %d | %d |" % (s["workload"], s["events"],

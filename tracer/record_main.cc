@@ -24,7 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tracer/cli_util.h"
+#include "base/cli_util.h"
 #include "tracer/recorder.h"
 #include "tracer/workloads/workloads.h"
 

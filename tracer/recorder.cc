@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tracer/trace_writer.h"
+#include "format/trace_writer.h"
 
 namespace alloctrace {
 namespace recorder_internal {

@@ -6,7 +6,7 @@
 // store. No lock, no atomic read-modify-write, no allocation, while only one
 // thread has ever recorded. A writer thread drains the rings, turns addresses
 // into dense object ids, interns allocation shapes, encodes columnar chunks
-// (tracer/trace_writer.h) and writes each chunk to the file as it is full.
+// (format/trace_writer.h) and writes each chunk to the file as it is full.
 //
 // Global order across threads. Once a second thread records, every event
 // takes a number from one global counter (an atomic fetch_add), and the writer

@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tracer/trace_allocator.h"
-#include "tracer/trace_reader.h"
-#include "tracer/trace_stats.h"
+#include "format/trace_reader.h"
+#include "format/trace_stats.h"
 
 namespace alloctrace {
 namespace {

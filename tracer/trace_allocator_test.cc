@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "tracer/recorder.h"
-#include "tracer/trace_reader.h"
+#include "format/trace_reader.h"
 
 namespace alloctrace {
 namespace {

@@ -25,8 +25,8 @@
 #include "benchmark/benchmark.h"
 #include "tracer/recorder.h"
 #include "tracer/trace_allocator.h"
-#include "tracer/trace_reader.h"
-#include "tracer/trace_writer.h"
+#include "format/trace_reader.h"
+#include "format/trace_writer.h"
 #include "tracer/workloads/workloads.h"
 
 namespace alloctrace {

@@ -58,7 +58,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "replayer/pool/pool_check.h"
+#include "base/check.h"
 
 namespace alloctrace::allocators {
 
@@ -133,7 +133,7 @@ template <typename Owner>
 class SingleInstanceGuard {
  public:
   SingleInstanceGuard() {
-    ALLOCTRACE_POOL_CHECK(live_ == 0,
+    ALLOCTRACE_CHECK(live_ == 0,
                           "a second instance of an allocator over process-wide "
                           "state; destroy the first one before");
     ++live_;

@@ -9,8 +9,8 @@
 #include "replayer/allocators/baseline_allocators.h"
 #include "replayer/allocators/boost_allocators.h"
 #include "replayer/allocators/pool_allocators.h"
-#include "replayer/pool/policies.h"
-#include "replayer/pool/storage_policies.h"
+#include "pool/policies.h"
+#include "pool/storage_policies.h"
 
 namespace alloctrace::allocators {
 

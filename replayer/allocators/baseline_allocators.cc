@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "replayer/pool/page_map.h"
+#include "pool/page_map.h"
 
 namespace alloctrace::allocators {
 

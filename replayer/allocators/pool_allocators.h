@@ -1,6 +1,6 @@
 // The pool policies as replay allocators (allocator_concept.h): the 48
 // article combinations (ArticlePoolAllocator) and alloctrace's own "slab"
-// (SlabPoolAllocator). Both call the library in //replayer/pool directly, as a
+// (SlabPoolAllocator). Both call the library in //pool directly, as a
 // user's PoolAllocator<T, ...> would.
 //
 // Holding: a Stack-holding article allocator keeps one pool per arena in a
@@ -27,11 +27,11 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "replayer/allocators/allocator_concept.h"
-#include "replayer/pool/policies.h"
-#include "replayer/pool/policy_name.h"
-#include "replayer/pool/pool.h"
-#include "replayer/pool/slab_pool.h"
-#include "replayer/pool/storage_policies.h"
+#include "pool/policies.h"
+#include "pool/policy_name.h"
+#include "pool/pool.h"
+#include "pool/slab_pool.h"
+#include "pool/storage_policies.h"
 
 namespace alloctrace::allocators {
 namespace allocators_internal {
@@ -135,7 +135,7 @@ class ArticlePoolAllocator
       pools_;
 };
 
-// alloctrace's own policy (replayer/pool/slab_pool.h), one pool per run.
+// alloctrace's own policy (pool/slab_pool.h), one pool per run.
 class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
  public:
   using PoolType = pool::SlabPool<pool::SingleThreaded>;

@@ -14,7 +14,7 @@
 //              boost_fast_pool_nolock, pmr_unsync_pool, pmr_monotonic, bump
 //   ours       slab
 //   article    pool/<storage>/<growth>/<threading>/<holding>/<delete>, 48 of
-//              them (replayer/pool/policy_name.h), e.g.
+//              them (pool/policy_name.h), e.g.
 //              pool/boundary/exp/st/stack/free
 //
 // Thread-safety: all functions are thread-safe (no mutable state).

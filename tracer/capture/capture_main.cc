@@ -36,8 +36,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "tracer/cli_util.h"
-#include "tracer/trace_stats.h"
+#include "base/cli_util.h"
+#include "format/trace_stats.h"
 
 extern char** environ;
 

@@ -25,9 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "tracer/trace_format.h"
-#include "tracer/trace_reader.h"
-#include "tracer/trace_stats.h"
+#include "format/trace_format.h"
+#include "format/trace_reader.h"
+#include "format/trace_stats.h"
 
 extern char** environ;
 

@@ -1,0 +1,83 @@
+// The trace file's framing and vocabulary, shared by writer and reader.
+// The schema and its encoding rules are documented in proto/trace.proto.
+#ifndef ALLOCTRACE_FORMAT_TRACE_FORMAT_H_
+#define ALLOCTRACE_FORMAT_TRACE_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "proto/trace.pb.h"
+
+namespace alloctrace {
+
+// The newest format this code writes and reads. Bump it, and keep reading
+// the older ones, whenever the meaning of existing bytes changes.
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr char kTraceMagic[] = "alloctrace";
+
+// Every packet of a file is field 1 (length-delimited) of message Trace.
+inline constexpr uint8_t kPacketTag = 0x0A;
+// Packets larger than this are refused as corrupt (writers stay far below).
+inline constexpr uint64_t kMaxPacketBytes = uint64_t{256} << 20;
+
+inline constexpr int kOpKindBits = 3;
+inline constexpr uint64_t kOpKindMask = (1u << kOpKindBits) - 1;
+
+enum class OpKind : uint8_t {
+  kAlloc = proto::OP_ALLOC,
+  kFree = proto::OP_FREE,
+  kArenaCreate = proto::OP_ARENA_CREATE,
+  kArenaDestroy = proto::OP_ARENA_DESTROY,
+  kSetArena = proto::OP_SET_ARENA,
+  kSetThread = proto::OP_SET_THREAD,
+  kRealloc = proto::OP_REALLOC,
+  kTimestamp = proto::OP_TIMESTAMP,
+};
+
+const char* OpKindName(OpKind kind);
+
+// An allocation's shape: what was asked for, not what an allocator rounded to.
+struct Shape {
+  uint64_t elem_size = 0;
+  uint64_t count = 0;
+  uint64_t align = 1;
+  bool zeroed = false;  // calloc: the caller asked for zeroed memory
+  uint64_t bytes() const { return elem_size * count; }
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.elem_size == b.elem_size && a.count == b.count && a.align == b.align &&
+           a.zeroed == b.zeroed;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const Shape& s) {
+    return H::combine(std::move(h), s.elem_size, s.count, s.align, s.zeroed);
+  }
+};
+
+// Bits of Chunk.shape_flags.
+inline constexpr uint64_t kShapeZeroed = 1;
+
+inline uint64_t ZigZagEncode(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t ZigZagDecode(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Appends the base-128 varint encoding of v.
+inline void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// Appends `packet` framed as one field-1 record of message Trace.
+void AppendFramedPacket(const proto::Packet& packet, std::string* out);
+
+// Fills in what every header carries: magic, version, platform, pointer size.
+void FillStandardHeader(proto::Header* header);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_FORMAT_TRACE_FORMAT_H_

@@ -1,0 +1,240 @@
+#include "format/trace_stats.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "format/trace_reader.h"
+
+namespace alloctrace {
+namespace {
+
+uint64_t Bucket(uint64_t bytes) {
+  if (bytes == 0) return 0;
+  uint64_t b = 1;
+  while (b <= bytes / 2) b <<= 1;
+  return b;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string HumanBytes(uint64_t b) {
+  if (b < 10 * 1024) return absl::StrCat(b, " B");
+  if (b < 10 * 1024 * 1024) return absl::StrFormat("%.1f KiB", b / 1024.0);
+  return absl::StrFormat("%.1f MiB", b / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
+  if (!opened.ok()) return opened.status();
+  TraceReader& reader = **opened;
+  TraceStats st;
+  st.header = reader.header();
+  st.file_bytes = reader.file_size();
+  std::vector<uint64_t> object_bytes;  // by object id
+  std::vector<uint32_t> object_arena;
+  uint64_t live_objects = 0, live_bytes = 0;
+  std::vector<bool> threads;
+  std::vector<Event> events;
+  while (true) {
+    absl::StatusOr<bool> more = reader.NextChunk(&events);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const std::vector<Shape>& shapes = reader.shapes();
+    if (object_bytes.size() < reader.object_id_limit()) {
+      object_bytes.resize(reader.object_id_limit());
+      object_arena.resize(reader.object_id_limit());
+    }
+    for (const Event& e : events) {
+      if (e.thread >= threads.size()) threads.resize(e.thread + 1);
+      threads[e.thread] = true;
+      switch (e.kind) {
+        case OpKind::kAlloc:
+        case OpKind::kRealloc: {
+          ArenaStats& a = st.arenas[e.arena];
+          if (e.kind == OpKind::kRealloc) {
+            ++st.reallocs;
+            const uint64_t old = object_bytes[e.old_object];
+            live_bytes -= old;
+            --live_objects;
+            st.arenas[object_arena[e.old_object]].live_bytes -= old;
+          } else {
+            ++st.allocs;
+            ++a.allocs;
+          }
+          const uint64_t bytes = shapes[e.shape].bytes();
+          object_bytes[e.object] = bytes;
+          object_arena[e.object] = e.arena;
+          ++live_objects;
+          live_bytes += bytes;
+          st.bytes_allocated += bytes;
+          a.bytes_allocated += bytes;
+          a.live_bytes += bytes;
+          a.peak_live_bytes = std::max(a.peak_live_bytes, a.live_bytes);
+          ++st.size_histogram[Bucket(bytes)];
+          st.peak_live_bytes = std::max(st.peak_live_bytes, live_bytes);
+          st.peak_live_objects = std::max(st.peak_live_objects, live_objects);
+          break;
+        }
+        case OpKind::kFree: {
+          ++st.frees;
+          const uint64_t bytes = object_bytes[e.object];
+          ArenaStats& a = st.arenas[object_arena[e.object]];
+          ++a.frees;
+          a.live_bytes -= bytes;
+          live_bytes -= bytes;
+          --live_objects;
+          break;
+        }
+        case OpKind::kArenaCreate:
+          ++st.arenas_created;
+          st.arenas[e.arena];
+          break;
+        case OpKind::kArenaDestroy:
+          ++st.arenas_destroyed;
+          st.arenas[e.arena].destroyed = true;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  st.events = reader.events_read();
+  st.chunks = reader.chunks_read();
+  st.shapes = reader.shapes().size();
+  st.has_footer = reader.has_footer();
+  st.cut_short = reader.cut_short();
+  st.threads = std::count(threads.begin(), threads.end(), true);
+  st.live_objects_at_end = live_objects;
+  st.live_bytes_at_end = live_bytes;
+  return st;
+}
+
+std::string FormatTraceStatsText(const TraceStats& st) {
+  std::string o;
+  const proto::Header& h = st.header;
+  absl::StrAppend(&o, "trace format ", h.format_version(), ", workload \"", h.workload(),
+                  "\", program \"", h.program(), "\"\n");
+  absl::StrAppend(&o, "recorded ",
+                  absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
+                                   absl::FromUnixNanos(h.start_unix_ns()), absl::UTCTimeZone()),
+                  " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid(), "\n");
+  if (!h.labels().empty()) {
+    std::map<std::string, std::string> labels(h.labels().begin(), h.labels().end());
+    absl::StrAppend(&o, "labels: ",
+                    absl::StrJoin(labels, " ", absl::PairFormatter("=")), "\n");
+  }
+  if (st.has_footer) {
+    absl::StrAppend(&o, "complete (footer present)\n");
+  } else {
+    absl::StrAppend(&o, "INCOMPLETE: ", st.cut_short, "; every complete chunk was read\n");
+  }
+  absl::StrAppend(&o, "\n");
+  absl::StrAppendFormat(&o, "%-22s %s in %d chunks\n", "file", HumanBytes(st.file_bytes),
+                        st.chunks);
+  absl::StrAppendFormat(&o, "%-22s %d (alloc %d, free %d, realloc %d, arena create %d, destroy %d)\n",
+                        "events", st.events, st.allocs, st.frees, st.reallocs,
+                        st.arenas_created, st.arenas_destroyed);
+  absl::StrAppendFormat(&o, "%-22s %.2f\n", "bytes per event", st.bytes_per_event());
+  absl::StrAppendFormat(&o, "%-22s %d\n", "threads", st.threads);
+  absl::StrAppendFormat(&o, "%-22s %d\n", "distinct shapes", st.shapes);
+  absl::StrAppendFormat(&o, "%-22s %s\n", "bytes allocated", HumanBytes(st.bytes_allocated));
+  absl::StrAppendFormat(&o, "%-22s %s (%d bytes)\n", "peak live bytes",
+                        HumanBytes(st.peak_live_bytes), st.peak_live_bytes);
+  absl::StrAppendFormat(&o, "%-22s %d\n", "peak live objects", st.peak_live_objects);
+  absl::StrAppendFormat(&o, "%-22s %d objects, %s\n", "live at end", st.live_objects_at_end,
+                        HumanBytes(st.live_bytes_at_end));
+
+  absl::StrAppend(&o, "\nallocation sizes (bytes)        count\n");
+  uint64_t max_count = 1;
+  for (const auto& [b, n] : st.size_histogram) max_count = std::max(max_count, n);
+  for (const auto& [b, n] : st.size_histogram) {
+    const std::string range = b == 0 ? "0" : absl::StrCat(b, "..", 2 * b - 1);
+    absl::StrAppendFormat(&o, "  %-20s %10d  %s\n", range, n,
+                          std::string(static_cast<size_t>(30.0 * n / max_count + 0.5), '#'));
+  }
+
+  absl::StrAppend(&o, "\narenas: ", st.arenas.size(), " (0 = global heap)\n");
+  absl::StrAppendFormat(&o, "  %-8s %10s %10s %14s %14s  %s\n", "arena", "allocs", "frees",
+                        "bytes", "peak live", "state");
+  int shown = 0;
+  for (const auto& [id, a] : st.arenas) {
+    if (++shown > 20) {
+      absl::StrAppend(&o, "  ... ", st.arenas.size() - 20, " more (see --json)\n");
+      break;
+    }
+    absl::StrAppendFormat(&o, "  %-8d %10d %10d %14d %14d  %s\n", id, a.allocs, a.frees,
+                          a.bytes_allocated, a.peak_live_bytes,
+                          id == 0 ? "global" : (a.destroyed ? "destroyed" : "live at end"));
+  }
+  return o;
+}
+
+std::string FormatTraceStatsJson(const TraceStats& st) {
+  const proto::Header& h = st.header;
+  std::string o = "{\n";
+  absl::StrAppend(&o, "  \"format_version\": ", h.format_version(), ",\n");
+  absl::StrAppend(&o, "  \"workload\": ", JsonString(h.workload()), ",\n");
+  absl::StrAppend(&o, "  \"program\": ", JsonString(h.program()), ",\n");
+  absl::StrAppend(&o, "  \"platform\": ", JsonString(h.platform()), ",\n");
+  absl::StrAppend(&o, "  \"pointer_size\": ", h.pointer_size(), ",\n");
+  absl::StrAppend(&o, "  \"start_unix_ns\": ", h.start_unix_ns(), ",\n");
+  std::map<std::string, std::string> labels(h.labels().begin(), h.labels().end());
+  std::vector<std::string> lab;
+  for (const auto& [k, v] : labels) lab.push_back(absl::StrCat(JsonString(k), ": ", JsonString(v)));
+  absl::StrAppend(&o, "  \"labels\": {", absl::StrJoin(lab, ", "), "},\n");
+  absl::StrAppend(&o, "  \"complete\": ", st.has_footer ? "true" : "false", ",\n");
+  absl::StrAppend(&o, "  \"cut_short\": ", JsonString(st.cut_short), ",\n");
+  absl::StrAppend(&o, "  \"file_bytes\": ", st.file_bytes, ",\n");
+  absl::StrAppend(&o, "  \"chunks\": ", st.chunks, ",\n");
+  absl::StrAppend(&o, "  \"events\": ", st.events, ",\n");
+  absl::StrAppend(&o, "  \"bytes_per_event\": ", absl::StrFormat("%.4f", st.bytes_per_event()),
+                  ",\n");
+  absl::StrAppend(&o, "  \"allocs\": ", st.allocs, ",\n  \"frees\": ", st.frees,
+                  ",\n  \"reallocs\": ", st.reallocs, ",\n");
+  absl::StrAppend(&o, "  \"arenas_created\": ", st.arenas_created, ",\n  \"arenas_destroyed\": ",
+                  st.arenas_destroyed, ",\n");
+  absl::StrAppend(&o, "  \"threads\": ", st.threads, ",\n  \"shapes\": ", st.shapes, ",\n");
+  absl::StrAppend(&o, "  \"bytes_allocated\": ", st.bytes_allocated, ",\n");
+  absl::StrAppend(&o, "  \"peak_live_bytes\": ", st.peak_live_bytes, ",\n");
+  absl::StrAppend(&o, "  \"peak_live_objects\": ", st.peak_live_objects, ",\n");
+  absl::StrAppend(&o, "  \"live_objects_at_end\": ", st.live_objects_at_end, ",\n");
+  absl::StrAppend(&o, "  \"live_bytes_at_end\": ", st.live_bytes_at_end, ",\n");
+  std::vector<std::string> hist;
+  for (const auto& [b, n] : st.size_histogram) {
+    hist.push_back(absl::StrCat("{\"min_bytes\": ", b, ", \"count\": ", n, "}"));
+  }
+  absl::StrAppend(&o, "  \"size_histogram\": [", absl::StrJoin(hist, ", "), "],\n");
+  std::vector<std::string> arenas;
+  for (const auto& [id, a] : st.arenas) {
+    arenas.push_back(absl::StrCat("{\"arena\": ", id, ", \"allocs\": ", a.allocs,
+                                  ", \"frees\": ", a.frees, ", \"bytes_allocated\": ",
+                                  a.bytes_allocated, ", \"peak_live_bytes\": ", a.peak_live_bytes,
+                                  ", \"destroyed\": ", a.destroyed ? "true" : "false", "}"));
+  }
+  absl::StrAppend(&o, "  \"arenas\": [\n    ", absl::StrJoin(arenas, ",\n    "), "\n  ]\n}\n");
+  return o;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,58 @@
+// TraceStats: what a trace holds, computed in one streaming pass.
+// Used by `inspect` and by tests; the replayer computes its ideal (peak live
+// bytes) the same way.
+#ifndef ALLOCTRACE_FORMAT_TRACE_STATS_H_
+#define ALLOCTRACE_FORMAT_TRACE_STATS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/trace.pb.h"
+
+namespace alloctrace {
+
+struct ArenaStats {
+  uint64_t allocs = 0;
+  uint64_t frees = 0;
+  uint64_t bytes_allocated = 0;
+  uint64_t live_bytes = 0;
+  uint64_t peak_live_bytes = 0;
+  bool destroyed = false;
+};
+
+struct TraceStats {
+  proto::Header header;
+  bool has_footer = false;
+  std::string cut_short;  // why the trace ends early, if it does
+  uint64_t file_bytes = 0;
+  uint64_t chunks = 0;
+  uint64_t events = 0;
+  uint64_t allocs = 0, frees = 0, reallocs = 0;
+  uint64_t arenas_created = 0, arenas_destroyed = 0;
+  uint64_t threads = 0;
+  uint64_t shapes = 0;
+  uint64_t bytes_allocated = 0;  // sum over allocations (and realloc targets)
+  uint64_t peak_live_bytes = 0;
+  uint64_t peak_live_objects = 0;
+  uint64_t live_objects_at_end = 0;
+  uint64_t live_bytes_at_end = 0;
+  // Allocation sizes in power-of-two buckets: [2^k, 2^(k+1)) keyed by 2^k
+  // (size 0 counts under 0).
+  std::map<uint64_t, uint64_t> size_histogram;
+  std::map<uint32_t, ArenaStats> arenas;  // arena 0 = no arena (global heap)
+  double bytes_per_event() const { return events == 0 ? 0.0 : double(file_bytes) / events; }
+};
+
+// Reads and validates the whole trace at `path`.
+absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path);
+
+// Renders for people, and as JSON for machines.
+std::string FormatTraceStatsText(const TraceStats& stats);
+std::string FormatTraceStatsJson(const TraceStats& stats);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_FORMAT_TRACE_STATS_H_

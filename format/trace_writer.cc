@@ -1,0 +1,315 @@
+#include "format/trace_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace alloctrace {
+namespace {
+
+uint64_t UnixNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Appends a length-delimited field: tag, varint length, bytes.
+void AppendBytesField(uint32_t field, const std::string& bytes, std::string* out) {
+  AppendVarint((field << 3) | 2, out);
+  AppendVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+void AppendPackedField(uint32_t field, const std::vector<uint64_t>& values, std::string* out) {
+  if (values.empty()) return;
+  std::string packed;
+  for (uint64_t v : values) AppendVarint(v, &packed);
+  AppendBytesField(field, packed, out);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
+                                                                  proto::Header header,
+                                                                  uint32_t chunk_events) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create trace file ", path, ": ", std::strerror(errno)));
+  }
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path, chunk_events));
+  FillStandardHeader(&header);
+  if (header.start_unix_ns() == 0) header.set_start_unix_ns(UnixNowNs());
+  proto::Packet packet;
+  *packet.mutable_header() = std::move(header);
+  std::string bytes;
+  AppendFramedPacket(packet, &bytes);
+  absl::Status s = writer->WriteBytes(bytes);
+  if (!s.ok()) return s;
+  return writer;
+}
+
+TraceWriter::TraceWriter(int fd, std::string path, uint32_t chunk_events)
+    : fd_(fd), path_(std::move(path)), chunk_events_(chunk_events == 0 ? 1 : chunk_events) {
+  ops_.resize(size_t{chunk_events_} * 2 + 64);
+}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status TraceWriter::WriteBytes(const std::string& bytes) {
+  if (!status_.ok()) return status_;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status_ = absl::DataLossError(
+          absl::StrCat("writing trace file ", path_, " at byte ", bytes_written_ + done, ": ",
+                       std::strerror(errno)));
+      return status_;
+    }
+    done += static_cast<size_t>(n);
+  }
+  bytes_written_ += bytes.size();
+  return absl::OkStatus();
+}
+
+void TraceWriter::BeginEvent(uint32_t thread, uint32_t arena) {
+  if (thread != cur_thread_ || events_ == 0) threads_.insert(thread);
+  if (thread != cur_thread_) {
+    Op(OpKind::kSetThread, thread);
+    cur_thread_ = thread;
+  }
+  if (arena != cur_arena_) {
+    Op(OpKind::kSetArena, arena);
+    cur_arena_ = arena;
+  }
+}
+
+void TraceWriter::EndEvent() {
+  ++events_;
+  if (++events_in_chunk_ >= chunk_events_) FlushChunk().IgnoreError();  // kept in status_
+}
+
+uint32_t TraceWriter::MapArena(uint32_t thread, uint32_t raw) {
+  if (raw == 0) return 0;
+  if (raw == last_raw_arena_) return last_trace_arena_;
+  auto it = arena_ids_.find(raw);
+  if (it == arena_ids_.end()) {
+    // First sight of an arena created before the recording started: create
+    // it in the trace so the trace stays valid.
+    ArenaCreate(thread, raw);
+    it = arena_ids_.find(raw);
+  }
+  last_raw_arena_ = raw;
+  last_trace_arena_ = it->second;
+  return it->second;
+}
+
+uint32_t TraceWriter::ShapeId(const Shape& shape) {
+  if (last_shape_id_ != ~0u && shape == last_shape_) return last_shape_id_;
+  auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
+  if (inserted) new_shapes_.push_back(shape);
+  last_shape_ = shape;
+  last_shape_id_ = it->second;
+  return it->second;
+}
+
+uint32_t TraceWriter::NewObjectId() {
+  if (!free_ids_.empty()) {
+    const uint32_t id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  return next_id_++;
+}
+
+void TraceWriter::FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
+
+void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address,
+                        const Shape& shape) {
+  const uint32_t arena = MapArena(thread, raw_arena);
+  const uint32_t shape_id = ShapeId(shape);
+  const uint32_t id = NewObjectId();
+  const uint32_t stale = live_.Replace(address, id);
+  if (ABSL_PREDICT_FALSE(stale != AddressMap::kNone)) {
+    // The free of the previous block at this address was never seen: emit
+    // one so object ids stay consistent. (The reader frees `stale` before it
+    // assigns the new id, so the writer must too: undo and redo in order.)
+    live_.Replace(address, stale);
+    free_ids_.push_back(id);
+    ++unmatched_frees_;
+    live_.Erase(address);
+    EmitFree(thread, cur_arena_, stale);
+    Alloc(thread, raw_arena, address, shape);
+    return;
+  }
+  BeginEvent(thread, arena);
+  Op(OpKind::kAlloc, uint64_t{shape_id} << 1);
+  ++allocs_;
+  EndEvent();
+}
+
+bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena, uint64_t address) {
+  const uint32_t id = live_.Erase(address);
+  if (id == AddressMap::kNone) {
+    ++unmatched_frees_;
+    return false;
+  }
+  // A free may come after its arena was destroyed (the arena id is then no
+  // longer known): it is not an allocation, so it creates no arena.
+  uint32_t arena = cur_arena_;
+  if (raw_arena == 0) {
+    arena = 0;
+  } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
+    arena = MapArena(thread, raw_arena);
+  }
+  EmitFree(thread, arena, id);
+  return true;
+}
+
+void TraceWriter::EmitFree(uint32_t thread, uint32_t arena, uint32_t id) {
+  BeginEvent(thread, arena);
+  Op(OpKind::kFree, ZigZagEncode(static_cast<int64_t>(id) - prev_free_id_));
+  prev_free_id_ = id;
+  FreeObjectId(id);
+  ++frees_;
+  EndEvent();
+}
+
+void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_address,
+                          uint64_t new_address, const Shape& shape) {
+  const uint32_t old_id = live_.Erase(old_address);
+  if (old_id == AddressMap::kNone) {  // realloc(NULL or unknown, n) is an allocation
+    if (old_address != 0) ++unmatched_frees_;
+    Alloc(thread, raw_arena, new_address, shape);
+    return;
+  }
+  const uint32_t arena = MapArena(thread, raw_arena);
+  if (new_address != old_address) {
+    const uint32_t clash = live_.Erase(new_address);
+    if (clash != AddressMap::kNone) {
+      ++unmatched_frees_;
+      EmitFree(thread, cur_arena_, clash);
+    }
+  }
+  const uint32_t shape_id = ShapeId(shape);
+  BeginEvent(thread, arena);
+  Op(OpKind::kRealloc, ZigZagEncode(static_cast<int64_t>(old_id) - prev_free_id_));
+  prev_free_id_ = old_id;
+  // The old id is freed before the new one is taken, so it is reused at once:
+  // a realloc in place keeps its id.
+  FreeObjectId(old_id);
+  const uint32_t new_id = NewObjectId();
+  live_.Insert(new_address, new_id);
+  // REALLOC's shape travels in `args`, in op order.
+  args_.push_back(shape_id);
+  ++reallocs_;
+  EndEvent();
+}
+
+void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena) {
+  if (raw_arena == 0) return;
+  auto [it, inserted] = arena_ids_.try_emplace(raw_arena, next_arena_id_);
+  if (!inserted) return;
+  ++next_arena_id_;
+  BeginEvent(thread, cur_arena_);
+  Op(OpKind::kArenaCreate, it->second);
+  ++arenas_;
+  EndEvent();
+}
+
+void TraceWriter::ArenaDestroy(uint32_t thread, uint32_t raw_arena) {
+  auto it = arena_ids_.find(raw_arena);
+  if (raw_arena == 0 || it == arena_ids_.end()) return;
+  const uint32_t arena = it->second;
+  arena_ids_.erase(it);
+  if (raw_arena == last_raw_arena_) last_raw_arena_ = 0;
+  BeginEvent(thread, cur_arena_);
+  Op(OpKind::kArenaDestroy, arena);
+  EndEvent();
+}
+
+void TraceWriter::Timestamp(uint64_t ns) {
+  Op(OpKind::kTimestamp, ns - last_timestamp_);
+  last_timestamp_ = ns;
+}
+
+absl::Status TraceWriter::FlushChunk() {
+  if (ops_in_chunk_ == 0) return status_;
+  std::string chunk;
+  chunk.reserve(ops_len_ + 64);
+  AppendVarint((1 << 3) | 0, &chunk);
+  AppendVarint(chunk_first_event_, &chunk);
+  AppendVarint((2 << 3) | 2, &chunk);
+  AppendVarint(ops_len_, &chunk);
+  chunk.append(ops_.data(), ops_len_);
+  if (!new_shapes_.empty()) {
+    std::vector<uint64_t> elem, count, align, flags;
+    bool any_flags = false;
+    for (const Shape& s : new_shapes_) {
+      elem.push_back(s.elem_size);
+      count.push_back(s.count);
+      align.push_back(s.align);
+      flags.push_back(s.zeroed ? kShapeZeroed : 0);
+      any_flags |= s.zeroed;
+    }
+    AppendPackedField(3, elem, &chunk);
+    AppendPackedField(4, count, &chunk);
+    AppendPackedField(5, align, &chunk);
+    if (any_flags) AppendPackedField(8, flags, &chunk);
+  }
+  AppendPackedField(7, args_, &chunk);
+  std::string packet;
+  AppendBytesField(2, chunk, &packet);  // Packet.chunk
+  std::string framed;
+  framed.reserve(packet.size() + 8);
+  framed.push_back(static_cast<char>(kPacketTag));
+  AppendVarint(packet.size(), &framed);
+  framed.append(packet);
+
+  ops_total_ += ops_in_chunk_;
+  ops_len_ = 0;
+  ops_in_chunk_ = 0;
+  new_shapes_.clear();
+  args_.clear();
+  prev_free_id_ = 0;
+  chunk_first_event_ = events_;
+  events_in_chunk_ = 0;
+  ++chunks_;
+  return WriteBytes(framed);
+}
+
+absl::Status TraceWriter::Finish(proto::Footer footer) {
+  FlushChunk().IgnoreError();
+  footer.set_events(events_);
+  footer.set_ops(ops_total_);
+  footer.set_allocs(allocs_);
+  footer.set_frees(frees_);
+  footer.set_reallocs(reallocs_);
+  footer.set_arenas(arenas_);
+  footer.set_chunks(chunks_);
+  footer.set_threads(threads_.size());
+  footer.set_unmatched_frees(unmatched_frees_);
+  footer.set_end_unix_ns(UnixNowNs());
+  proto::Packet packet;
+  *packet.mutable_footer() = footer;
+  std::string bytes;
+  AppendFramedPacket(packet, &bytes);
+  absl::Status s = WriteBytes(bytes);
+  if (fd_ >= 0 && ::close(fd_) != 0 && s.ok()) {
+    s = absl::DataLossError(absl::StrCat("closing trace file ", path_, ": ", std::strerror(errno)));
+  }
+  fd_ = -1;
+  return s;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,138 @@
+// TraceWriter: encodes allocation events into columnar chunks and appends
+// them to a trace file (format in proto/trace.proto).
+//
+// Callers give events in their final order with real addresses; the writer
+// maps each live address to a dense object id (reusing freed ids, most
+// recently freed first, so ids stay below the peak live count), interns
+// allocation shapes, and writes a chunk whenever `chunk_events` events are
+// pending or FlushChunk is called. Each chunk is written with one write(2),
+// so a process that dies leaves every earlier chunk intact.
+//
+// Arena ids are renumbered densely from 1 in order of creation.
+// The writer keeps the trace valid whatever it is fed: an allocation in an
+// arena it never saw created gets an ARENA_CREATE first, a free of an
+// unknown address is dropped and counted, an address allocated again while
+// live frees the old object first (counted as unmatched).
+//
+// Thread-compatible: one thread at a time (the Recorder's writer thread).
+#ifndef ALLOCTRACE_FORMAT_TRACE_WRITER_H_
+#define ALLOCTRACE_FORMAT_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/optimization.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/trace.pb.h"
+#include "format/address_map.h"
+#include "format/trace_format.h"
+
+namespace alloctrace {
+
+class TraceWriter {
+ public:
+  // Creates (truncates) `path` and writes the header. `header` needs only the
+  // descriptive fields; magic, version and platform are filled in.
+  static absl::StatusOr<std::unique_ptr<TraceWriter>> Create(const std::string& path,
+                                                             proto::Header header,
+                                                             uint32_t chunk_events = 1 << 16);
+  ~TraceWriter();  // closes the file; does not write a footer
+
+  void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape);
+  // Returns false (and writes nothing) if `address` is not live.
+  bool Free(uint32_t thread, uint32_t arena, uint64_t address);
+  // Frees old_address (if live) and allocates new_address with `shape`.
+  void Realloc(uint32_t thread, uint32_t arena, uint64_t old_address, uint64_t new_address,
+               const Shape& shape);
+  void ArenaCreate(uint32_t thread, uint32_t arena);
+  void ArenaDestroy(uint32_t thread, uint32_t arena);
+  // Applies to the events that follow.
+  void Timestamp(uint64_t ns);
+
+  // Writes pending events as a chunk (nothing if none are pending).
+  absl::Status FlushChunk();
+  // Flushes, writes the footer and closes. `footer` may carry extra counts
+  // (dropped events); the writer fills in its own.
+  absl::Status Finish(proto::Footer footer = {});
+
+  uint64_t events() const { return events_; }
+  uint64_t chunks() const { return chunks_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t unmatched_frees() const { return unmatched_frees_; }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  TraceWriter(int fd, std::string path, uint32_t chunk_events);
+  absl::Status WriteBytes(const std::string& bytes);
+  void BeginEvent(uint32_t thread, uint32_t arena);
+  void EndEvent();
+  void Op(OpKind kind, uint64_t payload) {
+    if (ABSL_PREDICT_FALSE(ops_.size() - ops_len_ < kMaxVarintBytes)) ops_.resize(ops_.size() * 2);
+    uint64_t v = (payload << kOpKindBits) | static_cast<uint64_t>(kind);
+    char* out = &ops_[ops_len_];
+    char* const start = out;
+    while (v >= 0x80) {
+      *out++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *out++ = static_cast<char>(v);
+    ops_len_ += static_cast<size_t>(out - start);
+    ++ops_in_chunk_;
+  }
+  uint32_t ShapeId(const Shape& shape);
+  uint32_t NewObjectId();
+  void FreeObjectId(uint32_t id);
+  // Maps a caller's arena id to the trace's dense id (from 1, in order of
+  // creation), creating it in the trace on first sight.
+  uint32_t MapArena(uint32_t thread, uint32_t raw);
+  void EmitFree(uint32_t thread, uint32_t arena, uint32_t id);
+
+  int fd_;
+  std::string path_;
+  uint32_t chunk_events_;
+  absl::Status status_;
+
+  // Pending chunk.
+  static constexpr size_t kMaxVarintBytes = 10;
+  std::string ops_;      // a buffer; the chunk's ops are its first ops_len_ bytes
+  size_t ops_len_ = 0;
+  uint64_t ops_in_chunk_ = 0;
+  uint64_t chunk_first_event_ = 0;
+  uint32_t events_in_chunk_ = 0;
+  std::vector<Shape> new_shapes_;
+  std::vector<uint64_t> args_;  // REALLOC shape ids, in op order
+  int64_t prev_free_id_ = 0;
+
+  // Encoder state that carries across chunks (mirrored by the reader).
+  uint32_t cur_thread_ = 0;
+  uint32_t cur_arena_ = 0;
+  uint64_t last_timestamp_ = 0;
+  AddressMap live_;  // address -> object id
+  std::vector<uint32_t> free_ids_;
+  uint32_t next_id_ = 0;
+  absl::flat_hash_map<Shape, uint32_t> shapes_;
+  Shape last_shape_;
+  uint32_t last_shape_id_ = ~0u;
+  absl::flat_hash_map<uint32_t, uint32_t> arena_ids_;  // live: caller id -> trace id
+  uint32_t next_arena_id_ = 1;
+  uint32_t last_raw_arena_ = 0;
+  uint32_t last_trace_arena_ = 0;
+  absl::flat_hash_set<uint32_t> threads_;
+
+  // Counts.
+  uint64_t events_ = 0;
+  uint64_t ops_total_ = 0;
+  uint64_t allocs_ = 0, frees_ = 0, reallocs_ = 0, arenas_ = 0;
+  uint64_t chunks_ = 0;
+  uint64_t bytes_written_ = 0;
+  uint64_t unmatched_frees_ = 0;
+};
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_FORMAT_TRACE_WRITER_H_

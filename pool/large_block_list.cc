@@ -1,0 +1,60 @@
+#include "pool/large_block_list.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+namespace alloctrace::pool {
+namespace {
+
+// Bytes from the start of the system allocation to the user block: room for
+// the link, and a multiple of the alignment.
+size_t Offset(size_t align) { return align > 32 ? align : 32; }
+
+}  // namespace
+
+void* LargeBlockList::Allocate(size_t bytes, size_t align) {
+  const size_t offset = Offset(align);
+  if (bytes > std::numeric_limits<size_t>::max() - 2 * offset) return nullptr;
+  char* memory;
+  if (align <= alignof(std::max_align_t)) {
+    memory = static_cast<char*>(std::malloc(offset + bytes));
+  } else {
+    const size_t total = (offset + bytes + align - 1) & ~(align - 1);
+    memory = static_cast<char*>(std::aligned_alloc(align, total));
+  }
+  if (memory == nullptr) return nullptr;
+  char* block = memory + offset;
+  Link* link = reinterpret_cast<Link*>(block) - 1;
+  link->offset = offset;
+  link->prev = nullptr;
+  link->next = head_;
+  if (head_ != nullptr) head_->prev = link;
+  head_ = link;
+  ++count_;
+  return block;
+}
+
+void LargeBlockList::Deallocate(void* block) {
+  Link* link = static_cast<Link*>(block) - 1;
+  if (link->prev != nullptr) {
+    link->prev->next = link->next;
+  } else {
+    head_ = link->next;
+  }
+  if (link->next != nullptr) link->next->prev = link->prev;
+  --count_;
+  std::free(static_cast<char*>(block) - link->offset);
+}
+
+void LargeBlockList::ReleaseAll() {
+  while (head_ != nullptr) {
+    Link* link = head_;
+    head_ = link->next;
+    --count_;
+    std::free(reinterpret_cast<char*>(link + 1) - link->offset);
+  }
+}
+
+}  // namespace alloctrace::pool
