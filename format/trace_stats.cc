@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/json.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
@@ -17,24 +18,6 @@ uint64_t Bucket(uint64_t bytes) {
   uint64_t b = 1;
   while (b <= bytes / 2) b <<= 1;
   return b;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string HumanBytes(uint64_t b) {

@@ -4,15 +4,16 @@
 // Design. Each recording thread owns a ring of RawEvents. Recording an event
 // is: check the ring has room, store the event, publish it with a release
 // store. No lock, no atomic read-modify-write, no allocation, while only one
-// thread has ever recorded. A writer thread drains the rings, turns addresses
+// thread has ever recorded. A drainer thread (tracer/ring_drainer.h) empties
+// the rings into a TraceWriter (format/trace_writer.h), which turns addresses
 // into dense object ids, interns allocation shapes, encodes columnar chunks
-// (format/trace_writer.h) and writes each chunk to the file as it is full.
+// and writes each chunk to the file as it is full.
 //
 // Global order across threads. Once a second thread records, every event
-// takes a number from one global counter (an atomic fetch_add), and the writer
-// merges the rings in that order, writing only gap-free runs, so the trace
-// holds one order consistent with what each thread saw. The switch is made
-// safe without slowing the single-thread path by an asymmetric fence
+// takes a number from one global counter (an atomic fetch_add), and the
+// drainer merges the rings in that order, writing only gap-free runs, so the
+// trace holds one order consistent with what each thread saw. The switch is
+// made safe without slowing the single-thread path by an asymmetric fence
 // (membarrier(2)): the registering thread fences every thread and waits until
 // the first thread is between events; events before that point are ordered
 // before all numbered ones. Without membarrier every event is numbered.
@@ -58,13 +59,14 @@ struct RecordingStats {
   uint64_t dropped_events = 0;   // recorded while stopping, or after a thread's exit
   uint64_t unmatched_frees = 0;  // frees of addresses never seen allocated
   uint64_t threads = 0;
-  double writer_cpu_seconds = 0; // CPU time of the writer thread
+  double writer_cpu_seconds = 0; // CPU time of the drainer thread (it runs the TraceWriter)
 };
 
 namespace recorder_internal {
 struct ThreadRing;
 struct RingOwner;
-class Writer;
+class RingDrainer;
+class LockedRings;
 // See Recorder::ThreadExcluded.
 extern thread_local bool tls_excluded;
 }  // namespace recorder_internal
@@ -120,13 +122,13 @@ class Recorder {
   }
 
   // Threads marked excluded record nothing through the preload hooks: the
-  // writer thread marks itself, and a hook marks the thread while it is
+  // drainer thread marks itself, and a hook marks the thread while it is
   // inside the recorder so the recorder's own allocations are not recorded.
   static bool ThreadExcluded() { return recorder_internal::tls_excluded; }
   static void SetThreadExcluded(bool excluded) { recorder_internal::tls_excluded = excluded; }
 
   // For whole-program capture after fork(): forget the parent's recording in
-  // the child (its writer thread does not exist there) without writing to the
+  // the child (its drainer thread does not exist there) without writing to the
   // parent's file, so the child can Start its own.
   void AbandonAfterFork();
 
@@ -155,30 +157,26 @@ class Recorder {
   RawEvent* BeginEvent();
   void EndEvent();
   RawEvent* BeginEventSlow();
-  void WakeWriter();
+  void WakeDrainer();
   static uint64_t NowNs();
   void WaitForRoom(recorder_internal::ThreadRing* ring);
   recorder_internal::ThreadRing* AttachThread();
-  void EnterMultiThreadMode();  // called with the registry lock held
+  void EnterMultiThreadMode(recorder_internal::LockedRings& rings);
   void AutoStart();
   void DetachThread(recorder_internal::ThreadRing* ring);
   friend struct recorder_internal::RingOwner;
-
-  friend class recorder_internal::Writer;
 
   std::atomic<bool> active_{false};
   std::atomic<bool> ever_started_{false};
   std::atomic<uint64_t> generation_{1};   // changes on every Start and Stop
   std::atomic<bool> multi_thread_{false};
-  // Set once every unsequenced event is published after the switch to
-  // multi-thread mode; the writer merges sequenced events only after that.
-  std::atomic<bool> switch_done_{false};
   bool have_membarrier_ = false;
   std::atomic<uint64_t> next_seq_{0};
   std::atomic<uint32_t> next_arena_{1};
   std::atomic<uint64_t> dropped_{0};
   bool timestamps_ = false;
-  std::unique_ptr<recorder_internal::Writer> writer_;
+  // The consumer side of the current recording (tracer/ring_drainer.h).
+  std::unique_ptr<recorder_internal::RingDrainer> drainer_;
 };
 
 }  // namespace alloctrace

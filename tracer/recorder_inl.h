@@ -12,14 +12,14 @@ namespace alloctrace {
 namespace recorder_internal {
 
 inline constexpr uint64_t kRingCapacity = uint64_t{1} << 14;  // events, a power of two
-// The producer nudges the writer each time this many events are published.
+// The producer nudges the drainer each time this many events are published.
 inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
 
-// A single-producer (the owning thread), single-consumer (the writer) ring.
+// A single-producer (the owning thread), single-consumer (the drainer) ring.
 struct ThreadRing {
   // Producer side.
   uint64_t head = 0;         // next slot to fill
-  uint64_t cached_tail = 0;  // the writer's tail as last seen
+  uint64_t cached_tail = 0;  // the drainer's tail as last seen
   uint64_t generation = 0;   // the recording this ring belongs to
   std::atomic<uint32_t> in_event{0};  // 1 while an event is being written
   uint32_t thread_id = 0;
@@ -62,7 +62,7 @@ inline void Recorder::EndEvent() {
   const uint64_t h = ++r->head;
   r->published.store(h, std::memory_order_release);
   r->in_event.store(0, std::memory_order_release);
-  if (ABSL_PREDICT_FALSE((h & (recorder_internal::kWakeEvery - 1)) == 0)) WakeWriter();
+  if (ABSL_PREDICT_FALSE((h & (recorder_internal::kWakeEvery - 1)) == 0)) WakeDrainer();
 }
 
 }  // namespace alloctrace

@@ -14,7 +14,8 @@
 // copy is destroyed. Copies and rebound copies share the arena, so all the
 // nodes of one container land in one arena and a replay can give each
 // container its own pool. Copying a container
-// (select_on_container_copy_construction) starts a new arena.
+// (select_on_container_copy_construction) starts a new arena; the rest of
+// what containers are told is in tracer/arena_allocator.h.
 //
 // Thread-safety: as std::allocator. Copies may be used and destroyed from any
 // thread. Recording goes to Recorder::Global() (see tracer/recorder.h); if no
@@ -28,18 +29,12 @@
 #include <cstdint>
 #include <limits>
 #include <new>
-#include <type_traits>
 
+#include "base/bits.h"
+#include "tracer/arena_allocator.h"
 #include "tracer/recorder.h"
 
 namespace alloctrace {
-
-// Tag for TraceAllocator's constructor: record into arena 0, the global heap,
-// as `new` or std::make_shared would allocate, instead of a new arena.
-struct NoArenaTag {
-  explicit NoArenaTag() = default;
-};
-inline constexpr NoArenaTag kNoArena{};
 
 namespace trace_allocator_internal {
 
@@ -70,31 +65,14 @@ class ArenaHandle {
   const uint32_t id_;
 };
 
-constexpr uint8_t Log2(size_t v) {
-  uint8_t r = 0;
-  while (v > 1) { v >>= 1; ++r; }
-  return r;
-}
-
 }  // namespace trace_allocator_internal
 
 template <typename T>
-class TraceAllocator {
+class TraceAllocator : public ArenaAllocator<TraceAllocator, T> {
  public:
-  using value_type = T;
   using size_type = std::size_t;
-  using difference_type = std::ptrdiff_t;
-  // A container's copy starts its own arena; moves and swaps carry the arena.
-  using propagate_on_container_copy_assignment = std::false_type;
-  using propagate_on_container_move_assignment = std::true_type;
-  using propagate_on_container_swap = std::true_type;
-  using is_always_equal = std::false_type;
 
-  template <typename U>
-  struct rebind {
-    using other = TraceAllocator<U>;
-  };
-
+  // A new arena. Record with kNoArena for arena 0.
   TraceAllocator() : arena_(trace_allocator_internal::ArenaHandle::Create()) {}
   explicit TraceAllocator(NoArenaTag) : arena_(trace_allocator_internal::ArenaHandle::NoArena()) {}
   TraceAllocator(const TraceAllocator& other) noexcept : arena_(other.arena_) { arena_->Ref(); }
@@ -132,25 +110,16 @@ class TraceAllocator {
     }
   }
 
-  TraceAllocator select_on_container_copy_construction() const {
-    return arena_->id() == 0 ? *this : TraceAllocator();
-  }
-
   uint32_t arena_id() const { return arena_->id(); }
-
-  template <typename U>
-  friend bool operator==(const TraceAllocator& a, const TraceAllocator<U>& b) {
-    return a.arena_id() == b.arena_id();
-  }
-  template <typename U>
-  friend bool operator!=(const TraceAllocator& a, const TraceAllocator<U>& b) {
-    return a.arena_id() != b.arena_id();
-  }
 
  private:
   template <typename U>
   friend class TraceAllocator;
-  static constexpr uint8_t kAlignLog2 = trace_allocator_internal::Log2(alignof(T));
+  template <template <typename> class, typename>
+  friend class ArenaAllocator;
+  const void* arena_key() const { return arena_; }
+
+  static constexpr uint8_t kAlignLog2 = Log2(alignof(T));
 
   trace_allocator_internal::ArenaHandle* arena_;
 };

@@ -37,6 +37,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/cli_util.h"
+#include "base/io.h"
 #include "format/trace_stats.h"
 
 extern char** environ;
@@ -285,7 +286,7 @@ int Main(int argc, char** argv) {
       ::execve(program.c_str(), args.data(), envp.data());
       error = absl::StrCat("cannot run ", program, ": ", std::strerror(errno));
     }
-    (void)!::write(pipe_fds[1], error.data(), error.size());
+    (void)WriteAll(pipe_fds[1], error);
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
@@ -298,15 +299,15 @@ int Main(int argc, char** argv) {
   ::sigaction(SIGTERM, &forward, nullptr);
   ::sigaction(SIGHUP, &forward, nullptr);
 
-  char buf[1024];
-  ssize_t got;
-  while ((got = ::read(pipe_fds[0], buf, sizeof(buf))) < 0 && errno == EINTR) {
-  }
+  // The pipe closes on exec (O_CLOEXEC): what was read by then is why the
+  // program could not be run.
+  std::string exec_error;
+  (void)ReadAll(pipe_fds[0], &exec_error);
   ::close(pipe_fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (got > 0) Fail(std::string(buf, static_cast<size_t>(got)));
+  if (!exec_error.empty()) Fail(exec_error);
 
   int code;
   std::string how;

@@ -7,7 +7,9 @@
 // destruction). A default-constructed allocator is a new arena (ids 1, 2, ...
 // per log); one constructed from alloctrace::kNoArena is the log's arena 0,
 // as TraceAllocator does. Copies and rebound copies share the arena: the
-// state lives behind a shared pointer, and operator== compares it.
+// state lives behind a shared pointer, and operator== compares it. What
+// containers are told (propagation, copies, equality) is TraceAllocator's,
+// from the same base (tracer/arena_allocator.h).
 //
 // The log checks that every free matches a live block of the same size,
 // alignment and arena, and records a readable error otherwise (a free of an
@@ -27,7 +29,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tracer/trace_allocator.h"
+#include "tracer/arena_allocator.h"
 
 namespace alloctrace::workloads::testing {
 
@@ -144,19 +146,8 @@ class CountingLog {
 };
 
 template <typename T>
-class CountingAllocator {
+class CountingAllocator : public ArenaAllocator<CountingAllocator, T> {
  public:
-  using value_type = T;
-  using propagate_on_container_copy_assignment = std::false_type;
-  using propagate_on_container_move_assignment = std::true_type;
-  using propagate_on_container_swap = std::true_type;
-  using is_always_equal = std::false_type;
-
-  template <typename U>
-  struct rebind {
-    using other = CountingAllocator<U>;
-  };
-
   CountingAllocator() : state_(CountingLog::Current().NewArena()) {}
   explicit CountingAllocator(NoArenaTag) : state_(CountingLog::Current().GlobalArena()) {}
   template <typename U>
@@ -170,24 +161,14 @@ class CountingAllocator {
     state_->log->Deallocate(p, state_->arena, n * sizeof(T), alignof(T));
   }
 
-  CountingAllocator select_on_container_copy_construction() const {
-    return state_->arena == 0 ? *this : CountingAllocator();
-  }
-
-  uint32_t arena() const { return state_->arena; }
-
-  template <typename U>
-  friend bool operator==(const CountingAllocator& a, const CountingAllocator<U>& b) {
-    return a.state_ == b.state_;
-  }
-  template <typename U>
-  friend bool operator!=(const CountingAllocator& a, const CountingAllocator<U>& b) {
-    return a.state_ != b.state_;
-  }
+  uint32_t arena_id() const { return state_->arena; }
 
  private:
   template <typename U>
   friend class CountingAllocator;
+  template <template <typename> class, typename>
+  friend class ::alloctrace::ArenaAllocator;
+  const void* arena_key() const { return state_.get(); }
 
   std::shared_ptr<CountingLog::ArenaState> state_;
 };

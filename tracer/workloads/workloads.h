@@ -1,5 +1,5 @@
 // The registry of workloads: allocation patterns from the articles this
-// project starts from (see DESIGN.md, "Where this comes from"), each runnable
+// project starts from (see docs/ARCHITECTURE.md, "The sources"), each runnable
 // traced (through alloctrace::TraceAllocator, recorded into
 // Recorder::Global()) or plain (std::allocator, for measuring the cost of
 // recording).

@@ -1,0 +1,37 @@
+#include "base/io.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace alloctrace {
+
+int WriteAll(int fd, const void* data, size_t size, size_t* written) {
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  int error = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, p + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (written != nullptr) *written = done;
+  return error;
+}
+
+int ReadAll(int fd, std::string* out) {
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace alloctrace

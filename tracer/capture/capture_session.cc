@@ -1,0 +1,245 @@
+#include "tracer/capture/capture_session.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/io.h"
+#include "base/utf8.h"
+
+namespace alloctrace::capture_internal {
+
+std::atomic<int> g_session_state{kOff};
+Recorder* g_recorder = nullptr;
+
+namespace {
+
+pid_t g_recording_pid = 0;  // the process whose recording g_session_state describes
+bool g_recording_forked = false;
+bool g_verbose = false;
+
+// Best effort: there is nowhere else to report a failure to.
+void WriteStderr(std::string_view s) { (void)WriteAll(2, s); }
+
+std::string ReadFile(const char* path) {
+  std::string out;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  (void)ReadAll(fd, &out);  // what was read before an error is still useful
+  ::close(fd);
+  return out;
+}
+
+// proto3 strings must be UTF-8: anything else becomes '?'. Control
+// characters do too (but tab), to keep labels on one line.
+std::string SanitizeUtf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len = (c < 0x20 && c != '\t') ? 0 : Utf8SequenceLength(s, i);
+    if (len != 0) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+// "dir/x.trace" + ".7" -> "dir/x.7.trace"; "dir/x" + ".7" -> "dir/x.7".
+std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
+  static constexpr char kExt[] = ".trace";
+  const size_t ext_len = sizeof(kExt) - 1;
+  const size_t slash = path.rfind('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  if (path.size() >= base + ext_len + 1 &&
+      path.compare(path.size() - ext_len, ext_len, kExt) == 0) {
+    return path.substr(0, path.size() - ext_len) + part + kExt;
+  }
+  return path + part;
+}
+
+// Creates `path` exclusively, or the first free "path.N". Returns the name
+// created, or "" with errno set.
+std::string ReserveFile(const std::string& path) {
+  for (int n = 0; n < 1000; ++n) {
+    const std::string name = n == 0 ? path : InsertBeforeExtension(path, absl::StrCat(".", n));
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return name;
+    }
+    if (errno != EEXIST) return "";
+  }
+  errno = EEXIST;
+  return "";
+}
+
+// Called with the thread excluded. Sets g_session_state to kOn or kOff.
+void StartRecording(bool forked) {
+  const pid_t pid = ::getpid();
+  const char* out = ::getenv("ALLOCTRACE_OUT");
+  std::string pattern = (out != nullptr && *out != '\0') ? out : "alloctrace.%p.trace";
+  if (pattern.find("%p") == std::string::npos) {
+    bool child = forked;
+    const char* root = ::getenv("ALLOCTRACE_ROOT_PID");
+    if (root != nullptr && *root != '\0' && std::to_string(pid) != root) child = true;
+    if (child) pattern = InsertBeforeExtension(pattern, ".%p");
+  }
+  const std::string wanted = ReplaceAll(pattern, "%p", std::to_string(pid));
+  const std::string path = ReserveFile(wanted);
+  if (path.empty()) {
+    WriteStderr(absl::StrCat("alloctrace: not recording: cannot create trace file ", wanted, ": ",
+                             strerror(errno), "\n"));
+    g_session_state.store(kOff);
+    return;
+  }
+
+  // argv from /proc/self/cmdline: NUL-separated.
+  std::vector<std::string> argv;
+  const std::string cmdline = ReadFile("/proc/self/cmdline");
+  for (size_t at = 0; at < cmdline.size();) {
+    size_t end = cmdline.find('\0', at);
+    if (end == std::string::npos) end = cmdline.size();
+    argv.push_back(SanitizeUtf8(cmdline.substr(at, end - at)));
+    at = end + 1;
+  }
+  RecordingOptions options;
+  options.path = path;
+  options.program = argv.empty() ? "" : argv[0];
+  const char* workload = ::getenv("ALLOCTRACE_WORKLOAD");
+  if (workload != nullptr && *workload != '\0') {
+    options.workload = SanitizeUtf8(workload);
+  } else {
+    const size_t slash = options.program.rfind('/');
+    options.workload =
+        slash == std::string::npos ? options.program : options.program.substr(slash + 1);
+  }
+  std::string joined;
+  for (const std::string& a : argv) absl::StrAppend(&joined, joined.empty() ? "" : " ", a);
+  options.labels["cmdline"] = joined;
+  options.labels["capture"] = "LD_PRELOAD liballoctrace_capture.so";
+  options.labels["pid"] = std::to_string(pid);
+  options.labels["ppid"] = std::to_string(::getppid());
+  if (forked) options.labels["forked"] = "true";
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) options.labels["exe"] = SanitizeUtf8(std::string(exe, static_cast<size_t>(n)));
+  options.flush_ms = 50;
+
+  // The drainer thread inherits a mask with every signal blocked, so the
+  // program's signals are never delivered to it.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const absl::Status s = g_recorder->Start(options);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!s.ok()) {
+    WriteStderr(absl::StrCat("alloctrace: not recording: ", s.message(), "\n"));
+    g_session_state.store(kOff);
+    return;
+  }
+  g_recording_pid = pid;
+  g_recording_forked = forked;
+  g_session_state.store(kOn, std::memory_order_release);
+}
+
+void StopRecording() {
+  int expected = kOn;
+  if (!g_session_state.compare_exchange_strong(expected, kOff)) {
+    g_session_state.store(kOff);
+    return;
+  }
+  RecordingStats stats;
+  const absl::Status s = g_recorder->Stop(&stats);
+  if (!s.ok()) {
+    WriteStderr(absl::StrCat("alloctrace: ", s.message(), "\n"));
+  } else if (g_verbose) {
+    WriteStderr(absl::StrCat("alloctrace: pid ", ::getpid(), ": ", stats.events, " events, ",
+                             stats.threads, " threads, ", stats.unmatched_frees,
+                             " unmatched frees, ", stats.dropped_events, " dropped, writer ",
+                             absl::SixDigits(stats.writer_cpu_seconds), " s CPU\n"));
+  }
+}
+
+void AtForkChild() {
+  const int state = g_session_state.load();
+  if (state == kOff) return;
+  g_recorder->AbandonAfterFork();
+  g_session_state.store(kChildPending);
+}
+
+bool ShouldStopHere() {
+  return g_session_state.load() == kOn && !Recorder::ThreadExcluded() &&
+         ::getpid() == g_recording_pid;
+}
+
+__attribute__((destructor)) void CaptureFini() { StopAtExit(); }
+
+}  // namespace
+
+void StartSession() {
+  g_recorder = &Recorder::Global();
+  const char* verbose = ::getenv("ALLOCTRACE_VERBOSE");
+  g_verbose = verbose != nullptr && *verbose != '\0' && *verbose != '0';
+  pthread_atfork(nullptr, nullptr, &AtForkChild);
+  StartRecording(/*forked=*/false);
+}
+
+__attribute__((noinline)) bool StartInChild() {
+  int expected = kChildPending;
+  if (!g_session_state.compare_exchange_strong(expected, kStarting)) {
+    return g_session_state.load(std::memory_order_acquire) == kOn;
+  }
+  const int saved_errno = errno;
+  Recorder::SetThreadExcluded(true);
+  StartRecording(/*forked=*/true);
+  Recorder::SetThreadExcluded(false);
+  errno = saved_errno;
+  return g_session_state.load(std::memory_order_acquire) == kOn;
+}
+
+void StopAtExit() {
+  if (!ShouldStopHere()) return;
+  const int saved_errno = errno;
+  Recorder::SetThreadExcluded(true);
+  StopRecording();
+  Recorder::SetThreadExcluded(false);
+  errno = saved_errno;
+}
+
+bool StopBeforeExec() {
+  if (!ShouldStopHere()) return false;
+  StopAtExit();
+  return true;
+}
+
+void ResumeAfterFailedExec() {
+  const int saved_errno = errno;
+  Recorder::SetThreadExcluded(true);
+  StartRecording(g_recording_forked);
+  Recorder::SetThreadExcluded(false);
+  errno = saved_errno;
+}
+
+}  // namespace alloctrace::capture_internal

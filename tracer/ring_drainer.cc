@@ -1,0 +1,197 @@
+#include "tracer/ring_drainer.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "tracer/recorder_inl.h"
+
+namespace alloctrace::recorder_internal {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+}  // namespace
+
+RingDrainer::RingDrainer(std::unique_ptr<TraceWriter> out, const RecordingOptions& options,
+                         bool merge_numbered_from_start)
+    : merge_numbered_(merge_numbered_from_start), out_(std::move(out)), options_(options) {}
+
+RingDrainer::~RingDrainer() {
+  std::lock_guard<std::mutex> l(reg_mu_);
+  for (ThreadRing* r : rings_) {
+    if (r->closed) delete r;
+  }
+}
+
+void RingDrainer::StartThread() {
+  thread_ = std::thread([this] {
+    tls_excluded = true;  // the drainer's own allocations are never recorded
+    Run();
+  });
+}
+
+void RingDrainer::Wake() {
+  std::lock_guard<std::mutex> l(mu_);
+  wake_ = true;
+  cv_.notify_one();
+}
+
+absl::Status RingDrainer::Finish(uint64_t dropped_events, RecordingStats* stats) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+    cv_.notify_one();
+  }
+  thread_.join();
+  Drain(/*final=*/true);
+  proto::Footer footer;
+  footer.set_dropped_events(dropped_events);
+  absl::Status s = out_->Finish(footer);
+  if (stats != nullptr) {
+    stats->events = out_->events();
+    stats->chunks = out_->chunks();
+    stats->bytes = out_->bytes_written();
+    stats->dropped_events = dropped_events;
+    stats->unmatched_frees = out_->unmatched_frees();
+    stats->threads = threads_seen_;
+    stats->writer_cpu_seconds = cpu_seconds_;
+  }
+  return s;
+}
+
+void RingDrainer::Run() {
+  const double cpu0 = ThreadCpuSeconds();
+  auto last_flush = std::chrono::steady_clock::now();
+  const auto flush_every = std::chrono::milliseconds(options_.flush_ms);
+  while (true) {
+    // Sleep only when there was nothing to do: under load the drainer
+    // drains back to back.
+    const size_t drained = Drain(/*final=*/false);
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      if (stop_) break;
+      if (drained == 0) {
+        cv_.wait_for(l, std::chrono::milliseconds(1), [this] { return wake_ || stop_; });
+      }
+      wake_ = false;
+      if (stop_) break;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_flush >= flush_every) {
+      out_->FlushChunk().IgnoreError();  // the status stays in out_
+      last_flush = now;
+    }
+  }
+  cpu_seconds_ = ThreadCpuSeconds() - cpu0;
+}
+
+void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
+  if (options_.timestamps) out_->Timestamp(e.time_ns);
+  switch (e.kind) {
+    case RawKind::kAlloc:
+      out_->Alloc(thread, e.arena, e.ptr,
+                  Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed});
+      break;
+    case RawKind::kFree:
+      out_->Free(thread, e.arena, e.ptr);
+      break;
+    case RawKind::kRealloc:
+      out_->Realloc(thread, e.arena, e.aux, e.ptr,
+                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2});
+      break;
+    case RawKind::kArenaCreate:
+      out_->ArenaCreate(thread, e.arena);
+      break;
+    case RawKind::kArenaDestroy:
+      out_->ArenaDestroy(thread, e.arena);
+      break;
+  }
+}
+
+size_t RingDrainer::Drain(bool final) {
+  size_t taken = 0;
+  std::vector<ThreadRing*> rings;
+  bool merge_numbered;
+  {
+    std::lock_guard<std::mutex> l(reg_mu_);
+    rings = rings_;
+    threads_seen_ = next_thread_id_;
+    merge_numbered = merge_numbered_;
+  }
+  for (ThreadRing* r : rings) {
+    const uint64_t published = r->published.load(std::memory_order_acquire);
+    uint64_t t = r->tail.load(std::memory_order_relaxed);
+    // Unsequenced events come first in the global order.
+    while (t < published) {
+      const RawEvent& e = r->events[t & (kRingCapacity - 1)];
+      if (e.seq != kUnsequenced) break;
+      Emit(r->thread_id, e);
+      ++t;
+    }
+    if (merge_numbered) {
+      for (; t < published; ++t) {
+        staging_.push_back({r->thread_id, r->events[t & (kRingCapacity - 1)]});
+      }
+    }
+    taken += t - r->tail.load(std::memory_order_relaxed);
+    r->tail.store(t, std::memory_order_release);
+  }
+  if (!staging_.empty()) {
+    std::sort(staging_.begin(), staging_.end(),
+              [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; });
+    size_t i = 0;
+    // Write only the gap-free run: a missing number is an event another
+    // thread is still writing.
+    while (i < staging_.size() && (final || staging_[i].event.seq == next_seq_)) {
+      Emit(staging_[i].thread, staging_[i].event);
+      next_seq_ = staging_[i].event.seq + 1;
+      ++i;
+    }
+    staging_.erase(staging_.begin(), staging_.begin() + i);
+  }
+  // Rings of exited threads, now empty, are ours to free.
+  std::lock_guard<std::mutex> l(reg_mu_);
+  for (auto it = rings_.begin(); it != rings_.end();) {
+    ThreadRing* r = *it;
+    if (r->closed &&
+        r->tail.load(std::memory_order_relaxed) == r->published.load(std::memory_order_acquire)) {
+      delete r;
+      it = rings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+void LockedRings::Add(ThreadRing* ring) {
+  ring->head = 0;
+  ring->cached_tail = 0;
+  ring->published.store(0);
+  ring->tail.store(0);
+  ring->closed = false;
+  ring->thread_id = d_.next_thread_id_++;
+  d_.rings_.push_back(ring);
+}
+
+bool LockedRings::Close(ThreadRing* ring) {
+  if (std::find(d_.rings_.begin(), d_.rings_.end(), ring) == d_.rings_.end()) return false;
+  ring->closed = true;
+  return true;
+}
+
+void LockedRings::WaitUntilNoEventInProgress() const {
+  for (const ThreadRing* r : d_.rings_) {
+    while (r->in_event.load(std::memory_order_acquire) != 0) sched_yield();
+  }
+}
+
+}  // namespace alloctrace::recorder_internal
