@@ -107,7 +107,6 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   std::vector<uint64_t> object_bytes;
   std::vector<uint32_t> object_arena;
   std::vector<uint8_t> object_align;
-  std::vector<bool> threads;
   uint64_t live_bytes = 0, live_objects = 0;
   // Arenas destroyed while objects of theirs are still live (possible in a
   // whole-program trace) are destroyed in the replay after their last free,
@@ -120,8 +119,6 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
       arena_pending_destroy.resize(arena + 1, false);
     }
   };
-  std::vector<Event> events;
-
   auto set_bytes = [&p](ReplayOp* op, uint64_t bytes) -> absl::Status {
     if (bytes >= kBigSize) {
       if (p.big_sizes.size() >= 0xffff) {
@@ -137,104 +134,100 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     return absl::OkStatus();
   };
 
-  while (true) {
-    absl::StatusOr<bool> more = reader.NextChunk(&events);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    const std::vector<Shape>& shapes = reader.shapes();
+  auto size_tables = [&] {
     if (object_bytes.size() < reader.object_id_limit()) {
       object_bytes.resize(reader.object_id_limit());
       object_arena.resize(reader.object_id_limit());
       object_align.resize(reader.object_id_limit());
     }
-    p.ops.reserve(p.ops.size() + events.size());
-    for (const Event& e : events) {
-      if (e.thread >= threads.size()) threads.resize(e.thread + 1);
-      threads[e.thread] = true;
-      ReplayOp op{};
-      switch (e.kind) {
-        case OpKind::kAlloc: {
-          const Shape& s = shapes[e.shape];
-          op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
-          op.object = e.object;
-          op.arena = e.arena;
-          op.align_log2 = Log2(s.align);
-          if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
-          object_bytes[e.object] = s.bytes();
-          object_arena[e.object] = e.arena;
-          object_align[e.object] = op.align_log2;
-          live_bytes += s.bytes();
-          ++live_objects;
-          ++p.allocs;
-          arena_slot(e.arena);
-          ++arena_live[e.arena];
-          break;
-        }
-        case OpKind::kFree: {
-          op.kind = ReplayKind::kFree;
-          op.object = e.object;
-          // Freed into the arena it came from, with the size it was given.
-          op.arena = object_arena[e.object];
-          op.align_log2 = object_align[e.object];
-          if (absl::Status st = set_bytes(&op, object_bytes[e.object]); !st.ok()) return st;
-          live_bytes -= object_bytes[e.object];
-          --live_objects;
-          ++p.frees;
-          if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
-            p.ops.push_back(op);
-            arena_pending_destroy[op.arena] = false;
-            op = ReplayOp{};
-            op.kind = ReplayKind::kArenaDestroy;
-            op.arena = object_arena[e.object];
-            ++p.arena_events;
-          }
-          break;
-        }
-        case OpKind::kRealloc: {
-          const Shape& s = shapes[e.shape];
-          if (p.reallocs.size() >= 0xffff * 0x10000ull) {
-            return absl::UnimplementedError(absl::StrCat(p.path, ": too many reallocs"));
-          }
-          op.kind = ReplayKind::kRealloc;
-          op.object = e.object;
-          op.arena = object_arena[e.old_object];
-          op.align_log2 = object_align[e.old_object];
-          // The realloc side table is consumed in order; aux is unused.
-          p.reallocs.push_back({e.old_object, object_bytes[e.old_object], s.bytes()});
-          op.bytes = 0;
-          live_bytes += s.bytes() - object_bytes[e.old_object];
-          object_bytes[e.object] = s.bytes();
-          object_arena[e.object] = op.arena;
-          object_align[e.object] = op.align_log2;
-          ++p.reallocs_count;
-          break;
-        }
-        case OpKind::kArenaCreate:
-          op.kind = ReplayKind::kArenaCreate;
-          op.arena = e.arena;
-          arena_slot(e.arena);
-          ++p.arena_events;
-          break;
-        case OpKind::kArenaDestroy:
-          arena_slot(e.arena);
-          if (arena_live[e.arena] > 0) {
-            arena_pending_destroy[e.arena] = true;
-            continue;
-          }
-          op.kind = ReplayKind::kArenaDestroy;
-          op.arena = e.arena;
-          ++p.arena_events;
-          break;
-        default:
-          continue;
+  };
+  auto on_event = [&](const Event& e) -> absl::Status {
+    const std::vector<Shape>& shapes = reader.shapes();
+    ReplayOp op{};
+    switch (e.kind) {
+      case OpKind::kAlloc: {
+        const Shape& s = shapes[e.shape];
+        op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
+        op.object = e.object;
+        op.arena = e.arena;
+        op.align_log2 = Log2(s.align);
+        if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
+        object_bytes[e.object] = s.bytes();
+        object_arena[e.object] = e.arena;
+        object_align[e.object] = op.align_log2;
+        live_bytes += s.bytes();
+        ++live_objects;
+        ++p.allocs;
+        arena_slot(e.arena);
+        ++arena_live[e.arena];
+        break;
       }
-      p.ops.push_back(op);
-      p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
-      p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
+      case OpKind::kFree: {
+        op.kind = ReplayKind::kFree;
+        op.object = e.object;
+        // Freed into the arena it came from, with the size it was given.
+        op.arena = object_arena[e.object];
+        op.align_log2 = object_align[e.object];
+        if (absl::Status st = set_bytes(&op, object_bytes[e.object]); !st.ok()) return st;
+        live_bytes -= object_bytes[e.object];
+        --live_objects;
+        ++p.frees;
+        if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
+          p.ops.push_back(op);
+          arena_pending_destroy[op.arena] = false;
+          op = ReplayOp{};
+          op.kind = ReplayKind::kArenaDestroy;
+          op.arena = object_arena[e.object];
+          ++p.arena_events;
+        }
+        break;
+      }
+      case OpKind::kRealloc: {
+        const Shape& s = shapes[e.shape];
+        if (p.reallocs.size() >= 0xffff * 0x10000ull) {
+          return absl::UnimplementedError(absl::StrCat(p.path, ": too many reallocs"));
+        }
+        op.kind = ReplayKind::kRealloc;
+        op.object = e.object;
+        op.arena = object_arena[e.old_object];
+        op.align_log2 = object_align[e.old_object];
+        // The realloc side table is consumed in order; aux is unused.
+        p.reallocs.push_back({e.old_object, object_bytes[e.old_object], s.bytes()});
+        op.bytes = 0;
+        live_bytes += s.bytes() - object_bytes[e.old_object];
+        object_bytes[e.object] = s.bytes();
+        object_arena[e.object] = op.arena;
+        object_align[e.object] = op.align_log2;
+        ++p.reallocs_count;
+        break;
+      }
+      case OpKind::kArenaCreate:
+        op.kind = ReplayKind::kArenaCreate;
+        op.arena = e.arena;
+        arena_slot(e.arena);
+        ++p.arena_events;
+        break;
+      case OpKind::kArenaDestroy:
+        arena_slot(e.arena);
+        if (arena_live[e.arena] > 0) {
+          arena_pending_destroy[e.arena] = true;
+          return absl::OkStatus();
+        }
+        op.kind = ReplayKind::kArenaDestroy;
+        op.arena = e.arena;
+        ++p.arena_events;
+        break;
+      default:
+        return absl::OkStatus();
     }
-  }
+    p.ops.push_back(op);
+    p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
+    p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
   p.object_limit = reader.object_id_limit();
-  p.threads = std::count(threads.begin(), threads.end(), true);
+  p.threads = reader.threads_seen();
   p.live_at_end = live_objects;
   if (!reader.has_footer()) p.cut_short = reader.cut_short();
   return p;
