@@ -1,0 +1,140 @@
+#include "format/test_util.h"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "format/trace_writer.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace::testing_util {
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/", name);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+absl::StatusOr<Decoded> ReadAll(const std::string& path) {
+  auto reader = TraceReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  Decoded d;
+  std::vector<Event> chunk;
+  while (true) {
+    absl::StatusOr<bool> more = (*reader)->NextChunk(&chunk);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    d.events.insert(d.events.end(), chunk.begin(), chunk.end());
+  }
+  d.shapes = (*reader)->shapes();
+  d.footer = (*reader)->has_footer();
+  d.cut_short = (*reader)->cut_short();
+  return d;
+}
+
+bool WriteRandomTrace(const std::string& path, uint64_t seed, int n, uint32_t chunk_events,
+                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected) {
+  proto::Header header;
+  header.set_workload("random_test");
+  auto writer = TraceWriter::Create(path, header, chunk_events);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  if (!writer.ok()) return false;
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> live;
+  uint64_t next_addr = 0x10000;
+  (*writer)->ArenaCreate(0, 7);
+  (*writer)->ArenaCreate(0, 9);
+  for (int i = 0; i < n; ++i) {
+    const uint32_t thread = rng() % 3 == 0 ? 1 : 0;
+    const uint32_t arena = rng() % 2 == 0 ? 7 : 9;
+    if (live.empty() || rng() % 3 != 0) {
+      const Shape shape{uint64_t{8} << (rng() % 4), 1 + rng() % 3, 8};
+      next_addr += 4096;
+      (*writer)->Alloc(thread, arena, next_addr, shape);
+      live.push_back(next_addr);
+      expected->push_back({OpKind::kAlloc, shape.bytes()});
+    } else if (rng() % 10 == 0) {
+      const size_t k = rng() % live.size();
+      next_addr += 4096;
+      const Shape shape{1, 100 + rng() % 100, 16};
+      (*writer)->Realloc(thread, arena, live[k], next_addr, shape);
+      live[k] = next_addr;
+      expected->push_back({OpKind::kRealloc, shape.bytes()});
+    } else {
+      const size_t k = rng() % live.size();
+      EXPECT_TRUE((*writer)->Free(thread, arena, live[k]));
+      live[k] = live.back();
+      live.pop_back();
+      expected->push_back({OpKind::kFree, 0});
+    }
+  }
+  (*writer)->ArenaDestroy(0, 9);
+  const absl::Status s = finish ? (*writer)->Finish() : (*writer)->FlushChunk();
+  EXPECT_TRUE(s.ok()) << s;
+  return s.ok();
+}
+
+std::vector<std::pair<OpKind, uint64_t>> Summarize(const Decoded& d) {
+  std::vector<std::pair<OpKind, uint64_t>> out;
+  for (const Event& e : d.events) {
+    if (e.kind == OpKind::kAlloc || e.kind == OpKind::kRealloc) {
+      out.push_back({e.kind, d.shapes[e.shape].bytes()});
+    } else if (e.kind == OpKind::kFree) {
+      out.push_back({e.kind, 0});
+    }
+  }
+  return out;
+}
+
+void AddShape(proto::Chunk* chunk, uint64_t elem_size, uint64_t count, uint64_t align,
+              bool zeroed) {
+  chunk->add_shape_elem_size(elem_size);
+  chunk->add_shape_count(count);
+  chunk->add_shape_align(align);
+  if (zeroed || chunk->shape_flags_size() > 0) {
+    while (chunk->shape_flags_size() < chunk->shape_elem_size_size() - 1) {
+      chunk->add_shape_flags(0);
+    }
+    chunk->add_shape_flags(zeroed ? kShapeZeroed : 0);
+  }
+}
+
+std::string TraceBytes(const std::vector<proto::Chunk>& chunks, int64_t footer_events) {
+  proto::Packet h;
+  FillStandardHeader(h.mutable_header());
+  h.mutable_header()->set_workload("crafted");
+  std::string b;
+  AppendFramedPacket(h, &b);
+  for (const proto::Chunk& chunk : chunks) {
+    proto::Packet c;
+    *c.mutable_chunk() = chunk;
+    AppendFramedPacket(c, &b);
+  }
+  if (footer_events >= 0) {
+    proto::Packet f;
+    f.mutable_footer()->set_events(static_cast<uint64_t>(footer_events));
+    f.mutable_footer()->set_chunks(chunks.size());
+    AppendFramedPacket(f, &b);
+  }
+  return b;
+}
+
+std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>& chunks,
+                       int64_t footer_events) {
+  const std::string path = TempPath(name);
+  WriteFile(path, TraceBytes(chunks, footer_events));
+  return path;
+}
+
+}  // namespace alloctrace::testing_util
