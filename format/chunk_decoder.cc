@@ -1,5 +1,6 @@
 #include "format/chunk_decoder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/base/optimization.h"
@@ -8,10 +9,6 @@
 
 namespace alloctrace {
 namespace {
-
-// Object and arena ids above this are treated as corruption rather than
-// letting a flipped bit allocate gigabytes of validation state.
-constexpr uint64_t kMaxId = uint64_t{1} << 28;
 
 bool ReadPacked(const uint8_t* p, const uint8_t* end, std::vector<uint64_t>* out) {
   while (p < end) {
@@ -100,6 +97,25 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
   return absl::OkStatus();
 }
 
+uint32_t DenseIdMap::FindOrAdd(uint32_t id) {
+  const uint32_t found = Find(id);
+  if (found != kNone) return found;
+  const uint32_t index = size();
+  ids_.push_back(id);
+  if (id < kDirect) {
+    if (id >= direct_.size()) direct_.resize(size_t{id} + 1, kNone);
+    direct_[id] = index;
+  } else {
+    large_.emplace(id, index);
+  }
+  return index;
+}
+
+ChunkDecoder::ChunkDecoder() {
+  threads_.FindOrAdd(0);     // events before any SET_THREAD come from thread 0
+  live_arenas_.push_back(0);  // index 0: no arena
+}
+
 absl::Status ChunkDecoder::ChunkError(const ChunkLocation& where, absl::string_view what) {
   return absl::DataLossError(
       absl::StrCat(where.path, ": byte ", where.byte, " (packet ", where.packet, "): ", what));
@@ -110,6 +126,12 @@ absl::Status ChunkDecoder::EventError(const Cursor& c, absl::string_view what) {
                                           c.where.chunk, "), event ", c.event, ": ", what));
 }
 
+absl::Status ChunkDecoder::ShapeError(const ChunkLocation& where, const ChunkColumns& chunk,
+                                      absl::string_view what) {
+  return absl::DataLossError(absl::StrCat(where.path, ": byte ", where.byte, " (chunk ",
+                                          where.chunk, "), event ", chunk.first_event, ": ", what));
+}
+
 absl::Status ChunkDecoder::AddShapes(const ChunkColumns& chunk, const ChunkLocation& where) {
   const size_t new_shapes = chunk.shape_elem_size.size();
   if (chunk.shape_count.size() != new_shapes || chunk.shape_align.size() != new_shapes ||
@@ -117,13 +139,28 @@ absl::Status ChunkDecoder::AddShapes(const ChunkColumns& chunk, const ChunkLocat
     return ChunkError(where, "shape columns have different lengths");
   }
   for (size_t i = 0; i < new_shapes; ++i) {
+    const uint64_t shape = shapes_.size();
+    const uint64_t elem_size = chunk.shape_elem_size[i];
+    const uint64_t count = chunk.shape_count[i];
     const uint64_t align = chunk.shape_align[i];
+    // Shapes are defined before the chunk's events: name the first of them.
+    const std::string at = absl::StrCat("shape ", shape, ", defined with this chunk,");
     if (align == 0 || (align & (align - 1)) != 0) {
-      return ChunkError(where, absl::StrCat("shape ", shapes_.size(), " has alignment ", align,
-                                            ", not a power of two"));
+      return ShapeError(where, chunk, absl::StrCat(at, " has alignment ", align,
+                                                   ", not a power of two"));
+    }
+    if (align > kMaxAlignment) {
+      return ShapeError(where, chunk, absl::StrCat(at, " has alignment ", align,
+                                                   ", over the limit of ", kMaxAlignment, " (2 MiB)"));
+    }
+    uint64_t bytes;
+    if (__builtin_mul_overflow(elem_size, count, &bytes) || bytes > kMaxAllocationBytes) {
+      return ShapeError(where, chunk, absl::StrCat(at, " is ", elem_size, " x ", count,
+                                                   " bytes, over the limit of ", kMaxAllocationBytes,
+                                                   " bytes (2^47, the address space)"));
     }
     const bool zeroed = !chunk.shape_flags.empty() && (chunk.shape_flags[i] & kShapeZeroed);
-    shapes_.push_back(Shape{chunk.shape_elem_size[i], chunk.shape_count[i], align, zeroed});
+    shapes_.push_back(Shape{elem_size, count, align, zeroed});
   }
   return absl::OkStatus();
 }
@@ -140,23 +177,33 @@ absl::Status ChunkDecoder::Alloc(Cursor& c, uint64_t payload, Event* e) {
       return EventError(c, "ALLOC with an explicit id, but the ids column is exhausted");
     }
     id = c.chunk.ids[c.next_id++];
-    if (id >= kMaxId) {
-      return EventError(c, absl::StrCat("ALLOC of object ", id, ", an implausible id"));
+    // Dense ids: a freed id or the next never-used one.
+    if (id > live_.size() || id >= kMaxObjectIds) {
+      return EventError(c, absl::StrCat("ALLOC of object ", id, ", beyond the limit of ",
+                                        std::min<uint64_t>(live_.size(), kMaxObjectIds - 1),
+                                        " (ids are dense: a freed id or the next unused one)"));
     }
-    if (id >= live_.size()) live_.resize(id + 1, 0);
+    if (id == live_.size()) live_.push_back(0);
     if (live_[id]) {
       return EventError(c, absl::StrCat("ALLOC of object ", id, ", which is already live"));
     }
-  } else if (!free_ids_.empty()) {
-    id = free_ids_.back();
-    free_ids_.pop_back();
   } else {
-    id = live_.size();
-    if (id >= kMaxId) return EventError(c, "more live objects than this reader allows");
-    live_.push_back(0);
+    // Ids made live again by an explicit ALLOC are skipped.
+    while (!free_ids_.empty() && live_[free_ids_.back()]) free_ids_.pop_back();
+    if (!free_ids_.empty()) {
+      id = free_ids_.back();
+      free_ids_.pop_back();
+    } else {
+      id = live_.size();
+      if (id >= kMaxObjectIds) {
+        return EventError(c, absl::StrCat("ALLOC of object ", id, ", over the limit of ",
+                                          kMaxObjectIds - 1, " object ids"));
+      }
+      live_.push_back(0);
+    }
   }
-  if (cur_arena_ != 0 && (cur_arena_ >= live_arenas_.size() || !live_arenas_[cur_arena_])) {
-    return EventError(c, absl::StrCat("ALLOC in arena ", cur_arena_,
+  if (cur_arena_id_ != 0 && (cur_arena_ == 0 || !live_arenas_[cur_arena_])) {
+    return EventError(c, absl::StrCat("ALLOC in arena ", cur_arena_id_,
                                       ", which is not live (never created, or destroyed)"));
   }
   live_[id] = 1;
@@ -195,35 +242,50 @@ absl::Status ChunkDecoder::FreeOrRealloc(Cursor& c, OpKind kind, uint64_t payloa
 }
 
 absl::Status ChunkDecoder::Arena(Cursor& c, OpKind kind, uint64_t payload, Event* e) {
-  if (payload == 0 || payload >= kMaxId) {
+  if (payload == 0 || payload > UINT32_MAX) {
     return EventError(c, absl::StrCat(OpKindName(kind), " of arena ", payload,
-                                      ", not a valid arena id"));
+                                      payload == 0 ? ", which is the global heap, not an arena"
+                                                   : ", over the limit of 4294967295 (32 bits)"));
   }
-  if (payload >= live_arenas_.size()) live_arenas_.resize(payload + 1, 0);
+  const uint32_t id = static_cast<uint32_t>(payload);
   const bool creating = kind == OpKind::kArenaCreate;
-  if (live_arenas_[payload] == creating) {
-    return EventError(c, absl::StrCat(OpKindName(kind), " of arena ", payload,
+  uint32_t index = arenas_.Find(id);
+  if (index == DenseIdMap::kNone) {
+    if (!creating) {
+      return EventError(c, absl::StrCat("ARENA_DESTROY of arena ", id, ", which is not live"));
+    }
+    index = arenas_.FindOrAdd(id);
+    live_arenas_.push_back(0);
+  }
+  ++index;  // arena indexes start at 1
+  if (live_arenas_[index] == creating) {
+    return EventError(c, absl::StrCat(OpKindName(kind), " of arena ", id,
                                       creating ? ", which is already live" : ", which is not live"));
   }
-  live_arenas_[payload] = creating;
-  e->arena = static_cast<uint32_t>(payload);
+  live_arenas_[index] = creating;
+  if (id == cur_arena_id_) cur_arena_ = index;
+  e->arena = index;
   e->object = 0;
   return absl::OkStatus();
 }
 
 absl::Status ChunkDecoder::SetArena(Cursor& c, uint64_t payload) {
-  if (payload >= kMaxId) {
-    return EventError(c, absl::StrCat("SET_ARENA to ", payload, ", not a valid arena"));
+  if (payload > UINT32_MAX) {
+    return EventError(c, absl::StrCat("SET_ARENA to ", payload,
+                                      ", over the limit of 4294967295 (32 bits)"));
   }
-  cur_arena_ = static_cast<uint32_t>(payload);
+  cur_arena_id_ = static_cast<uint32_t>(payload);
+  const uint32_t index = cur_arena_id_ == 0 ? DenseIdMap::kNone : arenas_.Find(cur_arena_id_);
+  cur_arena_ = index == DenseIdMap::kNone ? 0 : index + 1;
   return absl::OkStatus();
 }
 
 absl::Status ChunkDecoder::SetThread(Cursor& c, uint64_t payload) {
   if (payload > UINT32_MAX) {
-    return EventError(c, absl::StrCat("SET_THREAD to ", payload, ", out of range"));
+    return EventError(c, absl::StrCat("SET_THREAD to ", payload,
+                                      ", over the limit of 4294967295 (32 bits)"));
   }
-  cur_thread_ = static_cast<uint32_t>(payload);
+  cur_thread_ = threads_.FindOrAdd(static_cast<uint32_t>(payload));
   return absl::OkStatus();
 }
 

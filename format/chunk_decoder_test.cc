@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format/test_util.h"
+#include "format/trace_reader.h"
 #include "format/trace_format.h"
 #include "format/wire.h"
 #include "gtest/gtest.h"
@@ -43,11 +44,121 @@ TEST(ChunkDecoderTest, DoubleFree) {
 TEST(ChunkDecoderTest, DoubleAlloc) {
   proto::Chunk c;
   AddShape(&c, 8, 1, 8);
-  c.add_ops(Op(OpKind::kAlloc, 1));  // explicit id 5
-  c.add_ids(5);
-  c.add_ops(Op(OpKind::kAlloc, 1));  // explicit id 5 again
-  c.add_ids(5);
-  ExpectError("double_alloc.trace", c, "ALLOC of object 5, which is already live");
+  c.add_ops(Op(OpKind::kAlloc, 0));  // object 0
+  c.add_ops(Op(OpKind::kAlloc, 0));  // object 1
+  c.add_ops(Op(OpKind::kAlloc, 1));  // explicit id 1 again
+  c.add_ids(1);
+  ExpectError("double_alloc.trace", c, "event 2: ALLOC of object 1, which is already live");
+}
+
+// The crafted traces of the hostile-input review, each refused or accepted
+// with bounded state. Object ids are dense: an explicit id may be a freed
+// one or the next unused one, nothing beyond.
+TEST(ChunkDecoderTest, ExplicitIdBeyondTheDenseLimit) {
+  proto::Chunk c;
+  AddShape(&c, 16, 1, 8);
+  c.add_ops(Op(OpKind::kAlloc, 1));
+  c.add_ids((uint64_t{1} << 28) - 1);
+  ExpectError("big_id.trace", c,
+              "(chunk 0), event 0: ALLOC of object 268435455, beyond the limit of 0 (ids are "
+              "dense: a freed id or the next unused one)");
+}
+
+TEST(ChunkDecoderTest, ExplicitIdsReuseFreedIds) {
+  proto::Chunk c;
+  AddShape(&c, 16, 1, 8);
+  for (int i = 0; i < 3; ++i) c.add_ops(Op(OpKind::kAlloc, 0));   // 0 1 2
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));                  // 0
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(1)));                  // 1
+  c.add_ops(Op(OpKind::kAlloc, 1));                                // explicit 0
+  c.add_ids(0);
+  c.add_ops(Op(OpKind::kAlloc, 1));                                // explicit 3 (next unused)
+  c.add_ids(3);
+  c.add_ops(Op(OpKind::kAlloc, 0));  // implicit: 1 (0 is live again, skipped)
+  c.add_ops(Op(OpKind::kAlloc, 0));  // implicit: 4
+  auto d = ReadAll(WriteTrace("explicit_reuse.trace", {c}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 9u);
+  EXPECT_EQ(d->events[5].object, 0u);
+  EXPECT_EQ(d->events[6].object, 3u);
+  EXPECT_EQ(d->events[7].object, 1u);
+  EXPECT_EQ(d->events[8].object, 4u);
+}
+
+TEST(ChunkDecoderTest, AnyThreadIdMapsToADenseIndex) {
+  proto::Chunk c;
+  AddShape(&c, 16, 1, 8);
+  c.add_ops(Op(OpKind::kSetThread, 0xFFFFFFFFu));
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+  c.add_ops(Op(OpKind::kSetThread, 0));
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  auto path = WriteTrace("thread_max.trace", {c});
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  std::vector<Event> events;
+  auto more = (*reader)->NextChunk(&events);
+  ASSERT_TRUE(more.ok() && *more) << more.status();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].thread, 1u);
+  EXPECT_EQ(events[2].thread, 0u);
+  EXPECT_EQ((*reader)->thread_index_limit(), 2u);
+  EXPECT_EQ((*reader)->threads_seen(), 2u);
+
+  proto::Chunk wide;
+  wide.add_ops(Op(OpKind::kSetThread, uint64_t{1} << 32));
+  ExpectError("thread_wide.trace", wide,
+              "event 0: SET_THREAD to 4294967296, over the limit of 4294967295 (32 bits)");
+}
+
+TEST(ChunkDecoderTest, AnyArenaIdMapsToADenseIndex) {
+  proto::Chunk c;
+  AddShape(&c, 16, 1, 8);
+  const uint64_t big = (uint64_t{1} << 28) - 1;
+  c.add_ops(Op(OpKind::kArenaCreate, big));
+  c.add_ops(Op(OpKind::kSetArena, big));
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+  c.add_ops(Op(OpKind::kArenaDestroy, big));
+  auto path = WriteTrace("arena_big.trace", {c});
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  std::vector<Event> events;
+  auto more = (*reader)->NextChunk(&events);
+  ASSERT_TRUE(more.ok() && *more) << more.status();
+  ASSERT_EQ(events.size(), 4u);
+  for (const Event& e : events) EXPECT_EQ(e.arena, 1u);
+  EXPECT_EQ((*reader)->arena_index_limit(), 2u);
+  EXPECT_EQ((*reader)->arena_id(1), big);
+
+  proto::Chunk zero;
+  zero.add_ops(Op(OpKind::kArenaCreate, 0));
+  ExpectError("arena_zero.trace", zero, "event 0: ARENA_CREATE of arena 0, which is the global heap");
+  proto::Chunk unborn;
+  AddShape(&unborn, 16, 1, 8);
+  unborn.add_ops(Op(OpKind::kSetArena, 77));
+  unborn.add_ops(Op(OpKind::kAlloc, 0));
+  ExpectError("arena_unborn.trace", unborn, "event 0: ALLOC in arena 77, which is not live");
+}
+
+TEST(ChunkDecoderTest, SizeProductOverflow) {
+  proto::Chunk c;
+  AddShape(&c, uint64_t{1} << 33, uint64_t{1} << 31, 8);
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  ExpectError("shape_overflow.trace", c,
+              "(chunk 0), event 0: shape 0, defined with this chunk, is 8589934592 x 2147483648 "
+              "bytes, over the limit of 140737488355328 bytes");
+}
+
+TEST(ChunkDecoderTest, AlignmentLimit) {
+  proto::Chunk c;
+  AddShape(&c, 16, 1, uint64_t{4} << 20);
+  ExpectError("align.trace", c, "shape 0, defined with this chunk, has alignment 4194304, over "
+                                "the limit of 2097152");
+  proto::Chunk ok;
+  AddShape(&ok, 16, 1, uint64_t{2} << 20);
+  ok.add_ops(Op(OpKind::kAlloc, 0));
+  EXPECT_TRUE(ReadAll(WriteTrace("align_ok.trace", {ok})).ok());
 }
 
 TEST(ChunkDecoderTest, UndefinedShape) {

@@ -69,6 +69,11 @@ class TraceReader {
   uint64_t offset() const { return packets_->offset(); }
   // Highest object id used so far, plus one: the size a replay table needs.
   uint32_t object_id_limit() const { return decoder_.object_id_limit(); }
+  // Dense indexes of arenas and threads (see Event): table sizes, and the
+  // trace's ids behind them.
+  uint32_t arena_index_limit() const { return decoder_.arena_index_limit(); }
+  uint32_t arena_id(uint32_t index) const { return decoder_.arena_id(index); }
+  uint32_t thread_index_limit() const { return decoder_.thread_index_limit(); }
   // Distinct threads that had events so far.
   uint64_t threads_seen() const { return threads_seen_; }
 

@@ -65,13 +65,13 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
     switch (e.kind) {
       case OpKind::kAlloc:
       case OpKind::kRealloc: {
-        ArenaStats& a = st.arenas[e.arena];
+        ArenaStats& a = st.arenas[reader.arena_id(e.arena)];
         if (e.kind == OpKind::kRealloc) {
           ++st.reallocs;
           const uint64_t old = object_bytes[e.old_object];
           live_bytes -= old;
           --live_objects;
-          st.arenas[object_arena[e.old_object]].live_bytes -= old;
+          st.arenas[reader.arena_id(object_arena[e.old_object])].live_bytes -= old;
         } else {
           ++st.allocs;
           ++a.allocs;
@@ -93,7 +93,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       case OpKind::kFree: {
         ++st.frees;
         const uint64_t bytes = object_bytes[e.object];
-        ArenaStats& a = st.arenas[object_arena[e.object]];
+        ArenaStats& a = st.arenas[reader.arena_id(object_arena[e.object])];
         ++a.frees;
         a.live_bytes -= bytes;
         live_bytes -= bytes;
@@ -102,11 +102,11 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       }
       case OpKind::kArenaCreate:
         ++st.arenas_created;
-        st.arenas[e.arena];
+        st.arenas[reader.arena_id(e.arena)];
         break;
       case OpKind::kArenaDestroy:
         ++st.arenas_destroyed;
-        st.arenas[e.arena].destroyed = true;
+        st.arenas[reader.arena_id(e.arena)].destroyed = true;
         break;
       default:
         break;
