@@ -129,8 +129,15 @@ class ArticlePoolAllocator
   void* Allocate(size_t bytes, size_t align, uint32_t arena) {
     return pools_.For(arena).Allocate(bytes, align);
   }
+  void* AllocateZeroed(size_t bytes, size_t align, uint32_t arena) {
+    return pools_.For(arena).AllocateZeroed(bytes, align);
+  }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
     pools_.For(arena).Deallocate(p, bytes, align);
+  }
+  // In place where the block allows; large blocks by realloc (pool.h).
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
+    return pools_.For(arena).Reallocate(p, old_bytes, new_bytes, align);
   }
   void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
   void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
@@ -161,8 +168,16 @@ class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
   void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
     return pool_.Allocate(bytes, align);
   }
+  void* AllocateZeroed(size_t bytes, size_t align, uint32_t /*arena*/) {
+    return pool_.AllocateZeroed(bytes, align);
+  }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     pool_.Deallocate(p, bytes, align);
+  }
+  // In place within a size class; large blocks by realloc (slab_pool.h).
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t /*arena*/) {
+    return pool_.Reallocate(p, old_bytes, new_bytes, align);
   }
 
  private:
