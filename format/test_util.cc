@@ -137,4 +137,74 @@ std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>&
   return path;
 }
 
+std::vector<CraftedTrace> CraftedTraces() {
+  std::vector<CraftedTrace> out;
+  const uint64_t kId28 = (uint64_t{1} << 28) - 1;
+  {  // Any 32-bit thread id: mapped to a dense index.
+    proto::Chunk c;
+    AddShape(&c, 16, 1, 8);
+    c.add_ops(Op(OpKind::kSetThread, 0xFFFFFFFFu));
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+    out.push_back({"thread_max.trace", {c}, 2});
+  }
+  {  // An explicit object id far beyond the dense limit: refused.
+    proto::Chunk c;
+    AddShape(&c, 16, 1, 8);
+    c.add_ops(Op(OpKind::kAlloc, 1));
+    c.add_ids(kId28);
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(static_cast<int64_t>(kId28))));
+    out.push_back({"object_id_max.trace", {c}, 2});
+  }
+  {  // A large arena id: mapped to a dense index.
+    proto::Chunk c;
+    AddShape(&c, 16, 1, 8);
+    c.add_ops(Op(OpKind::kArenaCreate, kId28));
+    c.add_ops(Op(OpKind::kSetArena, kId28));
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+    c.add_ops(Op(OpKind::kArenaDestroy, kId28));
+    out.push_back({"arena_id_max.trace", {c}, 4});
+  }
+  {  // 2^33 x 2^31 bytes: wraps 64 bits.
+    proto::Chunk c;
+    AddShape(&c, uint64_t{1} << 33, uint64_t{1} << 31, 8);
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+    out.push_back({"shape_overflow.trace", {c}, 2});
+  }
+  {  // An alignment over the limit.
+    proto::Chunk c;
+    AddShape(&c, 64, 1, uint64_t{1} << 30);
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    out.push_back({"align_1g.trace", {c}, 1});
+  }
+  {  // A realloc chain growing 4 KiB a step.
+    constexpr int kSteps = 300;
+    proto::Chunk c;
+    for (int i = 1; i <= kSteps; ++i) AddShape(&c, 1, uint64_t{4096} * i, 16);
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    for (int i = 1; i < kSteps; ++i) {
+      c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
+      c.add_args(i);
+    }
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+    out.push_back({"realloc_chain.trace", {c}, kSteps + 1});
+  }
+  {  // calloc of 1 GiB.
+    proto::Chunk c;
+    AddShape(&c, 1, uint64_t{1} << 30, 16, /*zeroed=*/true);
+    c.add_ops(Op(OpKind::kAlloc, 0));
+    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+    out.push_back({"calloc_1g.trace", {c}, 2});
+  }
+  {  // Arena events only: no memory operation at all.
+    proto::Chunk c;
+    for (uint64_t a = 1; a <= 3; ++a) c.add_ops(Op(OpKind::kArenaCreate, a));
+    for (uint64_t a = 1; a <= 3; ++a) c.add_ops(Op(OpKind::kArenaDestroy, a));
+    out.push_back({"arena_only.trace", {c}, 6});
+  }
+  return out;
+}
+
 }  // namespace alloctrace::testing_util

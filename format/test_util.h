@@ -54,6 +54,18 @@ std::string TraceBytes(const std::vector<proto::Chunk>& chunks, int64_t footer_e
 std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>& chunks,
                        int64_t footer_events = -1);
 
+// Hand-made traces that probe the reader's and the replayer's limits (one
+// per hostile case of the review: ids at the edge of 32 bits, size products
+// that wrap, a realloc chain, a 1 GiB calloc, a trace of arena events only).
+// format/testdata/ holds them as files (write_crafted_traces), as fuzzing
+// seeds.
+struct CraftedTrace {
+  std::string name;  // file name, e.g. "thread_max.trace"
+  std::vector<proto::Chunk> chunks;
+  int64_t footer_events;  // -1: no footer
+};
+std::vector<CraftedTrace> CraftedTraces();
+
 }  // namespace alloctrace::testing_util
 
 #endif  // ALLOCTRACE_FORMAT_TEST_UTIL_H_
