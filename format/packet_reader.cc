@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -29,7 +30,9 @@ absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::stri
 
 PacketReader::PacketReader(std::FILE* file, std::string path, uint64_t file_size)
     : file_(file), path_(std::move(path)), file_size_(file_size) {
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  // A large buffer for large traces; a small file needs no more than itself.
+  const uint64_t buffer = std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(file_size, 4096));
+  std::setvbuf(file_, nullptr, _IOFBF, static_cast<size_t>(buffer));
 }
 
 PacketReader::~PacketReader() { std::fclose(file_); }

@@ -47,9 +47,10 @@ class TraceReader {
   // are no more chunks (the footer was read, or the file was cut short).
   absl::StatusOr<bool> NextChunk(std::vector<Event>* events);
 
-  // Reads every remaining chunk: calls on_chunk() once a chunk is decoded
-  // (the tables below have grown to cover it), then on_event(const Event&)
-  // for each of its events. on_event returns absl::Status; the first error,
+  // Reads every remaining chunk: calls on_chunk(const std::vector<Event>&)
+  // once a chunk is decoded (the tables below have grown to cover it; the
+  // events are there to look ahead in), then on_event(const Event&) for
+  // each of its events. on_event returns absl::Status; the first error,
   // the reader's or on_event's, ends the walk and is returned.
   template <typename OnChunk, typename OnEvent>
   absl::Status ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event);
@@ -106,7 +107,7 @@ absl::Status TraceReader::ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event) {
     absl::StatusOr<bool> more = NextChunk(&events);
     if (!more.ok()) return more.status();
     if (!*more) return absl::OkStatus();
-    on_chunk();
+    on_chunk(events);
     for (const Event& e : events) {
       if (absl::Status s = on_event(e); ABSL_PREDICT_FALSE(!s.ok())) return s;
     }

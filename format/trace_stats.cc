@@ -55,7 +55,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   std::vector<uint64_t> object_bytes;  // by object id
   std::vector<uint32_t> object_arena;
   uint64_t live_objects = 0, live_bytes = 0;
-  auto size_tables = [&] {
+  auto size_tables = [&](const std::vector<Event>& /*events*/) {
     if (object_bytes.size() < reader.object_id_limit()) {
       object_bytes.resize(reader.object_id_limit());
       object_arena.resize(reader.object_id_limit());

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "format/trace_reader.h"
@@ -95,19 +96,16 @@ namespace {
 // last one, hold up to three times the final array (48 bytes an op).
 class OpBlocks {
  public:
-  OpBlocks() { current_.reserve(kBlockOps); }
   void push_back(const ReplayOp& op) {
-    if (ABSL_PREDICT_FALSE(current_.size() == kBlockOps)) {
-      full_.push_back(std::move(current_));
-      current_ = std::vector<ReplayOp>();
-      current_.reserve(kBlockOps);
-    }
+    if (ABSL_PREDICT_FALSE(current_.size() == current_.capacity())) NextBlock();
     current_.push_back(op);
   }
   // Moves every op into *out (exactly sized), freeing each block once copied.
   void JoinInto(std::vector<ReplayOp>* out) {
+    size_t total = current_.size();
+    for (const std::vector<ReplayOp>& block : full_) total += block.size();
     out->clear();
-    out->reserve(full_.size() * kBlockOps + current_.size());
+    out->reserve(total);
     for (std::vector<ReplayOp>& block : full_) {
       out->insert(out->end(), block.begin(), block.end());
       std::vector<ReplayOp>().swap(block);
@@ -118,7 +116,18 @@ class OpBlocks {
   }
 
  private:
-  static constexpr size_t kBlockOps = size_t{1} << 20;  // 16 MiB
+  // Blocks double from 4 Ki ops (a small trace costs little) to 1 Mi ops
+  // (16 MiB: the most a join holds beyond the final array).
+  static constexpr size_t kFirstBlockOps = size_t{1} << 12;
+  static constexpr size_t kMaxBlockOps = size_t{1} << 20;
+  ABSL_ATTRIBUTE_NOINLINE void NextBlock() {
+    const size_t next =
+        current_.capacity() == 0 ? kFirstBlockOps : std::min(2 * current_.capacity(), kMaxBlockOps);
+    if (!current_.empty()) full_.push_back(std::move(current_));
+    current_ = std::vector<ReplayOp>();
+    current_.reserve(next);
+  }
+
   std::vector<std::vector<ReplayOp>> full_;
   std::vector<ReplayOp> current_;
 };
@@ -159,9 +168,13 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   OpBlocks ops;
   // By object id: what a later free or realloc of the object needs. The
   // reader keeps ids dense, so these are as long as the trace's id count.
-  std::vector<uint64_t> object_bytes;
-  std::vector<uint32_t> object_arena;
-  std::vector<uint8_t> object_align;
+  // One 16-byte record per id, so a free costs one cache miss, not three.
+  struct ObjectInfo {
+    uint64_t bytes;
+    uint32_t arena;
+    uint8_t align_log2;
+  };
+  std::vector<ObjectInfo> objects;
   uint64_t live_bytes = 0, live_objects = 0;
   // By dense arena index. Arenas destroyed while objects of theirs are still
   // live (possible in a whole-program trace) are destroyed in the replay
@@ -187,13 +200,18 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     return absl::OkStatus();
   };
 
+  // The record of the object an event frees, fetched from memory a few
+  // events ahead: with a million live objects the table is far larger than
+  // the caches, and waiting for it is most of the builder's time otherwise.
+  constexpr size_t kLookahead = 16;
+  const Event* chunk_events = nullptr;
+  size_t chunk_size = 0, next_event = 0;
   // Tables grow once per chunk, to what the reader says the chunk uses.
-  auto size_tables = [&] {
-    if (object_bytes.size() < reader.object_id_limit()) {
-      object_bytes.resize(reader.object_id_limit());
-      object_arena.resize(reader.object_id_limit());
-      object_align.resize(reader.object_id_limit());
-    }
+  auto size_tables = [&](const std::vector<Event>& events) {
+    chunk_events = events.data();
+    chunk_size = events.size();
+    next_event = 0;
+    if (objects.size() < reader.object_id_limit()) objects.resize(reader.object_id_limit());
     if (arena_live.size() < reader.arena_index_limit()) {
       arena_live.resize(reader.arena_index_limit(), 0);
       arena_pending_destroy.resize(reader.arena_index_limit(), 0);
@@ -201,6 +219,12 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     progress.Update(reader);
   };
   auto on_event = [&](const Event& e) -> absl::Status {
+    if (ABSL_PREDICT_TRUE(next_event + kLookahead < chunk_size)) {
+      const Event& ahead = chunk_events[next_event + kLookahead];
+      __builtin_prefetch(
+          &objects[ahead.kind == OpKind::kRealloc ? ahead.old_object : ahead.object]);
+    }
+    ++next_event;
     const std::vector<Shape>& shapes = reader.shapes();
     ReplayOp op{};
     switch (e.kind) {
@@ -211,9 +235,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         op.arena = e.arena;
         op.align_log2 = static_cast<uint8_t>(__builtin_ctzll(s.align));
         if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
-        object_bytes[e.object] = s.bytes();
-        object_arena[e.object] = e.arena;
-        object_align[e.object] = op.align_log2;
+        objects[e.object] = ObjectInfo{s.bytes(), e.arena, op.align_log2};
         live_bytes += s.bytes();
         ++live_objects;
         ++p.allocs;
@@ -221,13 +243,14 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         break;
       }
       case OpKind::kFree: {
+        const ObjectInfo& o = objects[e.object];
         op.kind = ReplayKind::kFree;
         op.object = e.object;
         // Freed into the arena it came from, with the size it was given.
-        op.arena = object_arena[e.object];
-        op.align_log2 = object_align[e.object];
-        if (absl::Status st = set_bytes(&op, object_bytes[e.object]); !st.ok()) return st;
-        live_bytes -= object_bytes[e.object];
+        op.arena = o.arena;
+        op.align_log2 = o.align_log2;
+        if (absl::Status st = set_bytes(&op, o.bytes); !st.ok()) return st;
+        live_bytes -= o.bytes;
         --live_objects;
         ++p.frees;
         if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
@@ -235,24 +258,23 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
           arena_pending_destroy[op.arena] = 0;
           op = ReplayOp{};
           op.kind = ReplayKind::kArenaDestroy;
-          op.arena = object_arena[e.object];
+          op.arena = o.arena;
           ++p.arena_events;
         }
         break;
       }
       case OpKind::kRealloc: {
         const Shape& s = shapes[e.shape];
+        const ObjectInfo old = objects[e.old_object];
         op.kind = ReplayKind::kRealloc;
         op.object = e.object;
-        op.arena = object_arena[e.old_object];
-        op.align_log2 = object_align[e.old_object];
+        op.arena = old.arena;
+        op.align_log2 = old.align_log2;
         // The realloc side table is consumed in order; aux is unused.
-        p.reallocs.push_back({e.old_object, object_bytes[e.old_object], s.bytes()});
+        p.reallocs.push_back({e.old_object, old.bytes, s.bytes()});
         op.bytes = 0;
-        live_bytes += s.bytes() - object_bytes[e.old_object];
-        object_bytes[e.object] = s.bytes();
-        object_arena[e.object] = op.arena;
-        object_align[e.object] = op.align_log2;
+        live_bytes += s.bytes() - old.bytes;
+        objects[e.object] = ObjectInfo{s.bytes(), old.arena, old.align_log2};
         ++p.reallocs_count;
         break;
       }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/logging.h"
 #include "replayer/replay_program.h"
 
 namespace alloctrace {
@@ -55,6 +56,14 @@ void CheckProgram(const ReplayProgram& p) {
 
 }  // namespace
 }  // namespace alloctrace
+
+// Protobuf logs a line for every string field that is not UTF-8, which
+// mutated headers are all the time: silence it (the reader's error says
+// what is wrong).
+static const bool kQuietProtobuf = [] {
+  google::protobuf::SetLogHandler(nullptr);
+  return true;
+}();
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // One in-memory file, rewritten for every input: the reader opens it by
