@@ -24,11 +24,19 @@ const char* OpKindName(OpKind kind) {
 
 void AppendFramedPacket(const proto::Packet& packet, std::string* out) {
   const size_t size = packet.ByteSizeLong();
-  out->push_back(static_cast<char>(kPacketTag));
-  AppendVarint(size, out);
+  AppendLengthDelimitedHeader(proto::Trace::kPacketFieldNumber, size, out);
   const size_t at = out->size();
   out->resize(at + size);
   packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(&(*out)[at]));
+}
+
+void AppendFramedPacketBody(int body_field, std::string_view body, std::string* out) {
+  std::string body_header;
+  AppendLengthDelimitedHeader(body_field, body.size(), &body_header);
+  AppendLengthDelimitedHeader(proto::Trace::kPacketFieldNumber, body_header.size() + body.size(),
+                              out);
+  out->append(body_header);
+  out->append(body.data(), body.size());
 }
 
 void FillStandardHeader(proto::Header* header) {

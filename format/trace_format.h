@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "format/wire.h"
 #include "proto/trace.pb.h"
 
 namespace alloctrace {
@@ -15,8 +17,9 @@ namespace alloctrace {
 inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr char kTraceMagic[] = "alloctrace";
 
-// Every packet of a file is field 1 (length-delimited) of message Trace.
-inline constexpr uint8_t kPacketTag = 0x0A;
+// Every packet of a file is one Trace.packet record (length-delimited).
+inline constexpr uint8_t kPacketTag =
+    WireTag(proto::Trace::kPacketFieldNumber, WireType::kLengthDelimited);
 // Packets larger than this are refused as corrupt (writers stay far below).
 inline constexpr uint64_t kMaxPacketBytes = uint64_t{256} << 20;
 
@@ -56,24 +59,12 @@ struct Shape {
 // Bits of Chunk.shape_flags.
 inline constexpr uint64_t kShapeZeroed = 1;
 
-inline uint64_t ZigZagEncode(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-inline int64_t ZigZagDecode(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
-// Appends the base-128 varint encoding of v.
-inline void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// Appends `packet` framed as one field-1 record of message Trace.
+// Appends `packet` framed as one Trace.packet record.
 void AppendFramedPacket(const proto::Packet& packet, std::string* out);
+// The same framing for a packet given as the encoded bytes of its one body
+// field (`body_field`, e.g. proto::Packet::kChunkFieldNumber): what the
+// writer uses for chunks it encodes itself.
+void AppendFramedPacketBody(int body_field, std::string_view body, std::string* out);
 
 // Fills in what every header carries: magic, version, platform, pointer size.
 void FillStandardHeader(proto::Header* header);

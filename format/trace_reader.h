@@ -1,4 +1,6 @@
 // TraceReader: streams a trace file chunk by chunk, validating as it goes.
+// The streaming API over the two layers: PacketReader (framing, a file cut
+// short) and ChunkDecoder (one chunk's ops into events, validated).
 //
 // Only one packet is in memory at a time. Every error is an absl::Status
 // whose message names the file, the byte offset of the packet at fault and,
@@ -19,41 +21,39 @@
 #define ALLOCTRACE_FORMAT_TRACE_READER_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "proto/trace.pb.h"
+#include "format/chunk_decoder.h"
+#include "format/packet_reader.h"
 #include "format/trace_format.h"
+#include "proto/trace.pb.h"
 
 namespace alloctrace {
-
-// One decoded event. Bookkeeping ops (SET_ARENA, SET_THREAD, TIMESTAMP) are
-// folded into the fields of the events they apply to.
-struct Event {
-  OpKind kind;          // kAlloc, kFree, kRealloc, kArenaCreate, kArenaDestroy
-  uint32_t thread;
-  uint32_t arena;       // kArenaCreate/kArenaDestroy: the arena itself
-  uint32_t object;      // kAlloc/kFree: the object; kRealloc: the new object
-  uint32_t old_object;  // kRealloc: the object it replaces
-  uint32_t shape;       // kAlloc/kRealloc: index into TraceReader::shapes()
-  uint64_t time_ns;     // last TIMESTAMP before the event, 0 if none
-};
 
 class TraceReader {
  public:
   // Opens `path` and reads its header.
   static absl::StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);
-  ~TraceReader();
 
   const proto::Header& header() const { return header_; }
 
   // Replaces *events with the next chunk's events. Returns false when there
   // are no more chunks (the footer was read, or the file was cut short).
   absl::StatusOr<bool> NextChunk(std::vector<Event>* events);
+
+  // Reads every remaining chunk: calls on_chunk(const std::vector<Event>&)
+  // once a chunk is decoded (the tables below have grown to cover it; the
+  // events are there to look ahead in), then on_event(const Event&) for
+  // each of its events. on_event returns absl::Status; the first error,
+  // the reader's or on_event's, ends the walk and is returned.
+  template <typename OnChunk, typename OnEvent>
+  absl::Status ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event);
 
   // After NextChunk returned false:
   bool has_footer() const { return has_footer_; }
@@ -62,59 +62,57 @@ class TraceReader {
   const std::string& cut_short() const { return cut_short_; }
 
   // The shape table so far (grows as chunks are read).
-  const std::vector<Shape>& shapes() const { return shapes_; }
-  uint64_t events_read() const { return events_read_; }
+  const std::vector<Shape>& shapes() const { return decoder_.shapes(); }
+  uint64_t events_read() const { return decoder_.events_read(); }
   uint64_t chunks_read() const { return chunks_read_; }
-  uint64_t file_size() const { return file_size_; }
+  uint64_t file_size() const { return packets_->file_size(); }
+  // Bytes read so far.
+  uint64_t offset() const { return packets_->offset(); }
   // Highest object id used so far, plus one: the size a replay table needs.
-  uint32_t object_id_limit() const { return static_cast<uint32_t>(live_.size()); }
+  uint32_t object_id_limit() const { return decoder_.object_id_limit(); }
+  // Dense indexes of arenas and threads (see Event): table sizes, and the
+  // trace's ids behind them.
+  uint32_t arena_index_limit() const { return decoder_.arena_index_limit(); }
+  uint32_t arena_id(uint32_t index) const { return decoder_.arena_id(index); }
+  uint32_t thread_index_limit() const { return decoder_.thread_index_limit(); }
+  // Distinct threads that had events so far.
+  uint64_t threads_seen() const { return threads_seen_; }
 
  private:
-  TraceReader(std::FILE* file, std::string path, uint64_t file_size);
-  // Reads the next framed packet into packet_bytes_. Returns false at a clean
-  // end of file or a cut-short final packet (sets cut_short_).
-  absl::StatusOr<bool> ReadPacket();
-  // A chunk's columns: the ops still encoded, the small ones decoded.
-  struct ChunkView {
-    uint64_t first_event = 0;
-    const uint8_t* ops = nullptr;
-    size_t ops_size = 0;
-    std::vector<uint64_t> shape_elem_size, shape_count, shape_align, shape_flags, ids, args;
-  };
-  // Parses packet_bytes_ as a chunk without protobuf when it has the layout
-  // writers produce; returns false (nothing consumed) otherwise.
-  absl::StatusOr<bool> TryDecodeChunkWire(std::vector<Event>* events);
-  absl::Status DecodeChunk(const ChunkView& chunk, std::vector<Event>* events);
-  absl::Status Error(const std::string& what) const;
-  absl::Status EventError(uint64_t event, const std::string& what) const;
+  explicit TraceReader(std::unique_ptr<PacketReader> packets);
+  // Decodes the current packet as a chunk from `bytes` (its Chunk message).
+  absl::Status DecodeChunk(absl::string_view bytes, std::vector<Event>* events);
+  void CountThreads(const std::vector<Event>& events);
 
-  std::FILE* file_;
-  std::string path_;
-  uint64_t file_size_;
-  uint64_t offset_ = 0;         // bytes consumed
-  uint64_t packet_offset_ = 0;  // where the current packet's frame starts
-  uint64_t packet_index_ = 0;
-  std::string packet_bytes_;
+  std::unique_ptr<PacketReader> packets_;
+  ChunkDecoder decoder_;
+  ChunkColumns columns_;
   proto::Packet packet_;
-  std::string fallback_ops_;
+  std::string reencoded_chunk_;
 
   proto::Header header_;
   proto::Footer footer_;
   bool has_footer_ = false;
   bool done_ = false;
   std::string cut_short_;
-
-  // Decoder state carried from chunk to chunk (mirrors TraceWriter).
-  std::vector<Shape> shapes_;
-  std::vector<uint8_t> live_;      // by object id
-  std::vector<uint32_t> free_ids_;
-  std::vector<uint8_t> live_arenas_;  // by arena id
-  uint32_t cur_thread_ = 0;
-  uint32_t cur_arena_ = 0;
-  uint64_t time_ns_ = 0;
-  uint64_t events_read_ = 0;
   uint64_t chunks_read_ = 0;
+  std::vector<bool> threads_;
+  uint64_t threads_seen_ = 0;
 };
+
+template <typename OnChunk, typename OnEvent>
+absl::Status TraceReader::ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event) {
+  std::vector<Event> events;
+  while (true) {
+    absl::StatusOr<bool> more = NextChunk(&events);
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    on_chunk(events);
+    for (const Event& e : events) {
+      if (absl::Status s = on_event(e); ABSL_PREDICT_FALSE(!s.ok())) return s;
+    }
+  }
+}
 
 }  // namespace alloctrace
 

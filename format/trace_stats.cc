@@ -38,77 +38,71 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   std::vector<uint64_t> object_bytes;  // by object id
   std::vector<uint32_t> object_arena;
   uint64_t live_objects = 0, live_bytes = 0;
-  std::vector<bool> threads;
-  std::vector<Event> events;
-  while (true) {
-    absl::StatusOr<bool> more = reader.NextChunk(&events);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    const std::vector<Shape>& shapes = reader.shapes();
+  auto size_tables = [&](const std::vector<Event>& /*events*/) {
     if (object_bytes.size() < reader.object_id_limit()) {
       object_bytes.resize(reader.object_id_limit());
       object_arena.resize(reader.object_id_limit());
     }
-    for (const Event& e : events) {
-      if (e.thread >= threads.size()) threads.resize(e.thread + 1);
-      threads[e.thread] = true;
-      switch (e.kind) {
-        case OpKind::kAlloc:
-        case OpKind::kRealloc: {
-          ArenaStats& a = st.arenas[e.arena];
-          if (e.kind == OpKind::kRealloc) {
-            ++st.reallocs;
-            const uint64_t old = object_bytes[e.old_object];
-            live_bytes -= old;
-            --live_objects;
-            st.arenas[object_arena[e.old_object]].live_bytes -= old;
-          } else {
-            ++st.allocs;
-            ++a.allocs;
-          }
-          const uint64_t bytes = shapes[e.shape].bytes();
-          object_bytes[e.object] = bytes;
-          object_arena[e.object] = e.arena;
-          ++live_objects;
-          live_bytes += bytes;
-          st.bytes_allocated += bytes;
-          a.bytes_allocated += bytes;
-          a.live_bytes += bytes;
-          a.peak_live_bytes = std::max(a.peak_live_bytes, a.live_bytes);
-          ++st.size_histogram[Bucket(bytes)];
-          st.peak_live_bytes = std::max(st.peak_live_bytes, live_bytes);
-          st.peak_live_objects = std::max(st.peak_live_objects, live_objects);
-          break;
-        }
-        case OpKind::kFree: {
-          ++st.frees;
-          const uint64_t bytes = object_bytes[e.object];
-          ArenaStats& a = st.arenas[object_arena[e.object]];
-          ++a.frees;
-          a.live_bytes -= bytes;
-          live_bytes -= bytes;
+  };
+  auto on_event = [&](const Event& e) {
+    switch (e.kind) {
+      case OpKind::kAlloc:
+      case OpKind::kRealloc: {
+        ArenaStats& a = st.arenas[reader.arena_id(e.arena)];
+        if (e.kind == OpKind::kRealloc) {
+          ++st.reallocs;
+          const uint64_t old = object_bytes[e.old_object];
+          live_bytes -= old;
           --live_objects;
-          break;
+          st.arenas[reader.arena_id(object_arena[e.old_object])].live_bytes -= old;
+        } else {
+          ++st.allocs;
+          ++a.allocs;
         }
-        case OpKind::kArenaCreate:
-          ++st.arenas_created;
-          st.arenas[e.arena];
-          break;
-        case OpKind::kArenaDestroy:
-          ++st.arenas_destroyed;
-          st.arenas[e.arena].destroyed = true;
-          break;
-        default:
-          break;
+        const uint64_t bytes = reader.shapes()[e.shape].bytes();
+        object_bytes[e.object] = bytes;
+        object_arena[e.object] = e.arena;
+        ++live_objects;
+        live_bytes += bytes;
+        st.bytes_allocated += bytes;
+        a.bytes_allocated += bytes;
+        a.live_bytes += bytes;
+        a.peak_live_bytes = std::max(a.peak_live_bytes, a.live_bytes);
+        ++st.size_histogram[Bucket(bytes)];
+        st.peak_live_bytes = std::max(st.peak_live_bytes, live_bytes);
+        st.peak_live_objects = std::max(st.peak_live_objects, live_objects);
+        break;
       }
+      case OpKind::kFree: {
+        ++st.frees;
+        const uint64_t bytes = object_bytes[e.object];
+        ArenaStats& a = st.arenas[reader.arena_id(object_arena[e.object])];
+        ++a.frees;
+        a.live_bytes -= bytes;
+        live_bytes -= bytes;
+        --live_objects;
+        break;
+      }
+      case OpKind::kArenaCreate:
+        ++st.arenas_created;
+        st.arenas[reader.arena_id(e.arena)];
+        break;
+      case OpKind::kArenaDestroy:
+        ++st.arenas_destroyed;
+        st.arenas[reader.arena_id(e.arena)].destroyed = true;
+        break;
+      default:
+        break;
     }
-  }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
   st.events = reader.events_read();
   st.chunks = reader.chunks_read();
   st.shapes = reader.shapes().size();
   st.has_footer = reader.has_footer();
   st.cut_short = reader.cut_short();
-  st.threads = std::count(threads.begin(), threads.end(), true);
+  st.threads = reader.threads_seen();
   st.live_objects_at_end = live_objects;
   st.live_bytes_at_end = live_bytes;
   return st;

@@ -19,20 +19,6 @@ uint64_t UnixNowNs() {
       .count();
 }
 
-// Appends a length-delimited field: tag, varint length, bytes.
-void AppendBytesField(uint32_t field, const std::string& bytes, std::string* out) {
-  AppendVarint((field << 3) | 2, out);
-  AppendVarint(bytes.size(), out);
-  out->append(bytes);
-}
-
-void AppendPackedField(uint32_t field, const std::vector<uint64_t>& values, std::string* out) {
-  if (values.empty()) return;
-  std::string packed;
-  for (uint64_t v : values) AppendVarint(v, &packed);
-  AppendBytesField(field, packed, out);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
@@ -245,13 +231,13 @@ void TraceWriter::Timestamp(uint64_t ns) {
 
 absl::Status TraceWriter::FlushChunk() {
   if (ops_in_chunk_ == 0) return status_;
+  using C = proto::Chunk;
   std::string chunk;
   chunk.reserve(ops_len_ + 64);
-  AppendVarint((1 << 3) | 0, &chunk);
+  AppendVarint(WireTag(C::kFirstEventFieldNumber, WireType::kVarint), &chunk);
   AppendVarint(chunk_first_event_, &chunk);
-  AppendVarint((2 << 3) | 2, &chunk);
-  AppendVarint(ops_len_, &chunk);
-  chunk.append(ops_.data(), ops_len_);
+  // The ops are already varints: the packed column is their bytes.
+  AppendLengthDelimited(C::kOpsFieldNumber, std::string_view(ops_.data(), ops_len_), &chunk);
   if (!new_shapes_.empty()) {
     std::vector<uint64_t> elem, count, align, flags;
     bool any_flags = false;
@@ -262,19 +248,15 @@ absl::Status TraceWriter::FlushChunk() {
       flags.push_back(s.zeroed ? kShapeZeroed : 0);
       any_flags |= s.zeroed;
     }
-    AppendPackedField(3, elem, &chunk);
-    AppendPackedField(4, count, &chunk);
-    AppendPackedField(5, align, &chunk);
-    if (any_flags) AppendPackedField(8, flags, &chunk);
+    AppendPackedVarints(C::kShapeElemSizeFieldNumber, elem, &chunk);
+    AppendPackedVarints(C::kShapeCountFieldNumber, count, &chunk);
+    AppendPackedVarints(C::kShapeAlignFieldNumber, align, &chunk);
+    if (any_flags) AppendPackedVarints(C::kShapeFlagsFieldNumber, flags, &chunk);
   }
-  AppendPackedField(7, args_, &chunk);
-  std::string packet;
-  AppendBytesField(2, chunk, &packet);  // Packet.chunk
+  AppendPackedVarints(C::kArgsFieldNumber, args_, &chunk);
   std::string framed;
-  framed.reserve(packet.size() + 8);
-  framed.push_back(static_cast<char>(kPacketTag));
-  AppendVarint(packet.size(), &framed);
-  framed.append(packet);
+  framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);
+  AppendFramedPacketBody(proto::Packet::kChunkFieldNumber, chunk, &framed);
 
   ops_total_ += ops_in_chunk_;
   ops_len_ = 0;

@@ -31,6 +31,7 @@
 #include "proto/trace.pb.h"
 #include "format/address_map.h"
 #include "format/trace_format.h"
+#include "format/wire.h"
 
 namespace alloctrace {
 
@@ -73,15 +74,9 @@ class TraceWriter {
   void EndEvent();
   void Op(OpKind kind, uint64_t payload) {
     if (ABSL_PREDICT_FALSE(ops_.size() - ops_len_ < kMaxVarintBytes)) ops_.resize(ops_.size() * 2);
-    uint64_t v = (payload << kOpKindBits) | static_cast<uint64_t>(kind);
-    char* out = &ops_[ops_len_];
-    char* const start = out;
-    while (v >= 0x80) {
-      *out++ = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    *out++ = static_cast<char>(v);
-    ops_len_ += static_cast<size_t>(out - start);
+    char* const start = &ops_[ops_len_];
+    char* const end = EncodeVarint((payload << kOpKindBits) | static_cast<uint64_t>(kind), start);
+    ops_len_ += static_cast<size_t>(end - start);
     ++ops_in_chunk_;
   }
   uint32_t ShapeId(const Shape& shape);
@@ -98,7 +93,6 @@ class TraceWriter {
   absl::Status status_;
 
   // Pending chunk.
-  static constexpr size_t kMaxVarintBytes = 10;
   std::string ops_;      // a buffer; the chunk's ops are its first ops_len_ bytes
   size_t ops_len_ = 0;
   uint64_t ops_in_chunk_ = 0;

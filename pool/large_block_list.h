@@ -6,6 +6,12 @@
 // max(32, align) bytes before the block so the block keeps its alignment.
 // Alignments above alignof(std::max_align_t) use aligned_alloc.
 //
+// Zeroed blocks come from calloc, which leaves pages fresh from the system
+// (already zero) unwritten: a 1 GiB calloc costs what malloc's does.
+// Reallocate uses realloc, which grows a block in place or moves its pages
+// (mremap) instead of copying them where the system can: a chain of growing
+// reallocs stays linear instead of copying the whole block at every step.
+//
 // Thread-safety: none; the pool serializes access.
 // Failure: Allocate returns nullptr when malloc does.
 #ifndef ALLOCTRACE_POOL_LARGE_BLOCK_LIST_H_
@@ -24,6 +30,15 @@ class LargeBlockList {
 
   // `align` is a power of two.
   void* Allocate(size_t bytes, size_t align);
+  // Allocate, with the block's bytes zero.
+  void* AllocateZeroed(size_t bytes, size_t align);
+  // Whether Reallocate can resize blocks of this alignment (those that came
+  // from malloc rather than aligned_alloc).
+  static bool CanReallocate(size_t align);
+  // Resizes `block` (live, from this list, CanReallocate(its align)) to
+  // `bytes`, keeping min(old, new) bytes. nullptr, with `block` untouched,
+  // when the system is out of memory.
+  void* Reallocate(void* block, size_t bytes);
   // Precondition: `block` came from this list's Allocate and is live.
   void Deallocate(void* block);
   // Frees every live block.
@@ -39,6 +54,9 @@ class LargeBlockList {
     size_t unused;  // Keeps sizeof(Link) a multiple of 16.
   };
   static_assert(sizeof(Link) == 32, "Offset() assumes a 32-byte link");
+
+  // Links a fresh allocation whose block starts `offset` bytes in.
+  void* Push(char* memory, size_t offset);
 
   Link* head_ = nullptr;
   size_t count_ = 0;

@@ -57,6 +57,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -113,12 +114,19 @@ class Pool {
   // or nullptr if the system is out of memory.
   void* Allocate(size_t bytes, size_t align) {
     std::lock_guard<Mutex> lock(mutex_);
+    return AllocateLocked(bytes, align);
+  }
+
+  // Allocate, with the first `bytes` bytes zero. A large block comes from
+  // calloc, which does not write pages fresh from the system.
+  void* AllocateZeroed(size_t bytes, size_t align) {
+    std::lock_guard<Mutex> lock(mutex_);
     if (ABSL_PREDICT_FALSE(!IsSmall(bytes, align))) {
-      return large_.Allocate(bytes, align);
+      return large_.AllocateZeroed(bytes, align);
     }
-    BunchT* bunch = FindOrAddBunch(BlockSize(bytes, align));
-    if (ABSL_PREDICT_FALSE(bunch == nullptr)) return nullptr;
-    return bunch->Allocate();
+    void* block = AllocateLocked(bytes, align);
+    if (block != nullptr) std::memset(block, 0, bytes);
+    return block;
   }
 
   // Frees a block from Allocate(bytes, align), with the same bytes and align.
@@ -127,14 +135,38 @@ class Pool {
     if constexpr (!kDelete) return;
     if (block == nullptr) return;
     std::lock_guard<Mutex> lock(mutex_);
-    if (ABSL_PREDICT_FALSE(!IsSmall(bytes, align))) {
-      large_.Deallocate(block);
-      return;
+    DeallocateLocked(block, bytes, align);
+  }
+
+  // Resizes a block from Allocate(old_bytes, align) (or nullptr: allocates)
+  // to new_bytes, keeping min(old_bytes, new_bytes) bytes of content.
+  // In place when one block size serves both sizes; a large block stays on
+  // the system's path and is resized by realloc (in place, or by moving
+  // pages, not copying them, where the system can), so a chain of growing
+  // reallocs is linear. Otherwise allocate, copy, free. nullptr, with
+  // `block` untouched, when the system is out of memory.
+  void* Reallocate(void* block, size_t old_bytes, size_t new_bytes, size_t align) {
+    std::lock_guard<Mutex> lock(mutex_);
+    if (block == nullptr) return AllocateLocked(new_bytes, align);
+    const bool old_small = IsSmall(old_bytes, align);
+    const bool new_small = IsSmall(new_bytes, align);
+    if (old_small && new_small && BlockSize(old_bytes, align) == BlockSize(new_bytes, align)) {
+      return block;
     }
-    BunchT* bunch = FindBunch(BlockSize(bytes, align));
-    ALLOCTRACE_CHECK(bunch != nullptr,
-                          "block freed with a size this pool never served");
-    bunch->Deallocate(block);
+    if (!old_small && !new_small && LargeBlockList::CanReallocate(align)) {
+      return large_.Reallocate(block, new_bytes);
+    }
+    void* fresh = AllocateLocked(new_bytes, align);
+    if (fresh == nullptr) return nullptr;
+    std::memcpy(fresh, block, std::min(old_bytes, new_bytes));
+    if constexpr (kDelete) {
+      DeallocateLocked(block, old_bytes, align);
+    } else if (!old_small) {
+      // Large blocks are the system's: the pool keeps no free list of them
+      // to leak into, so even a no-free pool gives a replaced one back.
+      large_.Deallocate(block);
+    }
+    return fresh;
   }
 
   // Frees every chunk and every large block, live or not.
@@ -161,6 +193,26 @@ class Pool {
  private:
   using BunchT = Bunch<Storage, Growth>;
   using Mutex = typename Threading::Mutex;
+
+  void* AllocateLocked(size_t bytes, size_t align) {
+    if (ABSL_PREDICT_FALSE(!IsSmall(bytes, align))) {
+      return large_.Allocate(bytes, align);
+    }
+    BunchT* bunch = FindOrAddBunch(BlockSize(bytes, align));
+    if (ABSL_PREDICT_FALSE(bunch == nullptr)) return nullptr;
+    return bunch->Allocate();
+  }
+
+  void DeallocateLocked(void* block, size_t bytes, size_t align) {
+    if (ABSL_PREDICT_FALSE(!IsSmall(bytes, align))) {
+      large_.Deallocate(block);
+      return;
+    }
+    BunchT* bunch = FindBunch(BlockSize(bytes, align));
+    ALLOCTRACE_CHECK(bunch != nullptr,
+                          "block freed with a size this pool never served");
+    bunch->Deallocate(block);
+  }
 
   // Binary search: the first bunch with a block size >= block_size.
   typename std::vector<BunchT>::iterator LowerBound(size_t block_size) {

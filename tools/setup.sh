@@ -16,6 +16,7 @@ packages=(
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # replay baselines
   python3                # tests capture real programs (sort, python3)
   bc                     # tracer/capture/measure_overhead.sh
+  clang libclang-rt-14-dev  # libFuzzer: tools/fuzz.sh
 )
 
 missing=()

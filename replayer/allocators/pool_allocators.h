@@ -6,7 +6,8 @@
 // Holding: a Stack-holding article allocator keeps one pool per arena in a
 // vector indexed by arena id (arena 0 always exists), creates it on
 // ArenaCreated (or first use) and destroys it, with every block still in it,
-// on ArenaDestroyed. A Singleton-holding one uses the process-wide pool of
+// on ArenaDestroyed. ReserveArenas(limit) sizes that vector up front (the
+// replay loop calls it untimed), so the loop never grows it. A Singleton-holding one uses the process-wide pool of
 // HoldingSingleton for every arena and purges it (ReleaseAll) on destruction;
 // one live instance per type. "slab" uses one pool for the whole run.
 //
@@ -50,6 +51,11 @@ class PerArenaPools {
     return Create(arena);
   }
   void Created(uint32_t arena) { Create(arena); }
+  // Makes room for arenas [0, limit) so that no later call grows the table
+  // (the replay loop calls it before timing; arenas are dense indexes).
+  void Reserve(uint32_t limit) {
+    if (limit > pools_.size()) pools_.resize(limit);
+  }
   // Releases every block of the arena. Arena 0 always exists.
   void Destroyed(uint32_t arena) {
     if (arena != 0 && arena < pools_.size()) pools_[arena].reset();
@@ -71,6 +77,7 @@ class SharedPool {
  public:
   PoolT& For(uint32_t /*arena*/) { return Holding::template Instance<PoolT>(); }
   void Created(uint32_t /*arena*/) {}
+  void Reserve(uint32_t /*limit*/) {}
   void Destroyed(uint32_t /*arena*/) {}
   ~SharedPool() { Holding::template Instance<PoolT>().ReleaseAll(); }
 
@@ -122,11 +129,20 @@ class ArticlePoolAllocator
   void* Allocate(size_t bytes, size_t align, uint32_t arena) {
     return pools_.For(arena).Allocate(bytes, align);
   }
+  void* AllocateZeroed(size_t bytes, size_t align, uint32_t arena) {
+    return pools_.For(arena).AllocateZeroed(bytes, align);
+  }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
     pools_.For(arena).Deallocate(p, bytes, align);
   }
+  // In place where the block allows; large blocks by realloc (pool.h).
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
+    return pools_.For(arena).Reallocate(p, old_bytes, new_bytes, align);
+  }
   void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
   void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
+  // Sizes the table of pools by arena for arenas [0, limit).
+  void ReserveArenas(uint32_t limit) { pools_.Reserve(limit); }
 
  private:
   std::conditional_t<Holding::kPoolPerInstance,
@@ -152,8 +168,16 @@ class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
   void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
     return pool_.Allocate(bytes, align);
   }
+  void* AllocateZeroed(size_t bytes, size_t align, uint32_t /*arena*/) {
+    return pool_.AllocateZeroed(bytes, align);
+  }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     pool_.Deallocate(p, bytes, align);
+  }
+  // In place within a size class; large blocks by realloc (slab_pool.h).
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                   uint32_t /*arena*/) {
+    return pool_.Reallocate(p, old_bytes, new_bytes, align);
   }
 
  private:

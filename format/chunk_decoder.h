@@ -1,0 +1,171 @@
+// ChunkDecoder: turns one Chunk packet's bytes into events, validating every
+// op against the state the previous chunks left (format in
+// proto/trace.proto). The decoding layer of TraceReader, apart from the
+// framing (packet_reader.h).
+//
+// Thread-compatible.
+#ifndef ALLOCTRACE_FORMAT_CHUNK_DECODER_H_
+#define ALLOCTRACE_FORMAT_CHUNK_DECODER_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "format/trace_format.h"
+
+namespace alloctrace {
+
+// One decoded event. Bookkeeping ops (SET_ARENA, SET_THREAD, TIMESTAMP) are
+// folded into the fields of the events they apply to.
+//
+// Thread and arena ids may be any 32-bit value in a trace; events carry them
+// as dense indexes instead (threads from 0, arenas from 1, 0 = no arena, in
+// order of first appearance), so a table by index is as long as the trace
+// has threads or arenas, whatever their ids. For traces a TraceWriter wrote,
+// whose arena ids are already dense from 1, index and id coincide.
+// ChunkDecoder::arena_id() maps an index back to the trace's id.
+struct Event {
+  OpKind kind;          // kAlloc, kFree, kRealloc, kArenaCreate, kArenaDestroy
+  uint32_t thread;      // dense thread index
+  uint32_t arena;       // dense arena index; kArenaCreate/kArenaDestroy: the
+                        // arena itself; kFree: the current arena (0 if it
+                        // was never created)
+  uint32_t object;      // kAlloc/kFree: the object; kRealloc: the new object
+  uint32_t old_object;  // kRealloc: the object it replaces
+  uint32_t shape;       // kAlloc/kRealloc: index into the shape table
+  uint64_t time_ns;     // last TIMESTAMP before the event, 0 if none
+};
+
+// A chunk's columns as they are on the wire: the ops still encoded (they are
+// decoded once, straight into events), the short columns decoded.
+struct ChunkColumns {
+  uint64_t first_event = 0;
+  absl::string_view ops;  // packed varints
+  std::vector<uint64_t> shape_elem_size, shape_count, shape_align, shape_flags, ids, args;
+  // Backs `ops` when the column was not one packed record in the input.
+  std::string owned_ops;
+};
+
+// Parses the bytes of a Chunk message. Accepts any valid encoding of it
+// (packed or unpacked columns, a column split over several records, fields
+// in any order, unknown fields skipped); `ops` may point into `bytes`.
+// Errors say what is wrong, without a location (the caller adds it).
+absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out);
+
+// Where the chunk being decoded sits in its file, for error messages.
+struct ChunkLocation {
+  absl::string_view path;
+  uint64_t byte = 0;    // offset of the chunk's packet
+  uint64_t packet = 0;  // packets before it
+  uint64_t chunk = 0;   // chunks before it
+};
+
+// Maps 32-bit ids to dense indexes in order of first sight. Small ids (the
+// common case) are looked up in a table, others in a hash map.
+class DenseIdMap {
+ public:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  // The index of `id`, or kNone if it was never added.
+  uint32_t Find(uint32_t id) const {
+    if (id < kDirect) return id < direct_.size() ? direct_[id] : kNone;
+    auto it = large_.find(id);
+    return it == large_.end() ? kNone : it->second;
+  }
+  // The index of `id`, given the next free index if it is new.
+  uint32_t FindOrAdd(uint32_t id);
+  // Ids in order of their index.
+  const std::vector<uint32_t>& ids() const { return ids_; }
+  uint32_t size() const { return static_cast<uint32_t>(ids_.size()); }
+
+ private:
+  static constexpr uint32_t kDirect = 1 << 16;
+  std::vector<uint32_t> direct_;  // by id < kDirect, grown as needed
+  absl::flat_hash_map<uint32_t, uint32_t> large_;
+  std::vector<uint32_t> ids_;
+};
+
+// Validation limits: what a trace may ask for, whatever its file says. Each
+// is a property of the machine or of the format, not a guess at sizes.
+//
+// An allocation's bytes (elem_size * count, computed without overflow) may
+// not exceed the x86-64 user address space.
+inline constexpr uint64_t kMaxAllocationBytes = uint64_t{1} << 47;
+// Alignments are powers of two up to 2 MiB, the huge-page size: the largest
+// alignment allocation code asks for in practice (aligned_alloc, posix_memalign).
+inline constexpr uint64_t kMaxAlignment = uint64_t{2} << 20;
+// Object ids are dense (proto/trace.proto): an explicit id is a freed one or
+// the next never-used one, so the id space grows by at most one per ALLOC
+// and every table by object id stays as long as the trace's own count of
+// distinct ids. Ids are 32-bit; one value is kept out of range.
+inline constexpr uint64_t kMaxObjectIds = ~uint32_t{0};
+
+class ChunkDecoder {
+ public:
+  ChunkDecoder();
+
+  // Validates `chunk` and appends its events to *events. Errors name the
+  // file, the byte offset of the chunk and, for a bad op, the event index:
+  //   PATH: byte B (chunk C), event E: FREE of object 12, which is not live
+  absl::Status Decode(const ChunkColumns& chunk, const ChunkLocation& where,
+                      std::vector<Event>* events);
+
+  // The shape table so far (grows as chunks are decoded).
+  const std::vector<Shape>& shapes() const { return shapes_; }
+  uint64_t events_read() const { return events_read_; }
+  // Highest object id used so far, plus one: the size a table by object id needs.
+  uint32_t object_id_limit() const { return static_cast<uint32_t>(live_.size()); }
+  // Arena indexes used so far, plus one (index 0, no arena, always counts):
+  // the size a table by Event::arena needs.
+  uint32_t arena_index_limit() const { return arenas_.size() + 1; }
+  // The trace's id of arena index `index` (0 for 0).
+  uint32_t arena_id(uint32_t index) const { return index == 0 ? 0 : arenas_.ids()[index - 1]; }
+  // Thread indexes used so far: the size a table by Event::thread needs.
+  uint32_t thread_index_limit() const { return threads_.size(); }
+  // The trace's id of thread index `index`.
+  uint32_t thread_id(uint32_t index) const { return threads_.ids()[index]; }
+
+ private:
+  // Per-chunk decoding position in the side columns.
+  struct Cursor {
+    const ChunkColumns& chunk;
+    const ChunkLocation& where;
+    size_t next_id = 0;
+    size_t next_arg = 0;
+    int64_t prev_free = 0;
+    uint64_t event = 0;
+  };
+
+  absl::Status AddShapes(const ChunkColumns& chunk, const ChunkLocation& where);
+  absl::Status Alloc(Cursor& c, uint64_t payload, Event* e);
+  absl::Status FreeOrRealloc(Cursor& c, OpKind kind, uint64_t payload, Event* e);
+  absl::Status Arena(Cursor& c, OpKind kind, uint64_t payload, Event* e);
+  absl::Status SetArena(Cursor& c, uint64_t payload);
+  absl::Status SetThread(Cursor& c, uint64_t payload);
+
+  static absl::Status ChunkError(const ChunkLocation& where, absl::string_view what);
+  static absl::Status EventError(const Cursor& c, absl::string_view what);
+  // A bad shape, named at the first event of the chunk that defines it.
+  static absl::Status ShapeError(const ChunkLocation& where, const ChunkColumns& chunk,
+                                 absl::string_view what);
+
+  std::vector<Shape> shapes_;
+  std::vector<uint8_t> live_;  // by object id
+  // Freed ids, most recent last. May hold ids since made live again by an
+  // explicit ALLOC; an implicit ALLOC skips those.
+  std::vector<uint32_t> free_ids_;
+  DenseIdMap arenas_;                 // trace id -> index - 1
+  std::vector<uint8_t> live_arenas_;  // by arena index
+  DenseIdMap threads_;                // trace id -> index
+  uint32_t cur_thread_ = 0;  // index
+  uint32_t cur_arena_id_ = 0;  // the trace's id
+  uint32_t cur_arena_ = 0;  // its index, 0 if it was never created
+  uint64_t time_ns_ = 0;
+  uint64_t events_read_ = 0;
+};
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_FORMAT_CHUNK_DECODER_H_

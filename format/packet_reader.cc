@@ -1,0 +1,85 @@
+#include "format/packet_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/trace_format.h"
+#include "format/wire.h"
+
+namespace alloctrace {
+
+absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open trace: ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  return std::unique_ptr<PacketReader>(
+      new PacketReader(f, path, static_cast<uint64_t>(st.st_size)));
+}
+
+PacketReader::PacketReader(std::FILE* file, std::string path, uint64_t file_size)
+    : file_(file), path_(std::move(path)), file_size_(file_size) {
+  // A large buffer for large traces; a small file needs no more than itself.
+  const uint64_t buffer = std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(file_size, 4096));
+  std::setvbuf(file_, nullptr, _IOFBF, static_cast<size_t>(buffer));
+}
+
+PacketReader::~PacketReader() { std::fclose(file_); }
+
+absl::Status PacketReader::Error(absl::string_view what) const {
+  return absl::DataLossError(
+      absl::StrCat(path_, ": byte ", packet_offset_, " (packet ", packets_read_, "): ", what));
+}
+
+absl::StatusOr<bool> PacketReader::Next() {
+  packet_offset_ = offset_;
+  const int tag = std::fgetc(file_);
+  if (tag == EOF) return false;
+  ++offset_;
+  if (tag != kPacketTag) {
+    return Error(absl::StrFormat("expected packet tag 0x%02x, found 0x%02x", kPacketTag, tag));
+  }
+  uint64_t length = 0;
+  const VarintResult r = ParseVarint(
+      [this]() -> int {
+        const int b = std::fgetc(file_);
+        if (b != EOF) ++offset_;
+        return b == EOF ? -1 : b;
+      },
+      &length);
+  if (r == VarintResult::kTruncated) {
+    cut_short_ =
+        absl::StrCat("file ends inside the length of the packet at byte ", packet_offset_);
+    return false;
+  }
+  if (r == VarintResult::kCorrupt) return Error("corrupt varint in packet length");
+  if (length > kMaxPacketBytes) {
+    return Error(absl::StrCat("packet length ", length, " exceeds the limit of ",
+                              kMaxPacketBytes, " bytes (corrupt length)"));
+  }
+  if (offset_ + length > file_size_) {
+    cut_short_ = absl::StrCat("file ends inside the packet at byte ", packet_offset_, " (",
+                              file_size_ - offset_, " of ", length, " bytes present)");
+    return false;
+  }
+  packet_.resize(length);
+  if (length > 0 && std::fread(&packet_[0], 1, length, file_) != length) {
+    return Error(absl::StrCat("read error: ", std::strerror(errno)));
+  }
+  offset_ += length;
+  ++packets_read_;
+  return true;
+}
+
+}  // namespace alloctrace

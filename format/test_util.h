@@ -1,0 +1,71 @@
+// Test helpers for traces: temp files, reading a whole trace back, a random
+// trace written through TraceWriter, and hand-made chunks for traces no
+// writer would produce (the reader's and replayer's error paths).
+#ifndef ALLOCTRACE_FORMAT_TEST_UTIL_H_
+#define ALLOCTRACE_FORMAT_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "format/trace_format.h"
+#include "format/trace_reader.h"
+#include "proto/trace.pb.h"
+
+namespace alloctrace::testing_util {
+
+// A path under the test's temporary directory.
+std::string TempPath(const std::string& name);
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& bytes);
+
+// What a reader saw, in a form easy to compare.
+struct Decoded {
+  std::vector<Event> events;
+  std::vector<Shape> shapes;
+  bool footer = false;
+  std::string cut_short;
+};
+absl::StatusOr<Decoded> ReadAll(const std::string& path);
+
+// Writes a reference event stream through TraceWriter: a few arenas and
+// threads, random sizes, random frees, a realloc or two. *expected gets one
+// (kind, bytes) per memory event (bytes 0 for frees). Returns false (after a
+// gtest failure) if the writer failed.
+bool WriteRandomTrace(const std::string& path, uint64_t seed, int n, uint32_t chunk_events,
+                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected);
+
+// The memory events of a decode as (kind, bytes), as WriteRandomTrace lists them.
+std::vector<std::pair<OpKind, uint64_t>> Summarize(const Decoded& d);
+
+// One op of a hand-made chunk.
+inline uint64_t Op(OpKind kind, uint64_t payload) {
+  return (payload << kOpKindBits) | static_cast<uint64_t>(kind);
+}
+// Adds a shape to a hand-made chunk.
+void AddShape(proto::Chunk* chunk, uint64_t elem_size, uint64_t count, uint64_t align,
+              bool zeroed = false);
+// The bytes of a trace: a standard header, `chunks` as given, and a footer
+// counting `footer_events` unless it is negative (no footer).
+std::string TraceBytes(const std::vector<proto::Chunk>& chunks, int64_t footer_events = -1);
+// Writes TraceBytes to TempPath(name) and returns the path.
+std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>& chunks,
+                       int64_t footer_events = -1);
+
+// Hand-made traces that probe the reader's and the replayer's limits (one
+// per hostile case of the review: ids at the edge of 32 bits, size products
+// that wrap, a realloc chain, a 1 GiB calloc, a trace of arena events only).
+// format/testdata/ holds them as files (write_crafted_traces), as fuzzing
+// seeds.
+struct CraftedTrace {
+  std::string name;  // file name, e.g. "thread_max.trace"
+  std::vector<proto::Chunk> chunks;
+  int64_t footer_events;  // -1: no footer
+};
+std::vector<CraftedTrace> CraftedTraces();
+
+}  // namespace alloctrace::testing_util
+
+#endif  // ALLOCTRACE_FORMAT_TEST_UTIL_H_

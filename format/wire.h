@@ -1,0 +1,116 @@
+// The protobuf wire encoding, as far as trace files use it: base-128
+// varints, zigzag, tags and length-delimited records. The one implementation
+// of it in the project: the writer encodes with it, the packet reader and the
+// chunk decoder parse with it.
+//
+// Field numbers come from the constants protoc generates for
+// proto/trace.proto (proto::Packet::kChunkFieldNumber and the like), never
+// from literals.
+//
+// Thread-safety: free functions over caller-owned data.
+// Failure: parsers return false (or kTruncated/kCorrupt) and consume nothing
+// they report on; encoders cannot fail.
+#ifndef ALLOCTRACE_FORMAT_WIRE_H_
+#define ALLOCTRACE_FORMAT_WIRE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace alloctrace {
+
+enum class WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kFixed32 = 5,
+};
+
+inline constexpr size_t kMaxVarintBytes = 10;
+
+constexpr uint32_t WireTag(int field, WireType type) {
+  return (static_cast<uint32_t>(field) << 3) | static_cast<uint32_t>(type);
+}
+
+inline uint64_t ZigZagEncode(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t ZigZagDecode(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Writes the varint of v at `out`, which has room for kMaxVarintBytes;
+// returns the end of what was written.
+inline char* EncodeVarint(uint64_t v, char* out) {
+  while (v >= 0x80) {
+    *out++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = static_cast<char>(v);
+  return out;
+}
+
+inline void AppendVarint(uint64_t v, std::string* out) {
+  char buf[kMaxVarintBytes];
+  out->append(buf, EncodeVarint(v, buf) - buf);
+}
+
+// Appends the start of a length-delimited record: its tag and length. The
+// caller appends the `length` bytes.
+inline void AppendLengthDelimitedHeader(int field, uint64_t length, std::string* out) {
+  AppendVarint(WireTag(field, WireType::kLengthDelimited), out);
+  AppendVarint(length, out);
+}
+
+inline void AppendLengthDelimited(int field, std::string_view bytes, std::string* out) {
+  AppendLengthDelimitedHeader(field, bytes.size(), out);
+  out->append(bytes.data(), bytes.size());
+}
+
+// A packed repeated varint field; nothing for an empty one (as protobuf).
+inline void AppendPackedVarints(int field, const std::vector<uint64_t>& values,
+                                std::string* out) {
+  if (values.empty()) return;
+  size_t length = 0;
+  char buf[kMaxVarintBytes];
+  for (uint64_t v : values) length += EncodeVarint(v, buf) - buf;
+  AppendLengthDelimitedHeader(field, length, out);
+  for (uint64_t v : values) AppendVarint(v, out);
+}
+
+enum class VarintResult { kOk, kTruncated, kCorrupt };
+
+// Parses one varint from `next_byte`, a callable returning the next byte
+// (0..255) or a negative value at the end of the input. kCorrupt: over ten
+// bytes, or a value over 64 bits.
+template <typename NextByte>
+VarintResult ParseVarint(NextByte&& next_byte, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    const int b = next_byte();
+    if (b < 0) return VarintResult::kTruncated;
+    if (shift == 63 && (b & 0x7e) != 0) return VarintResult::kCorrupt;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *value = v;
+      return VarintResult::kOk;
+    }
+  }
+  return VarintResult::kCorrupt;
+}
+
+// Reads a varint from [*pos, end) and advances *pos past it; false (and
+// *pos unchanged) if it is truncated or corrupt.
+inline bool ReadVarint(const uint8_t** pos, const uint8_t* end, uint64_t* value) {
+  const uint8_t* p = *pos;
+  const VarintResult r = ParseVarint([&]() -> int { return p < end ? *p++ : -1; }, value);
+  if (r != VarintResult::kOk) return false;
+  *pos = p;
+  return true;
+}
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_FORMAT_WIRE_H_
