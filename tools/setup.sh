@@ -16,6 +16,7 @@ packages=(
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # replay baselines
   python3                # tests capture real programs (sort, python3)
   bc                     # tracer/capture/measure_overhead.sh
+  cmake                  # the CMake package and examples/cmake
 )
 
 missing=()
