@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up the machine, then runs every test twice: as built for use
-# (optimized) and under AddressSanitizer + UndefinedBehaviorSanitizer.
+# (optimized) and under AddressSanitizer + UndefinedBehaviorSanitizer; then
+# builds and runs the examples/ projects against alloctrace.
 # Ends with one line "N passed, N failed" counting test cases (from each
-# test's JUnit XML), or test targets where a target produced no XML.
+# test's JUnit XML), or test targets where a target produced no XML, plus
+# one per example step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh || exit 1
@@ -40,8 +42,59 @@ run_suite() {  # $@: extra bazel flags
   fi
 }
 
+# The two ways into a project of one's own (README, "Use it in your
+# project"), run as the README says: a separate Bazel workspace
+# (examples/bazel) and the installed CMake package (examples/cmake, then a
+# plain compiler line through pkg-config). Each app records a std::map and uses
+# SlabAllocator; //format:inspect must read its trace as complete. One test
+# each; on failure the step's log is shown.
+run_examples() {
+  local tmp
+  tmp=$(mktemp -d)
+  example "examples/bazel" "$tmp/bazel_app.trace" bash -c '
+    (cd examples/bazel && bazel run --color=no --curses=no --symlink_prefix=/ //:app -- "$1")
+    rc=$?
+    (cd examples/bazel && bazel shutdown)  # the nested workspace has its own server
+    exit $rc' _ "$tmp/bazel_app.trace"
+  example "examples/cmake" "$tmp/cmake_app.trace" bash -c '
+    set -e
+    cmake -S . -B "$1/build"
+    cmake --build "$1/build" -j2
+    cmake --install "$1/build" --prefix "$1/prefix"
+    cmake -S examples/cmake -B "$1/example" -DCMAKE_PREFIX_PATH="$1/prefix"
+    cmake --build "$1/example" -j2
+    "$1/example/app" "$1/cmake_app.trace"' _ "$tmp"
+  example "pkg-config" "$tmp/pkgconfig_app.trace" bash -c '
+    set -e
+    export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
+    g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
+      $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
+    "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  rm -rf "$tmp"
+}
+
+example() {  # $1: name, $2: the trace it writes, rest: the command
+  local name=$1 trace=$2 log
+  shift 2
+  log=$(mktemp)
+  echo "== $name"
+  if "$@" >"$log" 2>&1 &&
+     bazel run --color=no --curses=no //format:inspect -- "$trace" >>"$log" 2>&1 &&
+     grep -q '^complete' "$log"; then
+    grep -E '^app:|^complete' "$log"
+    passed=$((passed + 1))
+  else
+    tail -n 40 "$log"
+    echo "FAILED: $name"
+    failed=$((failed + 1))
+    overall=1
+  fi
+  rm -f "$log"
+}
+
 run_suite
 run_suite --config=asan
+run_examples
 
 echo "${passed} passed, ${failed} failed"
 exit $overall
