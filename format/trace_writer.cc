@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/io.h"
 
 namespace alloctrace {
 namespace {
@@ -53,16 +54,10 @@ TraceWriter::~TraceWriter() {
 absl::Status TraceWriter::WriteBytes(const std::string& bytes) {
   if (!status_.ok()) return status_;
   size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      status_ = absl::DataLossError(
-          absl::StrCat("writing trace file ", path_, " at byte ", bytes_written_ + done, ": ",
-                       std::strerror(errno)));
-      return status_;
-    }
-    done += static_cast<size_t>(n);
+  if (const int err = WriteAll(fd_, bytes, &done); err != 0) {
+    status_ = absl::DataLossError(absl::StrCat("writing trace file ", path_, " at byte ",
+                                               bytes_written_ + done, ": ", std::strerror(err)));
+    return status_;
   }
   bytes_written_ += bytes.size();
   return absl::OkStatus();

@@ -14,6 +14,7 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "base/io.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
@@ -26,18 +27,6 @@ struct SharedHeader {
   uint64_t object_limit, arena_limit, memory_ops, live_at_end;
 };
 constexpr uint64_t kSharedMagic = 0x616c6c6f63763032;  // "allocv02"
-
-bool WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -52,9 +41,9 @@ int ShareReplayView(const ReplayView& v) {
   }
   const SharedHeader h{kSharedMagic, v.num_ops, num_big, num_reallocs,
                        v.object_limit, v.arena_limit, v.memory_ops, v.live_at_end};
-  if (!WriteAll(fd, &h, sizeof h) || !WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) ||
-      !WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) ||
-      !WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo))) {
+  if (WriteAll(fd, &h, sizeof h) != 0 || WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) != 0 ||
+      WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) != 0 ||
+      WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo)) != 0) {
     close(fd);
     return -1;
   }
