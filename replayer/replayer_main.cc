@@ -80,8 +80,11 @@ ABSL_FLAG(std::string, touch, "first",
           "(the first 8 bytes) or whole");
 ABSL_FLAG(std::string, format, "table",
           "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
-          "run and pass) or json");
-ABSL_FLAG(std::string, out, "", "write the report to this file instead of standard output");
+          "run and pass) or json; several, comma-separated, with as many --out files, write "
+          "one measurement in each");
+ABSL_FLAG(std::string, out, "",
+          "write the report to this file instead of standard output (comma-separated: one per "
+          "--format)");
 ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
 // Internal: how the replayer re-executes itself for one run. Not for people.
@@ -565,11 +568,24 @@ int Main(int argc, char** argv) {
   } else {
     return Fail(kExitUsage, absl::StrCat("--touch=", s.touch, ": must be none, first or whole"));
   }
-  const std::string format = absl::GetFlag(FLAGS_format);
-  if (format != "table" && format != "markdown" && format != "csv" && format != "csv-runs" &&
-      format != "json") {
-    return Fail(kExitUsage, absl::StrCat("--format=", format,
-                                         ": must be table, markdown, csv, csv-runs or json"));
+  const std::vector<std::string> formats = absl::StrSplit(absl::GetFlag(FLAGS_format), ',');
+  for (const std::string& format : formats) {
+    if (format != "table" && format != "markdown" && format != "csv" && format != "csv-runs" &&
+        format != "json") {
+      return Fail(kExitUsage, absl::StrCat("--format=", format,
+                                           ": must be table, markdown, csv, csv-runs or json"));
+    }
+  }
+  const std::string out_flag = absl::GetFlag(FLAGS_out);
+  std::vector<std::string> outs;
+  if (formats.size() == 1 && !out_flag.empty()) {
+    outs.push_back(out_flag);
+  } else if (!out_flag.empty()) {
+    outs = absl::StrSplit(out_flag, ',');
+  }
+  if (formats.size() > 1 && outs.size() != formats.size()) {
+    return Fail(kExitUsage, absl::StrCat("--format=", absl::GetFlag(FLAGS_format), " needs ",
+                                         formats.size(), " comma-separated --out files"));
   }
   const double precision = absl::GetFlag(FLAGS_precision);
   if (!(precision > 0 && precision <= 100)) {
@@ -698,19 +714,21 @@ int Main(int argc, char** argv) {
 
   s.ctx.machine = DescribeMachine();
   s.ctx.date = Today();
-  std::string text;
-  if (format == "table") text = FormatTable(reports, s.ctx);
-  if (format == "markdown") text = FormatMarkdown(reports, s.ctx);
-  if (format == "csv") text = FormatCsv(reports, s.ctx);
-  if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
-  if (format == "json") text = FormatJson(reports, s.ctx);
-  const std::string out = absl::GetFlag(FLAGS_out);
-  if (out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    absl::Status st = WriteFileAtomically(ResolveUserPath(out), text);
+  for (size_t i = 0; i < formats.size(); ++i) {
+    const std::string& format = formats[i];
+    std::string text;
+    if (format == "table") text = FormatTable(reports, s.ctx);
+    if (format == "markdown") text = FormatMarkdown(reports, s.ctx);
+    if (format == "csv") text = FormatCsv(reports, s.ctx);
+    if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
+    if (format == "json") text = FormatJson(reports, s.ctx);
+    if (outs.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      continue;
+    }
+    absl::Status st = WriteFileAtomically(ResolveUserPath(outs[i]), text);
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
-    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", out.c_str());
+    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", outs[i].c_str());
   }
   if (any_failed) {
     std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",

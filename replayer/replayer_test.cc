@@ -53,9 +53,10 @@ constexpr bool kAsan = false;
 #endif
 
 // One cold pass, one run per policy: the fastest way through every policy.
-constexpr const char* kOneRun = "--min_runs=1 --max_runs=1 --passes=1 --budget=0";
+constexpr const char* kOneRun = "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=1 --budget=0";
 // A few runs of two passes: enough for medians, intervals and ties.
-constexpr const char* kFewRuns = "--min_runs=3 --max_runs=3 --passes=2 --warm_ms=0 --budget=0";
+constexpr const char* kFewRuns =
+    "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0";
 
 // The rows of a CSV report, as maps from column name to value.
 std::vector<std::map<std::string, std::string>> CsvRows(const std::string& text) {

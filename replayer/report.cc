@@ -508,6 +508,33 @@ std::string MdEstimate(const Estimate& e, bool bold) {
 
 std::string FormatMarkdown(const std::vector<TraceReport>& reports, const ReportContext& ctx) {
   std::string o;
+  if (reports.size() > 1) {
+    // One line per trace: the verdicts side by side.
+    absl::StrAppend(&o,
+                    "| trace | fastest (tied group) | its speed vs glibc malloc [95% CI] | "
+                    "smallest peak RSS (tied group) | recommended | noise floor [95% CI] |\n"
+                    "|---|---|---:|---|---|---:|\n");
+    for (const TraceReport& t : reports) {
+      if (t.no_memory_ops) {
+        absl::StrAppend(&o, "| ", t.trace_path, " | no memory operations | | | | |\n");
+        continue;
+      }
+      const Verdict& v = t.verdict;
+      absl::StrAppend(
+          &o, "| ", t.trace_path, " | ", absl::StrJoin(v.fastest, ", "), " | ",
+          v.fastest_vs_malloc.has_data()
+              ? absl::StrFormat("%.2f [%.2f, %.2f]", v.fastest_vs_malloc.median,
+                                v.fastest_vs_malloc.lo, v.fastest_vs_malloc.hi)
+              : "-",
+          " | ", absl::StrJoin(v.smallest_rss, ", "), " | ",
+          v.recommended.empty() ? "-" : v.recommended, " | ",
+          t.noise_floor.has_data() ? absl::StrFormat("%.3f [%.3f, %.3f]", t.noise_floor.median,
+                                                     t.noise_floor.lo, t.noise_floor.hi)
+                                   : "-",
+          " |\n");
+    }
+    absl::StrAppend(&o, "\n");
+  }
   for (const TraceReport& t : reports) {
     const std::string title = TraceTitle(t);
     absl::StrAppend(&o, "### ", t.trace_path, "\n\n", title.substr(title.find('\n') + 1), "\n");
