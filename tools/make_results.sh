@@ -7,17 +7,22 @@
 #
 #   tools/make_results.sh            # the defaults, as the README states
 #   REPLAYER_FLAGS='--budget=1' tools/make_results.sh   # a quicker check
+#   REPLAYER_BIN=path/to/replayer tools/make_results.sh  # without building
 #
 # Exit status: the replayer's (3 if a policy FAILED; the file is written).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C  # trace order by byte
 
-bazel build -c opt --color=no --curses=no //replayer >/dev/null 2>&1 || {
-  echo "make_results: bazel build //replayer failed" >&2
-  exit 1
-}
 replayer=bazel-bin/replayer/replayer
+if [ -n "${REPLAYER_BIN:-}" ]; then
+  replayer=$REPLAYER_BIN  # a replayer built elsewhere
+else
+  bazel build -c opt --color=no --curses=no //replayer >/dev/null 2>&1 || {
+    echo "make_results: bazel build //replayer failed" >&2
+    exit 1
+  }
+fi
 extra=${REPLAYER_FLAGS:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -49,14 +54,14 @@ out=docs/replay_results.md
   echo
   echo "Baselines (not bump), tcmalloc, jemalloc, mimalloc, slab, and the fastest"
   echo "article policy of each storage kind (picked per trace in a 3-run screen)."
-  echo "\`$replayer${extra:+ $extra} --format=markdown traces/*.trace\`"
+  echo "\`replayer${extra:+ $extra} --format=markdown traces/*.trace\`"
   echo
   cat "$tmp/default.md"
   echo
   echo "## The whole grid on three traces"
   echo
   echo "Every policy, the 48 article policies and bump included."
-  echo "\`$replayer${extra:+ $extra} --policies='*' --format=markdown ${grid_traces[*]}\`"
+  echo "\`replayer${extra:+ $extra} --policies='*' --format=markdown ${grid_traces[*]}\`"
   echo
   cat "$tmp/grid.md"
 } >"$out.tmp" && mv "$out.tmp" "$out"
