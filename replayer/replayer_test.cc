@@ -289,7 +289,8 @@ TEST(ReplayerTest, OutWritesTheFileWhole) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_NE(ss.str().find("| malloc |"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("| malloc "), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find("**Verdict**"), std::string::npos) << ss.str();
 }
 
 TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {

@@ -70,7 +70,8 @@ std::string Wrap(const std::string& line, size_t width, size_t indent) {
     size_t next = line.find(' ', start);
     next = next == std::string::npos ? line.size() : next + 1;
     const std::string piece = line.substr(start, next - start);
-    if (!current.empty() && current.size() + piece.size() > width + 1 &&
+    const size_t piece_len = piece.size() - (piece.back() == ' ' ? 1 : 0);
+    if (!current.empty() && current.size() + piece_len > width &&
         current.find_first_not_of(' ') != std::string::npos) {
       out += current.substr(0, current.find_last_not_of(' ') + 1) + "\n";
       current = std::string(indent, ' ');
