@@ -94,6 +94,16 @@ std::string Ratio(const Estimate& e) {
   return absl::StrFormat("%.2fx [%.2f, %.2f]", e.median, e.lo, e.hi);
 }
 
+// "2.31 2.25-2.40" in at most 14 columns: fewer decimals as ratios grow;
+// below 0.1 the median alone (the interval is in the other formats).
+std::string RatioCell(const Estimate& e) {
+  if (!e.has_data()) return "-";
+  if (e.median < 0.1) return absl::StrFormat("%.4f", e.median);
+  if (e.hi >= 100) return absl::StrFormat("%.0f %.0f-%.0f", e.median, e.lo, e.hi);
+  if (e.hi >= 10) return absl::StrFormat("%.1f %.1f-%.1f", e.median, e.lo, e.hi);
+  return absl::StrFormat("%.2f %.2f-%.2f", e.median, e.lo, e.hi);
+}
+
 std::string Pct(const Estimate& e) {
   const double h = e.HalfWidth();
   if (!std::isfinite(h)) return "-";
@@ -454,11 +464,7 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
         continue;
       }
       const Estimate& other = warm ? p.cold_ns_per_op : p.warm_ns_per_op;
-      const std::string ratio =
-          p.vs_malloc.has_data()
-              ? absl::StrFormat("%4.2f %4.2f-%4.2f", p.vs_malloc.median, p.vs_malloc.lo,
-                                p.vs_malloc.hi)
-              : "-";
+      const std::string ratio = RatioCell(p.vs_malloc);
       absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameW, name,
                             Num(p.ns_per_op.median), p.tied_fastest ? "*" : " ",
                             Pct(p.ns_per_op), p.precise || p.name == "bump" ? " " : "!",
