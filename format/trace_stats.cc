@@ -57,6 +57,16 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   uint64_t live_objects = 0, live_bytes = 0;
   std::vector<bool> threads;
   std::vector<Event> events;
+  uint64_t index = 0;  // of the event at hand, over the whole trace
+  uint64_t stride = 1;  // events per point of the live course
+  LivePoint span;       // the point being filled
+  // The arena's stats, noting its first and latest use.
+  auto arena = [&](uint32_t id) -> ArenaStats& {
+    auto [it, inserted] = st.arenas.try_emplace(id);
+    if (inserted) it->second.first_event = index;
+    it->second.last_event = index;
+    return it->second;
+  };
   while (true) {
     absl::StatusOr<bool> more = reader.NextChunk(&events);
     if (!more.ok()) return more.status();
@@ -72,13 +82,13 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       switch (e.kind) {
         case OpKind::kAlloc:
         case OpKind::kRealloc: {
-          ArenaStats& a = st.arenas[e.arena];
+          ArenaStats& a = arena(e.arena);
           if (e.kind == OpKind::kRealloc) {
             ++st.reallocs;
             const uint64_t old = object_bytes[e.old_object];
             live_bytes -= old;
             --live_objects;
-            st.arenas[object_arena[e.old_object]].live_bytes -= old;
+            arena(object_arena[e.old_object]).live_bytes -= old;
           } else {
             ++st.allocs;
             ++a.allocs;
@@ -100,7 +110,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
         case OpKind::kFree: {
           ++st.frees;
           const uint64_t bytes = object_bytes[e.object];
-          ArenaStats& a = st.arenas[object_arena[e.object]];
+          ArenaStats& a = arena(object_arena[e.object]);
           ++a.frees;
           a.live_bytes -= bytes;
           live_bytes -= bytes;
@@ -109,16 +119,38 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
         }
         case OpKind::kArenaCreate:
           ++st.arenas_created;
-          st.arenas[e.arena];
+          arena(e.arena);
           break;
         case OpKind::kArenaDestroy:
           ++st.arenas_destroyed;
-          st.arenas[e.arena].destroyed = true;
+          arena(e.arena).destroyed = true;
           break;
         default:
           break;
       }
+      span.live_bytes = std::max(span.live_bytes, live_bytes);
+      span.live_objects = std::max(span.live_objects, live_objects);
+      if (++index % stride == 0) {
+        span.end_event = index;
+        st.live_course.push_back(span);
+        span = LivePoint{};
+        if (st.live_course.size() == 2 * TraceStats::kLiveCoursePoints) {
+          // Halve the resolution: merge neighbours, keeping their maxima.
+          for (size_t i = 0; i < TraceStats::kLiveCoursePoints; ++i) {
+            const LivePoint& a = st.live_course[2 * i];
+            const LivePoint& b = st.live_course[2 * i + 1];
+            st.live_course[i] = {b.end_event, std::max(a.live_bytes, b.live_bytes),
+                                 std::max(a.live_objects, b.live_objects)};
+          }
+          st.live_course.resize(TraceStats::kLiveCoursePoints);
+          stride *= 2;
+        }
+      }
     }
+  }
+  if (index % stride != 0) {
+    span.end_event = index;
+    st.live_course.push_back(span);
   }
   st.events = reader.events_read();
   st.chunks = reader.chunks_read();

@@ -94,11 +94,29 @@ struct Domain {
   bool empty() const { return lo > hi; }
 };
 
-// Ticks for the axis and the domain they span.
-std::vector<double> AxisTicks(Domain d, const Axis& axis, int target) {
+// Ticks for the axis and the domain they span (front and back; a tight
+// axis spans the data, its ticks inside).
+struct AxisPlan {
+  std::vector<double> ticks;
+  double lo = 0, hi = 1;
+};
+AxisPlan PlanAxis(Domain d, const Axis& axis, int target) {
   if (d.empty()) d = Domain{0, 1};
   if (axis.include_zero) d.Add(0);
-  return NiceTicks(d.lo, d.hi, target, axis.unit);
+  AxisPlan p;
+  p.ticks = NiceTicks(d.lo, d.hi, target, axis.unit);
+  p.lo = p.ticks.front();
+  p.hi = p.ticks.back();
+  if (axis.tight && d.hi > d.lo) {
+    p.lo = d.lo;
+    p.hi = d.hi;
+    std::vector<double> inside;
+    for (const double t : p.ticks) {
+      if (t >= d.lo - 1e-9 * (d.hi - d.lo) && t <= d.hi + 1e-9 * (d.hi - d.lo)) inside.push_back(t);
+    }
+    p.ticks = inside;
+  }
+  return p;
 }
 
 std::string SvgOpen(int w, int h, absl::string_view title) {
@@ -327,10 +345,11 @@ std::string RenderLineChart(const LineChart& c) {
   }
   if (dx.empty() || dy.empty()) return NoData("line", c.id, c.title, c.note);
   const double left = 78, right = c.width - 16.0, top = 12, bottom = c.height - 46.0;
-  const std::vector<double> xt = AxisTicks(dx, c.x, 8);
-  const std::vector<double> yt = AxisTicks(dy, c.y, 6);
-  const Scale sx{xt.front(), xt.back(), left, right};
-  const Scale sy{yt.front(), yt.back(), bottom, top};
+  const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
+  const std::vector<double>& xt = px.ticks;
+  const std::vector<double>& yt = py.ticks;
+  const Scale sx{px.lo, px.hi, left, right};
+  const Scale sy{py.lo, py.hi, bottom, top};
   std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
                                   XAxis(sx, xt, c.x, top, bottom, false));
   for (size_t i = 0; i < c.series.size(); ++i) {
@@ -353,10 +372,13 @@ std::string RenderLineChart(const LineChart& c) {
                     *dash ? absl::StrCat(" stroke-dasharray=\"", dash, "\"") : "", "><title>",
                     Escape(s.name), "</title></path>");
   }
+  // One series needs no legend: the caption and axis name it.
   std::vector<std::string> names;
-  for (const Series& s : c.series) names.push_back(s.name);
+  if (c.series.size() > 1) {
+    for (const Series& s : c.series) names.push_back(s.name);
+  }
   int legend_h = 0;
-  const std::string legend = Legend(
+  const std::string legend = names.empty() ? "" : Legend(
       names, left, c.height, c.width,
       [&](size_t i, double x, double y) { return LineSwatch(i, x, y, c.series[i].emphasized); },
       &legend_h);
@@ -384,8 +406,9 @@ std::string RenderIntervalChart(const IntervalChart& c) {
   const double left = label_w + 10, right = c.width - 64.0;
   const double top = many ? 24 : 8;
   const double bottom = top + row_h * c.rows.size();
-  const std::vector<double> xt = AxisTicks(d, c.x, 7);
-  const Scale sx{xt.front(), xt.back(), left, right};
+  const AxisPlan px = PlanAxis(d, c.x, 7);
+  const std::vector<double>& xt = px.ticks;
+  const Scale sx{px.lo, px.hi, left, right};
   std::string plot;
   // Bands first, under the grid.
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -493,10 +516,11 @@ std::string RenderScatterChart(const ScatterChart& c) {
   }
   if (dx.empty()) return NoData("scatter", c.id, c.title, c.note);
   const double left = 78, right = c.width - 150.0, top = 12, bottom = c.height - 46.0;
-  const std::vector<double> xt = AxisTicks(dx, c.x, 8);
-  const std::vector<double> yt = AxisTicks(dy, c.y, 6);
-  const Scale sx{xt.front(), xt.back(), left, right};
-  const Scale sy{yt.front(), yt.back(), bottom, top};
+  const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
+  const std::vector<double>& xt = px.ticks;
+  const std::vector<double>& yt = py.ticks;
+  const Scale sx{px.lo, px.hi, left, right};
+  const Scale sy{py.lo, py.hi, bottom, top};
   std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
                                   XAxis(sx, xt, c.x, top, bottom, false));
   const std::vector<size_t> front = c.pareto ? ParetoFront(c.points) : std::vector<size_t>{};
@@ -635,13 +659,15 @@ std::string RenderBarChart(const BarChart& c) {
   const double bottom = c.height - 30.0 - label_h;
   Axis y = c.y;
   y.include_zero = true;
-  const std::vector<double> yt = AxisTicks(d, y, 6);
-  const Scale sy{yt.front(), yt.back(), bottom, top};
+  const AxisPlan py = PlanAxis(d, y, 6);
+  const std::vector<double>& yt = py.ticks;
+  const Scale sy{py.lo, py.hi, bottom, top};
   std::string plot = YAxis(sy, yt, c.y, left, right);
   const bool values = c.bars.size() <= 32;
   for (size_t i = 0; i < c.bars.size(); ++i) {
     const Bar& b = c.bars[i];
-    const double x = left + i * slot + slot * 0.12, w = slot * 0.76;
+    const double w = std::min(slot * 0.76, 64.0);
+    const double x = left + (i + 0.5) * slot - w / 2;
     const double y0 = sy(std::max(0.0, b.value));
     const double hgt = std::max(b.value > 0 ? 1.0 : 0.0, sy(0) - y0);
     absl::StrAppend(&plot, "<rect class=\"bar\" x=\"", N(x), "\" y=\"", N(sy(0) - hgt),
@@ -685,8 +711,9 @@ std::string RenderSpanChart(const SpanChart& c) {
   const double row_h = rows > 30 ? 11 : 17;
   const double label_w = 110, left = label_w + 8, right = c.width - 16.0, top = 8;
   const double bottom = top + rows * row_h;
-  const std::vector<double> xt = AxisTicks(d, c.x, 8);
-  const Scale sx{xt.front(), xt.back(), left, right};
+  const AxisPlan px = PlanAxis(d, c.x, 10);
+  const std::vector<double>& xt = px.ticks;
+  const Scale sx{px.lo, px.hi, left, right};
   std::string plot = XAxis(sx, xt, c.x, top, bottom, false);
   for (size_t i = 0; i < rows; ++i) {
     const Span& s = c.spans[i];

@@ -52,6 +52,9 @@ struct Axis {
   std::string label;  // e.g. "live bytes"
   Unit unit = Unit::kPlain;
   bool include_zero = true;
+  // The axis spans exactly the data (ticks inside it), rather than running
+  // on to the next nice tick: for positions such as event indexes.
+  bool tight = false;
 };
 
 struct Series {
@@ -64,7 +67,7 @@ struct LineChart {
   std::string id, title;
   Axis x, y;
   std::vector<Series> series;
-  int width = 860, height = 300;  // plot area plus margins, before the legend
+  int width = 1200, height = 300;  // plot area plus margins, before the legend
   std::string note;               // a line under the chart
 };
 std::string RenderLineChart(const LineChart& chart);
@@ -92,7 +95,7 @@ struct IntervalChart {
   std::string highlight_label;            // legend entry for the band, if any
   double reference = -1;                  // a dashed vertical line there, if >= 0
   std::string reference_label;
-  int width = 860;
+  int width = 1200;
   std::string note;
 };
 std::string RenderIntervalChart(const IntervalChart& chart);
@@ -113,7 +116,7 @@ struct ScatterChart {
   std::vector<Point> points;
   std::vector<std::string> series_names;  // a legend when more than one
   bool pareto = true;  // mark and connect the front, label its points
-  int width = 860, height = 380;
+  int width = 1200, height = 400;
   std::string note;
 };
 std::string RenderScatterChart(const ScatterChart& chart);
@@ -144,7 +147,7 @@ struct BarChart {
   std::string x_label;
   Axis y;
   std::vector<Bar> bars;
-  int width = 860, height = 280;
+  int width = 1200, height = 280;
   std::string note;
 };
 std::string RenderBarChart(const BarChart& chart);
@@ -162,7 +165,7 @@ struct SpanChart {
   Axis x;
   std::vector<Span> spans;
   size_t max_rows = 60;  // the rest is counted in a note
-  int width = 860;
+  int width = 1200;
   std::string note;
 };
 std::string RenderSpanChart(const SpanChart& chart);
