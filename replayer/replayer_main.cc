@@ -29,6 +29,7 @@
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
+#include "replayer/report_html.h"
 #include "base/cli_util.h"
 
 ABSL_FLAG(std::string, policies, "*",
@@ -38,7 +39,9 @@ ABSL_FLAG(int, repeat, 5, "runs per policy, interleaved across policies (A B C A
 ABSL_FLAG(std::string, touch, "first",
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes) or whole");
-ABSL_FLAG(std::string, format, "table", "report format: table, markdown, csv or json");
+ABSL_FLAG(std::string, format, "table",
+          "report format: table, markdown, csv, json or html (one self-contained page with "
+          "charts; use with --out)");
 ABSL_FLAG(std::string, out, "", "write the report to this file instead of standard output");
 ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run (its course)");
 ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
@@ -127,6 +130,8 @@ int Main(int argc, char** argv) {
       "replays allocation traces through every pool policy and baseline allocator.\n"
       "usage: replayer [flags] TRACE [TRACE...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace");
+  std::string command_line = "replayer";  // as typed, for the HTML report
+  for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
   AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
@@ -160,8 +165,9 @@ int Main(int argc, char** argv) {
     return Fail(2, absl::StrCat("--touch=", touch, ": must be none, first or whole"));
   }
   const std::string format = absl::GetFlag(FLAGS_format);
-  if (format != "table" && format != "markdown" && format != "csv" && format != "json") {
-    return Fail(2, absl::StrCat("--format=", format, ": must be table, markdown, csv or json"));
+  if (format != "table" && format != "markdown" && format != "csv" && format != "json" &&
+      format != "html") {
+    return Fail(2, absl::StrCat("--format=", format, ": must be table, markdown, csv, json or html"));
   }
   absl::StatusOr<std::vector<std::string>> selected =
       SelectAllocators(absl::GetFlag(FLAGS_policies));
@@ -264,6 +270,7 @@ int Main(int argc, char** argv) {
   if (format == "markdown") text = FormatMarkdown(reports, ctx);
   if (format == "csv") text = FormatCsv(reports, ctx);
   if (format == "json") text = FormatJson(reports, ctx);
+  if (format == "html") text = FormatHtml(reports, programs, ctx, command_line);
   const std::string out = absl::GetFlag(FLAGS_out);
   if (out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -13,7 +13,7 @@ namespace alloctrace::report {
 namespace {
 
 constexpr double kCharPx = 6.6;  // mean advance of an 11px sans glyph
-constexpr int kLegendItemPx = 230;
+constexpr int kLegendItemPx = 360;  // the widest legend item
 constexpr int kLegendRowPx = 17;
 
 // Okabe & Ito's palette, black first and yellow last (weak on white).
@@ -64,7 +64,13 @@ std::string FitText(absl::string_view s, double max_px, absl::string_view attrs_
 
 struct Scale {
   double d0 = 0, d1 = 1, r0 = 0, r1 = 1;
+  bool log = false;  // d0 > 0; values at or below 0 sit at d0
   double operator()(double v) const {
+    if (log) {
+      const double l0 = std::log10(d0), l1 = std::log10(d1);
+      const double lv = v > 0 ? std::log10(v) : l0;
+      return l1 == l0 ? (r0 + r1) / 2 : r0 + (lv - l0) * (r1 - r0) / (l1 - l0);
+    }
     return d1 == d0 ? (r0 + r1) / 2 : r0 + (v - d0) * (r1 - r0) / (d1 - d0);
   }
 };
@@ -99,8 +105,40 @@ struct Domain {
 struct AxisPlan {
   std::vector<double> ticks;
   double lo = 0, hi = 1;
+  bool log = false;
 };
+
+// A log axis: ticks at 1, 2, 5 x 10^k (only 10^k over more than three
+// decades), the domain from the last tick at or below the data to the first
+// at or above it.
+AxisPlan PlanLogAxis(const Domain& d) {
+  AxisPlan p;
+  p.log = true;
+  const int k0 = static_cast<int>(std::floor(std::log10(d.lo)));
+  const int k1 = static_cast<int>(std::ceil(std::log10(d.hi)));
+  const std::vector<double> steps =
+      k1 - k0 > 3 ? std::vector<double>{1} : std::vector<double>{1, 2, 5};
+  std::vector<double> all;
+  for (int k = k0; k <= k1; ++k) {
+    for (const double m : steps) all.push_back(m * std::pow(10.0, k));
+  }
+  size_t first = 0, last = all.size() - 1;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] <= d.lo * (1 + 1e-12)) first = i;
+  }
+  for (size_t i = all.size(); i-- > 0;) {
+    if (all[i] >= d.hi * (1 - 1e-12)) last = i;
+  }
+  p.ticks.assign(all.begin() + first, all.begin() + last + 1);
+  p.lo = p.ticks.front();
+  p.hi = p.ticks.back();
+  return p;
+}
+
+Scale MakeScale(const AxisPlan& p, double r0, double r1) { return Scale{p.lo, p.hi, r0, r1, p.log}; }
+
 AxisPlan PlanAxis(Domain d, const Axis& axis, int target) {
+  if (axis.log && !d.empty() && d.lo > 0 && d.hi > d.lo) return PlanLogAxis(d);
   if (d.empty()) d = Domain{0, 1};
   if (axis.include_zero) d.Add(0);
   AxisPlan p;
@@ -186,15 +224,19 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
 template <typename Swatch>
 std::string Legend(const std::vector<std::string>& names, double left, double top, int width,
                    Swatch swatch, int* height) {
-  const int cols = std::max(1, static_cast<int>((width - left) / kLegendItemPx));
+  // Items as wide as the longest name needs, within bounds.
+  size_t longest = 1;
+  for (const std::string& n : names) longest = std::max(longest, Chars(n));
+  const double item = std::clamp(34 + longest * kCharPx, 110.0, static_cast<double>(kLegendItemPx));
+  const int cols = std::max(1, static_cast<int>((width - left) / item));
   const int rows = static_cast<int>((names.size() + cols - 1) / cols);
   *height = rows * kLegendRowPx + 6;
   std::string o = "<g class=\"legend\">";
   for (size_t i = 0; i < names.size(); ++i) {
-    const double x = left + (i % cols) * kLegendItemPx;
+    const double x = left + (i % cols) * item;
     const double y = top + (i / cols) * kLegendRowPx + 8;
     absl::StrAppend(&o, swatch(i, x, y),
-                    FitText(names[i], kLegendItemPx - 34,
+                    FitText(names[i], item - 30,
                             absl::StrCat("x=\"", N(x + 24), "\" y=\"", N(y), "\" dy=\"0.35em\"")));
   }
   return o + "</g>";
@@ -348,8 +390,8 @@ std::string RenderLineChart(const LineChart& c) {
   const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
   const std::vector<double>& xt = px.ticks;
   const std::vector<double>& yt = py.ticks;
-  const Scale sx{px.lo, px.hi, left, right};
-  const Scale sy{py.lo, py.hi, bottom, top};
+  const Scale sx = MakeScale(px, left, right);
+  const Scale sy = MakeScale(py, bottom, top);
   std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
                                   XAxis(sx, xt, c.x, top, bottom, false));
   for (size_t i = 0; i < c.series.size(); ++i) {
@@ -408,7 +450,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
   const double bottom = top + row_h * c.rows.size();
   const AxisPlan px = PlanAxis(d, c.x, 7);
   const std::vector<double>& xt = px.ticks;
-  const Scale sx{px.lo, px.hi, left, right};
+  const Scale sx = MakeScale(px, left, right);
   std::string plot;
   // Bands first, under the grid.
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -515,12 +557,12 @@ std::string RenderScatterChart(const ScatterChart& c) {
     dy.Add(p.y);
   }
   if (dx.empty()) return NoData("scatter", c.id, c.title, c.note);
-  const double left = 78, right = c.width - 150.0, top = 12, bottom = c.height - 46.0;
+  const double left = 78, right = c.width - 250.0, top = 12, bottom = c.height - 46.0;
   const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
   const std::vector<double>& xt = px.ticks;
   const std::vector<double>& yt = py.ticks;
-  const Scale sx{px.lo, px.hi, left, right};
-  const Scale sy{py.lo, py.hi, bottom, top};
+  const Scale sx = MakeScale(px, left, right);
+  const Scale sy = MakeScale(py, bottom, top);
   std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
                                   XAxis(sx, xt, c.x, top, bottom, false));
   const std::vector<size_t> front = c.pareto ? ParetoFront(c.points) : std::vector<size_t>{};
@@ -548,6 +590,10 @@ std::string RenderScatterChart(const ScatterChart& c) {
                     "\" r=\"3.5\" fill=\"", several ? PaletteColor(p.series) : "#56B4E9",
                     "\" fill-opacity=\"0.85\"><title>", Escape(tip(p)), "</title></circle>");
   }
+  if (!front.empty()) {
+    absl::StrAppend(&plot, "<text class=\"axis-label\" x=\"", N(right + 14), "\" y=\"", N(top),
+                    "\">On the Pareto front:</text>");
+  }
   for (size_t k = 0; k < front.size(); ++k) {
     const Point& p = c.points[front[k]];
     const double x = sx(p.x), y = sy(p.y);
@@ -555,10 +601,17 @@ std::string RenderScatterChart(const ScatterChart& c) {
                     "\" r=\"5\" fill=\"", several ? PaletteColor(p.series) : "#0072B2",
                     "\" stroke=\"", kFront, "\" stroke-width=\"2\"><title>",
                     Escape(tip(p)), " (Pareto front)</title></circle>");
-    // Labels to the right, alternating above and below to limit overlap.
-    absl::StrAppend(&plot, FitText(p.label, 150, absl::StrCat("class=\"pareto-label\" x=\"", N(x + 7),
-                                                             "\" y=\"", N(y + (k % 2 ? 12 : -6)),
-                                                             "\"")));
+    // A number by the point (alternating above and below: front points
+    // crowd), the name in the list to the right of the plot.
+    absl::StrAppend(&plot, "<text class=\"pareto-label\" x=\"", N(x + 6), "\" y=\"",
+                    N(y + (k % 2 ? 13 : -6)), "\">", k + 1, "</text>");
+    const double ly = top + 14 + k * 15;
+    if (ly < bottom) {
+      absl::StrAppend(&plot, "<text class=\"pareto-label\" x=\"", N(right + 14), "\" y=\"",
+                      N(ly), "\">", k + 1, "</text>",
+                      FitText(p.label, c.width - right - 40,
+                              absl::StrCat("x=\"", N(right + 32), "\" y=\"", N(ly), "\"")));
+    }
   }
   std::vector<std::string> names;
   if (several) names = c.series_names;
@@ -661,7 +714,7 @@ std::string RenderBarChart(const BarChart& c) {
   y.include_zero = true;
   const AxisPlan py = PlanAxis(d, y, 6);
   const std::vector<double>& yt = py.ticks;
-  const Scale sy{py.lo, py.hi, bottom, top};
+  const Scale sy = MakeScale(py, bottom, top);
   std::string plot = YAxis(sy, yt, c.y, left, right);
   const bool values = c.bars.size() <= 32;
   for (size_t i = 0; i < c.bars.size(); ++i) {
@@ -713,7 +766,7 @@ std::string RenderSpanChart(const SpanChart& c) {
   const double bottom = top + rows * row_h;
   const AxisPlan px = PlanAxis(d, c.x, 10);
   const std::vector<double>& xt = px.ticks;
-  const Scale sx{px.lo, px.hi, left, right};
+  const Scale sx = MakeScale(px, left, right);
   std::string plot = XAxis(sx, xt, c.x, top, bottom, false);
   for (size_t i = 0; i < rows; ++i) {
     const Span& s = c.spans[i];

@@ -55,6 +55,9 @@ struct Axis {
   // The axis spans exactly the data (ticks inside it), rather than running
   // on to the next nice tick: for positions such as event indexes.
   bool tight = false;
+  // A logarithmic axis (ticks 1, 2, 5 x 10^k), if every value is above 0;
+  // include_zero and tight do not apply to it.
+  bool log = false;
 };
 
 struct Series {

@@ -125,7 +125,7 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   EXPECT_NE(one.find("4 KiB"), std::string::npos);  // a y tick in binary units
 
   for (int i = 1; i < 60; ++i) {
-    c.series.push_back({absl::StrCat("pool/boundary/exp/st/single/keep/variant-number-", i),
+    c.series.push_back({absl::StrCat("pool/boundary/exp/st/single/keep/a-rather-long-variant-number-", i),
                         {0, 1, 2, 3},
                         {0, 10.0 * i, 20.0 * i, 5.0 * i}});
   }
@@ -133,7 +133,7 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   ExpectSafe(sixty);
   EXPECT_EQ(Count(sixty, "class=\"series\""), 60u);
   // Long names are cut in the legend, whole in the tooltip.
-  EXPECT_NE(sixty.find("<title>pool/boundary/exp/st/single/keep/variant-number-59</title>"),
+  EXPECT_NE(sixty.find("<title>pool/boundary/exp/st/single/keep/a-rather-long-variant-number-59</title>"),
             std::string::npos);
   EXPECT_NE(sixty.find("\xE2\x80\xA6</text>"), std::string::npos);
   // Past the palette, series differ by dash pattern too.
@@ -261,6 +261,36 @@ TEST(SmallMultiplesTest, WrapsPanels) {
   const std::string html = SmallMultiples({"<figure>a</figure>", "<figure>b</figure>"}, 400);
   EXPECT_TRUE(WellFormed(html));
   EXPECT_NE(html.find("class=\"multiples\" style=\"--panel:400px\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace alloctrace::report
+
+namespace alloctrace::report {
+namespace {
+
+TEST(LogAxisTest, DecadesAndNiceSteps) {
+  IntervalChart c;
+  c.id = "log";
+  c.x = {"ns", Unit::kNanoseconds};
+  c.x.log = true;
+  c.rows.push_back({"fast", {{0, 12, 11, 13, true}}, false, "", ""});
+  c.rows.push_back({"slow", {{0, 40000, 39000, 41000, true}}, false, "", ""});
+  const std::string svg = RenderIntervalChart(c);
+  // Over more than three decades: ticks at powers of ten only.
+  EXPECT_NE(svg.find(">10 ns<"), std::string::npos);
+  EXPECT_NE(svg.find(">100 \xC2\xB5s<"), std::string::npos);
+  EXPECT_EQ(svg.find(">20 ns<"), std::string::npos);
+  // Over one decade, 1-2-5 steps.
+  c.rows[1].marks[0] = {0, 60, 55, 65, true};
+  const std::string narrow = RenderIntervalChart(c);
+  EXPECT_NE(narrow.find(">20 ns<"), std::string::npos);
+  EXPECT_NE(narrow.find(">50 ns<"), std::string::npos);
+  EXPECT_NE(narrow.find(">100 ns<"), std::string::npos);
+  // A value at or below zero cannot go on a log axis: a linear one instead.
+  c.rows[1].marks[0] = {0, 60, 0, 65, true};
+  const std::string linear = RenderIntervalChart(c);
+  EXPECT_NE(linear.find(">0 ns<"), std::string::npos);
 }
 
 }  // namespace
