@@ -17,6 +17,11 @@ packages=(
   python3                # tests capture real programs (sort, python3)
   bc                     # tracer/capture/measure_overhead.sh
 )
+# --with-browser (tools/test.sh passes it): what //report:browser_test needs
+# to open the HTML reports in a real browser and read its screenshots.
+if [ "${1:-}" = "--with-browser" ]; then
+  packages+=(chromium python3-pil fonts-dejavu-core)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,7 +5,7 @@
 # test's JUnit XML), or test targets where a target produced no XML.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh || exit 1
+tools/setup.sh --with-browser || exit 1  # Chromium: //report:browser_test
 
 passed=0
 failed=0
