@@ -100,6 +100,12 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
                     v.recommended.empty() ? "none" : Escape(v.recommended), " &mdash; ",
                     Escape(v.rule), ".</p>");
   }
+  if (!v.sentence.empty()) absl::StrAppend(&o, "<p>", Escape(v.sentence), "</p>");
+  if (t.noise_floor.has_value()) {
+    absl::StrAppend(&o, "<p class=\"note\">Noise floor (two identical allocators compared): ",
+                    Escape(Interval(t.noise_floor, Unit::kRatio)),
+                    "; smaller differences are not real.</p>");
+  }
   int failed = 0;
   for (const HtmlPolicy& p : t.policies) failed += !p.ok && p.status.rfind("FAILED", 0) == 0;
   if (failed > 0) {
@@ -355,7 +361,11 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
     std::vector<std::string> h = {"policy"};
     for (const HtmlTrace& t : traces) h.push_back(t.path);
     return h;
-  }(), std::vector<bool>(traces.size() + 1, true));
+  }(), [&] {
+    std::vector<bool> numeric(traces.size() + 1, true);
+    numeric[0] = false;
+    return numeric;
+  }());
   for (const HtmlTrace& t : traces) {
     m.rows.push_back(t.path);
     std::vector<double> row;
@@ -389,7 +399,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
     absl::StrAppend(&verdicts, "<li><a href=\"#trace-", i, "\">", Escape(t.path), "</a>: ",
                     t.verdict.fastest.empty()
                         ? "no verdict"
-                        : absl::StrCat("fastest ", Escape(absl::StrJoin(t.verdict.fastest, ", ")),
+                        : absl::StrCat("fastest ", Names(t.verdict.fastest, 5),
                                        "; recommended ", Escape(t.verdict.recommended)),
                     "</li>");
   }
@@ -510,13 +520,18 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   return t;
 }
 
-std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const ReportContext& ctx,
+HtmlContext HtmlContextOf(const ReportContext& ctx) {
+  return HtmlContext{ctx.machine, ctx.date,
+                     absl::StrCat(ctx.repeat, " runs per policy, interleaved, each in a fresh "
+                                  "process; touch=", ctx.touch)};
+}
+
+std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
                            const std::string& command_line) {
   report::HtmlPage page("alloctrace replay report");
   if (!command_line.empty()) page.AddSubtitle(command_line);
   page.AddSubtitle(absl::StrCat(ctx.date, " on ", ctx.machine));
-  page.AddSubtitle(absl::StrCat(ctx.repeat, " runs per policy, interleaved, each in a fresh "
-                                "process; touch=", ctx.touch));
+  if (!ctx.method.empty()) page.AddSubtitle(ctx.method);
   if (traces.size() > 1) page.AddSection("overview", "All traces", OverviewHtml(traces));
   for (size_t i = 0; i < traces.size(); ++i) {
     const HtmlTrace& t = traces[i];
@@ -543,7 +558,7 @@ std::string FormatHtml(const std::vector<TraceReport>& reports,
   for (size_t i = 0; i < reports.size() && i < programs.size(); ++i) {
     traces.push_back(HtmlViewOf(reports[i], programs[i]));
   }
-  return FormatHtmlPage(traces, ctx, command_line);
+  return FormatHtmlPage(traces, HtmlContextOf(ctx), command_line);
 }
 
 }  // namespace alloctrace

@@ -52,6 +52,7 @@ struct HtmlVerdict {
   double smallest_rss_bytes = NAN;
   std::string recommended;
   std::string rule;
+  std::string sentence;  // the verdict as one paragraph, if the statistics write one
 };
 
 struct HtmlTrace {
@@ -67,19 +68,29 @@ struct HtmlTrace {
   std::vector<HtmlPolicy> policies;  // ranked: fastest first, failures last
   HtmlVerdict verdict;
   std::string interval_kind;  // what the ns/op intervals are, e.g. "95% CI of the median"
-  std::string notes;          // lines (text) about how to read the figures
+  // How far apart two identical allocators read (e.g. malloc against
+  // itself), if measured: differences below it are not real.
+  HtmlEstimate noise_floor;
+};
+
+// How the runs were made, for the page's header.
+struct HtmlContext {
+  std::string machine, date;
+  std::string method;  // e.g. "5 runs per policy, interleaved, ..."
 };
 
 // Live bytes over the program's ops, about `points` points (max per span).
 void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>* x,
                 std::vector<double>* bytes);
 
-// The view of one trace's results. `report` and `program` describe the same
+// The views of the replayer's results: the only code here that reads
+// TraceReport and ReportContext. `report` and `program` describe the same
 // trace.
 HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program);
+HtmlContext HtmlContextOf(const ReportContext& ctx);
 
 // The page. `command_line` is shown as given (escaped).
-std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const ReportContext& ctx,
+std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
                            const std::string& command_line);
 
 // HtmlViewOf each report with its program (same order), then the page.

@@ -633,7 +633,9 @@ std::string RenderScatterChart(const ScatterChart& c) {
 
 std::string RenderHeatMap(const HeatMap& m) {
   if (m.rows.empty() || m.cols.empty()) return NoData("heatmap", m.id, m.title, m.note);
-  const double label_w = 170, col_label_h = 130, top = col_label_h;
+  // Column labels run up at 60 degrees: 200 px of height holds about 33
+  // characters.
+  const double label_w = 170, col_label_h = 200, top = col_label_h;
   const double cell_w = std::clamp((1240.0 - label_w) / m.cols.size(), 16.0, 64.0);
   const double cell_h = 22;
   const double width = label_w + cell_w * m.cols.size() + 20;
@@ -641,7 +643,7 @@ std::string RenderHeatMap(const HeatMap& m) {
   std::string plot;
   for (size_t j = 0; j < m.cols.size(); ++j) {
     const double x = label_w + (j + 0.5) * cell_w;
-    absl::StrAppend(&plot, FitText(m.cols[j], col_label_h - 8,
+    absl::StrAppend(&plot, FitText(m.cols[j], (col_label_h - 8) / 0.87,
                                    absl::StrCat("transform=\"translate(", N(x + 3), ",",
                                                 N(top - 6), ") rotate(-60)\"")));
   }
