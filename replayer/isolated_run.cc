@@ -1,16 +1,21 @@
 #include "replayer/isolated_run.h"
 
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "replayer/os_stats.h"
@@ -20,9 +25,13 @@ namespace alloctrace {
 std::string SerializeRunResult(const RunResult& r) {
   std::ostringstream o;
   o.precision(17);
-  o << "v1 " << r.seconds << ' ' << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss
-    << ' ' << r.peak_rss << ' ' << r.final_rss << ' ' << r.minor_faults << ' ' << r.major_faults
-    << ' ' << r.rss_course.size();
+  o << "v2 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
+    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.passes.size();
+  for (const PassFigures& f : r.passes) {
+    o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
+      << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches;
+  }
+  o << ' ' << r.rss_course.size();
   for (int64_t v : r.rss_course) o << ' ' << v;
   o << ' ' << r.error << '\n';
   return o.str();
@@ -32,17 +41,30 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   std::istringstream in(line);
   RunResult r;
   std::string version;
-  size_t n = 0;
-  in >> version >> r.seconds >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >>
-      r.final_rss >> r.minor_faults >> r.major_faults >> n;
-  if (!in || version != "v1" || n > 1000000) {
+  size_t passes = 0;
+  in >> version >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >> r.final_rss >>
+      r.migrations >> passes;
+  if (!in || version != "v2" || passes > 100000) {
     return absl::InternalError(absl::StrCat("malformed result from child: ", line.substr(0, 80)));
   }
+  r.passes.resize(passes);
+  for (PassFigures& f : r.passes) {
+    in >> f.wall_seconds >> f.cpu_seconds >> f.minor_faults >> f.major_faults >>
+        f.involuntary_switches >> f.voluntary_switches;
+  }
+  size_t n = 0;
+  in >> n;
+  if (!in || n > 1000000) return absl::InternalError("truncated result from child");
   r.rss_course.resize(n);
   for (size_t i = 0; i < n; ++i) in >> r.rss_course[i];
   if (!in) return absl::InternalError("truncated result from child");
   std::getline(in, r.error);
   if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
+  if (!r.passes.empty()) {
+    r.seconds = r.passes[0].wall_seconds;
+    r.minor_faults = r.passes[0].minor_faults;
+    r.major_faults = r.passes[0].major_faults;
+  }
   return r;
 }
 
@@ -60,26 +82,47 @@ bool WriteRunResult(int fd, const RunResult& r) {
 
 namespace {
 
-// Reads the child's result line and reaps it.
-absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd) {
+// Reads the child's result line and reaps it; kills it past `wall_seconds`
+// (if > 0).
+absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(wall_seconds * 1e6));
   std::string line;
   char buf[4096];
+  bool timed_out = false;
   while (true) {
+    if (wall_seconds > 0) {
+      const int64_t left_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left_ms <= 0) {
+        timed_out = true;
+        break;
+      }
+      struct pollfd p = {read_fd, POLLIN, 0};
+      const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms + 1, 1 << 30)));
+      if (ready <= 0) continue;  // EINTR or not yet: the deadline is checked above
+    }
     const ssize_t n = read(read_fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     line.append(buf, static_cast<size_t>(n));
   }
   close(read_fd);
+  if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (timed_out) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("killed after the time limit of %g s per run", wall_seconds));
+  }
   if (WIFSIGNALED(status)) {
-    return absl::AbortedError(absl::StrCat("the run crashed with signal ", WTERMSIG(status), " (",
+    return absl::AbortedError(absl::StrCat("crashed with signal ", WTERMSIG(status), " (",
                                            strsignal(WTERMSIG(status)), ")"));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::AbortedError(absl::StrCat("the run exited with code ", WEXITSTATUS(status)));
+    return absl::AbortedError(absl::StrCat("exited with code ", WEXITSTATUS(status)));
   }
   return ParseRunResult(line);
 }
@@ -88,7 +131,8 @@ absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd) {
 
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
                                           const std::string& preload,
-                                          const std::string& result_flag) {
+                                          const std::string& result_flag,
+                                          const ChildLimits& limits) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   argv.push_back(absl::StrCat(result_flag, fds[1]));
@@ -108,12 +152,17 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
   }
   if (pid == 0) {
     close(fds[0]);
+    if (limits.memory_bytes > 0) {
+      const struct rlimit lim = {static_cast<rlim_t>(limits.memory_bytes),
+                                 static_cast<rlim_t>(limits.memory_bytes)};
+      setrlimit(RLIMIT_DATA, &lim);
+    }
     if (!preload.empty()) setenv("LD_PRELOAD", ld_preload.c_str(), 1);
     execv(args[0], args.data());
     _exit(127);
   }
   close(fds[1]);
-  absl::StatusOr<RunResult> r = CollectChild(pid, fds[0]);
+  absl::StatusOr<RunResult> r = CollectChild(pid, fds[0], limits.wall_seconds);
   if (!r.ok() && absl::StrContains(r.status().message(), "code 127")) {
     return absl::NotFoundError(absl::StrCat("cannot start ", argv[0]));
   }

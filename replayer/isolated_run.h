@@ -11,15 +11,23 @@
 
 namespace alloctrace {
 
+// Bounds on one child. Zero means no bound.
+struct ChildLimits {
+  double wall_seconds = 0;   // killed (SIGKILL) past this
+  int64_t memory_bytes = 0;  // RLIMIT_DATA: heap and private anonymous maps
+};
+
 // Starts `argv` (argv[0] is the program's path) as a new process, with
 // `preload` (if not empty) added to LD_PRELOAD and `result_flag` followed by
 // the number of a pipe's write end appended to its arguments, and reads its
-// RunResult from that pipe. A child that crashes or exits without a result
-// gives an error naming the signal or exit code; the parent never crashes
-// with it.
+// RunResult from that pipe. Errors (the parent never crashes with them):
+// Aborted naming the signal or exit code of a child that crashed or exited
+// without a result; DeadlineExceeded for a child killed past
+// limits.wall_seconds; NotFound if the program cannot be started.
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
                                           const std::string& preload,
-                                          const std::string& result_flag);
+                                          const std::string& result_flag,
+                                          const ChildLimits& limits = {});
 
 // Sends a RunResult to a parent waiting in RunInFreshChild.
 bool WriteRunResult(int fd, const RunResult& r);

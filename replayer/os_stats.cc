@@ -108,6 +108,26 @@ FaultCounts ReadFaultCounts() {
   return FaultCounts{ru.ru_minflt, ru.ru_majflt};
 }
 
+UsageCounts ReadUsageCounts() {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return UsageCounts{ru.ru_minflt, ru.ru_majflt, ru.ru_nivcsw, ru.ru_nvcsw};
+}
+
+int64_t ReadMigrations() {
+  const int fd = ::open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[8192];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "se.nr_migrations");
+  if (at == nullptr) return 0;
+  at = std::strchr(at, ':');
+  return at == nullptr ? 0 : std::strtoll(at + 1, nullptr, 10);
+}
+
 std::string DescribeMachine() {
   std::string cpu = "unknown CPU";
   std::ifstream in("/proc/cpuinfo");

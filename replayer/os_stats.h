@@ -51,6 +51,21 @@ struct FaultCounts {
 };
 FaultCounts ReadFaultCounts();  // getrusage(RUSAGE_SELF)
 
+// The calling thread's page faults and context switches
+// (getrusage(RUSAGE_THREAD)).
+struct UsageCounts {
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+  int64_t involuntary_switches = 0;  // preempted by the scheduler
+  int64_t voluntary_switches = 0;    // blocked (I/O, sleep)
+};
+UsageCounts ReadUsageCounts();
+
+// How many times the calling thread moved between CPUs so far
+// (se.nr_migrations in /proc/thread-self/sched); 0 where the kernel does
+// not say.
+int64_t ReadMigrations();
+
 // "Intel(R) Xeon(R) Processor @ 2.50GHz, 2 cores, Linux 6.1 x86_64, glibc 2.36"
 std::string DescribeMachine();
 

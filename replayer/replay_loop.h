@@ -3,12 +3,21 @@
 // so the RSS and page-fault figures belong to this run alone.
 //
 // Timed: only the op loop (allocator calls, plus writing into each new block
-// as a constructor would, per RunOptions::touch). Not timed: constructing
-// the allocator, the RSS samples taken between segments of the loop, and the
-// teardown (freeing what the trace left live, destroying the allocator),
-// which is measured separately.
+// as a constructor would, per RunOptions::touch), by the wall clock and by
+// the thread's CPU clock. Not timed: constructing the allocator, the RSS
+// samples taken between segments of the loop, freeing what a pass left live
+// before the next pass, and the teardown (freeing leftovers, destroying the
+// allocator), which is measured separately.
+//
+// Passes: the trace is replayed several times through the same allocator
+// (RunOptions::max_passes, min_warm_seconds). The first (cold) pass is what a short program pays: first
+// touches of fresh pages, empty caches. The later (warm) passes reuse the
+// allocator's memory, as a long-running program does. RSS figures are the
+// cold pass's.
 #ifndef ALLOCTRACE_REPLAYER_REPLAY_LOOP_H_
 #define ALLOCTRACE_REPLAYER_REPLAY_LOOP_H_
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,20 +39,36 @@ enum class Touch { kNone, kFirst, kWhole };
 
 struct RunOptions {
   Touch touch = Touch::kFirst;
-  int rss_samples = 200;  // RSS readings over the run (the course)
+  int rss_samples = 200;  // RSS readings over the cold pass (the course)
+  // Passes: the cold one, then warm ones until they add up to
+  // min_warm_seconds (wall), at least one, at most max_passes in all.
+  int max_passes = 1;
+  double min_warm_seconds = 0;
+};
+
+// One pass over the trace's ops.
+struct PassFigures {
+  double wall_seconds = 0;  // steady clock over the timed loop
+  double cpu_seconds = 0;   // this thread's CPU time (user + system) over it
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+  int64_t involuntary_switches = 0;  // preempted (getrusage ru_nivcsw)
+  int64_t voluntary_switches = 0;
 };
 
 struct RunResult {
-  double seconds = 0;           // the timed loop
-  double teardown_seconds = 0;  // freeing leftovers and destroying the allocator
-  uint64_t ops = 0;             // memory ops (alloc, free, realloc)
-  int64_t baseline_rss = 0;     // bytes resident before the loop
-  int64_t peak_rss = 0;         // high-water mark during the loop, above baseline
-  int64_t final_rss = 0;        // resident after the loop, above baseline
-  int64_t minor_faults = 0;
+  uint64_t ops = 0;                 // memory ops (alloc, free, realloc) per pass
+  std::vector<PassFigures> passes;  // [0] cold, then warm
+  double seconds = 0;               // passes[0].wall_seconds
+  double teardown_seconds = 0;      // freeing leftovers and destroying the allocator
+  int64_t baseline_rss = 0;         // bytes resident before the allocator was built
+  int64_t peak_rss = 0;             // high-water mark in the cold pass, above baseline
+  int64_t final_rss = 0;            // resident after the cold pass, above baseline
+  int64_t minor_faults = 0;         // passes[0]'s
   int64_t major_faults = 0;
-  std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the ops
-  std::string error;            // non-empty if the allocator failed
+  int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
+  std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
+  std::string error;                // non-empty if the allocator failed
 };
 
 namespace replay_internal {
@@ -84,35 +109,79 @@ inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
   }
 }
 
-}  // namespace replay_internal
+inline double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
+// The objects a program leaves live at its end, with the size, alignment
+// and arena of their last allocation, so they can be freed.
+class Leftovers {
+ public:
+  explicit Leftovers(const ReplayView& program) {
+    if (program.live_at_end == 0) return;
+    std::vector<const ReplayOp*> last(program.object_limit + 1, nullptr);
+    std::vector<uint64_t> realloc_bytes(program.object_limit + 1, 0);
+    size_t ri = 0;
+    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
+      if (op.kind == ReplayKind::kRealloc) realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
+      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
+          op.kind == ReplayKind::kRealloc) {
+        last[op.object] = &op;
+      } else if (op.kind == ReplayKind::kFree) {
+        last[op.object] = nullptr;
+      }
+    }
+    for (uint32_t id = 0; id < last.size(); ++id) {
+      if (last[id] == nullptr) continue;
+      const ReplayOp& op = *last[id];
+      const size_t bytes = op.kind == ReplayKind::kRealloc
+                               ? realloc_bytes[id]
+                               : (op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux]);
+      blocks_.push_back(Block{id, bytes, size_t{1} << op.align_log2, op.arena});
+    }
+  }
+
+  // Frees every leftover still in `ptrs` and clears its slot.
+  template <typename A>
+  void FreeAll(A& allocator, void** ptrs) const {
+    for (const Block& b : blocks_) {
+      if (ptrs[b.object] == nullptr) continue;
+      allocator.Deallocate(ptrs[b.object], b.bytes, b.align, b.arena);
+      ptrs[b.object] = nullptr;
+    }
+  }
+
+ private:
+  struct Block {
+    uint32_t object;
+    size_t bytes;
+    size_t align;
+    uint32_t arena;
+  };
+  std::vector<Block> blocks_;
+};
+
+// One timed pass over the ops, in `samples` segments; between segments
+// (untimed) the RSS above `baseline` is appended to `course` if given.
+// Returns an error message, or "" on success.
 template <typename A>
-RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
+std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch,
+                      int samples, std::vector<int64_t>* course, const RssReader* rss,
+                      int64_t baseline, PassFigures* figures) {
   using Clock = std::chrono::steady_clock;
-  RunResult r;
-  r.ops = program.memory_ops;
-  // The pointer table is touched before the baseline so its pages are not
-  // charged to the allocator.
-  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
-  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
-  RssReader rss;
-  PrefaultSharedMappings();
-  auto allocator = std::make_unique<A>();
-  ResetPeakRss();
-  r.baseline_rss = rss.ResidentBytes();
-  const FaultCounts faults0 = ReadFaultCounts();
-
   const ReplayOp* ops = program.ops;
   const size_t n = program.num_ops;
-  const int samples = options.rss_samples > 0 ? options.rss_samples : 1;
+  samples = samples > 0 ? samples : 1;
   const size_t segment = n / samples + 1;
-  const Touch touch = options.touch;
   size_t realloc_index = 0;
   Clock::duration timed{};
-  r.rss_course.reserve(samples + 1);
-
+  double cpu = 0;
+  if (course != nullptr) course->reserve(course->size() + samples + 1);
   for (size_t begin = 0; begin < n; begin += segment) {
     const size_t end = std::min(n, begin + segment);
+    const double c0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
     for (size_t i = begin; i < end; ++i) {
       const ReplayOp& op = ops[i];
@@ -120,95 +189,128 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
       const size_t align = size_t{1} << op.align_log2;
       switch (op.kind) {
         case ReplayKind::kAlloc: {
-          void* p = allocator->Allocate(bytes, align, op.arena);
+          void* p = allocator.Allocate(bytes, align, op.arena);
           if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-            r.error = "allocation of " + std::to_string(bytes) + " bytes failed at op " +
-                      std::to_string(i);
-            return r;
+            return "allocation of " + std::to_string(bytes) + " bytes failed at op " +
+                   std::to_string(i);
           }
-          replay_internal::TouchBlock(p, bytes, touch, op.object);
+          TouchBlock(p, bytes, touch, op.object);
           ptrs[op.object] = p;
           break;
         }
         case ReplayKind::kAllocZeroed: {
-          void* p = replay_internal::AllocateZeroed(*allocator, bytes, align, op.arena);
+          void* p = AllocateZeroed(allocator, bytes, align, op.arena);
           if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-            r.error = "zeroed allocation of " + std::to_string(bytes) + " bytes failed at op " +
-                      std::to_string(i);
-            return r;
+            return "zeroed allocation of " + std::to_string(bytes) + " bytes failed at op " +
+                   std::to_string(i);
           }
           ptrs[op.object] = p;
           break;
         }
         case ReplayKind::kFree:
-          allocator->Deallocate(ptrs[op.object], bytes, align, op.arena);
+          allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
           ptrs[op.object] = nullptr;
           break;
         case ReplayKind::kRealloc: {
           const ReallocInfo& info = program.reallocs[realloc_index++];
-          void* p = allocator->Reallocate(ptrs[info.old_object], info.old_bytes, info.new_bytes,
-                                          align, op.arena);
+          void* p = allocator.Reallocate(ptrs[info.old_object], info.old_bytes, info.new_bytes,
+                                         align, op.arena);
           if (p == nullptr && info.new_bytes > 0) {
-            r.error = "reallocation to " + std::to_string(info.new_bytes) +
-                      " bytes failed at op " + std::to_string(i);
-            return r;
+            return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed at op " +
+                   std::to_string(i);
           }
           ptrs[info.old_object] = nullptr;
           if (info.new_bytes > info.old_bytes) {
-            replay_internal::TouchBlock(static_cast<char*>(p) + info.old_bytes,
-                                        info.new_bytes - info.old_bytes, touch, op.object);
+            TouchBlock(static_cast<char*>(p) + info.old_bytes, info.new_bytes - info.old_bytes,
+                       touch, op.object);
           }
           ptrs[op.object] = p;
           break;
         }
         case ReplayKind::kArenaCreate:
-          allocator->ArenaCreated(op.arena);
+          allocator.ArenaCreated(op.arena);
           break;
         case ReplayKind::kArenaDestroy:
-          allocator->ArenaDestroyed(op.arena);
+          allocator.ArenaDestroyed(op.arena);
           break;
       }
     }
     timed += Clock::now() - t0;
-    r.rss_course.push_back(rss.ResidentBytes() - r.baseline_rss);
+    cpu += ThreadCpuSeconds() - c0;
+    if (course != nullptr) course->push_back(rss->ResidentBytes() - baseline);
   }
-  r.seconds = std::chrono::duration<double>(timed).count();
-  const FaultCounts faults1 = ReadFaultCounts();
-  r.minor_faults = faults1.minor - faults0.minor;
-  r.major_faults = faults1.major - faults0.major;
-  r.final_rss = rss.ResidentBytes() - r.baseline_rss;
-  // The kernel's mark can lag the counters it is kept from; never report a
-  // peak below a reading actually taken.
-  r.peak_rss = PeakRssBytes() - r.baseline_rss;
-  for (int64_t v : r.rss_course) r.peak_rss = std::max(r.peak_rss, v);
-  r.peak_rss = std::max(r.peak_rss, r.final_rss);
+  figures->wall_seconds = std::chrono::duration<double>(timed).count();
+  figures->cpu_seconds = cpu;
+  return "";
+}
+
+}  // namespace replay_internal
+
+template <typename A>
+RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
+  RunResult r;
+  r.ops = program.memory_ops;
+  // The pointer table is touched before the baseline so its pages are not
+  // charged to the allocator.
+  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
+  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
+  // Where each object left live at the end was last allocated, to free
+  // leftovers between passes and at teardown (built before the baseline).
+  replay_internal::Leftovers leftovers(program);
+  RssReader rss;
+  PrefaultSharedMappings();
+  // The child's own heap (the runtime's start-up, the tables above) is
+  // trimmed before the baseline, so free resident memory a malloc could
+  // reuse without it counting is returned first: with every block touched,
+  // no allocator's peak can then read below the live bytes.
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r.baseline_rss = rss.ResidentBytes();
+  // Constructed after the baseline: what an allocator maps and touches up
+  // front (a first chunk, a prefaulted slab) is part of its working set.
+  auto allocator = std::make_unique<A>();
+  const int64_t migrations0 = ReadMigrations();
+  const int passes = std::max(1, options.max_passes);
+  double warm_seconds = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass >= 2 && warm_seconds >= options.min_warm_seconds) break;
+    PassFigures f;
+    const bool cold = pass == 0;
+    const UsageCounts u0 = ReadUsageCounts();
+    r.error = replay_internal::TimedPass(*allocator, program, ptrs.data(), options.touch,
+                                         cold ? options.rss_samples : 1,
+                                         cold ? &r.rss_course : nullptr, cold ? &rss : nullptr,
+                                         r.baseline_rss, &f);
+    const UsageCounts u1 = ReadUsageCounts();
+    f.minor_faults = u1.minor_faults - u0.minor_faults;
+    f.major_faults = u1.major_faults - u0.major_faults;
+    f.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
+    f.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+    r.passes.push_back(f);
+    if (!r.error.empty()) return r;
+    if (!cold) warm_seconds += f.wall_seconds;
+    if (cold) {
+      r.final_rss = rss.ResidentBytes() - r.baseline_rss;
+      // The kernel's mark can lag the counters it is kept from; never
+      // report a peak below a reading actually taken.
+      r.peak_rss = PeakRssBytes() - r.baseline_rss;
+      for (int64_t v : r.rss_course) r.peak_rss = std::max(r.peak_rss, v);
+      r.peak_rss = std::max(r.peak_rss, r.final_rss);
+    }
+    // Untimed: what the trace left live is freed before the next pass.
+    if (pass + 1 < passes) leftovers.FreeAll(*allocator, ptrs.data());
+  }
+  r.migrations = ReadMigrations() - migrations0;
+  r.seconds = r.passes[0].wall_seconds;
+  r.minor_faults = r.passes[0].minor_faults;
+  r.major_faults = r.passes[0].major_faults;
 
   // Teardown: what the trace left live, then the allocator itself.
-  const Clock::time_point t0 = Clock::now();
-  if (program.live_at_end > 0) {
-    std::vector<const ReplayOp*> last_alloc(program.object_limit + 1, nullptr);
-    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
-      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
-          op.kind == ReplayKind::kRealloc) {
-        last_alloc[op.object] = &op;
-      }
-    }
-    size_t ri = 0;
-    std::vector<uint64_t> realloc_bytes(program.object_limit + 1, 0);
-    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
-      if (op.kind == ReplayKind::kRealloc) realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
-    }
-    for (uint32_t id = 0; id < ptrs.size(); ++id) {
-      if (ptrs[id] == nullptr || last_alloc[id] == nullptr) continue;
-      const ReplayOp& op = *last_alloc[id];
-      const size_t bytes = op.kind == ReplayKind::kRealloc
-                               ? realloc_bytes[id]
-                               : (op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux]);
-      allocator->Deallocate(ptrs[id], bytes, size_t{1} << op.align_log2, op.arena);
-    }
-  }
+  const auto t0 = std::chrono::steady_clock::now();
+  leftovers.FreeAll(*allocator, ptrs.data());
   allocator.reset();
-  r.teardown_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.teardown_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 

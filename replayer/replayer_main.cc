@@ -3,26 +3,35 @@
 // working set and page faults per policy.
 //
 //   bazel run //replayer -- traces/simple_map.trace
-//   bazel run //replayer -- --policies='slab,malloc,pool/*' --repeat=9
+//   bazel run //replayer -- --policies='slab,malloc,pool/*' --precision=2
 //       --format=csv --out=results.csv traces/*.trace
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <new>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "replayer/allocators/registry.h"
 #include "replayer/isolated_run.h"
 #include "replayer/os_stats.h"
@@ -30,26 +39,60 @@
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
 #include "replayer/report_html.h"
+#include "replayer/stats.h"
 #include "base/cli_util.h"
 
-ABSL_FLAG(std::string, policies, "*",
-          "comma-separated policy names or globs (* and ?) to run; see --list-policies");
+ABSL_FLAG(std::string, policies, "default",
+          "comma-separated policy names or globs (* and ?) to run, or 'default': every "
+          "baseline but bump, tcmalloc, jemalloc, mimalloc, slab, and the fastest article "
+          "policy of each storage kind (picked per trace in a short screen); '*' runs all. "
+          "glibc malloc always runs: it is the reference of every ratio. See --list-policies");
 ABSL_FLAG(bool, list_policies, false, "list every policy with its family and description, then exit");
-ABSL_FLAG(int, repeat, 5, "runs per policy, interleaved across policies (A B C A B C ...)");
+ABSL_FLAG(double, precision, 3,
+          "target: runs continue until the 95% CI of each policy's median ns/op, and of its "
+          "ratio to malloc, is within +- this many percent (or its budget is spent)");
+ABSL_FLAG(double, budget, 3, "seconds of runs per policy and trace before it stops short of the precision");
+ABSL_FLAG(int, min_runs, 10, "runs per policy at least");
+ABSL_FLAG(int, max_runs, 500, "runs per policy at most");
+ABSL_FLAG(int, passes, 50,
+          "passes over the trace in each run at most: the first is cold (fresh process, fresh "
+          "pages), the rest warm (the allocator's memory reused), reported apart; 1: cold only");
+ABSL_FLAG(double, warm_ms, 5,
+          "warm passes continue until they add up to this many milliseconds (at least one)");
+ABSL_FLAG(std::string, rank_by, "warm", "which passes rank the policies and make the verdict: warm or cold");
+ABSL_FLAG(std::string, clock, "cpu",
+          "what times a pass: cpu (the thread's CPU time, user + system) or wall (steady clock)");
+ABSL_FLAG(int, max_reruns, 2,
+          "times a run disturbed by an involuntary context switch or a CPU migration is run "
+          "again before it is kept as it is");
+ABSL_FLAG(int, screen_runs, 3, "with --policies=default: runs of each article policy in the screen");
+ABSL_FLAG(double, run_timeout, 0,
+          "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
+          "memory op (two passes)");
+ABSL_FLAG(double, memory_limit_mb, 0,
+          "the child's data limit (RLIMIT_DATA) in MiB; exceeding it fails the run; 0: the "
+          "trace's ideal peak live bytes times --memory_limit_factor plus "
+          "--memory_limit_floor_mb; -1: none");
+ABSL_FLAG(double, memory_limit_factor, 16, "see --memory_limit_mb");
+ABSL_FLAG(double, memory_limit_floor_mb, 512, "see --memory_limit_mb");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the run order shuffled in each round");
 ABSL_FLAG(std::string, touch, "first",
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes) or whole");
 ABSL_FLAG(std::string, format, "table",
-          "report format: table, markdown, csv, json or html (one self-contained page with "
-          "charts; use with --out)");
-ABSL_FLAG(std::string, out, "", "write the report to this file instead of standard output");
-ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run (its course)");
+          "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
+          "run and pass), json or html (one self-contained page with charts); several, "
+          "comma-separated, with as many --out files, write one measurement in each");
+ABSL_FLAG(std::string, out, "",
+          "write the report to this file instead of standard output (comma-separated: one per "
+          "--format)");
+ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
-// Internal: how the replayer re-executes itself for a run under a preloaded
-// malloc. Not for people.
+// Internal: how the replayer re-executes itself for one run. Not for people.
 ABSL_FLAG(std::string, internal_run_policy, "", "internal: run one policy, report to a pipe");
 ABSL_FLAG(int, internal_result_fd, -1, "internal: the pipe for --internal_run_policy");
 ABSL_FLAG(int, internal_program_fd, -1, "internal: the shared replay program to run");
+ABSL_FLAG(int, internal_attempt, 0, "internal: the run's number for its policy (from 1)");
 
 namespace alloctrace {
 namespace {
@@ -59,6 +102,15 @@ using allocators::AllocatorInfo;
 using allocators::ForEachAllocatorType;
 using allocators::SelectAllocators;
 using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
+
+// Exit statuses (also in --help and the README).
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitRunFailed = 3;
+
+// The name of glibc malloc's second run set, for the noise floor.
+constexpr char kNoiseName[] = "malloc (again)";
 
 struct Policy {
   AllocatorInfo info;
@@ -125,11 +177,353 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   return absl::OkStatus();
 }
 
+// The child's data limit as a phrase, "" if none.
+std::string MemoryLimitWords() {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_DATA, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "";
+  return absl::StrFormat("the child's memory limit of %.0f MiB (--memory_limit_mb)",
+                         static_cast<double>(lim.rlim_cur) / (1 << 20));
+}
+
+// Testing only: ALLOCTRACE_TEST_FAULT=POLICY:ATTEMPT:KIND makes the child
+// of that policy's run number ATTEMPT (from 1) really fail: KIND segv
+// raises SIGSEGV, hang sleeps until killed, exit exits with status 7.
+void MaybeInjectFault(const std::string& policy, int attempt) {
+  const char* spec = std::getenv("ALLOCTRACE_TEST_FAULT");
+  if (spec == nullptr) return;
+  const std::vector<std::string> parts = absl::StrSplit(spec, ':');
+  if (parts.size() != 3 || parts[0] != policy || parts[1] != std::to_string(attempt)) return;
+  if (parts[2] == "segv") raise(SIGSEGV);
+  if (parts[2] == "hang") {
+    while (true) pause();
+  }
+  if (parts[2] == "exit") _exit(7);
+}
+
+// A re-executed child: one run of one policy, its result to the pipe.
+int ChildMain(const Policy& policy, const RunOptions& options) {
+  const int fd = absl::GetFlag(FLAGS_internal_result_fd);
+  if (fd < 0) return Fail(kExitUsage, "bad internal run");
+  // The parent decoded the trace; this process maps the result and so
+  // allocates nothing before the run but what the runtime does.
+  absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
+  if (!p.ok()) return Fail(kExitBadInput, std::string(p.status().message()));
+  MaybeInjectFault(policy.info.name, absl::GetFlag(FLAGS_internal_attempt));
+  RunResult r;
+  const std::string& preload = policy.info.preload;
+  const std::string provider = MallocProvider();
+  if (!preload.empty() && provider.find(preload) == std::string::npos) {
+    r.error = absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ",
+                           provider, ")");
+  } else {
+    try {
+      r = policy.run(*p, options);
+      if (!r.error.empty()) {
+        const std::string limit = MemoryLimitWords();
+        if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
+      }
+    } catch (const std::bad_alloc&) {
+      r = RunResult();
+      const std::string limit = MemoryLimitWords();
+      r.error = absl::StrCat("out of memory (std::bad_alloc)",
+                             limit.empty() ? "" : absl::StrCat(" under ", limit));
+    }
+  }
+  return WriteRunResult(fd, r) ? 0 : 1;
+}
+
+// What the parent keeps about one policy while it measures.
+struct Measured {
+  PolicyRuns runs;
+  std::string preload_path;
+  std::string policy;  // the registry name to run (kNoiseName runs malloc)
+  double spent = 0;    // seconds of its children, re-runs included
+  bool done = false;
+  bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
+};
+
+struct Settings {
+  RunOptions run_options;
+  std::string touch;
+  ChildLimits limits;
+  ReportContext ctx;
+  int max_runs = 500;
+  int max_reruns = 2;
+  int screen_runs = 3;
+  bool progress = false;
+};
+
+class Measurer {
+ public:
+  Measurer(const std::map<std::string, Policy>& policies, const std::string& self, int shared_fd,
+           const Settings& s, const std::string& trace)
+      : policies_(policies), self_(self), shared_fd_(shared_fd), s_(s), trace_(trace) {}
+
+  // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
+  // false if it failed.
+  bool RunOnce(Measured& m, int round) {
+    const Policy& policy = policies_.at(m.policy);
+    RunRecord record;
+    record.round = round;
+    for (int attempt = 0;; ++attempt) {
+      ++m.runs.attempts;
+      if (s_.progress) {
+        std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", trace_.c_str(), round + 1,
+                     m.runs.name.c_str(), m.runs.attempts);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      absl::StatusOr<RunResult> r = RunInFreshChild(
+          {self_, "--quiet", "--internal_run_policy=" + m.policy,
+           absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
+           absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
+           absl::StrCat("--passes=", s_.run_options.max_passes),
+           absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
+           absl::StrCat("--internal_attempt=", m.runs.attempts)},
+          m.preload_path, "--internal_result_fd=", s_.limits);
+      m.spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string error;
+      if (!r.ok()) {
+        error = std::string(r.status().message());
+        if (absl::IsDeadlineExceeded(r.status())) m.fatal = true;
+      } else if (!r->error.empty()) {
+        error = r->error;
+        if (absl::StrContains(error, "memory limit")) m.fatal = true;
+      }
+      if (!error.empty()) {
+        ++m.runs.failed;
+        if (m.runs.first_error.empty()) {
+          m.runs.first_error = absl::StrCat("run ", m.runs.attempts, ": ", error);
+        }
+        return false;
+      }
+      bool disturbed = r->migrations > 0;
+      for (const PassFigures& f : r->passes) disturbed |= f.involuntary_switches > 0;
+      ++runs_seen_;
+      disturbed_seen_ += disturbed;
+      // On a machine so busy that most runs are disturbed, a re-run would
+      // be disturbed too: re-runs stop once half of 20 or more runs were.
+      const bool busy = runs_seen_ >= 20 && 2 * disturbed_seen_ >= runs_seen_;
+      if (disturbed && attempt < s_.max_reruns && !busy) {
+        ++record.reruns;
+        continue;
+      }
+      record.disturbed = disturbed;
+      kept_disturbed_ += disturbed;
+      record.result = *std::move(r);
+      m.runs.runs.push_back(std::move(record));
+      return true;
+    }
+  }
+
+  // How many runs were disturbed (re-runs included), and how many kept so.
+  DisturbanceCounts Counts() const {
+    return DisturbanceCounts{runs_seen_, disturbed_seen_, kept_disturbed_};
+  }
+
+ private:
+  const std::map<std::string, Policy>& policies_;
+  std::string self_;
+  int shared_fd_;
+  const Settings& s_;
+  std::string trace_;
+  int runs_seen_ = 0;
+  int disturbed_seen_ = 0;
+  int kept_disturbed_ = 0;
+};
+
+Measured MakeMeasured(const std::map<std::string, Policy>& policies, const std::string& name,
+                      const std::string& display_name) {
+  Measured m;
+  const Policy& policy = policies.at(name);
+  m.policy = name;
+  m.runs.name = display_name;
+  m.runs.family = policy.info.family;
+  if (!policy.info.preload.empty()) {
+    m.preload_path = FindLibrary(policy.info.preload);
+    if (m.preload_path.empty()) {
+      m.runs.skipped = absl::StrCat(policy.info.preload, " is not installed");
+      m.done = true;
+    }
+  }
+  return m;
+}
+
+// The figure that ranks, per run.
+std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx) {
+  std::vector<double> v;
+  for (const RunRecord& rr : runs.runs) {
+    const double x = RunNsPerOp(rr.result, ctx.rank_by == "warm" && ctx.passes > 1, ctx.clock);
+    if (x > 0) v.push_back(x);
+  }
+  return v;
+}
+
+// Whether `m` has reached the precision (its ns/op, and its ratio to
+// `reference` paired by round).
+bool Precise(const Measured& m, const Measured* reference, const ReportContext& ctx) {
+  constexpr int kStopResamples = 500;  // enough to decide when to stop
+  const Estimate ns = MedianWithCi(RankFigures(m.runs, ctx), kStopResamples);
+  if (ns.HalfWidth() > ctx.precision) return false;
+  if (reference == nullptr || reference == &m) return true;
+  const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
+  std::map<int, double> ref;
+  for (const RunRecord& rr : reference->runs.runs) ref[rr.round] = RunNsPerOp(rr.result, warm, ctx.clock);
+  std::vector<double> ratios;
+  for (const RunRecord& rr : m.runs.runs) {
+    auto it = ref.find(rr.round);
+    const double x = RunNsPerOp(rr.result, warm, ctx.clock);
+    if (it != ref.end() && x > 0) ratios.push_back(it->second / x);
+  }
+  return MedianWithCi(ratios, kStopResamples).HalfWidth() <= ctx.precision;
+}
+
+// Updates `m.done` after a round.
+void UpdateDone(Measured& m, const Measured* reference, const Settings& s) {
+  if (m.done) return;
+  const ReportContext& ctx = s.ctx;
+  if (m.runs.failed > 0) {
+    if (m.fatal || m.runs.attempts >= ctx.min_runs) {
+      m.done = true;
+      m.runs.stop_reason = "failed";
+    }
+    return;
+  }
+  const int n = static_cast<int>(m.runs.runs.size());
+  if (n >= ctx.min_runs && Precise(m, reference, ctx)) {
+    m.done = true;
+    m.runs.stop_reason = "precise";
+  } else if (n >= ctx.min_runs && m.spent >= ctx.budget_seconds) {
+    m.done = true;
+    m.runs.stop_reason = absl::StrFormat("budget of %.0f s spent", ctx.budget_seconds);
+  } else if (n >= s.max_runs) {
+    m.done = true;
+    m.runs.stop_reason = absl::StrCat("--max_runs=", s.max_runs, " reached");
+  }
+}
+
+// Measures `names` on one trace. With `screen`, first picks the fastest
+// article policy of each storage kind in a short screen and adds it.
+TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
+                         bool screen, const std::map<std::string, Policy>& policies,
+                         const std::string& self, const Settings& s, int* shared_fd_out) {
+  const ReplayView view = ViewOf(program);
+  const int shared_fd = ShareReplayView(view);
+  *shared_fd_out = shared_fd;
+  Measurer measurer(policies, self, shared_fd, s, program.path);
+  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
+  std::vector<Measured> set;
+  for (const std::string& name : names) set.push_back(MakeMeasured(policies, name, name));
+
+  if (screen) {
+    for (const std::string& kind : allocators::ArticleStorageKinds()) {
+      absl::StatusOr<std::vector<std::string>> grid =
+          SelectAllocators(absl::StrCat("pool/", kind, "/*"));
+      if (!grid.ok() || grid->empty()) continue;
+      std::vector<Measured> screened;
+      for (const std::string& name : *grid) screened.push_back(MakeMeasured(policies, name, name));
+      std::vector<size_t> order(screened.size());
+      for (int round = 0; round < s.screen_runs; ++round) {
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        for (size_t i : order) {
+          if (screened[i].runs.failed == 0) measurer.RunOnce(screened[i], -1 - round);
+        }
+      }
+      size_t best = screened.size();
+      double best_ns = 0;
+      for (size_t i = 0; i < screened.size(); ++i) {
+        Measured& m = screened[i];
+        if (m.runs.failed > 0) {
+          // A failure in the screen is reported, never hidden.
+          m.runs.note = "failed in the screen of the article grid";
+          m.runs.stop_reason = "failed";
+          m.runs.runs.clear();
+          set.push_back(std::move(m));
+          continue;
+        }
+        const double ns = Median(RankFigures(m.runs, s.ctx));
+        if (best == screened.size() || ns < best_ns) {
+          best = i;
+          best_ns = ns;
+        }
+      }
+      if (best < screened.size()) {
+        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy);
+        m.runs.note = absl::StrFormat(
+            "the fastest of the %d %s-storage article policies in a %d-run screen",
+            static_cast<int>(screened.size()), kind, s.screen_runs);
+        set.push_back(std::move(m));
+      }
+    }
+  }
+  // Remove failed-in-screen entries from the measured rounds: they are done.
+  for (Measured& m : set) {
+    if (m.runs.failed > 0) m.done = true;
+  }
+  // glibc malloc is the reference of every ratio; its second run set gives
+  // the noise floor.
+  size_t malloc_index = set.size();
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (set[i].policy == "malloc") malloc_index = i;
+  }
+  if (malloc_index == set.size()) {
+    set.push_back(MakeMeasured(policies, "malloc", "malloc"));
+    malloc_index = set.size() - 1;
+  }
+  Measured noise = MakeMeasured(policies, "malloc", kNoiseName);
+
+  int round = 0;
+  std::vector<size_t> order;
+  while (true) {
+    bool others_active = false;
+    for (size_t i = 0; i < set.size(); ++i) {
+      if (i != malloc_index && !set[i].done) others_active = true;
+    }
+    Measured& ref = set[malloc_index];
+    // malloc runs as long as anyone does, so every run has its pair.
+    const bool ref_active = !ref.fatal && (others_active || !ref.done) &&
+                            !(ref.runs.failed > 0 && ref.runs.attempts >= s.ctx.min_runs);
+    if (!others_active && !ref_active) break;
+    order.clear();
+    for (size_t i = 0; i < set.size(); ++i) {
+      if (i == malloc_index ? ref_active : !set[i].done) order.push_back(i);
+    }
+    order.push_back(set.size());  // the noise set
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      if (i == set.size()) {
+        if (ref_active) measurer.RunOnce(noise, round);
+      } else {
+        measurer.RunOnce(set[i], round);
+      }
+    }
+    ++round;
+    for (size_t i = 0; i < set.size(); ++i) {
+      UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);
+    }
+    if (!others_active && ref.done) break;
+    if (round >= s.max_runs * (s.max_reruns + 1)) break;  // a backstop, never reached in practice
+  }
+  if (s.progress) std::fprintf(stderr, "\r\033[K");
+  std::vector<PolicyRuns> runs;
+  for (Measured& m : set) {
+    if (!m.done && m.runs.stop_reason.empty()) m.runs.stop_reason = "stopped with the others";
+    runs.push_back(std::move(m.runs));
+  }
+  TraceReport report = Summarize(program, runs, noise.runs, s.ctx, round);
+  report.disturbance = measurer.Counts();
+  return report;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "replays allocation traces through every pool policy and baseline allocator.\n"
+      "replays allocation traces through pool policies and baseline allocators, each run in a\n"
+      "fresh process, until the figures reach a stated precision, and says which to use.\n"
       "usage: replayer [flags] TRACE [TRACE...]\n"
-      "example: bazel run //replayer -- traces/simple_map.trace");
+      "example: bazel run //replayer -- traces/simple_map.trace\n"
+      "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
+      "2 bad usage; 3 the report was written but a policy FAILED (a run crashed, exited\n"
+      "with an error, hit its memory limit or was killed at its time limit).");
   std::string command_line = "replayer";  // as typed, for the HTML report
   for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
   AcceptDashedFlags(argc, argv);
@@ -139,70 +533,138 @@ int Main(int argc, char** argv) {
   ForEachAllocatorType(CollectPolicies{&policies});
 
   if (absl::GetFlag(FLAGS_list_policies)) {
+    const std::vector<std::string> defaults = allocators::DefaultPolicyNames();
     for (const AllocatorInfo& info : AllAllocators()) {
-      std::printf("%-40s %-9s %s\n", info.name.c_str(), info.family.c_str(),
-                  info.description.c_str());
+      const bool in_default =
+          std::find(defaults.begin(), defaults.end(), info.name) != defaults.end();
+      std::printf("%-40s %-9s %s%s\n", info.name.c_str(), info.family.c_str(),
+                  info.description.c_str(), in_default ? " [default]" : "");
     }
-    return 0;
+    std::printf("\n[default]: in --policies=default, with the fastest article policy of each "
+                "storage kind.\n");
+    return kExitOk;
   }
 
-  const int repeat = absl::GetFlag(FLAGS_repeat);
-  if (repeat < 1 || repeat > 1000) return Fail(2, absl::StrCat("--repeat=", repeat, ": must be 1 to 1000"));
+  Settings s;
   const int samples = absl::GetFlag(FLAGS_rss_samples);
   if (samples < 1 || samples > 100000) {
-    return Fail(2, absl::StrCat("--rss_samples=", samples, ": must be 1 to 100000"));
+    return Fail(kExitUsage, absl::StrCat("--rss_samples=", samples, ": must be 1 to 100000"));
   }
-  RunOptions run_options;
-  run_options.rss_samples = samples;
-  const std::string touch = absl::GetFlag(FLAGS_touch);
-  if (touch == "none") {
-    run_options.touch = Touch::kNone;
-  } else if (touch == "first") {
-    run_options.touch = Touch::kFirst;
-  } else if (touch == "whole") {
-    run_options.touch = Touch::kWhole;
+  s.run_options.rss_samples = samples;
+  const int passes = absl::GetFlag(FLAGS_passes);
+  if (passes < 1 || passes > 1000) {
+    return Fail(kExitUsage, absl::StrCat("--passes=", passes, ": must be 1 to 1000"));
+  }
+  s.run_options.max_passes = passes;
+  const double warm_ms = absl::GetFlag(FLAGS_warm_ms);
+  if (!(warm_ms >= 0 && warm_ms <= 1e6)) {
+    return Fail(kExitUsage, absl::StrCat("--warm_ms=", warm_ms, ": must be 0 to 1000000"));
+  }
+  s.run_options.min_warm_seconds = warm_ms / 1e3;
+  s.touch = absl::GetFlag(FLAGS_touch);
+  if (s.touch == "none") {
+    s.run_options.touch = Touch::kNone;
+  } else if (s.touch == "first") {
+    s.run_options.touch = Touch::kFirst;
+  } else if (s.touch == "whole") {
+    s.run_options.touch = Touch::kWhole;
   } else {
-    return Fail(2, absl::StrCat("--touch=", touch, ": must be none, first or whole"));
+    return Fail(kExitUsage, absl::StrCat("--touch=", s.touch, ": must be none, first or whole"));
   }
-  const std::string format = absl::GetFlag(FLAGS_format);
-  if (format != "table" && format != "markdown" && format != "csv" && format != "json" &&
-      format != "html") {
-    return Fail(2, absl::StrCat("--format=", format, ": must be table, markdown, csv, json or html"));
+  const std::vector<std::string> formats = absl::StrSplit(absl::GetFlag(FLAGS_format), ',');
+  for (const std::string& format : formats) {
+    if (format != "table" && format != "markdown" && format != "csv" && format != "csv-runs" &&
+        format != "json" && format != "html") {
+      return Fail(kExitUsage, absl::StrCat("--format=", format,
+                                           ": must be table, markdown, csv, csv-runs, json or html"));
+    }
   }
-  absl::StatusOr<std::vector<std::string>> selected =
-      SelectAllocators(absl::GetFlag(FLAGS_policies));
-  if (!selected.ok()) return Fail(2, std::string(selected.status().message()));
-  const bool quiet = absl::GetFlag(FLAGS_quiet);
+  const std::string out_flag = absl::GetFlag(FLAGS_out);
+  std::vector<std::string> outs;
+  if (formats.size() == 1 && !out_flag.empty()) {
+    outs.push_back(out_flag);
+  } else if (!out_flag.empty()) {
+    outs = absl::StrSplit(out_flag, ',');
+  }
+  if (formats.size() > 1 && outs.size() != formats.size()) {
+    return Fail(kExitUsage, absl::StrCat("--format=", absl::GetFlag(FLAGS_format), " needs ",
+                                         formats.size(), " comma-separated --out files"));
+  }
+  const double precision = absl::GetFlag(FLAGS_precision);
+  if (!(precision > 0 && precision <= 100)) {
+    return Fail(kExitUsage, absl::StrCat("--precision=", precision, ": must be above 0, at most 100"));
+  }
+  const double budget = absl::GetFlag(FLAGS_budget);
+  if (!(budget >= 0 && budget <= 86400)) {
+    return Fail(kExitUsage, absl::StrCat("--budget=", budget, ": must be 0 to 86400 seconds"));
+  }
+  s.ctx.min_runs = absl::GetFlag(FLAGS_min_runs);
+  s.max_runs = absl::GetFlag(FLAGS_max_runs);
+  if (s.ctx.min_runs < 1 || s.ctx.min_runs > 100000 || s.max_runs < s.ctx.min_runs ||
+      s.max_runs > 100000) {
+    return Fail(kExitUsage, absl::StrCat("--min_runs=", s.ctx.min_runs, ", --max_runs=", s.max_runs,
+                                         ": need 1 <= min_runs <= max_runs <= 100000"));
+  }
+  s.max_reruns = absl::GetFlag(FLAGS_max_reruns);
+  if (s.max_reruns < 0 || s.max_reruns > 100) {
+    return Fail(kExitUsage, absl::StrCat("--max_reruns=", s.max_reruns, ": must be 0 to 100"));
+  }
+  s.screen_runs = absl::GetFlag(FLAGS_screen_runs);
+  if (s.screen_runs < 1 || s.screen_runs > 1000) {
+    return Fail(kExitUsage, absl::StrCat("--screen_runs=", s.screen_runs, ": must be 1 to 1000"));
+  }
+  s.ctx.rank_by = absl::GetFlag(FLAGS_rank_by);
+  if (s.ctx.rank_by != "warm" && s.ctx.rank_by != "cold") {
+    return Fail(kExitUsage, absl::StrCat("--rank_by=", s.ctx.rank_by, ": must be warm or cold"));
+  }
+  if (s.ctx.rank_by == "warm" && passes < 2) s.ctx.rank_by = "cold";  // no warm pass to rank by
+  s.ctx.clock = absl::GetFlag(FLAGS_clock);
+  if (s.ctx.clock != "cpu" && s.ctx.clock != "wall") {
+    return Fail(kExitUsage, absl::StrCat("--clock=", s.ctx.clock, ": must be cpu or wall"));
+  }
+  const double run_timeout = absl::GetFlag(FLAGS_run_timeout);
+  const double memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
+  const double memory_factor = absl::GetFlag(FLAGS_memory_limit_factor);
+  const double memory_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
+  if (!(run_timeout >= 0) || !(memory_limit_mb >= -1) || !(memory_factor >= 0) ||
+      !(memory_floor_mb >= 0)) {
+    return Fail(kExitUsage,
+                "--run_timeout, --memory_limit_factor and --memory_limit_floor_mb must be >= 0, "
+                "--memory_limit_mb >= -1");
+  }
+  s.ctx.precision = precision / 100;
+  s.ctx.budget_seconds = budget;
+  s.ctx.passes = passes;
+  s.ctx.warm_ms = warm_ms;
+  s.ctx.touch = s.touch;
 
-  // A re-executed child: one run of one policy, its result to the pipe.
+  const std::string policy_flag = absl::GetFlag(FLAGS_policies);
+  const bool use_default = policy_flag == "default";
+  std::vector<std::string> selected;
+  if (use_default) {
+    selected = allocators::DefaultPolicyNames();
+  } else {
+    absl::StatusOr<std::vector<std::string>> sel = SelectAllocators(policy_flag);
+    if (!sel.ok()) return Fail(kExitUsage, std::string(sel.status().message()));
+    selected = *std::move(sel);
+  }
+  const bool quiet = absl::GetFlag(FLAGS_quiet);
+  s.progress = !quiet && isatty(STDERR_FILENO);
+
   const std::string child_policy = absl::GetFlag(FLAGS_internal_run_policy);
   if (!child_policy.empty()) {
-    const int fd = absl::GetFlag(FLAGS_internal_result_fd);
     auto it = policies.find(child_policy);
-    if (it == policies.end() || fd < 0) return Fail(2, "bad internal run");
-    // The parent decoded the trace; this process maps the result and so
-    // allocates nothing before the run but what the runtime does.
-    absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
-    if (!p.ok()) return Fail(1, std::string(p.status().message()));
-    RunResult r;
-    const std::string& preload = it->second.info.preload;
-    const std::string provider = MallocProvider();
-    if (!preload.empty() && provider.find(preload) == std::string::npos) {
-      r.error = absl::StrCat("LD_PRELOAD of ", it->second.info.preload,
-                             " did not take effect (malloc is from ", provider, ")");
-    } else {
-      r = it->second.run(*p, run_options);
-    }
-    return WriteRunResult(fd, r) ? 0 : 1;
+    if (it == policies.end()) return Fail(kExitUsage, "bad internal run");
+    return ChildMain(it->second, s.run_options);
   }
 
-  if (args.size() < 2) return Fail(2, "no trace file given; usage: replayer [flags] TRACE...");
+  if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
 
   // Decode and validate every trace before any timing.
   std::vector<ReplayProgram> programs;
   for (size_t i = 1; i < args.size(); ++i) {
     absl::StatusOr<ReplayProgram> p = LoadReplayProgram(ResolveUserPath(args[i]));
-    if (!p.ok()) return Fail(1, std::string(p.status().message()));
+    if (!p.ok()) return Fail(kExitBadInput, std::string(p.status().message()));
     if (!p->cut_short.empty()) {
       std::fprintf(stderr, "replayer: warning: %s: %s; replaying the %llu complete events\n",
                    p->path.c_str(), p->cut_short.c_str(),
@@ -213,73 +675,71 @@ int Main(int argc, char** argv) {
   }
 
   // Every run is the replayer re-executed: a fresh process whose heap holds
-  // nothing of the parent's (a forked child would inherit the parent's free
-  // but resident heap memory, and malloc-based allocators would reuse it
-  // without it ever showing in their RSS), mapping the decoded program from a
-  // memfd so it decodes and allocates nothing itself. Preloaded mallocs need
-  // the exec anyway.
+  // nothing of the parent's, mapping the decoded program from a memfd so it
+  // decodes and allocates nothing itself. Preloaded mallocs need the exec
+  // anyway.
   char self[4096];
   const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
   const std::string self_path = self_len > 0 ? std::string(self, self_len) : argv[0];
 
   std::vector<TraceReport> reports;
-  for (size_t t = 0; t < programs.size(); ++t) {
-    const ReplayProgram& program = programs[t];
-    const ReplayView view = ViewOf(program);
-    const int shared_fd = ShareReplayView(view);
+  bool any_failed = false;
+  for (ReplayProgram& program : programs) {
+    if (program.memory_ops() == 0) {
+      // Nothing to time: say so rather than rank zeros.
+      reports.push_back(Summarize(program, {}, PolicyRuns{}, s.ctx, 0));
+      continue;
+    }
+    s.limits.wall_seconds =
+        run_timeout > 0 ? run_timeout : 60 + 1e-4 * static_cast<double>(program.memory_ops());
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan reserves terabytes of shadow address space: no data limit fits.
+    s.limits.memory_bytes = 0;
+#else
+    const double table_bytes = 32.0 * (program.object_limit + 1);
+    s.limits.memory_bytes =
+        memory_limit_mb < 0 ? 0
+        : memory_limit_mb > 0
+            ? static_cast<int64_t>(memory_limit_mb * (1 << 20))
+            : static_cast<int64_t>(static_cast<double>(program.peak_live_bytes) * memory_factor +
+                                   memory_floor_mb * (1 << 20) + table_bytes);
+#endif
+    int shared_fd = -1;
+    TraceReport report =
+        MeasureTrace(program, selected, use_default, policies, self_path, s, &shared_fd);
     if (shared_fd < 0) {
-      return Fail(1, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
+      return Fail(kExitBadInput, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
     }
-    std::vector<PolicyRuns> runs;
-    for (const std::string& name : *selected) {
-      const Policy& policy = policies.at(name);
-      runs.push_back(PolicyRuns{name, policy.info.family, {}, "", ""});
-      if (!policy.info.preload.empty() && FindLibrary(policy.info.preload).empty()) {
-        runs.back().skipped = absl::StrCat(policy.info.preload, " is not installed");
-      }
-    }
-    for (int rep = 0; rep < repeat; ++rep) {
-      for (PolicyRuns& pr : runs) {
-        if (!pr.error.empty() || !pr.skipped.empty()) continue;
-        if (!quiet) {
-          std::fprintf(stderr, "\r\033[K%s: run %d/%d %s", program.path.c_str(), rep + 1, repeat,
-                       pr.name.c_str());
-        }
-        const Policy& policy = policies.at(pr.name);
-        const absl::StatusOr<RunResult> r = RunInFreshChild(
-            {self_path, "--quiet", "--internal_run_policy=" + pr.name,
-             absl::StrCat("--internal_program_fd=", shared_fd), "--touch=" + touch,
-             absl::StrCat("--rss_samples=", samples)},
-            policy.info.preload.empty() ? "" : FindLibrary(policy.info.preload),
-            "--internal_result_fd=");
-        if (!r.ok()) {
-          pr.error = std::string(r.status().message());
-        } else {
-          pr.runs.push_back(*std::move(r));
-        }
-      }
-    }
-    if (!quiet) std::fprintf(stderr, "\r\033[K");
     close(shared_fd);
-    reports.push_back(Summarize(program, runs));
+    any_failed |= report.failed_policies > 0;
+    reports.push_back(std::move(report));
   }
 
-  ReportContext ctx{DescribeMachine(), Today(), repeat, touch};
-  std::string text;
-  if (format == "table") text = FormatTable(reports, ctx);
-  if (format == "markdown") text = FormatMarkdown(reports, ctx);
-  if (format == "csv") text = FormatCsv(reports, ctx);
-  if (format == "json") text = FormatJson(reports, ctx);
-  if (format == "html") text = FormatHtml(reports, programs, ctx, command_line);
-  const std::string out = absl::GetFlag(FLAGS_out);
-  if (out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    absl::Status s = WriteFileAtomically(ResolveUserPath(out), text);
-    if (!s.ok()) return Fail(1, std::string(s.message()));
-    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", out.c_str());
+  s.ctx.machine = DescribeMachine();
+  s.ctx.date = Today();
+  for (size_t i = 0; i < formats.size(); ++i) {
+    const std::string& format = formats[i];
+    std::string text;
+    if (format == "table") text = FormatTable(reports, s.ctx);
+    if (format == "markdown") text = FormatMarkdown(reports, s.ctx);
+    if (format == "csv") text = FormatCsv(reports, s.ctx);
+    if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
+    if (format == "json") text = FormatJson(reports, s.ctx);
+    if (format == "html") text = FormatHtml(reports, programs, s.ctx, command_line);
+    if (outs.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      continue;
+    }
+    absl::Status st = WriteFileAtomically(ResolveUserPath(outs[i]), text);
+    if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", outs[i].c_str());
   }
-  return 0;
+  if (any_failed) {
+    std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",
+                 kExitRunFailed);
+    return kExitRunFailed;
+  }
+  return kExitOk;
 }
 
 }  // namespace

@@ -4,13 +4,17 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "format/trace_writer.h"
 #include "gtest/gtest.h"
+#include "proto/trace.pb.h"
 
 namespace alloctrace {
 namespace {
@@ -21,12 +25,14 @@ struct Output {
   std::string err;
 };
 
-// Runs the replayer with `args` (a shell word list, no quoting needed).
-Output RunReplayer(const std::string& args) {
+// Runs the replayer with `args` (a shell word list, no quoting needed),
+// with `env` ("NAME=value ...") set for it.
+Output RunReplayer(const std::string& args, const std::string& env = "") {
   const std::string dir = testing::TempDir();
   const std::string out = dir + "/stdout", err = dir + "/stderr";
   const std::string cmd =
-      absl::StrCat("replayer/replayer --quiet ", args, " >", out, " 2>", err);
+      absl::StrCat(env.empty() ? "" : "env " + env + " ", "replayer/replayer --quiet ", args,
+                   " >", out, " 2>", err);
   const int status = std::system(cmd.c_str());
   auto slurp = [](const std::string& p) {
     std::ifstream in(p);
@@ -40,9 +46,36 @@ Output RunReplayer(const std::string& args) {
 #if defined(__SANITIZE_ADDRESS__)
 // Few policies, and no preloaded mallocs: they cannot load beside ASan.
 constexpr const char* kPolicies = "malloc,slab,bump,pool/boundary/exp/st/stack/free";
+constexpr bool kAsan = true;
 #else
 constexpr const char* kPolicies = "*";
+constexpr bool kAsan = false;
 #endif
+
+// One cold pass, one run per policy: the fastest way through every policy.
+constexpr const char* kOneRun = "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=1 --budget=0";
+// A few runs of two passes: enough for medians, intervals and ties.
+constexpr const char* kFewRuns =
+    "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0";
+
+// The rows of a CSV report, as maps from column name to value.
+std::vector<std::map<std::string, std::string>> CsvRows(const std::string& text) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<std::string> header;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    // No field of these reports holds a comma but the quoted error, which
+    // is the last one looked at; split plainly.
+    std::vector<std::string> fields = absl::StrSplit(line, ',');
+    if (header.empty()) {
+      header = fields;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
 
 // Every checked-in trace through every policy (a few under ASan), one run
 // each: every policy produces figures, none fails.
@@ -56,7 +89,7 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
       "capture_sort",       "capture_python"};
   for (const char* t : traces) {
     const std::string policies = kPolicies;
-    const Output o = RunReplayer(absl::StrCat("--repeat=1 --rss_samples=100 --format=csv --policies='",
+    const Output o = RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='",
                                       policies, "' traces/", t, ".trace"));
     ASSERT_EQ(o.exit_code, 0) << t << "\n" << o.err;
     int rows = 0;
@@ -69,10 +102,17 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
   }
 }
 
-TEST(ReplayerTest, TableHasTheFiguresAndFitsEightyColumns) {
-  const Output o = RunReplayer("--repeat=2 --policies=malloc,slab,bump traces/simple_map.trace");
+TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab,bump traces/simple_map.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("harness floor (bump allocator)"), std::string::npos) << o.out;
+  // The verdict comes first, then the table.
+  const size_t verdict = o.out.find("VERDICT");
+  ASSERT_NE(verdict, std::string::npos) << o.out;
+  EXPECT_LT(verdict, o.out.find("policy "));
+  for (const char* line : {"fastest:", "smallest RSS:", "recommended:", "rule:", "noise floor:",
+                           "disturbed:"}) {
+    EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
+  }
   EXPECT_NE(o.out.find("machine: "), std::string::npos);
   EXPECT_NE(o.out.find("ideal: "), std::string::npos);
   for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
@@ -89,24 +129,161 @@ TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
   for (const char* name : {"malloc", "slab", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
     EXPECT_NE(o.out.find(name), std::string::npos) << name;
   }
-  const Output dashed =
-      RunReplayer("--repeat=1 --rss-samples=100 --policies=slab --format=csv traces/single.trace");
+  const Output dashed = RunReplayer(
+      "--min-runs=1 --max-runs=1 --rss-samples=100 --policies=slab --format=csv traces/single.trace");
   EXPECT_EQ(dashed.exit_code, 0) << dashed.err;
 }
 
-TEST(ReplayerTest, JsonCarriesEveryRunFigure) {
-  const Output o = RunReplayer("--repeat=1 --policies=slab --format=json traces/bulk.trace");
+TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=slab --format=json traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const char* key : {"\"ns_per_op\"", "\"peak_rss_bytes\"", "\"minor_faults\"",
-                          "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\""}) {
+  for (const char* key :
+       {"\"verdict\": {\"fastest\": [", "\"smallest_rss\": [", "\"recommended\": \"",
+        "\"rule\": \"", "\"ns_per_op\": {\"median\": ", "\"ci95\": [",
+        "\"vs_malloc\": {\"median\": ", "\"noise_floor\": {\"median\": ", "\"runs\": [{\"round\": ",
+        "\"kind\": \"cold\"", "\"kind\": \"warm\"", "\"cpu_s\": ", "\"wall_s\": ",
+        "\"minor_faults\": ", "\"involuntary_switches\": ", "\"peak_rss_bytes\": ",
+        "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\""}) {
     EXPECT_NE(o.out.find(key), std::string::npos) << key;
   }
+  // slab and malloc (always run: the reference), three runs of two passes.
+  size_t passes = 0;
+  for (size_t at = o.out.find("\"pass\": "); at != std::string::npos;
+       at = o.out.find("\"pass\": ", at + 1)) {
+    ++passes;
+  }
+  EXPECT_EQ(passes, 2u * 3u * 2u);
+}
+
+TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab --format=csv traces/bulk.trace"));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto rows = CsvRows(o.out);
+  ASSERT_EQ(rows.size(), 2u) << o.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok");
+    EXPECT_EQ(row.at("runs"), "3");
+    EXPECT_LE(std::stod(row.at("ns_per_op_lo")), std::stod(row.at("ns_per_op")));
+    EXPECT_GE(std::stod(row.at("ns_per_op_hi")), std::stod(row.at("ns_per_op")));
+  }
+  const Output runs = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=malloc,slab --format=csv-runs traces/bulk.trace"));
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_EQ(CsvRows(runs.out).size(), 2u * 3u * 2u) << runs.out;
+}
+
+// No failure hidden: a child that really crashes (SIGSEGV raised in the
+// child of slab's second run) makes slab FAILED, unranked, and the exit
+// status 3.
+TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
+  const Output o = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=malloc,slab,pmr_monotonic traces/simple_map.trace"),
+      "ALLOCTRACE_TEST_FAULT=slab:2:segv");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.err.find("a policy FAILED"), std::string::npos) << o.err;
+  // ASan turns the signal into its own report and abort; the run still fails.
+  const std::string expected = kAsan ? "FAILED slab: 1 of 3 runs failed; first: run 2: "
+                                     : "FAILED slab: 1 of 3 runs failed; first: run 2: crashed "
+                                       "with signal 11";
+  EXPECT_NE(o.out.find(expected), std::string::npos) << o.out;
+  for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
+    if (absl::StartsWith(line, "slab ")) ADD_FAILURE() << "slab ranked: " << line;
+    if (absl::StartsWith(line, "  fastest:") || absl::StartsWith(line, "  recommended:")) {
+      EXPECT_EQ(line.find("slab"), absl::string_view::npos) << line;
+    }
+  }
+  const Output json = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=malloc,slab --format=json traces/simple_map.trace"),
+      "ALLOCTRACE_TEST_FAULT=slab:1:exit");
+  EXPECT_EQ(json.exit_code, 3);
+  EXPECT_NE(json.out.find("\"status\": \"FAILED\", \"error\": \"1 of 3 runs failed; first: run 1: "
+                          "exited with code 7\""),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"fastest\": [\"malloc\"]"), std::string::npos) << json.out;
+}
+
+TEST(ReplayerTest, ChildPastItsTimeLimitIsKilledAndReported) {
+  const Output o = RunReplayer(
+      absl::StrCat(kFewRuns, " --run_timeout=2 --format=csv --policies=malloc,slab "
+                   "traces/single.trace"),
+      "ALLOCTRACE_TEST_FAULT=slab:1:hang");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  // A time-out stops the policy at once: each would cost the limit again.
+  EXPECT_NE(o.out.find(",slab,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
+                       "time limit of 2 s per run,"),
+            std::string::npos)
+      << o.out;
+}
+
+TEST(ReplayerTest, ChildPastItsMemoryLimitFailsWithTheReason) {
+  if (kAsan) GTEST_SKIP() << "ASan's shadow memory leaves no room for a data limit";
+  // bump never frees: 50 passes over simple_map need about 60 MiB.
+  const Output o = RunReplayer(
+      "--min_runs=1 --max_runs=1 --passes=50 --warm_ms=100000 --memory_limit_mb=24 "
+      "--policies=bump traces/simple_map.trace");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.out.find("FAILED bump: 1 of 1 runs failed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("memory limit of 24 MiB"), std::string::npos) << o.out;
+}
+
+// RSS that is true: with every block touched whole, no allocator's peak
+// RSS reads below the bytes the trace has live at its peak.
+TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
+  for (const char* t : {"list_churn", "simple_map", "records_by_value"}) {
+    const Output o = RunReplayer(absl::StrCat(kOneRun, " --touch=whole --format=csv --policies='",
+                                              kPolicies, "' traces/", t, ".trace"));
+    ASSERT_EQ(o.exit_code, 0) << t << "\n" << o.err;
+    const auto rows = CsvRows(o.out);
+    ASSERT_GE(rows.size(), 4u) << o.out;
+    for (const auto& row : rows) {
+      ASSERT_EQ(row.at("status"), "ok") << t << " " << row.at("policy");
+      EXPECT_GE(std::stod(row.at("peak_rss_bytes")), std::stod(row.at("ideal_bytes")))
+          << t << ": " << row.at("policy");
+    }
+  }
+}
+
+TEST(ReplayerTest, DefaultSetHasNoBumpAndOneArticlePolicyPerStorageKind) {
+  if (kAsan) GTEST_SKIP() << "the default set preloads mallocs, which cannot load beside ASan";
+  const Output o = RunReplayer(
+      "--min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 --format=csv "
+      "traces/single.trace");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  int simple = 0, boundary = 0, ordered = 0;
+  for (const auto& row : CsvRows(o.out)) {
+    const std::string& name = row.at("policy");
+    EXPECT_NE(name, "bump");
+    EXPECT_NE(name, "malloc (again)");
+    simple += absl::StartsWith(name, "pool/simple/");
+    boundary += absl::StartsWith(name, "pool/boundary/");
+    ordered += absl::StartsWith(name, "pool/ordered/");
+  }
+  EXPECT_EQ(simple, 1);
+  EXPECT_EQ(boundary, 1);
+  EXPECT_EQ(ordered, 1);
+}
+
+TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/arenas_only.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    (*w)->ArenaCreate(0, 1);
+    (*w)->ArenaDestroy(0, 1);
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc,slab ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("no memory operations in this trace"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("VERDICT"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("recommended"), std::string::npos) << o.out;
 }
 
 TEST(ReplayerTest, OutWritesTheFileWhole) {
   const std::string path = testing::TempDir() + "/report.md";
   const Output o =
-      RunReplayer(absl::StrCat("--repeat=1 --policies=malloc --format=markdown --out=", path,
+      RunReplayer(absl::StrCat(kOneRun, " --policies=malloc --format=markdown --out=", path,
                        " traces/single.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::ifstream in(path);
@@ -133,11 +310,15 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"traces/no_such.trace", 1, "traces/no_such.trace: cannot open trace"},
       {dir + "/garbage.trace", 1, "not an alloctrace trace"},
       {"--policies=nosuch traces/single.trace", 2, "nosuch"},
-      {"--repeat=0 traces/single.trace", 2, "--repeat=0"},
+      {"--min_runs=0 traces/single.trace", 2, "--min_runs=0"},
+      {"--precision=0 traces/single.trace", 2, "--precision=0"},
+      {"--passes=0 traces/single.trace", 2, "--passes=0"},
+      {"--clock=tsc traces/single.trace", 2, "--clock=tsc"},
+      {"--rank_by=best traces/single.trace", 2, "--rank_by=best"},
       {"--touch=some traces/single.trace", 2, "--touch=some"},
       {"--format=xml traces/single.trace", 2, "--format=xml"},
       {"", 2, "no trace file given"},
-      {"--out=/nonexistent/dir/x.csv --policies=malloc --repeat=1 traces/single.trace", 1,
+      {"--out=/nonexistent/dir/x.csv --policies=malloc --min_runs=1 --max_runs=1 traces/single.trace", 1,
        "cannot write /nonexistent/dir/x.csv"},
   };
   for (const Case& c : cases) {
@@ -148,7 +329,7 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
   }
   // A flipped byte: an error naming the byte offset, or (if the flip lands
   // somewhere harmless) a clean run; never a crash.
-  const Output o = RunReplayer("--repeat=1 --policies=malloc " + dir + "/flipped.trace");
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", dir, "/flipped.trace"));
   EXPECT_TRUE(o.exit_code == 0 || (o.exit_code == 1 && o.err.find("byte ") != std::string::npos))
       << o.exit_code << " " << o.err;
 }

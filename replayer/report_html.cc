@@ -23,8 +23,6 @@ using report::Unit;
 // At most this many RSS courses in one memory profile; past it the chart
 // shows the policies the verdict names, malloc and slab, then by rank.
 constexpr size_t kMaxProfileSeries = 12;
-// The recommendation's rule when the statistics do not bring their own.
-constexpr double kRssSlack = 0.10;
 
 bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
 
@@ -448,6 +446,19 @@ void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>
   }
 }
 
+namespace {
+HtmlEstimate FromEstimate(const Estimate& e) {
+  HtmlEstimate h;
+  if (!e.has_data()) return h;
+  h.value = e.median;
+  if (e.n > 1) {
+    h.lo = e.lo;
+    h.hi = e.hi;
+  }
+  return h;
+}
+}  // namespace
+
 HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   HtmlTrace t;
   t.path = report.trace_path;
@@ -462,68 +473,46 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   t.peak_live_objects = report.peak_live_objects;
   t.cut_short = report.cut_short;
   LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
-
-  // The statistics here are the median of the runs and their range; the
-  // tied group and the verdict follow from those.
-  t.interval_kind = "range of the runs";
-  for (const PolicySummary& s : report.policies) {
+  t.interval_kind = "95% CI of the median";
+  t.noise_floor = FromEstimate(report.noise_floor);
+  for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
-    p.name = s.name;
-    p.family = s.family;
-    p.ok = s.error.empty() && s.skipped.empty();
-    p.status = p.ok ? "" : (s.skipped.empty() ? "FAILED: " + s.error : "skipped: " + s.skipped);
-    p.runs = s.runs;
-    p.floor = s.name == "bump";
+    p.name = r.name;
+    p.family = r.family;
+    p.ok = r.ok();
+    p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
+               : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
+                                                            : "";
+    p.runs = r.runs;
+    p.floor = r.name == "bump";
     if (p.ok) {
-      p.ns_per_op.value = s.ns_per_op;
-      if (s.runs > 1) {
-        p.ns_per_op.lo = s.ns_per_op_min;
-        p.ns_per_op.hi = s.ns_per_op_min + s.spread_pct * s.ns_per_op / 100;
-      }
-      if (s.vs_malloc > 0) p.vs_malloc.value = s.vs_malloc;
-      p.peak_rss.value = s.peak_rss;
-      p.overhead = s.overhead;
-      p.minor_faults = s.minor_faults;
-      p.rss_course = s.rss_course;
+      p.ns_per_op = FromEstimate(r.ns_per_op);
+      p.vs_malloc = FromEstimate(r.vs_malloc);
+      p.peak_rss = FromEstimate(r.peak_rss);
+      p.overhead = r.overhead;
+      p.minor_faults = r.minor_faults;
+      p.tied_fastest = r.tied_fastest;
+      p.rss_course = r.rss_course;
     }
     t.policies.push_back(std::move(p));
   }
-  const HtmlPolicy* best = nullptr;
-  double smallest = std::numeric_limits<double>::infinity();
-  for (const HtmlPolicy& p : t.policies) {
-    if (!Contender(p)) continue;
-    if (best == nullptr || p.ns_per_op.value < best->ns_per_op.value) best = &p;
-    smallest = std::min(smallest, p.peak_rss.value);
-  }
-  if (best != nullptr) {
-    const double best_hi = best->ns_per_op.has_interval() ? best->ns_per_op.hi : best->ns_per_op.value;
-    for (HtmlPolicy& p : t.policies) {
-      if (!Contender(p)) continue;
-      const double lo = p.ns_per_op.has_interval() ? p.ns_per_op.lo : p.ns_per_op.value;
-      p.tied_fastest = lo <= best_hi;
-      if (p.tied_fastest) t.verdict.fastest.push_back(p.name);
-      if (p.peak_rss.value == smallest) t.verdict.smallest_rss.push_back(p.name);
-    }
-    t.verdict.fastest_vs_malloc = best->vs_malloc;
-    t.verdict.smallest_rss_bytes = smallest;
-    const HtmlPolicy* pick = nullptr;
-    for (const HtmlPolicy& p : t.policies) {
-      if (Contender(p) && p.peak_rss.value <= smallest * (1 + kRssSlack) &&
-          (pick == nullptr || p.ns_per_op.value < pick->ns_per_op.value)) {
-        pick = &p;
-      }
-    }
-    if (pick != nullptr) t.verdict.recommended = pick->name;
-  }
-  t.verdict.rule = absl::StrCat("the fastest policy whose peak RSS is within ",
-                                static_cast<int>(kRssSlack * 100), "% of the smallest");
+  const Verdict& v = report.verdict;
+  t.verdict.fastest = v.fastest;
+  t.verdict.fastest_vs_malloc = FromEstimate(v.fastest_vs_malloc);
+  t.verdict.smallest_rss = v.smallest_rss;
+  if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
+  t.verdict.recommended = v.recommended;
+  t.verdict.rule = v.rule;
+  t.verdict.sentence = v.sentence;
   return t;
 }
 
 HtmlContext HtmlContextOf(const ReportContext& ctx) {
-  return HtmlContext{ctx.machine, ctx.date,
-                     absl::StrCat(ctx.repeat, " runs per policy, interleaved, each in a fresh "
-                                  "process; touch=", ctx.touch)};
+  return HtmlContext{
+      ctx.machine, ctx.date,
+      absl::StrCat("runs per policy until the 95% CI is within +-", ctx.precision * 100,
+                   "% (at least ", ctx.min_runs, "), shuffled rounds, each in a fresh process; ",
+                   ctx.rank_by, " passes ranked by ", ctx.clock, " time; touch=", ctx.touch)};
 }
 
 std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,

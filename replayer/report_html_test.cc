@@ -34,31 +34,57 @@ class ReportHtmlTest : public ::testing::Test {
     program_.path = kHostileImg;  // as if the user named the file so
   }
 
-  // Runs as the replayer would collect them: `ns` per op for each of five
-  // runs around `ns`, a flat-then-rising RSS course.
+  static constexpr int kRounds = 12;
+
+  // Runs as the replayer would collect them: one per round, a cold and a
+  // warm pass each around `ns` per op, a rising RSS course.
   static PolicyRuns Runs(const std::string& name, double ns, int64_t rss) {
-    PolicyRuns pr{name, "article", {}, "", ""};
-    for (int i = 0; i < 5; ++i) {
-      RunResult r;
+    PolicyRuns pr;
+    pr.name = name;
+    pr.family = "article";
+    for (int i = 0; i < kRounds; ++i) {
+      RunRecord rec;
+      rec.round = i;
+      RunResult& r = rec.result;
       r.ops = 10000;
-      r.seconds = (ns + 0.2 * (i - 2)) * r.ops / 1e9;
+      const double seconds = (ns + 0.05 * ((i % 5) - 2)) * r.ops / 1e9;
+      r.passes = {PassFigures{seconds * 1.2, seconds * 1.2}, PassFigures{seconds, seconds}};
+      r.seconds = seconds * 1.2;
       r.peak_rss = rss;
       for (int k = 0; k < 50; ++k) r.rss_course.push_back(rss * k / 49);
-      pr.runs.push_back(r);
+      pr.runs.push_back(rec);
     }
+    pr.attempts = kRounds;
     return pr;
+  }
+
+  static ReportContext Context() {
+    ReportContext ctx;
+    ctx.machine = "test machine <b>";
+    ctx.date = "2026-11-22";
+    ctx.touch = "first";
+    return ctx;
+  }
+
+  TraceReport Summarized(const std::vector<PolicyRuns>& runs) {
+    return Summarize(program_, runs, PolicyRuns{}, Context(), kRounds);
   }
 
   std::vector<PolicyRuns> AllRuns() {
     std::vector<PolicyRuns> runs;
     runs.push_back(Runs("malloc", 30, 200000));
     runs.push_back(Runs("slab", 10, 150000));
-    runs.push_back(Runs(kHostileScript, 10.3, 400000));  // tied with slab
+    runs.push_back(Runs(kHostileScript, 10.02, 400000));  // tied with slab
     runs.push_back(Runs("bump", 3, 64 << 20));
     runs.push_back(Runs("pool/simple/lin/st/stack/free", 20, 180000));
     runs.push_back(Runs("pool/simple/exp/st/stack/free", 15, 190000));
     runs.push_back(Runs("pool/boundary/exp/st/stack/free", 14, 195000));
-    PolicyRuns failed{kHostileTitle, "external", {}, "crashed: <signal 11>", ""};
+    PolicyRuns failed;
+    failed.name = kHostileTitle;
+    failed.family = "external";
+    failed.attempts = 3;
+    failed.failed = 3;
+    failed.first_error = "run 1: crashed: <signal 11>";
     runs.push_back(failed);
     return runs;
   }
@@ -78,17 +104,17 @@ TEST_F(ReportHtmlTest, LiveCourseReachesTheIdeal) {
 }
 
 TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
-  const TraceReport report = Summarize(program_, AllRuns());
+  const TraceReport report = Summarized(AllRuns());
   const HtmlTrace view = HtmlViewOf(report, program_);
-  // slab is fastest, the hostile-named policy's range overlaps it, malloc's does not.
+  // slab is fastest, the hostile-named policy's CI overlaps it, malloc's does not.
   ASSERT_GE(view.verdict.fastest.size(), 2u);
   EXPECT_EQ(view.verdict.fastest[0], "slab");
   EXPECT_EQ(view.verdict.fastest[1], kHostileScript);
   EXPECT_EQ(view.verdict.recommended, "slab");
   EXPECT_EQ(view.verdict.smallest_rss, std::vector<std::string>{"slab"});
+  EXPECT_EQ(view.interval_kind, "95% CI of the median");
 
-  ReportContext ctx{"test machine <b>", "2026-11-22", 5, "first"};
-  const std::string html = FormatHtml({report}, {program_}, ctx,
+  const std::string html = FormatHtml({report}, {program_}, Context(),
                                       std::string("replayer --out=") + kHostileImg);
   for (const char* id : {"id=\"trace-0\"", "id=\"trace-0-verdict\"", "id=\"trace-0-profile\"",
                          "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"",
@@ -116,14 +142,14 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   EXPECT_NE(html.find(report::Escape(kHostileImg)), std::string::npos);
   EXPECT_NE(html.find(report::Escape(kHostileTitle)), std::string::npos);
   EXPECT_NE(html.find("crashed: &lt;signal 11&gt;"), std::string::npos);
+  EXPECT_NE(html.find("95% CI of the median"), std::string::npos);
 }
 
 TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
-  const TraceReport a = Summarize(program_, AllRuns());
+  const TraceReport a = Summarized(AllRuns());
   TraceReport b = a;
   b.trace_path = "second.trace";
-  ReportContext ctx{"m", "d", 5, "first"};
-  const std::string html = FormatHtml({a, b}, {program_, program_}, ctx, "");
+  const std::string html = FormatHtml({a, b}, {program_, program_}, Context(), "");
   EXPECT_NE(html.find("id=\"overview\""), std::string::npos);
   EXPECT_NE(html.find("id=\"heatmap\""), std::string::npos);
   EXPECT_NE(html.find("id=\"overview-table\""), std::string::npos);
@@ -150,8 +176,8 @@ TEST_F(ReportHtmlTest, SixtyPoliciesStayReadable) {
                                 8 + 0.7 * i, 100000 + 3000 * (i % 7)));
             ++i;
           }
-  const TraceReport report = Summarize(program_, runs);
-  const std::string html = FormatHtml({report}, {program_}, ReportContext{"m", "d", 5, "first"}, "");
+  const TraceReport report = Summarized(runs);
+  const std::string html = FormatHtml({report}, {program_}, Context(), "");
   // The profile draws at most 12 courses besides the trace, and says so.
   EXPECT_EQ(Count(html, "class=\"series\""), 13u);
   EXPECT_NE(html.find("12 of 49 policies drawn"), std::string::npos);

@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin/replayer/replayer" --quiet --format=html --out=report.html traces/simple_map.trace
 mv inspect.html "$tmp/inspect.html"
 mv report.html "$tmp/replay.html"
-"$bin/replayer/replayer" --quiet --format=html --out=report.html \
+"$bin/replayer/replayer" --quiet --budget=1 --format=html --out=report.html \
   --policies='malloc,new,slab,tcmalloc,jemalloc,mimalloc,boost_*,pmr_*,pool/*/exp/st/stack/free' \
   traces/simple_map.trace traces/random.trace traces/list_churn.trace \
   traces/unordered_map.trace traces/make_shared.trace traces/bulk.trace

@@ -34,6 +34,17 @@ std::vector<AllocatorInfo> AllAllocators() {
   return infos;
 }
 
+std::vector<std::string> DefaultPolicyNames() {
+  std::vector<std::string> names;
+  for (const AllocatorInfo& info : AllAllocators()) {
+    if (info.family == kFamilyArticle || info.name == "bump") continue;
+    names.push_back(info.name);
+  }
+  return names;
+}
+
+std::vector<std::string> ArticleStorageKinds() { return {"simple", "boundary", "ordered"}; }
+
 bool MatchesGlob(std::string_view pattern, std::string_view name) {
   size_t p = 0;
   size_t n = 0;

@@ -69,6 +69,17 @@ bool WithAllocatorType(std::string_view name, F&& f) {
 // Every allocator, in listing order.
 std::vector<AllocatorInfo> AllAllocators();
 
+// The default set's fixed part, in listing order: every baseline but
+// `bump` (it never frees, so it is a harness floor, not a contender, and a
+// long trace would need the sum of every size ever allocated), the
+// preloaded mallocs and `slab`. The replayer adds the fastest article
+// policy of each storage kind, picked per trace (ArticleStorageKinds).
+std::vector<std::string> DefaultPolicyNames();
+
+// The article grid's storage kinds ("simple", "boundary", "ordered"); the
+// policies of kind K match "pool/K/*".
+std::vector<std::string> ArticleStorageKinds();
+
 // Whether `name` matches the glob `pattern`: `*` matches any run of
 // characters (slashes included), `?` any one character.
 bool MatchesGlob(std::string_view pattern, std::string_view name);

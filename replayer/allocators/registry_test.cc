@@ -112,5 +112,22 @@ TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("--list-policies"));
 }
 
+TEST(RegistryTest, DefaultSetIsBaselinesButBumpExternalAndSlab) {
+  const std::vector<std::string> names = DefaultPolicyNames();
+  const std::set<std::string> set(names.begin(), names.end());
+  EXPECT_EQ(set.count("bump"), 0u) << "bump never frees: not a contender";
+  for (const char* name : {"malloc", "new", "boost_pool", "boost_fast_pool",
+                           "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic",
+                           "tcmalloc", "jemalloc", "mimalloc", "slab"}) {
+    EXPECT_EQ(set.count(name), 1u) << name;
+  }
+  for (const std::string& name : names) EXPECT_NE(name.rfind("pool/", 0), 0u) << name;
+  for (const std::string& kind : ArticleStorageKinds()) {
+    absl::StatusOr<std::vector<std::string>> grid = SelectAllocators("pool/" + kind + "/*");
+    ASSERT_TRUE(grid.ok()) << kind;
+    EXPECT_EQ(grid->size(), 16u) << kind;
+  }
+}
+
 }  // namespace
 }  // namespace alloctrace::allocators

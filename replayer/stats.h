@@ -1,0 +1,51 @@
+// Statistics for repeated runs: medians with bootstrap confidence
+// intervals, ratios paired by round, and ties.
+//
+// Every bootstrap here draws from a fixed seed, so the same runs always give
+// the same intervals (a report can be regenerated from its raw runs).
+// Thread-safety: pure functions.
+#ifndef ALLOCTRACE_REPLAYER_STATS_H_
+#define ALLOCTRACE_REPLAYER_STATS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace alloctrace {
+
+// A median and its 95% confidence interval [lo, hi] from n samples. n == 0:
+// no data (every field 0).
+struct Estimate {
+  double median = 0;
+  double lo = 0;
+  double hi = 0;
+  int n = 0;
+
+  bool has_data() const { return n > 0; }
+  // Half the interval's width over the median: 0.03 is "within +-3%".
+  // Infinite without data or with a median of 0.
+  double HalfWidth() const;
+};
+
+inline constexpr uint64_t kBootstrapSeed = 0x616c6c6f63747263;  // "alloctrc"
+inline constexpr int kBootstrapResamples = 2000;
+
+double Median(std::vector<double> v);
+
+// The sample median with a percentile-bootstrap 95% interval of the median
+// (`resamples` resamples drawn with a generator seeded by `seed`). With one
+// sample the interval is that sample.
+Estimate MedianWithCi(const std::vector<double>& samples, int resamples = kBootstrapResamples,
+                      uint64_t seed = kBootstrapSeed);
+
+// Whether two intervals share any point.
+bool Overlaps(const Estimate& a, const Estimate& b);
+
+// The indexes of the estimates tied with the best, the one with the lowest
+// median (the best included): those whose interval overlaps the best's.
+// Estimates without data are never tied. Empty if none has data.
+std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_STATS_H_
