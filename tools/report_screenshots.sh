@@ -22,10 +22,14 @@ mv report.html "$tmp/replay.html"
   traces/simple_map.trace traces/random.trace traces/list_churn.trace \
   traces/unordered_map.trace traces/make_shared.trace traces/bulk.trace
 mv report.html "$tmp/overview.html"
+# The article's grid, for the policy effects.
+"$bin/replayer/replayer" --quiet --min_runs=5 --budget=0.3 --format=html --out=report.html \
+  --policies='malloc,slab,pool/*' traces/random.trace
+mv report.html "$tmp/grid.html"
 wc -c "$tmp"/*.html | sed '$d' | awk '{printf "report_screenshots: %s is %d bytes\n", $2, $1}'
 
 # The effects section alone, under the page's own head (a doc-only cut).
-/usr/bin/python3 - "$tmp/replay.html" "$tmp/effects.html" <<'PY'
+/usr/bin/python3 - "$tmp/grid.html" "$tmp/effects.html" <<'PY'
 import sys
 page = open(sys.argv[1], encoding="utf-8").read()
 head = page[:page.index("<main>")]
