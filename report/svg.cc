@@ -178,6 +178,22 @@ std::string NoData(absl::string_view kind, absl::string_view id, absl::string_vi
                       FigureClose(note));
 }
 
+// Tick labels of one axis share a unit: for bytes, the binary unit of the
+// largest tick (0.2 MiB, 0.4 MiB rather than 205 KiB, 410 KiB).
+std::string TickLabel(double v, Unit unit, const std::vector<double>& ticks) {
+  if (unit != Unit::kBytes) return FormatValue(v, unit);
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double largest = 0;
+  for (const double t : ticks) largest = std::max(largest, std::fabs(t));
+  int p = 0;
+  double base = 1;
+  while (largest / base >= 1024 && p < 5) {
+    base *= 1024;
+    ++p;
+  }
+  return absl::StrCat(Short(v / base), " ", kUnits[p]);
+}
+
 // Vertical grid lines and labels of an x axis under a plot.
 std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis,
                   double top, double bottom, bool labels_on_top) {
@@ -187,10 +203,10 @@ std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis&
     absl::StrAppend(&o, "<line class=\"grid\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(top),
                     "\" y2=\"", N(bottom), "\"/>");
     absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(bottom + 14),
-                    "\" text-anchor=\"middle\">", Escape(FormatValue(t, axis.unit)), "</text>");
+                    "\" text-anchor=\"middle\">", Escape(TickLabel(t, axis.unit, ticks)), "</text>");
     if (labels_on_top) {
       absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(top - 5), "\" text-anchor=\"middle\">",
-                      Escape(FormatValue(t, axis.unit)), "</text>");
+                      Escape(TickLabel(t, axis.unit, ticks)), "</text>");
     }
   }
   absl::StrAppend(&o, "<line class=\"axis\" x1=\"", N(sx.r0), "\" x2=\"", N(sx.r1), "\" y1=\"",
@@ -208,7 +224,7 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
     absl::StrAppend(&o, "<line class=\"grid\" x1=\"", N(left), "\" x2=\"", N(right), "\" y1=\"",
                     y, "\" y2=\"", y, "\"/>");
     absl::StrAppend(&o, "<text x=\"", N(left - 6), "\" y=\"", y,
-                    "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(FormatValue(t, axis.unit)),
+                    "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(TickLabel(t, axis.unit, ticks)),
                     "</text>");
   }
   absl::StrAppend(&o, "<line class=\"axis\" x1=\"", N(left), "\" x2=\"", N(left), "\" y1=\"",

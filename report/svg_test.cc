@@ -122,7 +122,8 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   EXPECT_EQ(Count(one, "class=\"series\""), 1u);
   EXPECT_NE(one.find("id=\"profile\""), std::string::npos);
   EXPECT_NE(one.find("class=\"chart chart-line\""), std::string::npos);
-  EXPECT_NE(one.find("4 KiB"), std::string::npos);  // a y tick in binary units
+  EXPECT_NE(one.find(">4 KiB<"), std::string::npos);  // a y tick in binary units
+  EXPECT_NE(one.find(">0 KiB<"), std::string::npos);  // every tick in the same unit
 
   for (int i = 1; i < 60; ++i) {
     c.series.push_back({absl::StrCat("pool/boundary/exp/st/single/keep/a-rather-long-variant-number-", i),
