@@ -1,21 +1,30 @@
 // inspect: prints what a trace file holds.
-//   bazel run //format:inspect -- [--json] FILE
+//   bazel run //format:inspect -- [--json | --html] [--out=FILE] FILE
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "format/trace_html.h"
 #include "format/trace_stats.h"
 #include "base/cli_util.h"
 
 ABSL_FLAG(bool, json, false, "print machine-readable JSON instead of text");
+ABSL_FLAG(bool, html, false,
+          "write a self-contained HTML page with charts (live bytes and objects, sizes, arena "
+          "lifetimes) instead of text");
+ABSL_FLAG(std::string, out, "", "write to this file instead of standard output");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "prints a trace's header, event counts, bytes per event, size histogram, peak live "
-      "bytes and objects, and per-arena counts.\nusage: inspect [--json] FILE");
+      "bytes and objects, and per-arena counts.\n"
+      "usage: inspect [--json | --html] [--out=FILE] FILE");
+  alloctrace::AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 2) {
     std::fprintf(stderr, "inspect: expected exactly one trace file (got %zu); see --help\n",
@@ -28,9 +37,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "inspect: %s\n", std::string(stats.status().message()).c_str());
     return 1;
   }
-  const std::string out = absl::GetFlag(FLAGS_json) ? alloctrace::FormatTraceStatsJson(*stats)
-                                                    : alloctrace::FormatTraceStatsText(*stats);
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (absl::GetFlag(FLAGS_json) && absl::GetFlag(FLAGS_html)) {
+    std::fprintf(stderr, "inspect: --json and --html exclude each other\n");
+    return 2;
+  }
+  const std::string out = absl::GetFlag(FLAGS_json)   ? alloctrace::FormatTraceStatsJson(*stats)
+                          : absl::GetFlag(FLAGS_html) ? alloctrace::FormatTraceStatsHtml(*stats, args[1])
+                                                      : alloctrace::FormatTraceStatsText(*stats);
+  const std::string out_path = absl::GetFlag(FLAGS_out);
+  if (out_path.empty()) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } else {
+    const std::string resolved = alloctrace::ResolveUserPath(out_path);
+    std::FILE* f = std::fopen(resolved.c_str(), "wb");
+    const bool ok = f != nullptr && std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    if (f == nullptr || std::fclose(f) != 0 || !ok) {
+      std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
   if (!stats->has_footer) {
     std::fprintf(stderr, "inspect: warning: %s\n", stats->cut_short.c_str());
   }

@@ -38,6 +38,17 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   std::vector<uint64_t> object_bytes;  // by object id
   std::vector<uint32_t> object_arena;
   uint64_t live_objects = 0, live_bytes = 0;
+  uint64_t index = 0;   // of the event at hand, over the whole trace
+  uint64_t stride = 1;  // events per point of the live course
+  LivePoint span;       // the point being filled
+  // The stats of the arena with dense index `dense`, noting its first and
+  // latest use; keyed by the id the trace gave it.
+  auto arena = [&](uint32_t dense) -> ArenaStats& {
+    auto [it, inserted] = st.arenas.try_emplace(reader.arena_id(dense));
+    if (inserted) it->second.first_event = index;
+    it->second.last_event = index;
+    return it->second;
+  };
   auto size_tables = [&](const std::vector<Event>& /*events*/) {
     if (object_bytes.size() < reader.object_id_limit()) {
       object_bytes.resize(reader.object_id_limit());
@@ -48,13 +59,13 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
     switch (e.kind) {
       case OpKind::kAlloc:
       case OpKind::kRealloc: {
-        ArenaStats& a = st.arenas[reader.arena_id(e.arena)];
+        ArenaStats& a = arena(e.arena);
         if (e.kind == OpKind::kRealloc) {
           ++st.reallocs;
           const uint64_t old = object_bytes[e.old_object];
           live_bytes -= old;
           --live_objects;
-          st.arenas[reader.arena_id(object_arena[e.old_object])].live_bytes -= old;
+          arena(object_arena[e.old_object]).live_bytes -= old;
         } else {
           ++st.allocs;
           ++a.allocs;
@@ -76,7 +87,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       case OpKind::kFree: {
         ++st.frees;
         const uint64_t bytes = object_bytes[e.object];
-        ArenaStats& a = st.arenas[reader.arena_id(object_arena[e.object])];
+        ArenaStats& a = arena(object_arena[e.object]);
         ++a.frees;
         a.live_bytes -= bytes;
         live_bytes -= bytes;
@@ -85,18 +96,40 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       }
       case OpKind::kArenaCreate:
         ++st.arenas_created;
-        st.arenas[reader.arena_id(e.arena)];
+        arena(e.arena);
         break;
       case OpKind::kArenaDestroy:
         ++st.arenas_destroyed;
-        st.arenas[reader.arena_id(e.arena)].destroyed = true;
+        arena(e.arena).destroyed = true;
         break;
       default:
         break;
     }
+    span.live_bytes = std::max(span.live_bytes, live_bytes);
+    span.live_objects = std::max(span.live_objects, live_objects);
+    if (++index % stride == 0) {
+      span.end_event = index;
+      st.live_course.push_back(span);
+      span = LivePoint{};
+      if (st.live_course.size() == 2 * TraceStats::kLiveCoursePoints) {
+        // Halve the resolution: merge neighbours, keeping their maxima.
+        for (size_t i = 0; i < TraceStats::kLiveCoursePoints; ++i) {
+          const LivePoint& a = st.live_course[2 * i];
+          const LivePoint& b = st.live_course[2 * i + 1];
+          st.live_course[i] = {b.end_event, std::max(a.live_bytes, b.live_bytes),
+                               std::max(a.live_objects, b.live_objects)};
+        }
+        st.live_course.resize(TraceStats::kLiveCoursePoints);
+        stride *= 2;
+      }
+    }
     return absl::OkStatus();
   };
   if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
+  if (index % stride != 0) {
+    span.end_event = index;
+    st.live_course.push_back(span);
+  }
   st.events = reader.events_read();
   st.chunks = reader.chunks_read();
   st.shapes = reader.shapes().size();

@@ -21,6 +21,18 @@ struct ArenaStats {
   uint64_t live_bytes = 0;
   uint64_t peak_live_bytes = 0;
   bool destroyed = false;
+  // Event indexes (from 0, all events): its creation or first use, and its
+  // destruction or last use.
+  uint64_t first_event = 0;
+  uint64_t last_event = 0;
+};
+
+// Live bytes and objects over a span of events: the most at any point in
+// it, the span ending just before event `end_event`.
+struct LivePoint {
+  uint64_t end_event = 0;
+  uint64_t live_bytes = 0;
+  uint64_t live_objects = 0;
 };
 
 struct TraceStats {
@@ -43,6 +55,10 @@ struct TraceStats {
   // (size 0 counts under 0).
   std::map<uint64_t, uint64_t> size_histogram;
   std::map<uint32_t, ArenaStats> arenas;  // arena 0 = no arena (global heap)
+  // The live course: kLiveCoursePoints to 2x as many points of equal spans
+  // (each the maximum over its span, so no peak is lost), in event order.
+  static constexpr size_t kLiveCoursePoints = 1024;
+  std::vector<LivePoint> live_course;
   double bytes_per_event() const { return events == 0 ? 0.0 : double(file_bytes) / events; }
 };
 

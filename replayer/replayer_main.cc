@@ -38,6 +38,7 @@
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
+#include "replayer/report_html.h"
 #include "replayer/stats.h"
 #include "base/cli_util.h"
 
@@ -80,8 +81,8 @@ ABSL_FLAG(std::string, touch, "first",
           "(the first 8 bytes) or whole");
 ABSL_FLAG(std::string, format, "table",
           "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
-          "run and pass) or json; several, comma-separated, with as many --out files, write "
-          "one measurement in each");
+          "run and pass), json or html (one self-contained page with charts); several, "
+          "comma-separated, with as many --out files, write one measurement in each");
 ABSL_FLAG(std::string, out, "",
           "write the report to this file instead of standard output (comma-separated: one per "
           "--format)");
@@ -523,6 +524,8 @@ int Main(int argc, char** argv) {
       "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
       "2 bad usage; 3 the report was written but a policy FAILED (a run crashed, exited\n"
       "with an error, hit its memory limit or was killed at its time limit).");
+  std::string command_line = "replayer";  // as typed, for the HTML report
+  for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
   AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
@@ -571,9 +574,9 @@ int Main(int argc, char** argv) {
   const std::vector<std::string> formats = absl::StrSplit(absl::GetFlag(FLAGS_format), ',');
   for (const std::string& format : formats) {
     if (format != "table" && format != "markdown" && format != "csv" && format != "csv-runs" &&
-        format != "json") {
+        format != "json" && format != "html") {
       return Fail(kExitUsage, absl::StrCat("--format=", format,
-                                           ": must be table, markdown, csv, csv-runs or json"));
+                                           ": must be table, markdown, csv, csv-runs, json or html"));
     }
   }
   const std::string out_flag = absl::GetFlag(FLAGS_out);
@@ -722,6 +725,7 @@ int Main(int argc, char** argv) {
     if (format == "csv") text = FormatCsv(reports, s.ctx);
     if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
     if (format == "json") text = FormatJson(reports, s.ctx);
+    if (format == "html") text = FormatHtml(reports, programs, s.ctx, command_line);
     if (outs.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       continue;

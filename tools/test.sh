@@ -7,7 +7,7 @@
 # one per example step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh || exit 1
+tools/setup.sh --with-browser || exit 1  # Chromium: //report:browser_test
 
 passed=0
 failed=0

@@ -1,0 +1,553 @@
+#include "replayer/report_html.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "report/html.h"
+#include "report/svg.h"
+
+namespace alloctrace {
+namespace {
+
+using report::Escape;
+using report::FormatValue;
+using report::Unit;
+
+// At most this many RSS courses in one memory profile; past it the chart
+// shows the policies the verdict names, malloc and slab, then by rank.
+constexpr size_t kMaxProfileSeries = 12;
+
+bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
+
+// ns/op spans orders of magnitude over the article's policies: past this
+// ratio between the slowest and the fastest the axis is logarithmic.
+constexpr double kLogAxisRatio = 8;
+
+report::Axis SpeedAxis(const std::vector<HtmlPolicy>& policies, bool with_floor) {
+  double lo = INFINITY, hi = 0;
+  for (const HtmlPolicy& p : policies) {
+    if (!p.ok || (p.floor && !with_floor)) continue;
+    lo = std::min(lo, p.ns_per_op.has_interval() ? p.ns_per_op.lo : p.ns_per_op.value);
+    hi = std::max(hi, p.ns_per_op.has_interval() ? p.ns_per_op.hi : p.ns_per_op.value);
+  }
+  report::Axis a{"ns per memory op", Unit::kNanoseconds};
+  if (lo > 0 && hi / lo > kLogAxisRatio) {
+    a.log = true;
+    a.label += " (log scale)";
+  }
+  return a;
+}
+
+// Names, escaped and joined; past `max` of them, how many more.
+std::string Names(const std::vector<std::string>& names, size_t max) {
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < names.size() && i < max; ++i) shown.push_back(Escape(names[i]));
+  std::string o = absl::StrJoin(shown, ", ");
+  if (names.size() > max) absl::StrAppend(&o, " and ", names.size() - max, " more");
+  return o;
+}
+
+std::string Interval(const HtmlEstimate& e, Unit unit) {
+  if (!e.has_value()) return "";
+  if (!e.has_interval()) return FormatValue(e.value, unit);
+  return absl::StrCat(FormatValue(e.value, unit), " [", FormatValue(e.lo, unit), ", ",
+                      FormatValue(e.hi, unit), "]");
+}
+
+// The x (op index) of each RSS reading: the replay loop reads RSS after
+// each of course.size() equal segments of the ops.
+std::vector<double> CourseX(size_t readings, uint64_t ops) {
+  std::vector<double> x;
+  if (readings == 0) return x;
+  const uint64_t segment = (ops + readings - 1) / readings;
+  for (size_t k = 0; k < readings; ++k) {
+    x.push_back(static_cast<double>(std::min<uint64_t>(ops, (k + 1) * segment)));
+  }
+  return x;
+}
+
+std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
+  const HtmlVerdict& v = t.verdict;
+  std::string o = absl::StrCat("<div class=\"verdict\" id=\"", Escape(id), "\">");
+  if (v.fastest.empty()) {
+    absl::StrAppend(&o, "<p><strong>No verdict:</strong> no policy produced figures.</p>");
+  } else {
+    std::string fastest = absl::StrCat("<strong>Fastest:</strong> ", Escape(v.fastest[0]));
+    if (v.fastest.size() > 1) {
+      absl::StrAppend(&fastest, ", tied with ",
+                      Names(std::vector<std::string>(v.fastest.begin() + 1, v.fastest.end()), 5),
+                      " (shaded below)");
+    }
+    if (v.fastest_vs_malloc.has_value()) {
+      absl::StrAppend(&fastest, ": ", Escape(Interval(v.fastest_vs_malloc, Unit::kRatio)),
+                      " the speed of glibc malloc");
+    }
+    absl::StrAppend(&o, "<p>", fastest, ".</p>");
+    if (!v.smallest_rss.empty()) {
+      absl::StrAppend(&o, "<p><strong>Smallest peak RSS:</strong> ", Names(v.smallest_rss, 6),
+                      " (", Escape(FormatValue(v.smallest_rss_bytes, Unit::kBytes)), ").</p>");
+    }
+    absl::StrAppend(&o, "<p><strong>Recommended:</strong> ",
+                    v.recommended.empty() ? "none" : Escape(v.recommended), " &mdash; ",
+                    Escape(v.rule), ".</p>");
+  }
+  if (!v.sentence.empty()) absl::StrAppend(&o, "<p>", Escape(v.sentence), "</p>");
+  if (t.noise_floor.has_value()) {
+    absl::StrAppend(&o, "<p class=\"note\">Noise floor (two identical allocators compared): ",
+                    Escape(Interval(t.noise_floor, Unit::kRatio)),
+                    "; smaller differences are not real.</p>");
+  }
+  int failed = 0;
+  for (const HtmlPolicy& p : t.policies) failed += !p.ok && p.status.rfind("FAILED", 0) == 0;
+  if (failed > 0) {
+    absl::StrAppend(&o, "<p class=\"bad\"><strong>", failed, " polic", failed == 1 ? "y" : "ies",
+                    " FAILED</strong> (never ranked; see the table).</p>");
+  }
+  return o + "</div>\n";
+}
+
+std::string FactsHtml(const HtmlTrace& t) {
+  auto row = [](const std::string& k, const std::string& v) {
+    return absl::StrCat("<dt>", Escape(k), "</dt><dd>", Escape(v), "</dd>");
+  };
+  std::string o = "<dl class=\"kv\">";
+  absl::StrAppend(&o, row("workload", t.workload), row("program", t.program),
+                  row("platform", t.platform));
+  for (const auto& [k, v] : t.labels) absl::StrAppend(&o, row("label " + k, v));
+  absl::StrAppend(&o, row("memory ops", absl::StrCat(t.ops)),
+                  row("ideal", absl::StrCat(FormatValue(t.peak_live_bytes, Unit::kBytes),
+                                            " peak live (", t.peak_live_bytes, " bytes, ",
+                                            t.peak_live_objects, " objects)")));
+  if (!t.cut_short.empty()) absl::StrAppend(&o, row("warning", t.cut_short));
+  return o + "</dl>\n";
+}
+
+// The policies whose RSS courses the memory profile draws.
+std::vector<const HtmlPolicy*> ProfilePolicies(const HtmlTrace& t) {
+  std::vector<const HtmlPolicy*> all;
+  for (const HtmlPolicy& p : t.policies) {
+    if (Contender(p) && !p.rss_course.empty()) all.push_back(&p);
+  }
+  if (all.size() <= kMaxProfileSeries) return all;
+  std::vector<std::string> wanted;
+  for (size_t i = 0; i < t.verdict.fastest.size() && i < 4; ++i) wanted.push_back(t.verdict.fastest[i]);
+  for (const std::string& n : t.verdict.smallest_rss) wanted.push_back(n);
+  wanted.push_back(t.verdict.recommended);
+  wanted.push_back("malloc");
+  wanted.push_back("slab");
+  for (const HtmlPolicy* p : all) wanted.push_back(p->name);  // then by rank
+  std::vector<const HtmlPolicy*> chosen;
+  std::set<std::string> seen;
+  for (const std::string& n : wanted) {
+    if (chosen.size() == kMaxProfileSeries || !seen.insert(n).second) continue;
+    for (const HtmlPolicy* p : all) {
+      if (p->name == n) chosen.push_back(p);
+    }
+  }
+  // Keep the ranking's order in the legend.
+  std::sort(chosen.begin(), chosen.end(), [](const HtmlPolicy* a, const HtmlPolicy* b) { return a < b; });
+  return chosen;
+}
+
+std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
+  report::LineChart c;
+  c.id = id;
+  c.title = "Memory profile: live bytes requested (trace) and each policy's RSS above its baseline";
+  c.x = {"replay op index", Unit::kCount, true, /*tight=*/true};
+  c.y = {"bytes", Unit::kBytes};
+  c.series.push_back({"live bytes requested (the trace; the ideal)", {0}, {0}, true});
+  c.series[0].x.insert(c.series[0].x.end(), t.live_x.begin(), t.live_x.end());
+  c.series[0].y.insert(c.series[0].y.end(), t.live_bytes.begin(), t.live_bytes.end());
+  const std::vector<const HtmlPolicy*> shown = ProfilePolicies(t);
+  size_t contenders = 0;
+  for (const HtmlPolicy& p : t.policies) contenders += Contender(p) && !p.rss_course.empty();
+  for (const HtmlPolicy* p : shown) {
+    report::Series s{p->name, CourseX(p->rss_course.size(), t.program_ops), {}};
+    for (const int64_t v : p->rss_course) s.y.push_back(static_cast<double>(v));
+    s.x.insert(s.x.begin(), 0);
+    s.y.insert(s.y.begin(), 0);
+    c.series.push_back(std::move(s));
+  }
+  c.height = 340;
+  c.note = absl::StrCat(
+      "RSS is read ", shown.empty() ? 0 : shown[0]->rss_course.size(),
+      " times over each run (the run whose time is the median); live bytes are as the program "
+      "requested them, before any allocator's rounding or headers.",
+      shown.size() < contenders
+          ? absl::StrCat(" ", shown.size(), " of ", contenders,
+                         " policies drawn: those the verdict names, malloc, slab, then by rank.")
+          : "");
+  return report::RenderLineChart(c);
+}
+
+std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
+  report::IntervalChart c;
+  c.id = id;
+  c.title = absl::StrCat("Time per memory op (", t.interval_kind, ")");
+  c.x = SpeedAxis(t.policies, /*with_floor=*/true);
+  c.highlight_label = "tied with the fastest (intervals overlap)";
+  const HtmlPolicy* best = nullptr;
+  for (const HtmlPolicy& p : t.policies) {
+    if (Contender(p) && (best == nullptr || p.ns_per_op.value < best->ns_per_op.value)) best = &p;
+  }
+  if (best != nullptr && best->ns_per_op.has_interval()) {
+    c.reference = best->ns_per_op.hi;
+    c.reference_label = "the fastest's upper bound";
+  }
+  for (const HtmlPolicy& p : t.policies) {
+    report::IntervalRow r;
+    r.label = p.name;
+    if (!p.ok) {
+      r.status = p.status;
+    } else {
+      r.marks.push_back({0, p.ns_per_op.value, p.ns_per_op.lo, p.ns_per_op.hi,
+                         p.ns_per_op.has_interval()});
+      r.highlighted = p.tied_fastest;
+      r.note = p.floor ? "floor" : (&p == best ? "fastest" : (p.tied_fastest ? "tied" : ""));
+    }
+    c.rows.push_back(std::move(r));
+  }
+  c.note = "Shaded: the policies tied with the fastest. \"floor\": the bump allocator, the "
+           "harness's own cost, not a contender.";
+  return report::RenderIntervalChart(c);
+}
+
+std::string ScatterChart(const HtmlTrace& t, const std::string& id) {
+  report::ScatterChart c;
+  c.id = id;
+  c.title = "Speed against peak RSS (lower left is better)";
+  c.x = SpeedAxis(t.policies, /*with_floor=*/false);
+  c.x.label = c.x.log ? "ns per memory op, median (log scale)" : "ns per memory op, median";
+  c.x.include_zero = false;
+  c.y = {"peak RSS above baseline", Unit::kBytes, /*include_zero=*/false};
+  for (const HtmlPolicy& p : t.policies) {
+    if (Contender(p) && p.peak_rss.has_value()) {
+      c.points.push_back({p.name, p.ns_per_op.value, p.peak_rss.value, 0});
+    }
+  }
+  c.note = "On the front (ringed, labelled): no other policy is both faster and smaller.";
+  return report::RenderScatterChart(c);
+}
+
+// The article's five policy dimensions, in the order of the policy name
+// pool/<storage>/<growth>/<threading>/<holding>/<delete>.
+struct Dimension {
+  const char* name;
+  std::vector<std::string> values;
+};
+const std::vector<Dimension>& Dimensions() {
+  static const auto* d = new std::vector<Dimension>{{"storage", {"simple", "boundary", "ordered"}},
+                                                     {"growth", {"lin", "exp"}},
+                                                     {"threading", {"st", "mt"}},
+                                                     {"holding", {"stack", "single"}},
+                                                     {"delete", {"free", "keep"}}};
+  return *d;
+}
+
+std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
+  std::vector<std::string> panels;
+  size_t dims_shown = 0;
+  for (size_t k = 0; k < Dimensions().size(); ++k) {
+    const Dimension& dim = Dimensions()[k];
+    // Policies that agree in every other dimension, by that agreement.
+    std::map<std::string, std::vector<std::pair<size_t, const HtmlPolicy*>>> groups;
+    for (const HtmlPolicy& p : t.policies) {
+      if (!Contender(p)) continue;
+      std::vector<std::string> parts = absl::StrSplit(p.name, '/');
+      if (parts.size() != 6 || parts[0] != "pool") continue;
+      const auto v = std::find(dim.values.begin(), dim.values.end(), parts[k + 1]);
+      if (v == dim.values.end()) continue;
+      parts[k + 1] = "*";
+      groups[absl::StrJoin(parts.begin() + 1, parts.end(), "/")].push_back(
+          {static_cast<size_t>(v - dim.values.begin()), &p});
+    }
+    report::IntervalChart speed, rss;
+    speed.id = absl::StrCat(id, "-", dim.name, "-speed");
+    rss.id = absl::StrCat(id, "-", dim.name, "-rss");
+    speed.title = absl::StrCat(dim.name, ": ns per memory op");
+    rss.title = absl::StrCat(dim.name, ": peak RSS");
+    speed.x = SpeedAxis(t.policies, /*with_floor=*/false);
+    // Differences between policies are what the panel is for.
+    rss.x = {"peak RSS above baseline", Unit::kBytes, /*include_zero=*/false};
+    speed.series_names = rss.series_names = dim.values;
+    speed.width = rss.width = 620;
+    for (const auto& [key, members] : groups) {
+      if (members.size() < 2) continue;
+      report::IntervalRow sr, rr;
+      sr.label = rr.label = key;
+      for (const auto& [value, p] : members) {
+        sr.marks.push_back({value, p->ns_per_op.value, p->ns_per_op.lo, p->ns_per_op.hi,
+                            p->ns_per_op.has_interval()});
+        rr.marks.push_back({value, p->peak_rss.value, p->peak_rss.lo, p->peak_rss.hi,
+                            p->peak_rss.has_interval()});
+      }
+      speed.rows.push_back(std::move(sr));
+      rss.rows.push_back(std::move(rr));
+    }
+    if (speed.rows.empty()) continue;
+    ++dims_shown;
+    panels.push_back(report::RenderIntervalChart(speed));
+    panels.push_back(report::RenderIntervalChart(rss));
+  }
+  if (dims_shown == 0) {
+    return "<p class=\"note\">No two article policies here differ in only one dimension; run "
+           "with <code>--policies='pool/*'</code> to see each dimension's effect.</p>\n";
+  }
+  return absl::StrCat(
+      "<p class=\"note\">Each row holds policies that agree in every dimension but the "
+      "panel's (<code>*</code> marks it); the colours are that dimension's values.</p>\n",
+      report::SmallMultiples(panels, 560));
+}
+
+std::string TableHtml(const HtmlTrace& t, const std::string& id) {
+  report::HtmlTable table({"#", "policy", "family", "runs", "ns/op", t.interval_kind,
+                           "x malloc", "peak RSS", "x ideal", "minor faults", "status"},
+                          {true, false, false, true, true, true, true, true, true, true, false});
+  int rank = 0;
+  for (const HtmlPolicy& p : t.policies) {
+    if (!p.ok) {
+      table.AddRow({"", p.name, p.family, absl::StrCat(p.runs), "", "", "", "", "", "", p.status},
+                   "failed");
+      continue;
+    }
+    const std::string status = p.floor ? "harness floor" : (p.tied_fastest ? "tied fastest" : "");
+    table.AddRow(
+        {p.floor ? "" : absl::StrCat(++rank), p.name, p.family, absl::StrCat(p.runs),
+         absl::StrFormat("%.2f", p.ns_per_op.value),
+         p.ns_per_op.has_interval()
+             ? absl::StrFormat("%.2f to %.2f", p.ns_per_op.lo, p.ns_per_op.hi)
+             : "",
+         p.vs_malloc.has_value() ? Interval(p.vs_malloc, Unit::kRatio) : "",
+         p.peak_rss.has_value() ? Interval(p.peak_rss, Unit::kBytes) : "",
+         std::isfinite(p.overhead) ? absl::StrFormat("%.2f", p.overhead) : "",
+         std::isfinite(p.minor_faults) ? absl::StrFormat("%.0f", p.minor_faults) : "", status},
+        p.tied_fastest ? "tied" : "");
+  }
+  return table.Render(absl::StrCat("id=\"", Escape(id), "\""));
+}
+
+// Over several traces: speed-up against malloc, trace x policy.
+std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
+  // Columns: every contender, by the geometric mean of its speed-ups.
+  std::map<std::string, std::pair<double, int>> logs;
+  for (const HtmlTrace& t : traces) {
+    for (const HtmlPolicy& p : t.policies) {
+      if (Contender(p) && p.vs_malloc.has_value() && p.vs_malloc.value > 0) {
+        logs[p.name].first += std::log(p.vs_malloc.value);
+        ++logs[p.name].second;
+      }
+    }
+  }
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [name, s] : logs) order.push_back({-s.first / s.second, name});
+  std::sort(order.begin(), order.end());
+  report::HeatMap m;
+  m.id = "heatmap";
+  m.title = "Speed-up against glibc malloc, trace x policy";
+  m.value_label = "x malloc";
+  m.low_meaning = "slower than malloc";
+  m.high_meaning = "faster than malloc";
+  for (const auto& [score, name] : order) m.cols.push_back(name);
+  report::HtmlTable table([&] {
+    std::vector<std::string> h = {"policy"};
+    for (const HtmlTrace& t : traces) h.push_back(t.path);
+    return h;
+  }(), [&] {
+    std::vector<bool> numeric(traces.size() + 1, true);
+    numeric[0] = false;
+    return numeric;
+  }());
+  for (const HtmlTrace& t : traces) {
+    m.rows.push_back(t.path);
+    std::vector<double> row;
+    for (const std::string& name : m.cols) {
+      double v = NAN;
+      for (const HtmlPolicy& p : t.policies) {
+        if (p.name == name && Contender(p)) v = p.vs_malloc.value;
+      }
+      row.push_back(v);
+    }
+    m.values.push_back(std::move(row));
+  }
+  for (const std::string& name : m.cols) {
+    std::vector<std::string> cells = {Escape(name)};
+    for (const HtmlTrace& t : traces) {
+      std::string cell = "&ndash;";
+      for (const HtmlPolicy& p : t.policies) {
+        if (p.name != name) continue;
+        cell = p.ok ? Escape(Interval(p.vs_malloc, Unit::kRatio))
+                    : absl::StrCat("<span class=\"bad\">", Escape(p.status.substr(0, p.status.find(':'))),
+                                   "</span>");
+        if (p.tied_fastest) cell = absl::StrCat("<strong>", cell, "</strong>");
+      }
+      cells.push_back(cell);
+    }
+    table.AddRowHtml(cells);
+  }
+  std::string verdicts = "<ul>";
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const HtmlTrace& t = traces[i];
+    absl::StrAppend(&verdicts, "<li><a href=\"#trace-", i, "\">", Escape(t.path), "</a>: ",
+                    t.verdict.fastest.empty()
+                        ? "no verdict"
+                        : absl::StrCat("fastest ", Names(t.verdict.fastest, 5),
+                                       "; recommended ", Escape(t.verdict.recommended)),
+                    "</li>");
+  }
+  absl::StrAppend(&verdicts, "</ul>\n");
+  return absl::StrCat(verdicts, report::RenderHeatMap(m),
+                      "<h3>Speed-up against glibc malloc (bold: tied with the fastest)</h3>",
+                      table.Render("id=\"overview-table\""));
+}
+
+}  // namespace
+
+void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>* x,
+                std::vector<double>* bytes) {
+  x->clear();
+  bytes->clear();
+  const size_t n = program.ops.size();
+  if (n == 0) return;
+  const size_t stride = std::max<size_t>(1, (n + points - 1) / std::max<size_t>(1, points));
+  size_t realloc_index = 0;
+  int64_t live = 0, span_max = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const ReplayOp& op = program.ops[i];
+    const uint64_t size = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+    switch (op.kind) {
+      case ReplayKind::kAlloc:
+      case ReplayKind::kAllocZeroed:
+        live += static_cast<int64_t>(size);
+        break;
+      case ReplayKind::kFree:
+        live -= static_cast<int64_t>(size);
+        break;
+      case ReplayKind::kRealloc: {
+        const ReallocInfo& r = program.reallocs[realloc_index++];
+        live += static_cast<int64_t>(r.new_bytes) - static_cast<int64_t>(r.old_bytes);
+        break;
+      }
+      default:
+        break;
+    }
+    span_max = std::max(span_max, live);
+    if ((i + 1) % stride == 0 || i + 1 == n) {
+      x->push_back(static_cast<double>(i + 1));
+      bytes->push_back(static_cast<double>(span_max));
+      span_max = live;
+    }
+  }
+}
+
+namespace {
+HtmlEstimate FromEstimate(const Estimate& e) {
+  HtmlEstimate h;
+  if (!e.has_data()) return h;
+  h.value = e.median;
+  if (e.n > 1) {
+    h.lo = e.lo;
+    h.hi = e.hi;
+  }
+  return h;
+}
+}  // namespace
+
+HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
+  HtmlTrace t;
+  t.path = report.trace_path;
+  t.workload = report.workload;
+  t.program = program.header.program();
+  t.platform = program.header.platform();
+  for (const auto& [k, v] : program.header.labels()) t.labels.emplace_back(k, v);
+  std::sort(t.labels.begin(), t.labels.end());
+  t.ops = report.ops;
+  t.program_ops = program.ops.size();
+  t.peak_live_bytes = report.peak_live_bytes;
+  t.peak_live_objects = report.peak_live_objects;
+  t.cut_short = report.cut_short;
+  LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
+  t.interval_kind = "95% CI of the median";
+  t.noise_floor = FromEstimate(report.noise_floor);
+  for (const PolicyResult& r : report.policies) {
+    HtmlPolicy p;
+    p.name = r.name;
+    p.family = r.family;
+    p.ok = r.ok();
+    p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
+               : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
+                                                            : "";
+    p.runs = r.runs;
+    p.floor = r.name == "bump";
+    if (p.ok) {
+      p.ns_per_op = FromEstimate(r.ns_per_op);
+      p.vs_malloc = FromEstimate(r.vs_malloc);
+      p.peak_rss = FromEstimate(r.peak_rss);
+      p.overhead = r.overhead;
+      p.minor_faults = r.minor_faults;
+      p.tied_fastest = r.tied_fastest;
+      p.rss_course = r.rss_course;
+    }
+    t.policies.push_back(std::move(p));
+  }
+  const Verdict& v = report.verdict;
+  t.verdict.fastest = v.fastest;
+  t.verdict.fastest_vs_malloc = FromEstimate(v.fastest_vs_malloc);
+  t.verdict.smallest_rss = v.smallest_rss;
+  if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
+  t.verdict.recommended = v.recommended;
+  t.verdict.rule = v.rule;
+  t.verdict.sentence = v.sentence;
+  return t;
+}
+
+HtmlContext HtmlContextOf(const ReportContext& ctx) {
+  return HtmlContext{
+      ctx.machine, ctx.date,
+      absl::StrCat("runs per policy until the 95% CI is within +-", ctx.precision * 100,
+                   "% (at least ", ctx.min_runs, "), shuffled rounds, each in a fresh process; ",
+                   ctx.rank_by, " passes ranked by ", ctx.clock, " time; touch=", ctx.touch)};
+}
+
+std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
+                           const std::string& command_line) {
+  report::HtmlPage page("alloctrace replay report");
+  if (!command_line.empty()) page.AddSubtitle(command_line);
+  page.AddSubtitle(absl::StrCat(ctx.date, " on ", ctx.machine));
+  if (!ctx.method.empty()) page.AddSubtitle(ctx.method);
+  if (traces.size() > 1) page.AddSection("overview", "All traces", OverviewHtml(traces));
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const HtmlTrace& t = traces[i];
+    const std::string id = absl::StrCat("trace-", i);
+    std::string body = VerdictHtml(t, id + "-verdict");
+    absl::StrAppend(&body, FactsHtml(t), ProfileChart(t, id + "-profile"),
+                    SpeedChart(t, id + "-speed"), ScatterChart(t, id + "-pareto"),
+                    "<h3>The article's policy effects</h3>", EffectsHtml(t, id + "-effects"),
+                    "<h3>Every policy</h3>", TableHtml(t, id + "-table"));
+    page.AddSection(id, t.path, body);
+  }
+  page.AddHtml(
+      "<footer><p class=\"note\">ns/op: timed loop over memory ops (allocs, frees, reallocs). "
+      "x malloc: glibc malloc's ns/op over the policy's (above 1: faster). Peak RSS: the run's "
+      "highest resident memory above its own baseline; x ideal: that over the most bytes ever "
+      "live as requested. Written by alloctrace replayer --format=html.</p></footer>");
+  return page.Render();
+}
+
+std::string FormatHtml(const std::vector<TraceReport>& reports,
+                       const std::vector<ReplayProgram>& programs, const ReportContext& ctx,
+                       const std::string& command_line) {
+  std::vector<HtmlTrace> traces;
+  for (size_t i = 0; i < reports.size() && i < programs.size(); ++i) {
+    traces.push_back(HtmlViewOf(reports[i], programs[i]));
+  }
+  return FormatHtmlPage(traces, HtmlContextOf(ctx), command_line);
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,103 @@
+// The replayer's HTML report (--format=html): one self-contained page
+// (inline CSS and SVG, nothing loaded from elsewhere) with, per trace, the
+// verdict, the memory profile (live bytes from the trace and each policy's
+// RSS course on the same axes), ns/op per policy with its interval and the
+// tied group, speed against peak RSS with the Pareto front, the article's
+// policy effects as small multiples and the full table; over several
+// traces, a trace x policy heat map of speed-up against malloc and a table.
+//
+// Drawing reads an HtmlTrace per trace: a view of the replayer's results
+// (TraceReport) and of the trace itself (ReplayProgram: header, live bytes),
+// made by HtmlViewOf, so the charts do not depend on how the statistics are
+// laid out. Every string from a trace, the command line or a policy name is
+// escaped. Pure functions; no I/O.
+#ifndef ALLOCTRACE_REPLAYER_REPORT_HTML_H_
+#define ALLOCTRACE_REPLAYER_REPORT_HTML_H_
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "replayer/replay_program.h"
+#include "replayer/report.h"
+
+namespace alloctrace {
+
+// A figure with, when the statistics give one, its interval.
+struct HtmlEstimate {
+  double value = NAN;
+  double lo = NAN, hi = NAN;
+  bool has_interval() const { return std::isfinite(lo) && std::isfinite(hi); }
+  bool has_value() const { return std::isfinite(value); }
+};
+
+struct HtmlPolicy {
+  std::string name, family;
+  bool ok = false;
+  std::string status;  // when not ok: "FAILED: ..." or "skipped: ..."
+  int runs = 0;
+  HtmlEstimate ns_per_op, vs_malloc, peak_rss;
+  double overhead = NAN;  // peak RSS / ideal
+  double minor_faults = NAN;
+  bool tied_fastest = false;
+  bool floor = false;  // the harness floor (bump), not a contender
+  std::vector<int64_t> rss_course;  // bytes above baseline, evenly over the ops
+};
+
+struct HtmlVerdict {
+  std::vector<std::string> fastest;  // the tied group, fastest first
+  HtmlEstimate fastest_vs_malloc;
+  std::vector<std::string> smallest_rss;
+  double smallest_rss_bytes = NAN;
+  std::string recommended;
+  std::string rule;
+  std::string sentence;  // the verdict as one paragraph, if the statistics write one
+};
+
+struct HtmlTrace {
+  std::string path, workload, program, platform;
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
+  uint64_t ops = 0;         // memory ops
+  uint64_t program_ops = 0; // every op the replay loop walks (the x axis)
+  uint64_t peak_live_bytes = 0, peak_live_objects = 0;
+  std::string cut_short;
+  // Live bytes as requested over the replay's ops: each point the most over
+  // the ops since the previous one.
+  std::vector<double> live_x, live_bytes;
+  std::vector<HtmlPolicy> policies;  // ranked: fastest first, failures last
+  HtmlVerdict verdict;
+  std::string interval_kind;  // what the ns/op intervals are, e.g. "95% CI of the median"
+  // How far apart two identical allocators read (e.g. malloc against
+  // itself), if measured: differences below it are not real.
+  HtmlEstimate noise_floor;
+};
+
+// How the runs were made, for the page's header.
+struct HtmlContext {
+  std::string machine, date;
+  std::string method;  // e.g. "5 runs per policy, interleaved, ..."
+};
+
+// Live bytes over the program's ops, about `points` points (max per span).
+void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>* x,
+                std::vector<double>* bytes);
+
+// The views of the replayer's results: the only code here that reads
+// TraceReport and ReportContext. `report` and `program` describe the same
+// trace.
+HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program);
+HtmlContext HtmlContextOf(const ReportContext& ctx);
+
+// The page. `command_line` is shown as given (escaped).
+std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
+                           const std::string& command_line);
+
+// HtmlViewOf each report with its program (same order), then the page.
+std::string FormatHtml(const std::vector<TraceReport>& reports,
+                       const std::vector<ReplayProgram>& programs, const ReportContext& ctx,
+                       const std::string& command_line);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_REPORT_HTML_H_

@@ -1,0 +1,192 @@
+#include "replayer/report_html.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "format/hostile_trace.h"
+#include "gtest/gtest.h"
+#include "replayer/replay_program.h"
+#include "replayer/report.h"
+#include "report/html.h"
+
+namespace alloctrace {
+namespace {
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+class ReportHtmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/hostile.trace");
+    ASSERT_TRUE(WriteHostileTrace(path).ok());
+    absl::StatusOr<ReplayProgram> p = LoadReplayProgram(path);
+    ASSERT_TRUE(p.ok()) << p.status();
+    program_ = *std::move(p);
+    program_.path = kHostileImg;  // as if the user named the file so
+  }
+
+  static constexpr int kRounds = 12;
+
+  // Runs as the replayer would collect them: one per round, a cold and a
+  // warm pass each around `ns` per op, a rising RSS course.
+  static PolicyRuns Runs(const std::string& name, double ns, int64_t rss) {
+    PolicyRuns pr;
+    pr.name = name;
+    pr.family = "article";
+    for (int i = 0; i < kRounds; ++i) {
+      RunRecord rec;
+      rec.round = i;
+      RunResult& r = rec.result;
+      r.ops = 10000;
+      const double seconds = (ns + 0.05 * ((i % 5) - 2)) * r.ops / 1e9;
+      r.passes = {PassFigures{seconds * 1.2, seconds * 1.2}, PassFigures{seconds, seconds}};
+      r.seconds = seconds * 1.2;
+      r.peak_rss = rss;
+      for (int k = 0; k < 50; ++k) r.rss_course.push_back(rss * k / 49);
+      pr.runs.push_back(rec);
+    }
+    pr.attempts = kRounds;
+    return pr;
+  }
+
+  static ReportContext Context() {
+    ReportContext ctx;
+    ctx.machine = "test machine <b>";
+    ctx.date = "2026-11-22";
+    ctx.touch = "first";
+    return ctx;
+  }
+
+  TraceReport Summarized(const std::vector<PolicyRuns>& runs) {
+    return Summarize(program_, runs, PolicyRuns{}, Context(), kRounds);
+  }
+
+  std::vector<PolicyRuns> AllRuns() {
+    std::vector<PolicyRuns> runs;
+    runs.push_back(Runs("malloc", 30, 200000));
+    runs.push_back(Runs("slab", 10, 150000));
+    runs.push_back(Runs(kHostileScript, 10.02, 400000));  // tied with slab
+    runs.push_back(Runs("bump", 3, 64 << 20));
+    runs.push_back(Runs("pool/simple/lin/st/stack/free", 20, 180000));
+    runs.push_back(Runs("pool/simple/exp/st/stack/free", 15, 190000));
+    runs.push_back(Runs("pool/boundary/exp/st/stack/free", 14, 195000));
+    PolicyRuns failed;
+    failed.name = kHostileTitle;
+    failed.family = "external";
+    failed.attempts = 3;
+    failed.failed = 3;
+    failed.first_error = "run 1: crashed: <signal 11>";
+    runs.push_back(failed);
+    return runs;
+  }
+
+  ReplayProgram program_;
+};
+
+TEST_F(ReportHtmlTest, LiveCourseReachesTheIdeal) {
+  std::vector<double> x, bytes;
+  LiveCourse(program_, 500, &x, &bytes);
+  ASSERT_FALSE(x.empty());
+  EXPECT_LE(x.size(), 501u);
+  EXPECT_EQ(x.back(), static_cast<double>(program_.ops.size()));
+  double peak = 0;
+  for (const double b : bytes) peak = std::max(peak, b);
+  EXPECT_EQ(peak, static_cast<double>(program_.peak_live_bytes));
+}
+
+TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
+  const TraceReport report = Summarized(AllRuns());
+  const HtmlTrace view = HtmlViewOf(report, program_);
+  // slab is fastest, the hostile-named policy's CI overlaps it, malloc's does not.
+  ASSERT_GE(view.verdict.fastest.size(), 2u);
+  EXPECT_EQ(view.verdict.fastest[0], "slab");
+  EXPECT_EQ(view.verdict.fastest[1], kHostileScript);
+  EXPECT_EQ(view.verdict.recommended, "slab");
+  EXPECT_EQ(view.verdict.smallest_rss, std::vector<std::string>{"slab"});
+  EXPECT_EQ(view.interval_kind, "95% CI of the median");
+
+  const std::string html = FormatHtml({report}, {program_}, Context(),
+                                      std::string("replayer --out=") + kHostileImg);
+  for (const char* id : {"id=\"trace-0\"", "id=\"trace-0-verdict\"", "id=\"trace-0-profile\"",
+                         "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"",
+                         "id=\"trace-0-effects-storage-speed\"",
+                         "id=\"trace-0-effects-growth-rss\"", "id=\"trace-0-table\""}) {
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  }
+  EXPECT_EQ(html.find("id=\"heatmap\""), std::string::npos);  // one trace: no overview
+  // Profile: the trace's live bytes and the six contenders' RSS courses.
+  EXPECT_EQ(Count(html, "class=\"series\""), 7u);
+  // One dot per ranked policy (bump included) in the speed chart, plus the
+  // effects panels' marks; 7 ranked policies have ranges.
+  EXPECT_GE(Count(html, "class=\"ci\""), 7u);
+  EXPECT_NE(html.find("class=\"dot pareto\""), std::string::npos);
+  EXPECT_GE(Count(html, "<tr class=\"tied\">"), 2u);
+  EXPECT_NE(html.find("<tr class=\"failed\">"), std::string::npos);
+  EXPECT_NE(html.find("FAILED"), std::string::npos);
+  // Nothing from the trace, a policy name or the command line became markup.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_EQ(html.find("<b "), std::string::npos);
+  EXPECT_EQ(html.find("http:"), std::string::npos);
+  EXPECT_NE(html.find(report::Escape(kHostileScript)), std::string::npos);
+  EXPECT_NE(html.find(report::Escape(kHostileImg)), std::string::npos);
+  EXPECT_NE(html.find(report::Escape(kHostileTitle)), std::string::npos);
+  EXPECT_NE(html.find("crashed: &lt;signal 11&gt;"), std::string::npos);
+  EXPECT_NE(html.find("95% CI of the median"), std::string::npos);
+}
+
+TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
+  const TraceReport a = Summarized(AllRuns());
+  TraceReport b = a;
+  b.trace_path = "second.trace";
+  const std::string html = FormatHtml({a, b}, {program_, program_}, Context(), "");
+  EXPECT_NE(html.find("id=\"overview\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"heatmap\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"overview-table\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"trace-1-profile\""), std::string::npos);
+  // 2 traces x 6 contenders (bump is not one).
+  EXPECT_EQ(Count(html, "class=\"cell\""), 12u);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST_F(ReportHtmlTest, SixtyPoliciesStayReadable) {
+  std::vector<PolicyRuns> runs = {Runs("malloc", 30, 200000)};
+  const char* storage[] = {"simple", "boundary", "ordered"};
+  const char* growth[] = {"lin", "exp"};
+  const char* threading[] = {"st", "mt"};
+  const char* holding[] = {"stack", "single"};
+  const char* del[] = {"free", "keep"};
+  int i = 0;
+  for (auto s : storage)
+    for (auto g : growth)
+      for (auto t : threading)
+        for (auto h : holding)
+          for (auto d : del) {
+            runs.push_back(Runs(absl::StrCat("pool/", s, "/", g, "/", t, "/", h, "/", d),
+                                8 + 0.7 * i, 100000 + 3000 * (i % 7)));
+            ++i;
+          }
+  const TraceReport report = Summarized(runs);
+  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  // The profile draws at most 12 courses besides the trace, and says so.
+  EXPECT_EQ(Count(html, "class=\"series\""), 13u);
+  EXPECT_NE(html.find("12 of 49 policies drawn"), std::string::npos);
+  // Every dimension has its pair of panels.
+  for (const char* d : {"storage", "growth", "threading", "holding", "delete"}) {
+    EXPECT_NE(html.find(absl::StrCat("id=\"trace-0-effects-", d, "-speed\"")), std::string::npos)
+        << d;
+  }
+}
+
+}  // namespace
+}  // namespace alloctrace
