@@ -108,8 +108,9 @@ void RunRandomMap(const WorkloadParams& params, uint64_t seed) {
 // Four lists share one allocator, as splice requires. Each map and list
 // starts with `entries` elements; then `operations` random steps: insert
 // into a map (25%), erase from a map (15%), std::swap two random maps (10%),
-// replace a map by a fresh one with its own allocator, moved in (2%: the old
-// nodes go with the old allocator), push into a list (20%), erase from a
+// replace a map by a fresh one of entries / 10 + 1 entries with its own
+// allocator, moved in (1%: the old nodes go with the old allocator), push
+// into a list (21%), erase from a
 // list (10%), splice one element (10%), a range (5%) or a whole list (3%)
 // into another list. Everything is freed when the containers go.
 template <template <typename> class Alloc>
@@ -151,9 +152,9 @@ void RunSwapSplice(const WorkloadParams& params, uint64_t seed) {
     } else if (roll < 50) {
       IntMap<Alloc>& with = *maps[rng.Below(4)];
       if (&with != &m) std::swap(m, with);
-    } else if (roll < 52) {
+    } else if (roll < 51) {
       IntMap<Alloc> fresh;
-      FillIntMap<Alloc>(fresh, entries / 4 + 1, rng);
+      FillIntMap<Alloc>(fresh, entries / 10 + 1, rng);
       m = std::move(fresh);
     } else if (roll < 72) {
       l.push_back(rng.Key());
