@@ -30,16 +30,13 @@
 #include <new>
 #include <type_traits>
 
+#include "tracer/no_arena.h"
 #include "tracer/recorder.h"
 
 namespace alloctrace {
 
-// Tag for TraceAllocator's constructor: record into arena 0, the global heap,
-// as `new` or std::make_shared would allocate, instead of a new arena.
-struct NoArenaTag {
-  explicit NoArenaTag() = default;
-};
-inline constexpr NoArenaTag kNoArena{};
+// TraceAllocator(kNoArena) records into arena 0, the global heap, as `new`
+// or std::make_shared would allocate, instead of a new arena (no_arena.h).
 
 namespace trace_allocator_internal {
 
