@@ -3,8 +3,10 @@
 // WorkloadDefs<std::allocator>() runs plain, and tests instantiate it with a
 // counting allocator. tracer/workloads/workloads.h is the registry programs use.
 //
-// Defaults are small (each trace roughly 20k to 100k events); the source's
-// own values are in ParamSpec::source_value where the source states them.
+// Defaults are small (each trace roughly 5k to 100k events, and runs that
+// touch at most a few hundred MB: 1016-byte records are copied by value);
+// the source's own values are in ParamSpec::source_value where the source
+// states them.
 #ifndef ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
 #define ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
 
@@ -87,7 +89,7 @@ inline std::vector<ParamSpec> RecordParams(int64_t rounds) {
 }
 
 inline std::vector<ParamSpec> PodVectorParams() {
-  std::vector<ParamSpec> params = RecordParams(3000);
+  std::vector<ParamSpec> params = RecordParams(1000);
   params.push_back({"buffer_percent", 10, "200 and 10 (N = 2 x howMany, howMany / 10)",
                     "the stack buffer's records, in percent of records", 0});
   return params;
@@ -170,7 +172,7 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
       {"array_butterfly", "allocate `count` arrays of nodes, then free them in random order",
        kSourceFoonathan, ArrayParams(), true, &RunArrayStrategy<Alloc, FreeOrder::kButterfly>},
       {"records_by_value", "records stored by value in a std::vector grown by push_back",
-       kSourceRecords, RecordParams(1000), false, &RunRecords<Alloc, RecordStorage::kByValue>},
+       kSourceRecords, RecordParams(300), false, &RunRecords<Alloc, RecordStorage::kByValue>},
       {"records_pod_vector",
        "records stored by value in a pod_vector: a stack buffer of N records, then a heap "
        "buffer doubling from 2N (the trace holds only the heap fallback)",
@@ -178,7 +180,7 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
       {"records_local_pool",
        "records from a boost::pool<> local to each round, never freed one by one: the trace "
        "holds the pool's chunks (global heap), released at scope exit, and a vector of pointers",
-       kSourceRecords, RecordParams(2000), false, &RunRecords<Alloc, RecordStorage::kLocalPool>},
+       kSourceRecords, RecordParams(300), false, &RunRecords<Alloc, RecordStorage::kLocalPool>},
       {"records_shared_new",
        "a std::vector of shared_ptr<Record> made by shared_ptr(new Record): two global-heap "
        "allocations per record",
