@@ -13,10 +13,10 @@
 //  - Allocate takes from the chunk that served last, else searches the
 //    chunks for one with room (O(c)), else adds a chunk.
 //  - Deallocate finds the owning chunk by searching outwards from the chunk
-//    of the previous free (frees cluster): O(c) worst case. When a chunk
-//    becomes wholly free and another wholly free chunk is already kept, one
-//    of the two goes back to the system (at most one empty chunk is kept, so
-//    alternating allocate/free at a chunk boundary does not thrash).
+//    of the previous free (frees cluster): O(c) worst case. Chunks that
+//    become wholly free stay for reuse, as in foonathan/memory's pools and
+//    the rest of this library (Loki gives all but one back to the system;
+//    here that happens when the pool goes, e.g. with its arena).
 //  - Block size: bytes rounded up to the alignment (align <= 16). Chunks
 //    come from ::operator new (16-aligned), so every block is aligned as
 //    asked. Larger or more aligned requests go to a LargeBlockList
@@ -33,7 +33,7 @@
 // Failure: Allocate returns nullptr when the system is out of memory.
 // Deallocate CHECK-fails on a small block no chunk of its class owns.
 // Memory: chunks are freed when the pool is destroyed or ReleaseAll() is
-// called, and as described above when they become empty.
+// called; freed blocks are reused, never returned early.
 #ifndef ALLOCTRACE_POOL_SMALL_NODE_POOL_H_
 #define ALLOCTRACE_POOL_SMALL_NODE_POOL_H_
 
@@ -81,7 +81,6 @@ class SmallNodeFixedAllocator {
     unsigned char* block = chunk.data + size_t{chunk.first_free} * block_size_;
     chunk.first_free = *block;
     --chunk.free_count;
-    if (alloc_ == empty_) empty_ = kNone;
     return block;
   }
 
@@ -97,7 +96,6 @@ class SmallNodeFixedAllocator {
     *p = chunk.first_free;
     chunk.first_free = static_cast<uint8_t>(index);
     ++chunk.free_count;
-    if (chunk.free_count == blocks_per_chunk_) KeepOneEmpty(i);
   }
 
   // Frees every chunk, live blocks included.
@@ -106,7 +104,6 @@ class SmallNodeFixedAllocator {
     chunks_.clear();
     chunks_.shrink_to_fit();
     alloc_ = dealloc_ = 0;
-    empty_ = kNone;
   }
 
   size_t chunk_count() const { return chunks_.size(); }
@@ -117,8 +114,6 @@ class SmallNodeFixedAllocator {
   }
 
  private:
-  static constexpr size_t kNone = ~size_t{0};
-
   struct Chunk {
     unsigned char* data;
     uint8_t first_free;  // index of the first free block
@@ -172,32 +167,11 @@ class SmallNodeFixedAllocator {
     return 0;
   }
 
-  // Chunk i just became wholly free: keep it, and free the empty chunk kept
-  // before, if any (moving the last chunk into its slot).
-  void KeepOneEmpty(size_t i) {
-    if (empty_ == kNone || empty_ == i) {
-      empty_ = i;
-      return;
-    }
-    const size_t victim = empty_;
-    ::operator delete(chunks_[victim].data);
-    const size_t last = chunks_.size() - 1;
-    if (victim != last) chunks_[victim] = chunks_[last];
-    chunks_.pop_back();
-    // The hints stay indices of some chunk (or past the end, which both
-    // users check); they are only hints.
-    auto moved = [&](size_t index) { return index == last ? victim : index; };
-    empty_ = moved(i);
-    alloc_ = moved(alloc_);
-    dealloc_ = moved(dealloc_);
-  }
-
   std::vector<Chunk> chunks_;
   size_t block_size_ = 1;
   uint8_t blocks_per_chunk_ = 1;
   size_t alloc_ = 0;     // chunk that served the last allocation
-  size_t dealloc_ = 0;   // chunk that took the last free
-  size_t empty_ = kNone; // the one wholly free chunk kept, if any
+  size_t dealloc_ = 0;  // chunk that took the last free
 };
 
 template <typename Threading = SingleThreaded>
