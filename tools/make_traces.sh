@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Re-records every checked-in sample trace in traces/, one per workload at its
+# Re-records checked-in sample traces in traces/, one per workload at its
 # default size with seed 1, and prints a table of what each holds.
+#   tools/make_traces.sh                 every workload of `record --list`
+#   tools/make_traces.sh NAME...         only these
+# The shared_ptr workloads under libc++ are made by tools/record_libcxx.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //tracer:record //format:inspect >/dev/null 2>&1
-workloads=$(bazel run //tracer:record -- --list 2>/dev/null | grep -E '^[a-z_]+$')
+if [ "$#" -gt 0 ]; then
+  workloads="$*"
+else
+  workloads=$(bazel run //tracer:record -- --list 2>/dev/null | grep -E '^[a-z_]+$')
+fi
 printf '| trace | events | bytes | bytes/event | peak live bytes | peak live objects | arenas |\n'
 printf '|---|---:|---:|---:|---:|---:|---:|\n'
 for w in $workloads; do

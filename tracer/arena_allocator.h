@@ -26,14 +26,9 @@
 #include <cstddef>
 #include <type_traits>
 
-namespace alloctrace {
+#include "tracer/no_arena.h"
 
-// Tag for an arena allocator's constructor: allocate in arena 0, the global
-// heap, instead of a new arena.
-struct NoArenaTag {
-  explicit NoArenaTag() = default;
-};
-inline constexpr NoArenaTag kNoArena{};
+namespace alloctrace {
 
 template <template <typename> class Alloc, typename T>
 class ArenaAllocator {

@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "base/cli_util.h"
 #include "tracer/recorder.h"
+#include "tracer/workloads/stdlib_name.h"
 #include "tracer/workloads/workloads.h"
 
 ABSL_FLAG(std::string, workload, "", "the workload to run (see --list)");
@@ -191,6 +192,9 @@ int Run(int argc, char** argv) {
   options.program = "alloctrace record";
   options.timestamps = absl::GetFlag(FLAGS_timestamps);
   options.labels["seed"] = absl::StrCat(seed);
+  // Node and control-block sizes depend on the standard library.
+  options.labels["stdlib"] = workloads::StdlibName();
+  options.labels["stdlib_version"] = workloads::StdlibVersion();
   for (size_t i = 0; i < params->specs().size(); ++i) {
     options.labels[Str(params->specs()[i].name)] = absl::StrCat(params->values()[i]);
   }

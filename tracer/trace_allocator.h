@@ -36,6 +36,9 @@
 
 namespace alloctrace {
 
+// TraceAllocator(kNoArena) records into arena 0, the global heap, as `new`
+// or std::make_shared would allocate, instead of a new arena (no_arena.h).
+
 namespace trace_allocator_internal {
 
 // The shared identity of one allocator instance and all its copies.

@@ -54,7 +54,9 @@ using ExternalAllocatorTypes =
              PreloadedMallocAllocator<ExternalMalloc::kJemalloc>,
              PreloadedMallocAllocator<ExternalMalloc::kMimalloc>>;
 
-using OurAllocatorTypes = TypeList<SlabPoolAllocator>;
+// alloctrace's pool library beyond the article's 48: slab (ours) and the
+// small-node pool (after foonathan/memory and Modern C++ Design).
+using OurAllocatorTypes = TypeList<SlabPoolAllocator, SmallNodePoolAllocator>;
 
 // The 16 article allocators of one storage policy, growth x threading x
 // holding x delete, in name order of the policies' declaration.

@@ -1,4 +1,5 @@
-// Conformance suite (allocator_conformance.h) over alloctrace's own policy.
+// Conformance suite (allocator_conformance.h) over the pool library's own
+// policies beyond the article's: slab and small_node.
 #include "replayer/allocators/allocator_conformance.h"
 #include "replayer/allocators/allocator_types.h"
 

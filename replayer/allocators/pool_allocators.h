@@ -32,6 +32,7 @@
 #include "pool/policy_name.h"
 #include "pool/pool.h"
 #include "pool/slab_pool.h"
+#include "pool/small_node_pool.h"
 #include "pool/storage_policies.h"
 
 namespace alloctrace::allocators {
@@ -182,6 +183,35 @@ class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
 
  private:
   PoolType pool_;
+};
+
+// The small-node pool (pool/small_node_pool.h), one per arena as
+// foonathan/memory's profiler gives each allocator instance its own pool:
+// released, with every block still in it, when its arena is destroyed.
+class SmallNodePoolAllocator : public ReplayAllocatorDefaults<SmallNodePoolAllocator> {
+ public:
+  using PoolType = pool::SmallNodePool<pool::SingleThreaded>;
+  static constexpr bool kThreadSafe = false;
+  static constexpr bool kReusesFreedBlocks = true;
+  static constexpr bool kArenaReleasesBlocks = true;
+
+  static AllocatorInfo Info() {
+    return {PoolType::kName, kFamilyOurs,
+            "small-node pool (Modern C++ Design): chunks of <= 255 blocks, free "
+            "lists of one-byte indices, exact sizes from 1 byte; a pool per arena"};
+  }
+
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    return pools_.For(arena).Allocate(bytes, align);
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
+    pools_.For(arena).Deallocate(p, bytes, align);
+  }
+  void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
+  void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
+
+ private:
+  allocators_internal::PerArenaPools<PoolType> pools_;
 };
 
 }  // namespace alloctrace::allocators

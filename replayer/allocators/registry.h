@@ -12,7 +12,7 @@
 // Names (unique; no spaces, commas or glob characters):
 //   baselines  malloc, new, boost_pool, boost_fast_pool,
 //              boost_fast_pool_nolock, pmr_unsync_pool, pmr_monotonic, bump
-//   ours       slab
+//   ours       slab, small_node
 //   article    pool/<storage>/<growth>/<threading>/<holding>/<delete>, 48 of
 //              them (pool/policy_name.h), e.g.
 //              pool/boundary/exp/st/stack/free

@@ -87,16 +87,25 @@ inline void DropList(std::shared_ptr<NodeBase>& head,
 
 }  // namespace shared_ptr_internal
 
-// Parameters: lists, nodes (ramp-up), iterations, inserts_per_iteration.
+// The parameters, as plain integers (the workload's core uses nothing of
+// WorkloadParams, so it also builds against another standard library: see
+// stdlib_events_main.cc).
+struct SharedPtrListSizes {
+  uint64_t lists;
+  int64_t nodes;       // ramp-up
+  int64_t iterations;
+  int64_t inserts;     // per iteration
+};
+
 // Node n (counting from 0 over the whole run) has a payload of (n % 5) * 16
 // bytes; iteration i drops list i % lists.
 template <template <typename> class Alloc, SharedPtrKind kKind>
-void RunSharedPtrLists(const WorkloadParams& params, uint64_t seed) {
+void RunSharedPtrListsWith(const SharedPtrListSizes& sizes, uint64_t seed) {
   using shared_ptr_internal::NodeBase;
-  const uint64_t lists = params.Get("lists");
-  const int64_t nodes = params.Get("nodes");
-  const int64_t iterations = params.Get("iterations");
-  const int64_t inserts = params.Get("inserts_per_iteration");
+  const uint64_t lists = sizes.lists;
+  const int64_t nodes = sizes.nodes;
+  const int64_t iterations = sizes.iterations;
+  const int64_t inserts = sizes.inserts;
   WorkloadRng rng(seed);
 
   std::optional<Alloc<NodeBase>> pool;
@@ -120,6 +129,15 @@ void RunSharedPtrLists(const WorkloadParams& params, uint64_t seed) {
     for (int64_t i = 0; i < inserts; ++i) insert_random();
   }
   for (std::shared_ptr<NodeBase>& head : heads) shared_ptr_internal::DropList(head, chain);
+}
+
+// Parameters: lists, nodes (ramp-up), iterations, inserts_per_iteration.
+template <template <typename> class Alloc, SharedPtrKind kKind>
+void RunSharedPtrLists(const WorkloadParams& params, uint64_t seed) {
+  RunSharedPtrListsWith<Alloc, kKind>(
+      {static_cast<uint64_t>(params.Get("lists")), params.Get("nodes"), params.Get("iterations"),
+       params.Get("inserts_per_iteration")},
+      seed);
 }
 
 }  // namespace alloctrace::workloads

@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tracer/trace_allocator.h"
+#include "tracer/no_arena.h"
 
 namespace alloctrace::workloads {
 

@@ -3,8 +3,10 @@
 // WorkloadDefs<std::allocator>() runs plain, and tests instantiate it with a
 // counting allocator. tracer/workloads/workloads.h is the registry programs use.
 //
-// Defaults are small (each trace roughly 20k to 100k events); the source's
-// own values are in ParamSpec::source_value where the source states them.
+// Defaults are small (each trace roughly 5k to 100k events, and runs that
+// touch at most a few hundred MB: 1016-byte records are copied by value);
+// the source's own values are in ParamSpec::source_value where the source
+// states them.
 #ifndef ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
 #define ALLOCTRACE_TRACER_WORKLOADS_WORKLOAD_TABLE_H_
 
@@ -49,7 +51,7 @@ inline std::vector<ParamSpec> SharedPtrParams() {
   return {
       {"lists", 100, "1000", "number of singly linked lists"},
       {"nodes", 10000, "1,000,000", "ramp-up: nodes inserted at random lists before iterating"},
-      {"iterations", 100, "", "iterations; iteration i drops list i % lists"},
+      {"iterations", 100, "50,000", "iterations; iteration i drops list i % lists"},
       {"inserts_per_iteration", 100, "1000", "nodes inserted at random lists per iteration"},
   };
 }
@@ -64,18 +66,42 @@ inline std::vector<ParamSpec> NodeParams() {
   };
 }
 
+inline std::vector<ParamSpec> ArrayParams() {
+  return {
+      {"node_size", 0, "1, 4 and 8", "bytes per node: 1, 4 or 8; 0 = each in turn", 0,
+       ArraySizeValues()},
+      {"array_nodes", 0, "1, 4 and 8", "nodes per array: 1, 4 or 8; 0 = each in turn", 0,
+       ArraySizeValues()},
+      {"count", 1024, "256, 512 and 1024", "arrays per run"},
+      {"runs", 2, "1024 (sample_size)", "runs per combination, each with a fresh allocator"},
+  };
+}
+
 inline std::vector<ParamSpec> RecordParams(int64_t rounds) {
   return {
-      {"records", 1000, "", "records per vector (64 bytes each)"},
-      {"rounds", rounds, "", "vectors filled and destroyed, one after another"},
+      {"records", 1000, "1000 (howMany)", "records per container"},
+      {"rounds", rounds, "1000 (repetitions)",
+       "containers filled and destroyed, one after another"},
+      {"big_block", 1000, "1000 (bigBlock)",
+       "payload bytes per record (48, 240 or 1000); a record is 16 bytes more", 48,
+       BigBlockValues()},
   };
+}
+
+inline std::vector<ParamSpec> PodVectorParams() {
+  std::vector<ParamSpec> params = RecordParams(1000);
+  params.push_back({"buffer_percent", 10, "200 and 10 (N = 2 x howMany, howMany / 10)",
+                    "the stack buffer's records, in percent of records", 0});
+  return params;
 }
 
 }  // namespace table_internal
 
 template <template <typename> class Alloc>
 const std::vector<WorkloadDef>& WorkloadDefs() {
+  using table_internal::ArrayParams;
   using table_internal::NodeParams;
+  using table_internal::PodVectorParams;
   using table_internal::RecordParams;
   using table_internal::SharedPtrParams;
   static const std::vector<WorkloadDef>* const kDefs = new std::vector<WorkloadDef>{
@@ -107,6 +133,14 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
         {"operations", 50000, "", "random inserts and erases (50/50)"}},
        true,
        &RunRandomMap<Alloc>},
+      {"swap_splice",
+       "std::map swaps (equal allocators, and allocators that travel with the swap) and "
+       "std::list splices (one shared allocator) among four maps and four lists",
+       kSourceDrDobbs,
+       {{"entries", 1000, "", "elements per map and per list at the start"},
+        {"operations", 20000, "", "random steps"}},
+       true,
+       &RunSwapSplice<Alloc>},
       {"shared_ptr_new",
        "linked lists of shared_ptr nodes made by shared_ptr(new Node): object and control "
        "block are two global-heap allocations",
@@ -129,12 +163,32 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
        NodeParams(), false, &RunNodeStrategy<Alloc, FreeOrder::kBulkReversed>},
       {"butterfly", "allocate `count` nodes, then free them in random order", kSourceFoonathan,
        NodeParams(), true, &RunNodeStrategy<Alloc, FreeOrder::kButterfly>},
-      {"records_by_value", "64-byte records stored by value in a std::vector grown by push_back",
-       kSourceRecords, RecordParams(1000), false, &RunRecords<Alloc, RecordStorage::kByValue>},
+      {"array_single", "allocate one array of nodes and free it at once, `count` times per run",
+       kSourceFoonathan, ArrayParams(), false, &RunArrayStrategy<Alloc, FreeOrder::kSingle>},
+      {"array_bulk", "allocate `count` arrays of nodes, then free them in allocation order",
+       kSourceFoonathan, ArrayParams(), false, &RunArrayStrategy<Alloc, FreeOrder::kBulk>},
+      {"array_bulk_reversed", "allocate `count` arrays of nodes, then free them in reverse order",
+       kSourceFoonathan, ArrayParams(), false, &RunArrayStrategy<Alloc, FreeOrder::kBulkReversed>},
+      {"array_butterfly", "allocate `count` arrays of nodes, then free them in random order",
+       kSourceFoonathan, ArrayParams(), true, &RunArrayStrategy<Alloc, FreeOrder::kButterfly>},
+      {"records_by_value", "records stored by value in a std::vector grown by push_back",
+       kSourceRecords, RecordParams(300), false, &RunRecords<Alloc, RecordStorage::kByValue>},
+      {"records_pod_vector",
+       "records stored by value in a pod_vector: a stack buffer of N records, then a heap "
+       "buffer doubling from 2N (the trace holds only the heap fallback)",
+       kSourceRecords, PodVectorParams(), false, &RunRecords<Alloc, RecordStorage::kPodVector>},
+      {"records_local_pool",
+       "records from a boost::pool<> local to each round, never freed one by one: the trace "
+       "holds the pool's chunks (global heap), released at scope exit, and a vector of pointers",
+       kSourceRecords, RecordParams(300), false, &RunRecords<Alloc, RecordStorage::kLocalPool>},
       {"records_shared_new",
        "a std::vector of shared_ptr<Record> made by shared_ptr(new Record): two global-heap "
        "allocations per record",
        kSourceRecords, RecordParams(20), false, &RunRecords<Alloc, RecordStorage::kSharedFromNew>},
+      {"records_singleton_pool",
+       "a std::vector of shared_ptr<Record> whose records come from a boost::singleton_pool "
+       "(deleter returns them): a global-heap control block per record, pool chunks once",
+       kSourceRecords, RecordParams(20), false, &RunRecords<Alloc, RecordStorage::kSingletonPool>},
       {"records_make_shared",
        "a std::vector of shared_ptr<Record> made by std::make_shared: one global-heap "
        "allocation per record",

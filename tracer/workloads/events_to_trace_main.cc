@@ -1,0 +1,230 @@
+// events_to_trace: turns the event lines of stdlib_events (see
+// stdlib_events_main.cc for the format) into a trace, through the same
+// Recorder that record uses, with the header's workload, the parameters and
+// seed as labels, and stdlib / stdlib_version / compiler labels saying which
+// standard library made the events.
+//
+//   events_to_trace --in=EVENTS --out=TRACE
+//
+// The whole input is read and checked before the trace is started, so bad
+// input leaves no trace file: every error names the file and line, e.g.
+//   events_to_trace: x.events:12: F of 55d0c0 which is not live
+// Exit status: 0 on success, 2 for a usage error, 1 for bad input or a trace
+// that cannot be written.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "base/cli_util.h"
+#include "tracer/recorder.h"
+#include "tracer/workloads/workloads.h"
+
+ABSL_FLAG(std::string, in, "", "the event lines written by stdlib_events");
+ABSL_FLAG(std::string, out, "", "the trace to write (created or truncated)");
+
+namespace alloctrace::workloads {
+namespace {
+
+struct Op {
+  char kind;  // 'C', 'D', 'A', 'F'
+  uint64_t address = 0;
+  uint32_t arena = 0;
+  uint64_t elem_size = 0;
+  uint64_t count = 0;
+  uint8_t align_log2 = 0;
+};
+
+struct Events {
+  std::string workload;
+  std::map<std::string, std::string> labels;
+  std::vector<std::string> params;  // "name=value"
+  std::vector<Op> ops;
+};
+
+bool ParseU64(absl::string_view text, uint64_t* v, int base = 10) {
+  if (base == 16) return absl::SimpleHexAtoi(text, v);
+  return absl::SimpleAtoi(text, v);
+}
+
+absl::StatusOr<Events> ReadEvents(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  Events ev;
+  std::unordered_map<uint64_t, uint32_t> live;  // address -> arena
+  std::vector<uint8_t> arena_live = {1};        // arena 0 always exists
+  std::string line;
+  uint64_t number = 0;
+  bool ended = false;
+  auto error = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":", number, ": ", what));
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (ended) return error("text after the end line");
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (number == 1) {
+      if (line != "alloctrace-events 1") {
+        return error("not an alloctrace event file (expected \"alloctrace-events 1\")");
+      }
+      continue;
+    }
+    if (f.empty()) return error("empty line");
+    const absl::string_view key = f[0];
+    uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
+    if (key == "stdlib" && f.size() == 3) {
+      ev.labels["stdlib"] = std::string(f[1]);
+      ev.labels["stdlib_version"] = std::string(f[2]);
+    } else if (key == "compiler" && f.size() >= 2) {
+      ev.labels["compiler"] = line.substr(line.find(' ') + 1);
+    } else if (key == "workload" && f.size() == 2) {
+      ev.workload = std::string(f[1]);
+    } else if (key == "seed" && f.size() == 2 && ParseU64(f[1], &a)) {
+      ev.labels["seed"] = std::string(f[1]);
+    } else if (key == "param" && f.size() == 3) {
+      ev.params.push_back(absl::StrCat(f[1], "=", f[2]));
+    } else if (key == "C" && f.size() == 2 && ParseU64(f[1], &a) && a > 0 && a < (1u << 31)) {
+      if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
+      if (arena_live[a]) return error(absl::StrCat("arena ", a, " created twice"));
+      arena_live[a] = 1;
+      ev.ops.push_back({'C', 0, static_cast<uint32_t>(a)});
+    } else if (key == "D" && f.size() == 2 && ParseU64(f[1], &a)) {
+      if (a == 0 || a >= arena_live.size() || !arena_live[a]) {
+        return error(absl::StrCat("D of arena ", a, " which is not live"));
+      }
+      arena_live[a] = 0;
+      ev.ops.push_back({'D', 0, static_cast<uint32_t>(a)});
+    } else if (key == "A" && f.size() == 6 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b) &&
+               ParseU64(f[3], &c) && ParseU64(f[4], &d) && ParseU64(f[5], &e)) {
+      if (b >= arena_live.size() || !arena_live[b]) {
+        return error(absl::StrCat("A in arena ", b, " which is not live"));
+      }
+      if (c == 0 || c > UINT32_MAX) return error(absl::StrCat("element size ", c, " out of range"));
+      if (e == 0 || (e & (e - 1)) != 0) return error(absl::StrCat("alignment ", e, " is not a power of two"));
+      if (!live.emplace(a, static_cast<uint32_t>(b)).second) {
+        return error(absl::StrCat("A of ", f[1], " which is already live"));
+      }
+      ev.ops.push_back({'A', a, static_cast<uint32_t>(b), c, d,
+                        static_cast<uint8_t>(__builtin_ctzll(e))});
+    } else if (key == "F" && f.size() == 3 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b)) {
+      auto it = live.find(a);
+      if (it == live.end()) return error(absl::StrCat("F of ", f[1], " which is not live"));
+      if (it->second != b) {
+        return error(absl::StrCat("F of ", f[1], " in arena ", b, "; it was allocated in arena ",
+                                  it->second));
+      }
+      live.erase(it);
+      ev.ops.push_back({'F', a, static_cast<uint32_t>(b)});
+    } else if (key == "end" && f.size() == 2 && ParseU64(f[1], &a)) {
+      if (a != ev.ops.size()) {
+        return error(absl::StrCat("end says ", a, " events, the file has ", ev.ops.size()));
+      }
+      ended = true;
+    } else {
+      return error(absl::StrCat("cannot read \"", line.substr(0, 80), "\""));
+    }
+  }
+  if (number == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (!ended) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ends after line ", number, " without an end line: the event file was cut short"));
+  }
+  if (ev.workload.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no workload line"));
+  if (ev.labels.count("stdlib") == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no stdlib line"));
+  }
+  return ev;
+}
+
+int Run(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "turns stdlib_events output into a trace.\nusage: events_to_trace --in=EVENTS --out=TRACE");
+  AcceptDashedFlags(argc, argv);
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1 || absl::GetFlag(FLAGS_in).empty() ||
+      absl::GetFlag(FLAGS_out).empty()) {
+    std::fprintf(stderr, "events_to_trace: usage: events_to_trace --in=EVENTS --out=TRACE\n");
+    return 2;
+  }
+  const std::string in = ResolveUserPath(absl::GetFlag(FLAGS_in));
+  const std::string out = ResolveUserPath(absl::GetFlag(FLAGS_out));
+  absl::StatusOr<Events> events = ReadEvents(in);
+  if (!events.ok()) {
+    std::fprintf(stderr, "events_to_trace: %s\n", std::string(events.status().message()).c_str());
+    return 1;
+  }
+  const WorkloadInfo* info = FindWorkload(events->workload);
+  if (info == nullptr) {
+    std::fprintf(stderr, "events_to_trace: %s: unknown workload '%s'\n", in.c_str(),
+                 events->workload.c_str());
+    return 1;
+  }
+  absl::StatusOr<WorkloadParams> params = info->ParseParams(events->params);
+  if (!params.ok()) {
+    std::fprintf(stderr, "events_to_trace: %s: %s\n", in.c_str(),
+                 std::string(params.status().message()).c_str());
+    return 1;
+  }
+
+  RecordingOptions options;
+  options.path = out;
+  options.workload = events->workload;
+  options.program = absl::StrCat("alloctrace stdlib_events (", events->labels["stdlib"], ")");
+  options.labels = events->labels;
+  for (size_t i = 0; i < params->specs().size(); ++i) {
+    options.labels[std::string(params->specs()[i].name)] = absl::StrCat(params->values()[i]);
+  }
+  Recorder& recorder = Recorder::Global();
+  if (absl::Status s = recorder.Start(options); !s.ok()) {
+    std::fprintf(stderr, "events_to_trace: cannot record to %s: %s\n", out.c_str(),
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+  std::vector<uint32_t> arena_ids(1, 0);  // event file's arena -> recorder's
+  for (const Op& op : events->ops) {
+    const void* p = reinterpret_cast<const void*>(static_cast<uintptr_t>(op.address));
+    switch (op.kind) {
+      case 'C':
+        if (op.arena >= arena_ids.size()) arena_ids.resize(op.arena + 1, 0);
+        arena_ids[op.arena] = recorder.CreateArena();
+        break;
+      case 'D':
+        recorder.DestroyArena(arena_ids[op.arena]);
+        break;
+      case 'A':
+        recorder.RecordAlloc(p, arena_ids[op.arena], static_cast<uint32_t>(op.elem_size),
+                             op.count, op.align_log2);
+        break;
+      default:
+        recorder.RecordFree(p, arena_ids[op.arena]);
+        break;
+    }
+  }
+  RecordingStats stats;
+  if (absl::Status s = recorder.Stop(&stats); !s.ok()) {
+    std::fprintf(stderr, "events_to_trace: writing %s failed: %s\n", out.c_str(),
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+  std::printf("%s (%s): %llu events, %llu bytes -> %s\n", events->workload.c_str(),
+              events->labels["stdlib"].c_str(), static_cast<unsigned long long>(stats.events),
+              static_cast<unsigned long long>(stats.bytes), out.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace alloctrace::workloads
+
+int main(int argc, char** argv) { return alloctrace::workloads::Run(argc, argv); }
