@@ -37,7 +37,7 @@ ABSL_FLAG(bool, list_policies, false, "list every policy with its family and des
 ABSL_FLAG(int, repeat, 5, "runs per policy, interleaved across policies (A B C A B C ...)");
 ABSL_FLAG(std::string, touch, "first",
           "what the replay writes into each new block, as a constructor would: none, first "
-          "(the first 8 bytes) or whole");
+          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 ABSL_FLAG(std::string, format, "table", "report format: table, markdown, csv or json");
 ABSL_FLAG(std::string, out, "", "write the report to this file instead of standard output");
 ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run (its course)");
@@ -156,8 +156,10 @@ int Main(int argc, char** argv) {
     run_options.touch = Touch::kFirst;
   } else if (touch == "whole") {
     run_options.touch = Touch::kWhole;
+  } else if (touch == "program") {
+    run_options.touch = Touch::kProgram;
   } else {
-    return Fail(2, absl::StrCat("--touch=", touch, ": must be none, first or whole"));
+    return Fail(2, absl::StrCat("--touch=", touch, ": must be none, first, whole or program"));
   }
   const std::string format = absl::GetFlag(FLAGS_format);
   if (format != "table" && format != "markdown" && format != "csv" && format != "json") {
