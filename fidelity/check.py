@@ -17,8 +17,9 @@ the replay's ns/op x ops, the saving against glibc in situ and as the replay
 predicts it, and per workload Spearman's rank correlation of the two
 orderings, where allocators whose intervals overlap are tied.
 
-With --program, PROG ARGS is run whole under each malloc (the process's wall
-time), captured (//tracer:capture) and replayed the same way.
+With --program, PROG ARGS is run whole under each malloc (the process's
+time), captured (//tracer:capture) and replayed the same way. In-situ time
+is CPU time by default (--clock=wall for wall time).
 
 The driver is Python because its work is running processes and reading
 JSON; the timed code is C++ (insitu, replayer). Statistics: analysis.py.
@@ -31,6 +32,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -164,7 +166,8 @@ def check_workload(name, params, allocators, args, workdir):
                                  f"(malloc is from {line['malloc']})")
             display = a if a in MALLOCS else line["replay_policy"]
             policy_of[display] = a if a in PRELOADS else line["replay_policy"]
-            seconds.setdefault(display, []).append(line["seconds"])
+            seconds.setdefault(display, []).append(
+                line["cpu_seconds"] if args.clock == "cpu" else line["seconds"])
     entry = {"kind": "workload", "name": name, "params": " ".join(params), "trace": trace,
              "insitu": insitu_json(seconds), "replay": {}}
     return finish(entry, seconds, policy_of, trace, args)
@@ -178,9 +181,13 @@ def check_program(program, allocators, args, workdir):
     for r in range(args.runs):
         for a in allocators:
             progress(f"{os.path.basename(program[0])}: in situ run {r + 1}/{args.runs} {a}")
+            u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             run(program, env=env_for(a), cwd=cwd, stdout=subprocess.DEVNULL)
-            seconds.setdefault(a, []).append(time.perf_counter() - t0)
+            wall = time.perf_counter() - t0
+            u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
+            seconds.setdefault(a, []).append(cpu if args.clock == "cpu" else wall)
     run([CAPTURE, f"--out={trace}", "--"] + program, stdout=subprocess.DEVNULL)
     policy_of = {a: (a if a in PRELOADS else analysis.BASELINE_POLICY) for a in allocators}
     entry = {"kind": "program", "name": " ".join(program), "params": "", "trace": trace,
@@ -220,7 +227,7 @@ def fmt(v, spec="{:.1f}", none="-"):
 
 def format_table(doc):
     lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
-             f"per allocator (interleaved), replay --repeat={doc['runs']}"]
+             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay --repeat={doc['runs']}"]
     touches = doc["touch"]
     for e in doc["entries"]:
         lines.append("")
@@ -252,7 +259,8 @@ def format_table(doc):
     lines.append("")
     lines.append("saved: in-situ time saved against glibc (ms; ~ = inside noise, the 95% "
                  "intervals overlap); predicted: (glibc's ns/op - this one's) x ops; error: "
-                 "(predicted - saved) / saved, where saved is outside noise.")
+                 "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
+                 "one ordering is all ties.")
     for t in touches:
         s = doc["summary"][t]
         lines.append(
@@ -281,6 +289,9 @@ def parse_args(argv):
                     help="replay --touch modes to compare, comma-separated")
     ap.add_argument("--param", action="append", default=[],
                     help="WORKLOAD:name=value, a workload parameter (repeatable)")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                    help="in-situ time: the run's CPU time (default; leaves out waiting for a "
+                         "core on a shared machine) or its wall time")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--format", choices=["table", "json"], default="table")
     ap.add_argument("--out", default="", help="write the report here (relative to where "
@@ -289,8 +300,12 @@ def parse_args(argv):
                     help="check the program after --, not the built-in workloads")
     ap.add_argument("--workdir", default="", help="keep traces here (default: a temporary "
                                                   "directory, removed)")
+    ap.add_argument("--render", default="",
+                    help="print a saved --format=json report as a table (or JSON), run nothing")
     args = ap.parse_args(argv)
     args.program_argv = program
+    if args.render:
+        return args
     if args.program and not program:
         ap.error("--program needs a command after --")
     if program and not args.program:
@@ -351,8 +366,32 @@ def machine():
     return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, load {os.getloadavg()[0]:.1f}"
 
 
+def emit(doc, args):
+    text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else format_table(doc)
+    if args.out:
+        out = args.out
+        if not os.path.isabs(out):
+            out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), out)
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
 def main(argv):
     args = parse_args(argv)
+    if args.render:
+        path = args.render
+        if not os.path.isabs(path):
+            path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            emit(doc, args)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.stderr.write(f"check: --render={args.render}: not a fidelity report: {e!r}\n")
+            return 1
+        return 0
     allocators, skipped = available(args.allocators)
     entries = []
     with tempfile.TemporaryDirectory(prefix="fidelity.") as tmp:
@@ -378,21 +417,14 @@ def main(argv):
         "machine": machine(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "runs": args.runs,
+        "clock": args.clock,
         "touch": args.touch,
         "skipped": skipped,
         "entries": entries,
         "summary": {t: analysis.summarize([(e["replay"][t]["rows"], e["replay"][t]["rho"])
                                            for e in entries]) for t in args.touch},
     }
-    text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else format_table(doc)
-    if args.out:
-        out = args.out
-        if not os.path.isabs(out):
-            out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), out)
-        with open(out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    emit(doc, args)
     for a, why in skipped.items():
         sys.stderr.write(f"check: skipped {a}: {why}\n")
     return 0

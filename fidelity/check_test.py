@@ -29,6 +29,10 @@ class CheckTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(out) as f:
                 doc = json.load(f)
+            table = check(f"--render={out}")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("simple_map (entries=2000)", table.stdout)
+        self.assertIn("| program ns/op", table.stdout)
         self.assertEqual(doc["runs"], 2)
         self.assertEqual(doc["touch"], ["first", "program"])
         self.assertEqual([e["name"] for e in doc["entries"]], ["simple_map", "list_churn"])
@@ -83,8 +87,13 @@ class CheckTest(unittest.TestCase):
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
             (["--program"], "needs a command"),
+            (["--render=/nonexistent.json"], None),
         ]:
             p = check(*args)
+            if what is None:  # an unreadable report: a run-time failure
+                self.assertEqual(p.returncode, 1, args)
+                self.assertIn("not a fidelity report", p.stderr)
+                continue
             self.assertEqual(p.returncode, 2, args)
             self.assertIn(what, p.stderr, args)
 

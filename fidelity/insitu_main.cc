@@ -6,7 +6,8 @@
 //
 //   insitu --workload=simple_map --allocator=slab --param=entries=100000
 //   {"workload": "simple_map", "allocator": "slab", "replay_policy": "slab",
-//    "seconds": 0.012345, "malloc": "/lib/x86_64-linux-gnu/libc.so.6"}
+//    "seconds": 0.012345, "cpu_seconds": 0.012001, "malloc": "/lib/.../libc.so.6"}
+// seconds is the run's wall time, cpu_seconds this thread's CPU time.
 //   insitu --list
 //
 // --allocator=std is std::allocator: operator new, so whichever malloc the
@@ -23,6 +24,8 @@
 // Exit status: 0 and one JSON line on stdout; 2 and a message on stderr for
 // bad flags or parameters.
 #include <dlfcn.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -123,6 +126,14 @@ std::string MallocProvider() {
   return info.dli_fname;
 }
 
+// This thread's CPU time: on a shared machine it leaves out the time the
+// run waited for a core, which wall time does not.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 std::string JsonString(std::string_view s) {
   std::string o = "\"";
   for (char c : s) {
@@ -189,16 +200,18 @@ int Main(int argc, char** argv) {
   if (!params.ok()) return UsageError(std::string(params.status().message()));
 
   using Clock = std::chrono::steady_clock;
+  const double cpu0 = ThreadCpuSeconds();
   const Clock::time_point t0 = Clock::now();
   def.run(*params, absl::GetFlag(FLAGS_seed));
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double cpu_seconds = ThreadCpuSeconds() - cpu0;
 
   std::printf(
       "{\"workload\": %s, \"allocator\": %s, \"replay_policy\": %s, \"params\": %s, "
-      "\"seconds\": %.9f, \"malloc\": %s}\n",
+      "\"seconds\": %.9f, \"cpu_seconds\": %.9f, \"malloc\": %s}\n",
       JsonString(workload).c_str(), JsonString(choice->name).c_str(),
       JsonString(global ? choice->replay_single : choice->replay_stack).c_str(),
-      JsonString(params->ToString()).c_str(), seconds, JsonString(MallocProvider()).c_str());
+      JsonString(params->ToString()).c_str(), seconds, cpu_seconds, JsonString(MallocProvider()).c_str());
   return 0;
 }
 
