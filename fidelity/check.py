@@ -66,7 +66,7 @@ DEFAULT_PARAMS = {
     "fixed_priority_queue": ["capacity=20000", "inserts=400000"],
     "remove_if": ["entries=100000"],
     "random": ["entries=30000", "operations=200000"],
-    "list_churn": ["initial=10000", "operations=200000"],
+    "list_churn": ["initial=1000", "operations=200000"],
     "shared_ptr_new": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "make_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
