@@ -1,0 +1,112 @@
+"""Tests of the fidelity check's statistics and of its reading of the replayer's JSON."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analysis  # noqa: E402
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_median(self):
+        self.assertEqual(analysis.median([3, 1, 2]), 2)
+        self.assertEqual(analysis.median([4, 1, 2, 3]), 2.5)
+        with self.assertRaises(ValueError):
+            analysis.median([])
+
+    def test_bootstrap_interval_holds_the_median_and_is_deterministic(self):
+        xs = [10.0, 11.0, 9.5, 10.2, 30.0]
+        lo, hi = analysis.bootstrap_ci(xs)
+        self.assertLessEqual(lo, analysis.median(xs))
+        self.assertGreaterEqual(hi, analysis.median(xs))
+        self.assertGreaterEqual(lo, min(xs))
+        self.assertLessEqual(hi, max(xs))
+        self.assertEqual((lo, hi), analysis.bootstrap_ci(xs))
+        self.assertEqual(analysis.bootstrap_ci([4.0]), (4.0, 4.0))
+
+    def test_overlapping_intervals_tie(self):
+        ranks = analysis.tie_ranks({
+            "a": (1.0, 0.9, 1.1),
+            "b": (1.05, 1.0, 1.2),  # overlaps a: tie
+            "c": (3.0, 2.9, 3.1),
+        })
+        self.assertEqual(ranks, {"a": 1.5, "b": 1.5, "c": 3})
+
+    def test_tie_needs_every_member_to_overlap(self):
+        ranks = analysis.tie_ranks({
+            "a": (1.0, 0.9, 1.1),
+            "b": (1.1, 1.05, 1.3),   # overlaps a
+            "c": (1.25, 1.2, 1.4),   # overlaps b, not a: starts a new group
+        })
+        self.assertEqual(ranks, {"a": 1.5, "b": 1.5, "c": 3})
+
+    def test_without_intervals_only_equal_values_tie(self):
+        ranks = analysis.tie_ranks({"a": (2.0, None, None), "b": (1.0, None, None),
+                                    "c": (2.0, None, None)})
+        self.assertEqual(ranks, {"b": 1, "a": 2.5, "c": 2.5})
+
+    def test_spearman(self):
+        a = {"x": 1, "y": 2, "z": 3}
+        self.assertAlmostEqual(analysis.spearman(a, a), 1.0)
+        self.assertAlmostEqual(analysis.spearman(a, {"x": 3, "y": 2, "z": 1}), -1.0)
+        self.assertAlmostEqual(analysis.spearman(a, {"x": 1, "y": 3, "z": 2}), 0.5)
+        self.assertIsNone(analysis.spearman(a, {"x": 2, "y": 2, "z": 2}))
+        self.assertIsNone(analysis.spearman({"x": 1}, {"x": 1}))
+
+
+class ReplayJsonTest(unittest.TestCase):
+    def test_current_form(self):
+        p = {"policy": "slab", "ns_per_op": 20.0, "ns_per_op_min": 19.0, "spread_pct": 10.0}
+        self.assertEqual(analysis.replay_figures(p), (20.0, 19.0, 21.0))
+
+    def test_form_with_median_and_ci(self):
+        p = {"policy": "slab", "ns_per_op": {"median": 20.0, "ci95": [19.5, 20.5]}, "runs": 5}
+        self.assertEqual(analysis.replay_figures(p), (20.0, 19.5, 20.5))
+        self.assertEqual(analysis.replay_figures({"ns_per_op": {"median": 7}}), (7.0, None, None))
+
+    def test_missing_figure_names_the_policy(self):
+        with self.assertRaisesRegex(analysis.ReplayFormatError, "policy slab"):
+            analysis.replay_figures({"policy": "slab"})
+        with self.assertRaisesRegex(analysis.ReplayFormatError, "median"):
+            analysis.replay_figures({"policy": "slab", "ns_per_op": {"ci95": [1, 2]}})
+
+
+class CompareTest(unittest.TestCase):
+    def test_savings_errors_and_rank_correlation(self):
+        insitu = {
+            "glibc": [0.100, 0.101, 0.099, 0.100, 0.102],
+            "fast": [0.050, 0.051, 0.049, 0.050, 0.052],
+            "slow": [0.200, 0.201, 0.199, 0.200, 0.202],
+        }
+        ops = 1_000_000
+        replay = {"glibc": (100.0, 99.0, 101.0), "fast": (60.0, 59.0, 61.0),
+                  "slow": (150.0, 149.0, 151.0)}
+        rows, rho = analysis.compare(insitu, replay, ops)
+        by = {r["allocator"]: r for r in rows}
+        self.assertAlmostEqual(by["fast"]["saved_ms"], 50.0)
+        self.assertAlmostEqual(by["fast"]["predicted_saved_ms"], 40.0)
+        self.assertAlmostEqual(by["fast"]["error"], -0.2)
+        self.assertTrue(by["fast"]["within_tolerance"])
+        self.assertAlmostEqual(by["slow"]["saved_ms"], -100.0)
+        self.assertAlmostEqual(by["slow"]["error"], 0.5)  # predicted -50 vs -100
+        self.assertFalse(by["slow"]["within_tolerance"])
+        self.assertNotIn("saved_ms", by["glibc"])
+        self.assertAlmostEqual(rho, 1.0)
+        s = analysis.summarize([(rows, rho)])
+        self.assertEqual(s["pairs_outside_noise"], 2)
+        self.assertEqual(s["pairs_within_25pct"], 1)
+        self.assertEqual(s["rho_at_least_0_9"], 1)
+
+    def test_saving_inside_noise_is_not_scored(self):
+        insitu = {"glibc": [0.10, 0.12, 0.08], "b": [0.11, 0.09, 0.10]}
+        rows, rho = analysis.compare(insitu, {"glibc": (1.0, None, None),
+                                              "b": (2.0, None, None)}, 1000)
+        b = [r for r in rows if r["allocator"] == "b"][0]
+        self.assertFalse(b["outside_noise"])
+        self.assertFalse(b["within_tolerance"])
+        self.assertIsNone(rho)  # in situ all tied
+
+
+if __name__ == "__main__":
+    unittest.main()

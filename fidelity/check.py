@@ -1,0 +1,434 @@
+"""fidelity check: does the replay predict what the program itself gets?
+
+  bazel run //fidelity:check -- [--workloads=LIST|all] [--allocators=LIST]
+      [--runs=5] [--touch=first,program] [--param=WORKLOAD:name=value]
+      [--format=table|json] [--out=FILE]
+  bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
+
+For each built-in workload: runs it in situ (//fidelity:insitu, the same
+workload template `record` traces) with each allocator -- std::allocator
+under glibc and under tcmalloc, jemalloc and mimalloc by LD_PRELOAD, and
+slab, boost_fast_pool and article pools as the containers' allocator --
+each run a fresh process, runs interleaved across allocators (A B C A B C);
+records the workload's trace (//tracer:record); replays it through the
+matching policies (//replayer --format=json), once per --touch mode; and
+reports per allocator the in-situ time (median, bootstrap 95% interval),
+the replay's ns/op x ops, the saving against glibc in situ and as the replay
+predicts it, and per workload Spearman's rank correlation of the two
+orderings, where allocators whose intervals overlap are tied.
+
+With --program, PROG ARGS is run whole under each malloc (the process's
+time), captured (//tracer:capture) and replayed the same way. In-situ time
+is CPU time by default (--clock=wall for wall time).
+
+The driver is Python because its work is running processes and reading
+JSON; the timed code is C++ (insitu, replayer). Statistics: analysis.py.
+Exit status: 0 with the report; 1 when a run fails (the message names the
+command); 2 for bad flags.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analysis  # noqa: E402  (beside this file, in the runfiles too)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INSITU = os.path.join(ROOT, "fidelity", "insitu")
+RECORD = os.path.join(ROOT, "tracer", "record")
+CAPTURE = os.path.join(ROOT, "tracer", "capture", "capture")
+REPLAYER = os.path.join(ROOT, "replayer", "replayer")
+
+PRELOADS = {
+    "tcmalloc": "libtcmalloc_minimal.so.4",
+    "jemalloc": "libjemalloc.so.2",
+    "mimalloc": "libmimalloc.so.2",
+}
+MALLOCS = ["glibc"] + list(PRELOADS)
+LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/lib"]
+
+DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random", "list_churn",
+                     "shared_ptr_new", "make_shared"]
+DEFAULT_ALLOCATORS = MALLOCS + ["slab", "boost_fast_pool", "pool/simple/exp/st/stack/free",
+                                "pool/boundary/exp/st/stack/free"]
+# Sizes at which a run takes tens of milliseconds, so that the program's
+# steady state, not its start, is timed. --param overrides any of them.
+DEFAULT_PARAMS = {
+    "simple_map": ["entries=100000"],
+    "fixed_priority_queue": ["capacity=20000", "inserts=400000"],
+    "remove_if": ["entries=100000"],
+    "random": ["entries=30000", "operations=200000"],
+    "list_churn": ["initial=1000", "operations=200000"],
+    "shared_ptr_new": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
+    "make_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
+    "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
+    "unordered_map": ["entries=50000", "operations=200000"],
+}
+TOUCH_MODES = ["none", "first", "whole", "program"]
+
+
+class CheckError(Exception):
+    """A run failed; the message says which and why."""
+
+
+def progress(message):
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K" + message)
+        sys.stderr.flush()
+
+
+def find_library(name):
+    for d in LIB_DIRS:
+        path = os.path.join(d, name)
+        if os.access(path, os.R_OK):
+            return path
+    return None
+
+
+def env_for(allocator):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if allocator in PRELOADS:
+        env["LD_PRELOAD"] = find_library(PRELOADS[allocator])
+    return env
+
+
+def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
+    try:
+        p = subprocess.run(cmd, env=env, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE,
+                           text=True, check=False)
+    except OSError as e:
+        raise CheckError(f"cannot run {cmd[0]}: {e}") from e
+    if p.returncode != 0:
+        tail = (p.stderr or "").strip().splitlines()[-3:]
+        raise CheckError(f"{' '.join(cmd)} exited {p.returncode}: {' / '.join(tail)}")
+    return p
+
+
+def replay(trace, policies, runs, touch):
+    """The replayer's figures for `policies` on `trace`: ({policy: (ns, lo, hi)}, trace_json)."""
+    cmd = [REPLAYER, "--format=json", "--quiet", f"--repeat={runs}", f"--touch={touch}",
+           "--policies=" + ",".join(policies), trace]
+    out = run(cmd).stdout
+    try:
+        doc = json.loads(out)
+        t = doc["traces"][0]
+        figures = {}
+        for p in t["policies"]:
+            if not p.get("ok", True):
+                raise CheckError(f"replay of {trace} with {p.get('policy')} failed: "
+                                 f"{p.get('error') or p.get('skipped')}")
+            figures[p["policy"]] = analysis.replay_figures(p)
+        return figures, t
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise CheckError(f"cannot read the replayer's JSON for {trace}: {e}") from e
+
+
+def available(allocators):
+    """(usable allocators, {skipped: reason})."""
+    usable, skipped = [], {}
+    for a in allocators:
+        if a in PRELOADS and find_library(PRELOADS[a]) is None:
+            skipped[a] = PRELOADS[a] + " is not installed"
+        else:
+            usable.append(a)
+    return usable, skipped
+
+
+def check_workload(name, params, allocators, args, workdir):
+    """In situ, record, replay, compare one built-in workload."""
+    trace = os.path.join(workdir, name + ".trace")
+    # One comma-separated --param: a repeated flag would keep only its last.
+    param_flags = ["--param=" + ",".join(params)] if params else []
+    run([RECORD, f"--workload={name}", f"--out={trace}", f"--seed={args.seed}"] + param_flags)
+    seconds = {}
+    policy_of = {}
+    for r in range(args.runs):
+        for a in allocators:
+            progress(f"{name}: in situ run {r + 1}/{args.runs} {a}")
+            cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}",
+                   "--allocator=" + ("std" if a in MALLOCS else a)] + param_flags
+            out = run(cmd, env=env_for(a)).stdout
+            try:
+                line = json.loads(out.strip().splitlines()[-1])
+            except (ValueError, IndexError) as e:
+                raise CheckError(f"insitu printed no result for {name} {a}: {out!r}") from e
+            if a in PRELOADS and PRELOADS[a] not in line["malloc"]:
+                raise CheckError(f"LD_PRELOAD of {PRELOADS[a]} did not take effect "
+                                 f"(malloc is from {line['malloc']})")
+            display = a if a in MALLOCS else line["replay_policy"]
+            policy_of[display] = a if a in PRELOADS else line["replay_policy"]
+            seconds.setdefault(display, []).append(
+                line["cpu_seconds"] if args.clock == "cpu" else line["seconds"])
+    entry = {"kind": "workload", "name": name, "params": " ".join(params), "trace": trace,
+             "insitu": insitu_json(seconds), "replay": {}}
+    return finish(entry, seconds, policy_of, trace, args)
+
+
+def check_program(program, allocators, args, workdir):
+    """In situ (whole process, wall time), capture, replay, compare one program."""
+    cwd = os.environ.get("BUILD_WORKING_DIRECTORY") or os.getcwd()
+    trace = os.path.join(workdir, "program.trace")
+    seconds = {}
+    for r in range(args.runs):
+        for a in allocators:
+            progress(f"{os.path.basename(program[0])}: in situ run {r + 1}/{args.runs} {a}")
+            u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            run(program, env=env_for(a), cwd=cwd, stdout=subprocess.DEVNULL)
+            wall = time.perf_counter() - t0
+            u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
+            seconds.setdefault(a, []).append(cpu if args.clock == "cpu" else wall)
+    run([CAPTURE, f"--out={trace}", "--"] + program, stdout=subprocess.DEVNULL)
+    policy_of = {a: (a if a in PRELOADS else analysis.BASELINE_POLICY) for a in allocators}
+    entry = {"kind": "program", "name": " ".join(program), "params": "", "trace": trace,
+             "insitu": insitu_json(seconds), "replay": {}}
+    return finish(entry, seconds, policy_of, trace, args)
+
+
+def insitu_json(seconds):
+    o = {}
+    for a, xs in seconds.items():
+        lo, hi = analysis.bootstrap_ci(xs)
+        o[a] = {"seconds": xs, "median_ms": analysis.median(xs) * 1e3,
+                "ci95_ms": [lo * 1e3, hi * 1e3]}
+    return o
+
+
+def finish(entry, seconds, policy_of, trace, args):
+    for touch in args.touch:
+        progress(f"{entry['name'][:40]}: replaying, --touch={touch}")
+        figures, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch)
+        entry["ops"] = t["ops"]
+        entry["arena_events"] = t.get("arena_events")
+        rep = {d: figures[p] for d, p in policy_of.items()}
+        rows, rho = analysis.compare(seconds, rep, t["ops"])
+        for row in rows:
+            row["policy"] = policy_of[row["allocator"]]
+        entry["replay"][touch] = {"rows": rows, "rho": rho}
+    if entry.get("arena_events") == 0:
+        entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
+                         "apart, so a stack-holding pool gets one pool in the replay")
+    return entry
+
+
+def fmt(v, spec="{:.1f}", none="-"):
+    return none if v is None else spec.format(v)
+
+
+def format_table(doc):
+    lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
+             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay --repeat={doc['runs']}"]
+    touches = doc["touch"]
+    for e in doc["entries"]:
+        lines.append("")
+        head = f"{e['name']}" + (f" ({e['params']})" if e["params"] else "")
+        lines.append(f"{head}: {e['ops']} memory ops")
+        lines.append("  rank correlation: " + ", ".join(
+            f"touch={t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
+        if e.get("note"):
+            lines.append("  note: " + e["note"])
+        hdr = f"  {'allocator':<30} {'in situ ms':>10} {'95% interval':>17} {'saved':>7}"
+        for t in touches:
+            hdr += f" | {t + ' ns/op':>13} {'x ops ms':>9} {'predicted':>9} {'error':>6}"
+        lines.append(hdr)
+        by_touch = {t: {r["allocator"]: r for r in e["replay"][t]["rows"]} for t in touches}
+        for name in by_touch[touches[0]]:
+            r0 = by_touch[touches[0]][name]
+            ci = f"[{r0['insitu_ci_ms'][0]:.1f}, {r0['insitu_ci_ms'][1]:.1f}]"
+            saved = fmt(r0.get("saved_ms"))
+            if r0.get("saved_ms") is not None and not r0["outside_noise"]:
+                saved += "~"
+            line = f"  {name:<30} {r0['insitu_ms']:>10.1f} {ci:>17} {saved:>7}"
+            for t in touches:
+                r = by_touch[t][name]
+                err = (fmt(r["error"] * 100, "{:+.0f}%") if r.get("outside_noise") and
+                       r.get("error") is not None else "-")
+                line += (f" | {r['replay_ns_per_op']:>13.1f} {r['replay_ms']:>9.1f} "
+                         f"{fmt(r.get('predicted_saved_ms')):>9} {err:>6}")
+            lines.append(line)
+    lines.append("")
+    lines.append("saved: in-situ time saved against glibc (ms; ~ = inside noise, the 95% "
+                 "intervals overlap); predicted: (glibc's ns/op - this one's) x ops; error: "
+                 "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
+                 "one ordering is all ties.")
+    for t in touches:
+        s = doc["summary"][t]
+        lines.append(
+            f"touch={t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
+            f"(mean {fmt(s['mean_rho'], '{:.2f}', 'n/a')}); predicted saving within +-25% on "
+            f"{s['pairs_within_25pct']} of {s['pairs_outside_noise']} pairs outside noise "
+            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv):
+    program = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, program = argv[:i], argv[i + 1:]
+    ap = argparse.ArgumentParser(prog="check", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
+                    help="comma-separated built-in workloads, or 'all'")
+    ap.add_argument("--allocators", default=None,
+                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc, slab, "
+                         "boost_fast_pool, pool/<storage>/<growth>/st/stack/free "
+                         "(default: all of those with simple and boundary exp pools; "
+                         "the mallocs with --program)")
+    ap.add_argument("--runs", type=int, default=5, help="in-situ runs and replay repeats")
+    ap.add_argument("--touch", default="first,program",
+                    help="replay --touch modes to compare, comma-separated")
+    ap.add_argument("--param", action="append", default=[],
+                    help="WORKLOAD:name=value, a workload parameter (repeatable)")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                    help="in-situ time: the run's CPU time (default; leaves out waiting for a "
+                         "core on a shared machine) or its wall time")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--out", default="", help="write the report here (relative to where "
+                                              "`bazel run` was typed)")
+    ap.add_argument("--program", action="store_true",
+                    help="check the program after --, not the built-in workloads")
+    ap.add_argument("--workdir", default="", help="keep traces here (default: a temporary "
+                                                  "directory, removed)")
+    ap.add_argument("--render", default="",
+                    help="print a saved --format=json report as a table (or JSON), run nothing")
+    args = ap.parse_args(argv)
+    args.program_argv = program
+    if args.render:
+        return args
+    if args.program and not program:
+        ap.error("--program needs a command after --")
+    if program and not args.program:
+        ap.error("arguments after -- need --program")
+    if not 2 <= args.runs <= 100:
+        ap.error(f"--runs={args.runs}: must be 2 to 100")
+    args.touch = [t for t in args.touch.split(",") if t]
+    for t in args.touch:
+        if t not in TOUCH_MODES:
+            ap.error(f"--touch={t}: must be one of {', '.join(TOUCH_MODES)}")
+    if not args.touch:
+        ap.error("--touch: give at least one mode")
+    if args.allocators is None:
+        args.allocators = ",".join(MALLOCS if args.program else DEFAULT_ALLOCATORS)
+    args.allocators = [a for a in args.allocators.split(",") if a]
+    if analysis.BASELINE not in args.allocators:
+        ap.error("--allocators must include glibc, the baseline of every saving")
+    if args.program and any(a not in MALLOCS for a in args.allocators):
+        ap.error("with --program only the mallocs can be compared: " + ", ".join(MALLOCS))
+    known = run([INSITU, "--list"]).stdout.split("\n")
+    all_workloads = [l.split()[1] for l in known if l.startswith("workload ")]
+    known_allocators = MALLOCS + [l.split()[1] for l in known if l.startswith("allocator ")]
+    for a in args.allocators:
+        if a not in known_allocators and a != "std":
+            ap.error(f"--allocators: unknown allocator {a}; one of {', '.join(known_allocators)}")
+    args.workloads = all_workloads if args.workloads == "all" else [
+        w for w in args.workloads.split(",") if w]
+    for w in args.workloads:
+        if w not in all_workloads:
+            ap.error(f"--workloads: unknown workload {w}; one of {', '.join(all_workloads)}")
+    args.params = {}
+    for p in args.param:
+        w, sep, nv = p.partition(":")
+        pieces = [x for x in nv.split(",") if x]
+        if not sep or not pieces or any("=" not in x for x in pieces) or w not in all_workloads:
+            ap.error(f"--param={p}: expected WORKLOAD:name=value[,name=value] with a known "
+                     "workload")
+        args.params.setdefault(w, []).extend(pieces)
+    return args
+
+
+def merged_params(workload, overrides):
+    given = {o.split("=", 1)[0] for o in overrides}
+    return [p for p in DEFAULT_PARAMS.get(workload, []) if p.split("=", 1)[0] not in given] + \
+        overrides
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, load {os.getloadavg()[0]:.1f}"
+
+
+def emit(doc, args):
+    text = json.dumps(doc, indent=1) + "\n" if args.format == "json" else format_table(doc)
+    if args.out:
+        out = args.out
+        if not os.path.isabs(out):
+            out = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), out)
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.render:
+        path = args.render
+        if not os.path.isabs(path):
+            path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            emit(doc, args)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.stderr.write(f"check: --render={args.render}: not a fidelity report: {e!r}\n")
+            return 1
+        return 0
+    allocators, skipped = available(args.allocators)
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="fidelity.") as tmp:
+        workdir = tmp
+        if args.workdir:
+            workdir = args.workdir
+            if not os.path.isabs(workdir):
+                workdir = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), workdir)
+            os.makedirs(workdir, exist_ok=True)
+        try:
+            if args.program:
+                entries.append(check_program(args.program_argv, allocators, args, workdir))
+            else:
+                for w in args.workloads:
+                    entries.append(check_workload(w, merged_params(w, args.params.get(w, [])),
+                                                  allocators, args, workdir))
+        except CheckError as e:
+            progress("")
+            sys.stderr.write(f"check: {e}\n")
+            return 1
+    progress("")
+    doc = {
+        "machine": machine(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "runs": args.runs,
+        "clock": args.clock,
+        "touch": args.touch,
+        "skipped": skipped,
+        "entries": entries,
+        "summary": {t: analysis.summarize([(e["replay"][t]["rows"], e["replay"][t]["rho"])
+                                           for e in entries]) for t in args.touch},
+    }
+    emit(doc, args)
+    for a, why in skipped.items():
+        sys.stderr.write(f"check: skipped {a}: {why}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""End to end: //fidelity:check on a tiny configuration (small workloads, three
+allocators, two runs), through the real insitu, record, capture and replayer
+binaries. Checks the report's structure and the errors for bad flags; never
+timings (those belong to the check itself, not to a test)."""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECK = os.path.join(ROOT, "fidelity", "check")
+TINY = ["--runs=2", "--allocators=glibc,slab,boost_fast_pool",
+        "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
+        "--param=list_churn:initial=200,operations=2000", "--touch=first,program"]
+
+
+def check(*args):
+    return subprocess.run([CHECK, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, check=False)
+
+
+class CheckTest(unittest.TestCase):
+    def test_json_report_of_workloads(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "f.json")
+            p = check(*TINY, "--format=json", f"--out={out}")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            table = check(f"--render={out}")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("simple_map (entries=2000)", table.stdout)
+        self.assertIn("| program ns/op", table.stdout)
+        self.assertEqual(doc["runs"], 2)
+        self.assertEqual(doc["touch"], ["first", "program"])
+        self.assertEqual([e["name"] for e in doc["entries"]], ["simple_map", "list_churn"])
+        for e in doc["entries"]:
+            self.assertEqual(e["kind"], "workload")
+            self.assertGreater(e["ops"], 0)
+            self.assertEqual(sorted(e["insitu"]), ["boost_fast_pool", "glibc", "slab"])
+            for a in e["insitu"].values():
+                self.assertEqual(len(a["seconds"]), 2)
+                lo, hi = a["ci95_ms"]
+                self.assertLessEqual(lo, a["median_ms"])
+                self.assertLessEqual(a["median_ms"], hi)
+            for t in ("first", "program"):
+                rep = e["replay"][t]
+                self.assertTrue(rep["rho"] is None or -1.0 <= rep["rho"] <= 1.0)
+                rows = {r["allocator"]: r for r in rep["rows"]}
+                self.assertEqual(sorted(rows), ["boost_fast_pool", "glibc", "slab"])
+                self.assertEqual(rows["slab"]["policy"], "slab")
+                self.assertEqual(rows["glibc"]["policy"], "malloc")
+                for name, r in rows.items():
+                    self.assertGreater(r["replay_ns_per_op"], 0)
+                    self.assertAlmostEqual(r["replay_ms"], r["replay_ns_per_op"] * e["ops"] / 1e6)
+                    if name == "glibc":
+                        self.assertNotIn("saved_ms", r)
+                    else:
+                        for k in ("saved_ms", "predicted_saved_ms", "outside_noise", "error",
+                                  "within_tolerance"):
+                            self.assertIn(k, r)
+        for t in ("first", "program"):
+            s = doc["summary"][t]
+            self.assertEqual(s["workloads"], 2)
+            self.assertLessEqual(s["pairs_within_25pct"], s["pairs_outside_noise"])
+
+    def test_table_and_program(self):
+        with tempfile.TemporaryDirectory() as d:
+            data = os.path.join(d, "lines.txt")
+            with open(data, "w") as f:
+                f.write("".join(f"{(i * 7919) % 1000}\n" for i in range(2000)))
+            p = check("--program", "--runs=2", "--allocators=glibc", "--touch=first",
+                      "--", "/usr/bin/sort", data)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("/usr/bin/sort", p.stdout)
+        self.assertIn("cannot tell containers apart", p.stdout)  # one arena
+        self.assertRegex(p.stdout, r"glibc +[0-9.]+ +\[")
+        self.assertIn("touch=first: rank correlation >= 0.9 on", p.stdout)
+
+    def test_bad_flags_are_named(self):
+        for args, what in [
+            (["--workloads=nope"], "unknown workload nope"),
+            (["--touch=sideways"], "--touch=sideways"),
+            (["--allocators=slab"], "must include glibc"),
+            (["--param=simple_map"], "expected WORKLOAD:name=value"),
+            (["--runs=1"], "--runs=1"),
+            (["--program"], "needs a command"),
+            (["--render=/nonexistent.json"], None),
+        ]:
+            p = check(*args)
+            if what is None:  # an unreadable report: a run-time failure
+                self.assertEqual(p.returncode, 1, args)
+                self.assertIn("not a fidelity report", p.stderr)
+                continue
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(what, p.stderr, args)
+
+    def test_bad_workload_parameter_fails_with_the_tools_message(self):
+        p = check("--runs=2", "--allocators=glibc", "--workloads=simple_map", "--touch=first",
+                  "--param=simple_map:entries=0")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("entries", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
