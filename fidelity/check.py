@@ -115,7 +115,8 @@ def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
 
 def replay(trace, policies, runs, touch):
     """The replayer's figures for `policies` on `trace`: ({policy: (ns, lo, hi)}, trace_json)."""
-    cmd = [REPLAYER, "--format=json", "--quiet", f"--repeat={runs}", f"--touch={touch}",
+    cmd = [REPLAYER, "--format=json", "--quiet", f"--min_runs={runs}", f"--max_runs={runs}",
+           f"--touch={touch}",
            "--policies=" + ",".join(policies), trace]
     out = run(cmd).stdout
     try:
@@ -123,7 +124,7 @@ def replay(trace, policies, runs, touch):
         t = doc["traces"][0]
         figures = {}
         for p in t["policies"]:
-            if not p.get("ok", True):
+            if p.get("status", "ok") != "ok":
                 raise CheckError(f"replay of {trace} with {p.get('policy')} failed: "
                                  f"{p.get('error') or p.get('skipped')}")
             figures[p["policy"]] = analysis.replay_figures(p)
@@ -227,7 +228,7 @@ def fmt(v, spec="{:.1f}", none="-"):
 
 def format_table(doc):
     lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
-             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay --repeat={doc['runs']}"]
+             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay {doc['runs']} runs"]
     touches = doc["touch"]
     for e in doc["entries"]:
         lines.append("")

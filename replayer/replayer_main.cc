@@ -5,6 +5,13 @@
 //   bazel run //replayer -- traces/simple_map.trace
 //   bazel run //replayer -- --policies='slab,malloc,pool/*' --precision=2
 //       --format=csv --out=results.csv traces/*.trace
+//
+// Why one file of ~750 lines: the flags, the re-executed child's entry and
+// the measurement protocol (rounds, re-runs of disturbed runs, stopping at
+// the stated precision, the article-grid screen) share the Settings and the
+// child's command line, which are this program's own. The protocol is the
+// next piece to move into a file of its own (a Measurer class already
+// stands apart below).
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/resource.h>

@@ -77,8 +77,25 @@ std::vector<std::map<std::string, std::string>> CsvRows(const std::string& text)
   return rows;
 }
 
+// Allocators that never free (bump, pmr_monotonic, the article's `keep`
+// policies) need every byte a trace ever allocates: on a trace that
+// allocates more in all than its child's data limit (records_by_value: 595
+// MiB over a 1.5 MiB live set) they fail, by design, at that limit. The
+// only failure the end-to-end runs accept.
+bool NeverFreeingPastItsLimit(const std::map<std::string, std::string>& row) {
+  const std::string& name = row.at("policy");
+  const bool never_frees = name == "bump" || name == "pmr_monotonic" ||
+                           absl::EndsWith(name, "/keep");
+  // (CsvRows splits at every comma, so the error may end before the words
+  // "under the child's memory limit": its allocation failure is the sign.)
+  const std::string& error = row.at("error");
+  return never_frees && row.at("status") == "FAILED" &&
+         (error.find("memory limit") != std::string::npos ||
+          error.find("bytes failed at op") != std::string::npos);
+}
+
 // Every checked-in trace through every policy (a few under ASan), one run
-// each: every policy produces figures, none fails.
+// each: every policy produces figures, none fails (but those that never free, at their limit).
 TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
   const char* const traces[] = {
       "simple_map",         "fixed_priority_queue", "remove_if",       "random",
@@ -91,13 +108,19 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
     const std::string policies = kPolicies;
     const Output o = RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='",
                                       policies, "' traces/", t, ".trace"));
-    ASSERT_EQ(o.exit_code, 0) << t << "\n" << o.err;
+    const auto csv = CsvRows(o.out);
+    bool limit_failed = false;
     int rows = 0;
-    for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
-      if (line.empty() || absl::StartsWith(line, "trace,")) continue;
+    for (const auto& row : csv) {
       ++rows;
-      EXPECT_NE(line.find(",ok,"), absl::string_view::npos) << t << ": " << line;
+      if (NeverFreeingPastItsLimit(row)) {
+        limit_failed = true;
+        continue;
+      }
+      EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " "
+                                        << row.at("error");
     }
+    EXPECT_EQ(o.exit_code, limit_failed ? 3 : 0) << t << "\n" << o.err;
     EXPECT_GE(rows, 4) << t;
   }
 }
@@ -230,17 +253,26 @@ TEST(ReplayerTest, ChildPastItsMemoryLimitFailsWithTheReason) {
 // RSS that is true: with every block touched whole, no allocator's peak
 // RSS reads below the bytes the trace has live at its peak.
 TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
-  for (const char* t : {"list_churn", "simple_map", "records_by_value"}) {
+  // Traces whose live set spans many pages: the kernel counts RSS in pages,
+  // and in per-CPU batches of up to 32 pages that a reading may not yet
+  // include, so a live set of a dozen pages (list_churn's 48 KiB) can read
+  // a page low whatever the allocator does.
+  for (const char* t : {"simple_map", "records_by_value", "make_shared"}) {
     const Output o = RunReplayer(absl::StrCat(kOneRun, " --touch=whole --format=csv --policies='",
                                               kPolicies, "' traces/", t, ".trace"));
-    ASSERT_EQ(o.exit_code, 0) << t << "\n" << o.err;
     const auto rows = CsvRows(o.out);
     ASSERT_GE(rows.size(), 4u) << o.out;
+    bool limit_failed = false;
     for (const auto& row : rows) {
+      if (NeverFreeingPastItsLimit(row)) {
+        limit_failed = true;
+        continue;
+      }
       ASSERT_EQ(row.at("status"), "ok") << t << " " << row.at("policy");
       EXPECT_GE(std::stod(row.at("peak_rss_bytes")), std::stod(row.at("ideal_bytes")))
           << t << ": " << row.at("policy");
     }
+    EXPECT_EQ(o.exit_code, limit_failed ? 3 : 0) << t << "\n" << o.err;
   }
 }
 

@@ -1,3 +1,8 @@
+// Why one file of ~780 lines: every text report (table, Markdown, CSV, CSV
+// per run, JSON) is written from the same summary with the same small
+// formatting helpers, kept private here; the summary (medians, intervals,
+// ties, verdict) is computed at the top of this file and is the next piece to
+// move into a file of its own. The HTML report is apart, in report_html.cc.
 #include "replayer/report.h"
 
 #include <algorithm>

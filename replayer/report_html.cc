@@ -1,3 +1,6 @@
+// Why one file of ~550 lines: the replay report's sections (verdict, memory
+// profile, speed, Pareto, policy effects, heat map, tables) are one page
+// built from one view of the results; each section is a function here.
 #include "replayer/report_html.h"
 
 #include <algorithm>

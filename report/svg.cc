@@ -1,3 +1,6 @@
+// Why one file of ~830 lines: every chart kind shares the private axis,
+// tick, label-fitting and legend code at the top of this file; splitting the
+// kinds apart would make those helpers public for no user of their own.
 #include "report/svg.h"
 
 #include <algorithm>
