@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "base/io.h"
 #include "replayer/os_stats.h"
 
 namespace alloctrace {
@@ -69,15 +70,7 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
 }
 
 bool WriteRunResult(int fd, const RunResult& r) {
-  const std::string out = SerializeRunResult(r);
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t w = write(fd, out.data() + done, out.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<size_t>(w);
-  }
-  return true;
+  return WriteAll(fd, SerializeRunResult(r)) == 0;
 }
 
 namespace {
