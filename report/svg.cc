@@ -398,6 +398,25 @@ std::vector<double> NiceTicks(double lo, double hi, int target, Unit unit) {
 
 const char* PaletteColor(size_t i) { return kPalette[i % 8]; }
 
+namespace {
+
+// The two scales and both axes of an x-y plot in the box [left, right] x
+// [top, bottom] (the line chart's and the scatter's).
+struct XYFrame {
+  Scale sx, sy;
+  std::string axes;
+};
+XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y,
+                    double left, double right, double top, double bottom) {
+  const AxisPlan px = PlanAxis(dx, x, 10), py = PlanAxis(dy, y, 6);
+  XYFrame f{MakeScale(px, left, right), MakeScale(py, bottom, top), ""};
+  f.axes = absl::StrCat(YAxis(f.sy, py.ticks, y, left, right),
+                        XAxis(f.sx, px.ticks, x, top, bottom, false));
+  return f;
+}
+
+}  // namespace
+
 std::string RenderLineChart(const LineChart& c) {
   Domain dx, dy;
   for (const Series& s : c.series) {
@@ -406,13 +425,10 @@ std::string RenderLineChart(const LineChart& c) {
   }
   if (dx.empty() || dy.empty()) return NoData("line", c.id, c.title, c.note);
   const double left = 78, right = c.width - 16.0, top = 12, bottom = c.height - 46.0;
-  const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
-  const std::vector<double>& xt = px.ticks;
-  const std::vector<double>& yt = py.ticks;
-  const Scale sx = MakeScale(px, left, right);
-  const Scale sy = MakeScale(py, bottom, top);
-  std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
-                                  XAxis(sx, xt, c.x, top, bottom, false));
+  const XYFrame frame = MakeXYFrame(dx, dy, c.x, c.y, left, right, top, bottom);
+  const Scale& sx = frame.sx;
+  const Scale& sy = frame.sy;
+  std::string plot = frame.axes;
   for (size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
     std::vector<std::pair<double, double>> pts;
@@ -577,13 +593,10 @@ std::string RenderScatterChart(const ScatterChart& c) {
   }
   if (dx.empty()) return NoData("scatter", c.id, c.title, c.note);
   const double left = 78, right = c.width - 250.0, top = 12, bottom = c.height - 46.0;
-  const AxisPlan px = PlanAxis(dx, c.x, 10), py = PlanAxis(dy, c.y, 6);
-  const std::vector<double>& xt = px.ticks;
-  const std::vector<double>& yt = py.ticks;
-  const Scale sx = MakeScale(px, left, right);
-  const Scale sy = MakeScale(py, bottom, top);
-  std::string plot = absl::StrCat(YAxis(sy, yt, c.y, left, right),
-                                  XAxis(sx, xt, c.x, top, bottom, false));
+  const XYFrame frame = MakeXYFrame(dx, dy, c.x, c.y, left, right, top, bottom);
+  const Scale& sx = frame.sx;
+  const Scale& sy = frame.sy;
+  std::string plot = frame.axes;
   const std::vector<size_t> front = c.pareto ? ParetoFront(c.points) : std::vector<size_t>{};
   std::vector<bool> on_front(c.points.size(), false);
   for (const size_t i : front) on_front[i] = true;
