@@ -34,6 +34,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tracer/arena_allocator.h"
 #include "tracer/no_arena.h"
 #include "tracer/workloads/shared_ptr_workloads.h"
 #include "tracer/workloads/stdlib_name.h"
@@ -108,19 +109,11 @@ class ArenaState {
 // Behaves as TraceAllocator does (tracer/trace_allocator.h): a new arena per
 // default-constructed instance, shared by copies and rebinds; a container's
 // copy starts a new one; kNoArena is arena 0; memory from ::operator new.
+// The container semantics (propagation, copies, equality) are
+// ArenaAllocator's, the same as TraceAllocator's.
 template <typename T>
-class EventLogAllocator {
+class EventLogAllocator : public ArenaAllocator<EventLogAllocator, T> {
  public:
-  using value_type = T;
-  using propagate_on_container_copy_assignment = std::false_type;
-  using propagate_on_container_move_assignment = std::true_type;
-  using propagate_on_container_swap = std::true_type;
-  using is_always_equal = std::false_type;
-  template <typename U>
-  struct rebind {
-    using other = EventLogAllocator<U>;
-  };
-
   EventLogAllocator() : state_(ArenaState::Create()) {}
   explicit EventLogAllocator(NoArenaTag) : state_(ArenaState::Global()) {}
   EventLogAllocator(const EventLogAllocator& other) noexcept : state_(other.state_) {
@@ -161,22 +154,14 @@ class EventLogAllocator {
       ::operator delete(p, n * sizeof(T));
     }
   }
-  EventLogAllocator select_on_container_copy_construction() const {
-    return state_->id() == 0 ? *this : EventLogAllocator();
-  }
-
-  template <typename U>
-  friend bool operator==(const EventLogAllocator& a, const EventLogAllocator<U>& b) {
-    return a.state_->id() == b.state_->id();
-  }
-  template <typename U>
-  friend bool operator!=(const EventLogAllocator& a, const EventLogAllocator<U>& b) {
-    return !(a == b);
-  }
+  uint32_t arena_id() const { return state_->id(); }
 
  private:
   template <typename U>
   friend class EventLogAllocator;
+  template <template <typename> class, typename>
+  friend class ::alloctrace::ArenaAllocator;
+  const void* arena_key() const { return state_; }
 
   ArenaState* state_;
 };
