@@ -6,7 +6,7 @@ tested on their own (analysis_test.py):
   median(xs), bootstrap_ci(xs)        an interval for a median
   tie_ranks(items)                    ranks where overlapping intervals tie
   spearman(a, b)                      rank correlation of two rankings
-  replay_figures(policy_json)         ns/op and its interval from one policy's entry
+  replay_figures(policy_json, phase)  ns/op and its interval from one policy's entry
   compare(insitu, replay, ops)        per-allocator saving vs glibc, predicted and actual
 """
 
@@ -19,6 +19,8 @@ BASELINE = "glibc"
 BASELINE_POLICY = "malloc"
 # A predicted saving counts as right when within this fraction of the real one.
 SAVING_TOLERANCE = 0.25
+# The replay's passes a prediction can be read from (see replay_figures).
+PHASES = ("cold", "warm")
 
 
 def median(xs):
@@ -105,30 +107,37 @@ class ReplayFormatError(ValueError):
     pass
 
 
-def replay_figures(p):
+def replay_figures(p, phase="warm"):
     """(median ns/op, lo, hi) from one entry of the replayer's "policies".
 
-    Reads both forms: {"ns_per_op": {"median": m, "ci95": [lo, hi]}} and the
-    older {"ns_per_op": m, "ns_per_op_min": x, "spread_pct": s}, where the
-    interval is the runs' range [min, min + s% of m]. Raises
-    ReplayFormatError naming the policy when neither is there.
+    phase: "cold" (the first pass over the trace: fresh pages, empty caches,
+    what a program that runs once pays) or "warm" (the later passes, the
+    replayer's headline figure). Reads {"<phase>_ns_per_op": {"median": m,
+    "ci95": [lo, hi]}}; for "warm" also the older {"ns_per_op": ...} forms:
+    a dict like the above, or a number with "ns_per_op_min" and "spread_pct",
+    where the interval is the runs' range [min, min + s% of m]. Raises
+    ReplayFormatError naming the policy when the figure is not there.
     """
+    if phase not in PHASES:
+        raise ValueError(f"phase {phase!r}: one of {', '.join(PHASES)}")
     name = p.get("policy", "?")
-    v = p.get("ns_per_op")
+    v = p.get(phase + "_ns_per_op")
+    if v is None and phase == "warm":
+        v = p.get("ns_per_op")
     if isinstance(v, dict):
         if not isinstance(v.get("median"), (int, float)):
-            raise ReplayFormatError(f"policy {name}: ns_per_op has no numeric median")
+            raise ReplayFormatError(f"policy {name}: {phase} ns/op has no numeric median")
         ci = v.get("ci95")
         if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
             return (float(v["median"]), float(ci[0]), float(ci[1]))
         return (float(v["median"]), None, None)
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float)) and phase == "warm":
         lo = p.get("ns_per_op_min")
         spread = p.get("spread_pct")
         if isinstance(lo, (int, float)) and isinstance(spread, (int, float)):
             return (float(v), float(lo), float(lo) + float(spread) / 100 * float(v))
         return (float(v), None, None)
-    raise ReplayFormatError(f"policy {name}: no ns_per_op in the replayer's JSON")
+    raise ReplayFormatError(f"policy {name}: no {phase} ns_per_op in the replayer's JSON")
 
 
 def compare(insitu, replay, ops):

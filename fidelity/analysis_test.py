@@ -65,6 +65,18 @@ class ReplayJsonTest(unittest.TestCase):
         self.assertEqual(analysis.replay_figures(p), (20.0, 19.5, 20.5))
         self.assertEqual(analysis.replay_figures({"ns_per_op": {"median": 7}}), (7.0, None, None))
 
+    def test_cold_and_warm_passes(self):
+        p = {"policy": "slab", "ns_per_op": {"median": 20.0, "ci95": [19.0, 21.0]},
+             "warm_ns_per_op": {"median": 20.0, "ci95": [19.0, 21.0]},
+             "cold_ns_per_op": {"median": 35.0, "ci95": [30.0, 40.0]}}
+        self.assertEqual(analysis.replay_figures(p, "cold"), (35.0, 30.0, 40.0))
+        self.assertEqual(analysis.replay_figures(p, "warm"), (20.0, 19.0, 21.0))
+        # An older report has no cold figure: say so rather than use the warm one.
+        with self.assertRaisesRegex(analysis.ReplayFormatError, "no cold ns_per_op"):
+            analysis.replay_figures({"policy": "slab", "ns_per_op": 3.0}, "cold")
+        with self.assertRaises(ValueError):
+            analysis.replay_figures(p, "lukewarm")
+
     def test_missing_figure_names_the_policy(self):
         with self.assertRaisesRegex(analysis.ReplayFormatError, "policy slab"):
             analysis.replay_figures({"policy": "slab"})

@@ -1,7 +1,7 @@
 """fidelity check: does the replay predict what the program itself gets?
 
   bazel run //fidelity:check -- [--workloads=LIST|all] [--allocators=LIST]
-      [--runs=5] [--touch=first,program] [--param=WORKLOAD:name=value]
+      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--param=WORKLOAD:name=value]
       [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
@@ -11,8 +11,9 @@ under glibc and under tcmalloc, jemalloc and mimalloc by LD_PRELOAD, and
 slab, boost_fast_pool and article pools as the containers' allocator --
 each run a fresh process, runs interleaved across allocators (A B C A B C);
 records the workload's trace (//tracer:record); replays it through the
-matching policies (//replayer --format=json), once per --touch mode; and
-reports per allocator the in-situ time (median, bootstrap 95% interval),
+matching policies (//replayer --format=json), once per --touch mode, and
+reads each replay's cold pass and its warm passes (--phase); and, per
+model (touch mode and phase), reports per allocator the in-situ time (median, bootstrap 95% interval),
 the replay's ns/op x ops, the saving against glibc in situ and as the replay
 predicts it, and per workload Spearman's rank correlation of the two
 orderings, where allocators whose intervals overlap are tied.
@@ -113,8 +114,10 @@ def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
     return p
 
 
-def replay(trace, policies, runs, touch):
-    """The replayer's figures for `policies` on `trace`: ({policy: (ns, lo, hi)}, trace_json)."""
+def replay(trace, policies, runs, touch, phases):
+    """The replayer's figures for `policies` on `trace`:
+    ({phase: {policy: (ns, lo, hi)}}, trace_json). One replay gives both
+    phases: its cold pass and its warm passes."""
     cmd = [REPLAYER, "--format=json", "--quiet", f"--min_runs={runs}", f"--max_runs={runs}",
            f"--touch={touch}",
            "--policies=" + ",".join(policies), trace]
@@ -122,12 +125,13 @@ def replay(trace, policies, runs, touch):
     try:
         doc = json.loads(out)
         t = doc["traces"][0]
-        figures = {}
+        figures = {phase: {} for phase in phases}
         for p in t["policies"]:
             if p.get("status", "ok") != "ok":
                 raise CheckError(f"replay of {trace} with {p.get('policy')} failed: "
                                  f"{p.get('error') or p.get('skipped')}")
-            figures[p["policy"]] = analysis.replay_figures(p)
+            for phase in phases:
+                figures[phase][p["policy"]] = analysis.replay_figures(p, phase)
         return figures, t
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise CheckError(f"cannot read the replayer's JSON for {trace}: {e}") from e
@@ -205,17 +209,24 @@ def insitu_json(seconds):
     return o
 
 
+def models(args):
+    """The replay models compared: each --touch mode read from each --phase,
+    named "touch/phase"."""
+    return [f"{t}/{ph}" for t in args.touch for ph in args.phase]
+
+
 def finish(entry, seconds, policy_of, trace, args):
     for touch in args.touch:
         progress(f"{entry['name'][:40]}: replaying, --touch={touch}")
-        figures, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch)
+        by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch, args.phase)
         entry["ops"] = t["ops"]
         entry["arena_events"] = t.get("arena_events")
-        rep = {d: figures[p] for d, p in policy_of.items()}
-        rows, rho = analysis.compare(seconds, rep, t["ops"])
-        for row in rows:
-            row["policy"] = policy_of[row["allocator"]]
-        entry["replay"][touch] = {"rows": rows, "rho": rho}
+        for phase, figures in by_phase.items():
+            rep = {d: figures[p] for d, p in policy_of.items()}
+            rows, rho = analysis.compare(seconds, rep, t["ops"])
+            for row in rows:
+                row["policy"] = policy_of[row["allocator"]]
+            entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho}
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
                          "apart, so a stack-holding pool gets one pool in the replay")
@@ -229,18 +240,20 @@ def fmt(v, spec="{:.1f}", none="-"):
 def format_table(doc):
     lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
              f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay {doc['runs']} runs"]
-    touches = doc["touch"]
+    # Reports written before phases were compared name their models by touch
+    # mode alone (they read the warm passes).
+    touches = doc.get("models") or doc["touch"]
     for e in doc["entries"]:
         lines.append("")
         head = f"{e['name']}" + (f" ({e['params']})" if e["params"] else "")
         lines.append(f"{head}: {e['ops']} memory ops")
         lines.append("  rank correlation: " + ", ".join(
-            f"touch={t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
+            f"{t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
         if e.get("note"):
             lines.append("  note: " + e["note"])
         hdr = f"  {'allocator':<30} {'in situ ms':>10} {'95% interval':>17} {'saved':>7}"
         for t in touches:
-            hdr += f" | {t + ' ns/op':>13} {'x ops ms':>9} {'predicted':>9} {'error':>6}"
+            hdr += f" | {t + ' ns/op':>18} {'x ops ms':>9} {'predicted':>9} {'error':>6}"
         lines.append(hdr)
         by_touch = {t: {r["allocator"]: r for r in e["replay"][t]["rows"]} for t in touches}
         for name in by_touch[touches[0]]:
@@ -254,7 +267,7 @@ def format_table(doc):
                 r = by_touch[t][name]
                 err = (fmt(r["error"] * 100, "{:+.0f}%") if r.get("outside_noise") and
                        r.get("error") is not None else "-")
-                line += (f" | {r['replay_ns_per_op']:>13.1f} {r['replay_ms']:>9.1f} "
+                line += (f" | {r['replay_ns_per_op']:>18.1f} {r['replay_ms']:>9.1f} "
                          f"{fmt(r.get('predicted_saved_ms')):>9} {err:>6}")
             lines.append(line)
     lines.append("")
@@ -265,7 +278,7 @@ def format_table(doc):
     for t in touches:
         s = doc["summary"][t]
         lines.append(
-            f"touch={t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
+            f"{t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
             f"(mean {fmt(s['mean_rho'], '{:.2f}', 'n/a')}); predicted saving within +-25% on "
             f"{s['pairs_within_25pct']} of {s['pairs_outside_noise']} pairs outside noise "
             f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})")
@@ -288,6 +301,9 @@ def parse_args(argv):
     ap.add_argument("--runs", type=int, default=5, help="in-situ runs and replay repeats")
     ap.add_argument("--touch", default="first,program",
                     help="replay --touch modes to compare, comma-separated")
+    ap.add_argument("--phase", default="cold,warm",
+                    help="which of the replay's passes predict the program, comma-separated: "
+                         "cold (the first pass, as a program run once pays it) and/or warm")
     ap.add_argument("--param", action="append", default=[],
                     help="WORKLOAD:name=value, a workload parameter (repeatable)")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
@@ -319,6 +335,12 @@ def parse_args(argv):
             ap.error(f"--touch={t}: must be one of {', '.join(TOUCH_MODES)}")
     if not args.touch:
         ap.error("--touch: give at least one mode")
+    args.phase = [p for p in args.phase.split(",") if p]
+    for p in args.phase:
+        if p not in analysis.PHASES:
+            ap.error(f"--phase={p}: must be one of {', '.join(analysis.PHASES)}")
+    if not args.phase:
+        ap.error("--phase: give at least one of cold, warm")
     if args.allocators is None:
         args.allocators = ",".join(MALLOCS if args.program else DEFAULT_ALLOCATORS)
     args.allocators = [a for a in args.allocators.split(",") if a]
@@ -420,10 +442,12 @@ def main(argv):
         "runs": args.runs,
         "clock": args.clock,
         "touch": args.touch,
+        "phases": args.phase,
+        "models": models(args),
         "skipped": skipped,
         "entries": entries,
-        "summary": {t: analysis.summarize([(e["replay"][t]["rows"], e["replay"][t]["rho"])
-                                           for e in entries]) for t in args.touch},
+        "summary": {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
+                                           for e in entries]) for m in models(args)},
     }
     emit(doc, args)
     for a, why in skipped.items():

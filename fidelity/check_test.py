@@ -13,7 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "fidelity", "check")
 TINY = ["--runs=2", "--allocators=glibc,slab,boost_fast_pool",
         "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
-        "--param=list_churn:initial=200,operations=2000", "--touch=first,program"]
+        "--param=list_churn:initial=200,operations=2000", "--touch=first,program",
+        "--phase=cold,warm"]
+MODELS = ["first/cold", "first/warm", "program/cold", "program/warm"]
 
 
 def check(*args):
@@ -32,9 +34,10 @@ class CheckTest(unittest.TestCase):
             table = check(f"--render={out}")
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertIn("simple_map (entries=2000)", table.stdout)
-        self.assertIn("| program ns/op", table.stdout)
+        self.assertIn("| program/cold ns/op", table.stdout)
         self.assertEqual(doc["runs"], 2)
         self.assertEqual(doc["touch"], ["first", "program"])
+        self.assertEqual(doc["models"], MODELS)
         self.assertEqual([e["name"] for e in doc["entries"]], ["simple_map", "list_churn"])
         for e in doc["entries"]:
             self.assertEqual(e["kind"], "workload")
@@ -45,7 +48,8 @@ class CheckTest(unittest.TestCase):
                 lo, hi = a["ci95_ms"]
                 self.assertLessEqual(lo, a["median_ms"])
                 self.assertLessEqual(a["median_ms"], hi)
-            for t in ("first", "program"):
+            self.assertEqual(sorted(e["replay"]), MODELS)
+            for t in MODELS:
                 rep = e["replay"][t]
                 self.assertTrue(rep["rho"] is None or -1.0 <= rep["rho"] <= 1.0)
                 rows = {r["allocator"]: r for r in rep["rows"]}
@@ -61,7 +65,7 @@ class CheckTest(unittest.TestCase):
                         for k in ("saved_ms", "predicted_saved_ms", "outside_noise", "error",
                                   "within_tolerance"):
                             self.assertIn(k, r)
-        for t in ("first", "program"):
+        for t in MODELS:
             s = doc["summary"][t]
             self.assertEqual(s["workloads"], 2)
             self.assertLessEqual(s["pairs_within_25pct"], s["pairs_outside_noise"])
@@ -71,18 +75,19 @@ class CheckTest(unittest.TestCase):
             data = os.path.join(d, "lines.txt")
             with open(data, "w") as f:
                 f.write("".join(f"{(i * 7919) % 1000}\n" for i in range(2000)))
-            p = check("--program", "--runs=2", "--allocators=glibc", "--touch=first",
+            p = check("--program", "--runs=2", "--allocators=glibc", "--touch=first", "--phase=cold",
                       "--", "/usr/bin/sort", data)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("/usr/bin/sort", p.stdout)
         self.assertIn("cannot tell containers apart", p.stdout)  # one arena
         self.assertRegex(p.stdout, r"glibc +[0-9.]+ +\[")
-        self.assertIn("touch=first: rank correlation >= 0.9 on", p.stdout)
+        self.assertIn("first/cold: rank correlation >= 0.9 on", p.stdout)
 
     def test_bad_flags_are_named(self):
         for args, what in [
             (["--workloads=nope"], "unknown workload nope"),
             (["--touch=sideways"], "--touch=sideways"),
+            (["--phase=tepid"], "--phase=tepid"),
             (["--allocators=slab"], "must include glibc"),
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
