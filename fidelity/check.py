@@ -73,7 +73,7 @@ DEFAULT_PARAMS = {
     "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "unordered_map": ["entries=50000", "operations=200000"],
 }
-TOUCH_MODES = ["none", "first", "whole", "program", "descent"]
+TOUCH_MODES = ["none", "first", "whole", "program"]
 
 
 class CheckError(Exception):

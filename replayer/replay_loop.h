@@ -41,12 +41,7 @@ namespace alloctrace {
 // cache lines), calloc's block is left as calloc zeroed it, and a destructor
 // or list walk reads a block just before it is freed (its first and last
 // bytes), so that free finds the block in cache as it does in the program.
-// kDescent is kProgram plus the program's own reads of its live data: before
-// each allocator call, a lookup through the live blocks as a balanced tree's
-// descent makes it (LiveSet::Descend), so that an allocator that packs the
-// live objects densely gains what it gains a program that walks them, and
-// one whose metadata those reads evict pays for it.
-enum class Touch { kNone, kFirst, kWhole, kProgram, kDescent };
+enum class Touch { kNone, kFirst, kWhole, kProgram };
 inline constexpr size_t kProgramTouchBytes = 256;
 
 struct RunOptions {
@@ -125,7 +120,6 @@ inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
       std::memset(p, static_cast<int>(stamp | 1), bytes);
       break;
     case Touch::kProgram:
-    case Touch::kDescent:
       if (bytes <= kProgramTouchBytes) {
         std::memset(p, static_cast<int>(stamp | 1), bytes);
       } else {
@@ -143,65 +137,6 @@ inline uint64_t ReadBeforeFree(const void* p, size_t bytes) {
   return static_cast<uint64_t>(*static_cast<const volatile unsigned char*>(b)) +
          *static_cast<const volatile unsigned char*>(b + bytes - 1);
 }
-
-// The blocks live at a point of the replay, for Touch::kDescent. Sized once
-// (untimed) for every object id, so the timed loop never allocates.
-class LiveSet {
- public:
-  explicit LiveSet(uint32_t object_limit)
-      : ids_(object_limit + size_t{1}), position_(object_limit + size_t{1}, kAbsent) {}
-
-  // Blocks of no bytes are left out: there is nothing in them to read.
-  void Add(uint32_t object, const void* p, size_t bytes) {
-    if (p == nullptr || bytes == 0) return;
-    position_[object] = static_cast<uint32_t>(size_);
-    ids_[size_++] = object;
-  }
-  void Remove(uint32_t object) {
-    const uint32_t at = position_[object];
-    if (at == kAbsent) return;
-    const uint32_t last = ids_[--size_];
-    ids_[at] = last;
-    position_[last] = at;
-    position_[object] = kAbsent;
-  }
-  void Clear() {
-    for (size_t i = 0; i < size_; ++i) position_[ids_[i]] = kAbsent;
-    size_ = 0;
-  }
-
-  // A lookup as a balanced tree of the live blocks makes one: at depth d it
-  // reads the first byte of one of the first 2^d live blocks, until the
-  // span covers them all (1 + ceil(log2(live)) reads), each address
-  // depending on the read before (pointer chasing, as a descent is). The
-  // top levels are few blocks and stay in cache; the deep ones are spread
-  // over all the live memory, so their cost is the allocator's density.
-  // Which blocks are read depends only on `step` and the op sequence, never
-  // on what the blocks hold, so every allocator replays the same reads.
-  uint64_t Descend(void* const* ptrs, uint64_t step) const {
-    uint64_t sink = 0;
-    uint64_t h = (step + 1) * 0x9E3779B97F4A7C15ull;
-    for (size_t span = 1; size_ > 0; span *= 2) {
-      h ^= h >> 29;
-      h *= 0xBF58476D1CE4E5B9ull;
-      const uint64_t n = std::min(span, size_);
-      const size_t index = static_cast<size_t>(((h >> 32) * n) >> 32);
-      const uint64_t v = *static_cast<const volatile unsigned char*>(ptrs[ids_[index]]);
-      sink += v;
-      // h ^ v ^ v: the next address waits for this load, as a child pointer
-      // does, yet is the same for every allocator.
-      asm volatile("xor %1, %0\n\txor %1, %0" : "+r"(h) : "r"(v));
-      if (span >= size_) break;
-    }
-    return sink;
-  }
-
- private:
-  static constexpr uint32_t kAbsent = ~uint32_t{0};
-  std::vector<uint32_t> ids_;       // [0, size_): live object ids
-  std::vector<uint32_t> position_;  // by object id: its index in ids_, or kAbsent
-  size_t size_ = 0;
-};
 
 inline double ThreadCpuSeconds() {
   timespec ts;
@@ -262,8 +197,8 @@ class Leftovers {
 // Returns an error message, or "" on success.
 template <typename A>
 std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch,
-                      LiveSet* live, int samples, std::vector<int64_t>* course,
-                      const RssReader* rss, int64_t baseline, PassFigures* figures) {
+                      int samples, std::vector<int64_t>* course, const RssReader* rss,
+                      int64_t baseline, PassFigures* figures) {
   using Clock = std::chrono::steady_clock;
   const ReplayOp* ops = program.ops;
   const size_t n = program.num_ops;
@@ -281,10 +216,6 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
     for (size_t i = begin; i < end; ++i) {
       const ReplayOp& op = ops[i];
       const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-      if (live != nullptr && op.kind != ReplayKind::kArenaCreate &&
-          op.kind != ReplayKind::kArenaDestroy) {
-        read_sink += live->Descend(ptrs, i);
-      }
       const size_t align = size_t{1} << op.align_log2;
       switch (op.kind) {
         case ReplayKind::kAlloc: {
@@ -295,7 +226,6 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
           }
           TouchBlock(p, bytes, touch, op.object);
           ptrs[op.object] = p;
-          if (live != nullptr) live->Add(op.object, p, bytes);
           break;
         }
         case ReplayKind::kAllocZeroed: {
@@ -305,14 +235,12 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
                    std::to_string(i);
           }
           ptrs[op.object] = p;
-          if (live != nullptr) live->Add(op.object, p, bytes);
           break;
         }
         case ReplayKind::kFree:
-          if (touch >= Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
+          if (touch == Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
           allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
           ptrs[op.object] = nullptr;
-          if (live != nullptr) live->Remove(op.object);
           break;
         case ReplayKind::kRealloc: {
           const ReallocInfo& info = program.reallocs[realloc_index++];
@@ -323,10 +251,6 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
                    std::to_string(i);
           }
           ptrs[info.old_object] = nullptr;
-          if (live != nullptr) {
-            live->Remove(info.old_object);
-            live->Add(op.object, p, info.new_bytes);
-          }
           if (info.new_bytes > info.old_bytes) {
             TouchBlock(static_cast<char*>(p) + info.old_bytes, info.new_bytes - info.old_bytes,
                        touch, op.object);
@@ -365,11 +289,6 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   // Where each object left live at the end was last allocated, to free
   // leftovers between passes and at teardown (built before the baseline).
   replay_internal::Leftovers leftovers(program);
-  // Touch::kDescent's live blocks, sized here, before the baseline.
-  std::unique_ptr<replay_internal::LiveSet> live;
-  if (options.touch == Touch::kDescent) {
-    live = std::make_unique<replay_internal::LiveSet>(program.object_limit);
-  }
   RssReader rss;
   PrefaultSharedMappings();
   // The child's own heap (the runtime's start-up, the tables above) is
@@ -395,9 +314,8 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
     PassFigures f;
     const bool cold = pass == 0;
     const UsageCounts u0 = ReadUsageCounts();
-    if (live != nullptr) live->Clear();
     r.error = replay_internal::TimedPass(*allocator, program, ptrs.data(), options.touch,
-                                         live.get(), cold ? options.rss_samples : 1,
+                                         cold ? options.rss_samples : 1,
                                          cold ? &r.rss_course : nullptr, cold ? &rss : nullptr,
                                          r.baseline_rss, &f);
     const UsageCounts u1 = ReadUsageCounts();

@@ -85,9 +85,7 @@ ABSL_FLAG(double, memory_limit_floor_mb, 512, "see --memory_limit_mb");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the run order shuffled in each round");
 ABSL_FLAG(std::string, touch, "first",
           "what the replay writes into each new block, as a constructor would: none, first "
-          "(the first 8 bytes), whole, program (as programs do: construct, read before free) "
-          "or descent (program, plus a tree lookup's reads through the live blocks before "
-          "each call)");
+          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 ABSL_FLAG(std::string, format, "table",
           "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
           "run and pass), json or html (one self-contained page with charts); several, "
@@ -579,11 +577,9 @@ int Main(int argc, char** argv) {
     s.run_options.touch = Touch::kWhole;
   } else if (s.touch == "program") {
     s.run_options.touch = Touch::kProgram;
-  } else if (s.touch == "descent") {
-    s.run_options.touch = Touch::kDescent;
   } else {
     return Fail(kExitUsage,
-                absl::StrCat("--touch=", s.touch, ": must be none, first, whole, program or descent"));
+                absl::StrCat("--touch=", s.touch, ": must be none, first, whole or program"));
   }
   const std::vector<std::string> formats = absl::StrSplit(absl::GetFlag(FLAGS_format), ',');
   for (const std::string& format : formats) {
