@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -183,6 +184,17 @@ class ChunkDecoder {
     }
   };
 
+  // Takes the scout one op further; prefetches what a FREE or REALLOC there
+  // will touch.
+  template <typename OnAhead>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void LookAhead(Scout& scout, OnAhead& on_ahead) {
+    const uint64_t id = scout.Next();
+    if (id < live_.size()) {  // kNoObject never is
+      __builtin_prefetch(&live_[static_cast<size_t>(id)], 1);
+      on_ahead(static_cast<uint32_t>(id));
+    }
+  }
+
   // Checks the chunk's position and adds its shapes: the work before its ops.
   absl::Status BeginChunk(const ChunkColumns& chunk, const ChunkLocation& where);
   // Checks the side columns were used up; counts the chunk's events.
@@ -227,16 +239,9 @@ absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLoca
   // for a million objects) is fetched from memory while the ops between are
   // decoded, instead of stalling the FREE that reads it.
   Scout scout{pos, end};
-  auto look_ahead = [&]() {
-    const uint64_t id = scout.Next();
-    if (id < live_.size()) {  // kNoObject never is
-      __builtin_prefetch(&live_[static_cast<size_t>(id)], 1);
-      on_ahead(static_cast<uint32_t>(id));
-    }
-  };
-  for (int i = 0; i < kLookahead; ++i) look_ahead();
+  for (int i = 0; i < kLookahead; ++i) LookAhead(scout, on_ahead);
   while (pos < end) {
-    look_ahead();
+    LookAhead(scout, on_ahead);
     uint64_t op;
     if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
       op = *pos++;

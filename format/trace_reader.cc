@@ -41,31 +41,33 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
 
 TraceReader::TraceReader(std::unique_ptr<PacketReader> packets) : packets_(std::move(packets)) {}
 
-absl::Status TraceReader::DecodeChunk(absl::string_view bytes, std::vector<Event>* events) {
+absl::Status TraceReader::ParseColumns(absl::string_view bytes) {
   columns_ = ChunkColumns();
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
   }
-  const ChunkLocation where{packets_->path(), packets_->packet_offset(), packets_->packets_read(),
-                            chunks_read_};
-  if (absl::Status s = decoder_.Decode(columns_, where, events); !s.ok()) return s;
-  CountThreads(*events);
-  ++chunks_read_;
   return absl::OkStatus();
-}
-
-void TraceReader::CountThreads(const std::vector<Event>& events) {
-  for (const Event& e : events) {
-    if (e.thread >= threads_.size()) threads_.resize(size_t{e.thread} + 1);
-    if (!threads_[e.thread]) {
-      threads_[e.thread] = true;
-      ++threads_seen_;
-    }
-  }
 }
 
 absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
   events->clear();
+  absl::StatusOr<bool> more = NextChunkColumns();
+  if (!more.ok() || !*more) return more;
+  // At most one event per byte of ops.
+  events->reserve(columns_.ops.size());
+  if (absl::Status s = DecodeColumns(
+          [events](const Event& e) {
+            events->push_back(e);
+            return absl::OkStatus();
+          },
+          [](uint32_t) {});
+      !s.ok()) {
+    return s;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> TraceReader::NextChunkColumns() {
   while (!done_) {
     absl::StatusOr<bool> got = packets_->Next();
     if (!got.ok()) return got.status();
@@ -92,8 +94,8 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
       if (ReadVarint(&p, end, &tag) &&
           tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
           ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-        if (absl::Status s = DecodeChunk(
-                absl::string_view(reinterpret_cast<const char*>(p), len), events);
+        if (absl::Status s =
+                ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len));
             !s.ok()) {
           return s;
         }
@@ -125,7 +127,7 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
       }
       case proto::Packet::kChunk: {
         reencoded_chunk_ = packet_.chunk().SerializeAsString();
-        if (absl::Status s = DecodeChunk(reencoded_chunk_, events); !s.ok()) return s;
+        if (absl::Status s = ParseColumns(reencoded_chunk_); !s.ok()) return s;
         return true;
       }
       case proto::Packet::BODY_NOT_SET:

@@ -55,6 +55,20 @@ class TraceReader {
   template <typename OnChunk, typename OnEvent>
   absl::Status ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event);
 
+  // Reads every remaining chunk without collecting its events: calls
+  // on_chunk() before each chunk, on_event(const Event&) -> absl::Status for
+  // each event as soon as it is validated, and on_ahead(uint32_t object)
+  // ahead of the FREE or REALLOC of `object` (see ChunkDecoder::DecodeEach:
+  // a prefetch hint, unvalidated). The first error, the reader's or
+  // on_event's, ends the walk and is returned. Unlike ForEachEvent the
+  // tables below only cover the chunks before the current one: an event's
+  // ids are below object_id_limit() and arena_index_limit() as of that event,
+  // so tables by id grow when an ALLOC, REALLOC or ARENA_CREATE goes past
+  // them. For the replay program builder: no array of events per chunk
+  // (32 bytes an event, written and read back through the caches).
+  template <typename OnChunk, typename OnEvent, typename OnAhead>
+  absl::Status StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event, OnAhead&& on_ahead);
+
   // After NextChunk returned false:
   bool has_footer() const { return has_footer_; }
   const proto::Footer& footer() const { return footer_; }
@@ -80,9 +94,23 @@ class TraceReader {
 
  private:
   explicit TraceReader(std::unique_ptr<PacketReader> packets);
-  // Decodes the current packet as a chunk from `bytes` (its Chunk message).
-  absl::Status DecodeChunk(absl::string_view bytes, std::vector<Event>* events);
-  void CountThreads(const std::vector<Event>& events);
+  // Reads packets up to the next chunk and parses its columns into
+  // columns_. Returns false when there are no more chunks.
+  absl::StatusOr<bool> NextChunkColumns();
+  // Parses `bytes` (a Chunk message) into columns_.
+  absl::Status ParseColumns(absl::string_view bytes);
+  // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
+  template <typename OnEvent, typename OnAhead>
+  absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
+  void CountThread(uint32_t thread) {
+    if (ABSL_PREDICT_TRUE(thread == last_thread_)) return;
+    last_thread_ = thread;
+    if (thread >= threads_.size()) threads_.resize(size_t{thread} + 1);
+    if (!threads_[thread]) {
+      threads_[thread] = true;
+      ++threads_seen_;
+    }
+  }
 
   std::unique_ptr<PacketReader> packets_;
   ChunkDecoder decoder_;
@@ -97,8 +125,36 @@ class TraceReader {
   std::string cut_short_;
   uint64_t chunks_read_ = 0;
   std::vector<bool> threads_;
+  uint32_t last_thread_ = ~uint32_t{0};  // counted already
   uint64_t threads_seen_ = 0;
 };
+
+template <typename OnEvent, typename OnAhead>
+absl::Status TraceReader::DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead) {
+  const ChunkLocation where{packets_->path(), packets_->packet_offset(), packets_->packets_read(),
+                            chunks_read_};
+  absl::Status s = decoder_.DecodeEach(
+      columns_, where,
+      [&](const Event& e) {
+        CountThread(e.thread);
+        return on_event(e);
+      },
+      on_ahead);
+  if (s.ok()) ++chunks_read_;
+  return s;
+}
+
+template <typename OnChunk, typename OnEvent, typename OnAhead>
+absl::Status TraceReader::StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event,
+                                       OnAhead&& on_ahead) {
+  while (true) {
+    absl::StatusOr<bool> more = NextChunkColumns();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    on_chunk();
+    if (absl::Status s = DecodeColumns(on_event, on_ahead); !s.ok()) return s;
+  }
+}
 
 template <typename OnChunk, typename OnEvent>
 absl::Status TraceReader::ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event) {

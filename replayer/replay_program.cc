@@ -189,31 +189,27 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     return absl::OkStatus();
   };
 
-  // The record of the object an event frees, fetched from memory a few
-  // events ahead: with a million live objects the table is far larger than
-  // the caches, and waiting for it is most of the builder's time otherwise.
-  constexpr size_t kLookahead = 16;
-  const Event* chunk_events = nullptr;
-  size_t chunk_size = 0, next_event = 0;
-  // Tables grow once per chunk, to what the reader says the chunk uses.
-  auto size_tables = [&](const std::vector<Event>& events) {
-    chunk_events = events.data();
-    chunk_size = events.size();
-    next_event = 0;
-    if (objects.size() < reader.object_id_limit()) objects.resize(reader.object_id_limit());
-    if (arena_live.size() < reader.arena_index_limit()) {
-      arena_live.resize(reader.arena_index_limit(), 0);
-      arena_pending_destroy.resize(reader.arena_index_limit(), 0);
-    }
-    progress.Update(reader);
+  // The record of the object an event frees, fetched from memory while the
+  // decoder works through the ops before it (the reader's on_ahead): with a
+  // million live objects the table is far larger than the caches, and
+  // waiting for it is most of the builder's time otherwise.
+  // The id is unvalidated and may lie past the table: the address is
+  // computed as an integer (no out-of-range pointer) and a prefetch of any
+  // address cannot fault. (GCC 12 drops a prefetch guarded by a bounds
+  // check here, so there is none.)
+  auto prefetch = [&](uint32_t object) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(objects.data()) +
+                                                     uintptr_t{object} * sizeof(ObjectInfo)));
+  };
+  arena_live.resize(1, 0);  // index 0: no arena
+  arena_pending_destroy.resize(1, 0);
+  // Tables by id grow as new ids appear (vector::resize grows the capacity
+  // geometrically, so this is amortized linear); ids past them come only
+  // with ALLOC, REALLOC (new object) and ARENA_CREATE.
+  auto cover_object = [&](uint32_t object) {
+    if (ABSL_PREDICT_FALSE(object >= objects.size())) objects.resize(size_t{object} + 1);
   };
   auto on_event = [&](const Event& e) -> absl::Status {
-    if (ABSL_PREDICT_TRUE(next_event + kLookahead < chunk_size)) {
-      const Event& ahead = chunk_events[next_event + kLookahead];
-      __builtin_prefetch(
-          &objects[ahead.kind == OpKind::kRealloc ? ahead.old_object : ahead.object]);
-    }
-    ++next_event;
     const std::vector<Shape>& shapes = reader.shapes();
     ReplayOp op{};
     switch (e.kind) {
@@ -224,6 +220,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         op.arena = e.arena;
         op.align_log2 = static_cast<uint8_t>(__builtin_ctzll(s.align));
         if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
+        cover_object(e.object);
         objects[e.object] = ObjectInfo{s.bytes(), e.arena, op.align_log2};
         live_bytes += s.bytes();
         ++live_objects;
@@ -263,11 +260,16 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         p.reallocs.push_back({e.old_object, old.bytes, s.bytes()});
         op.bytes = 0;
         live_bytes += s.bytes() - old.bytes;
+        cover_object(e.object);
         objects[e.object] = ObjectInfo{s.bytes(), old.arena, old.align_log2};
         ++p.reallocs_count;
         break;
       }
       case OpKind::kArenaCreate:
+        if (e.arena >= arena_live.size()) {
+          arena_live.resize(size_t{e.arena} + 1, 0);
+          arena_pending_destroy.resize(size_t{e.arena} + 1, 0);
+        }
         op.kind = ReplayKind::kArenaCreate;
         op.arena = e.arena;
         ++p.arena_events;
@@ -292,7 +294,11 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     ++event_index;
     return absl::OkStatus();
   };
-  if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
+  if (absl::Status s =
+          reader.StreamEvents([&]() { progress.Update(reader); }, on_event, prefetch);
+      !s.ok()) {
+    return s;
+  }
   ops.JoinInto(&p.ops);
   p.object_limit = reader.object_id_limit();
   p.arena_limit = reader.arena_index_limit();
