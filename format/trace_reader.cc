@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         kTraceMagic, "\")"));
   }
   reader->header_ = packet.header();
+  reader->footer_events_hint_ = reader->FindFooterEventsHint();
   const uint32_t version = reader->header_.format_version();
   if (version == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header has no format version"));
@@ -37,6 +38,30 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
                      kFormatVersion, "); use a newer alloctrace"));
   }
   return reader;
+}
+
+uint64_t TraceReader::FindFooterEventsHint() const {
+  // A footer packet is a frame (tag, length) around a Packet holding a
+  // Footer of at most 11 varint fields: well under 160 bytes.
+  constexpr size_t kMaxFooterFrame = 160;
+  const std::string tail = packets_->Tail(kMaxFooterFrame);
+  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(tail.data());
+  const uint8_t* const end = begin + tail.size();
+  proto::Packet packet;
+  // Any start whose frame ends exactly at the end of the file and parses as
+  // a footer; the real one is the first such from the front of the tail
+  // that is not inside another, but any match is only a hint.
+  for (const uint8_t* start = begin; start < end; ++start) {
+    if (*start != kPacketTag) continue;
+    const uint8_t* p = start + 1;
+    uint64_t length;
+    if (!ReadVarint(&p, end, &length) || length != static_cast<uint64_t>(end - p)) continue;
+    if (packet.ParseFromArray(p, static_cast<int>(length)) && packet.has_footer() &&
+        packet.footer().events() <= file_size()) {
+      return packet.footer().events();
+    }
+  }
+  return 0;
 }
 
 TraceReader::TraceReader(std::unique_ptr<PacketReader> packets) : packets_(std::move(packets)) {}

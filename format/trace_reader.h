@@ -69,6 +69,14 @@ class TraceReader {
   template <typename OnChunk, typename OnEvent, typename OnAhead>
   absl::Status StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event, OnAhead&& on_ahead);
 
+  // The event count the file's last packet claims if it looks like a
+  // footer, read from the end of the file at Open; 0 if it does not. Not
+  // validated before the footer is reached (a footer that disagrees with
+  // the events read is an error then), so only a hint, e.g. to size an
+  // array once instead of growing it; never more than the file's size (an
+  // event takes at least a byte).
+  uint64_t footer_events_hint() const { return footer_events_hint_; }
+
   // After NextChunk returned false:
   bool has_footer() const { return has_footer_; }
   const proto::Footer& footer() const { return footer_; }
@@ -102,6 +110,8 @@ class TraceReader {
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
+  // Looks for a footer packet at the end of the file.
+  uint64_t FindFooterEventsHint() const;
   void CountThread(uint32_t thread) {
     if (ABSL_PREDICT_TRUE(thread == last_thread_)) return;
     last_thread_ = thread;
@@ -120,6 +130,7 @@ class TraceReader {
 
   proto::Header header_;
   proto::Footer footer_;
+  uint64_t footer_events_hint_ = 0;
   bool has_footer_ = false;
   bool done_ = false;
   std::string cut_short_;
