@@ -94,7 +94,7 @@ class OpBlocks {
     if (expected > 0) current_.reserve(expected);
   }
   void push_back(const ReplayOp& op) {
-    if (ABSL_PREDICT_FALSE(current_.size() == current_.capacity())) NextBlock();
+    if (ABSL_PREDICT_FALSE(current_.size() == populated_)) Populate();
     current_.push_back(op);
   }
   // Moves every op into *out (exactly sized), freeing each block once copied.
@@ -121,6 +121,24 @@ class OpBlocks {
   // (16 MiB: the most a join holds beyond the final array).
   static constexpr size_t kFirstBlockOps = size_t{1} << 12;
   static constexpr size_t kMaxBlockOps = size_t{1} << 20;
+  // Filling a fresh array takes a page fault every 256 ops; asking the
+  // kernel to map the next stretch in one call (MADV_POPULATE_WRITE, Linux
+  // 5.14) saves most of their cost. A stretch at a time, so no more memory
+  // is committed than is about to be used. Where the call fails the pages
+  // fault in as before.
+  static constexpr size_t kPopulateOps = size_t{1} << 19;  // 8 MiB
+  ABSL_ATTRIBUTE_NOINLINE void Populate() {
+    if (current_.size() == current_.capacity()) NextBlock();
+    const size_t end = std::min(current_.capacity(), current_.size() + kPopulateOps);
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t from = (reinterpret_cast<uintptr_t>(current_.data() + current_.size()) +
+                            page - 1) & ~(page - 1);
+    const uintptr_t to = reinterpret_cast<uintptr_t>(current_.data() + end) & ~(page - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+#endif
+    populated_ = end;
+  }
   ABSL_ATTRIBUTE_NOINLINE void NextBlock() {
     const size_t next =
         current_.capacity() == 0 ? kFirstBlockOps : std::min(2 * current_.capacity(), kMaxBlockOps);
@@ -131,6 +149,7 @@ class OpBlocks {
 
   std::vector<std::vector<ReplayOp>> full_;
   std::vector<ReplayOp> current_;
+  size_t populated_ = 0;  // ops of current_ mapped ahead
 };
 
 // "reading PATH: 42% (12 M events)" on stderr, only when it is a terminal.
