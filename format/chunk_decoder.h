@@ -253,10 +253,36 @@ absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLoca
     Event e{kind, cur_thread_, cur_arena_, 0, 0, 0, time_ns_};
     absl::Status s;
     switch (kind) {
+      // The common ALLOC and FREE are handled here, inline; every other
+      // case, and every error, in Alloc and FreeOrRealloc, which repeat
+      // these checks before reporting.
       case OpKind::kAlloc:
+        if (ABSL_PREDICT_TRUE((payload & 1) == 0 && (payload >> 1) < shapes_.size() &&
+                              cur_arena_id_ == 0 && !free_ids_.empty() &&
+                              !live_[free_ids_.back()])) {
+          // An implicit id: the most recently freed one.
+          const uint32_t id = free_ids_.back();
+          free_ids_.pop_back();
+          live_[id] = 1;
+          e.object = id;
+          e.shape = static_cast<uint32_t>(payload >> 1);
+          break;
+        }
         s = Alloc(c, payload, &e);
         break;
-      case OpKind::kFree:
+      case OpKind::kFree: {
+        const uint64_t id =
+            static_cast<uint64_t>(c.prev_free) + static_cast<uint64_t>(ZigZagDecode(payload));
+        if (ABSL_PREDICT_TRUE(id < live_.size() && live_[id])) {
+          c.prev_free = static_cast<int64_t>(id);
+          live_[id] = 0;
+          free_ids_.push_back(static_cast<uint32_t>(id));
+          e.object = static_cast<uint32_t>(id);
+          break;
+        }
+        s = FreeOrRealloc(c, kind, payload, &e);
+        break;
+      }
       case OpKind::kRealloc:
         s = FreeOrRealloc(c, kind, payload, &e);
         break;
