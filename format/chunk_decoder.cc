@@ -289,62 +289,34 @@ absl::Status ChunkDecoder::SetThread(Cursor& c, uint64_t payload) {
   return absl::OkStatus();
 }
 
-absl::Status ChunkDecoder::Decode(const ChunkColumns& chunk, const ChunkLocation& where,
-                                  std::vector<Event>* events) {
+absl::Status ChunkDecoder::BeginChunk(const ChunkColumns& chunk, const ChunkLocation& where) {
   if (chunk.first_event != events_read_) {
     return ChunkError(where, absl::StrCat("chunk starts at event ", chunk.first_event, " but ",
                                           events_read_,
                                           " events precede it (a chunk is missing or repeated)"));
   }
-  if (absl::Status s = AddShapes(chunk, where); !s.ok()) return s;
+  return AddShapes(chunk, where);
+}
 
-  events->reserve(events->size() + chunk.ops.size());
-  Cursor c{chunk, where};
-  c.event = events_read_;
-  const uint8_t* pos = reinterpret_cast<const uint8_t*>(chunk.ops.data());
-  const uint8_t* const end = pos + chunk.ops.size();
-  while (pos < end) {
-    uint64_t op;
-    if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
-      op = *pos++;
-    } else if (!ReadVarint(&pos, end, &op)) {
-      return EventError(c, "corrupt varint in the ops column");
-    }
-    const auto kind = static_cast<OpKind>(op & kOpKindMask);
-    const uint64_t payload = op >> kOpKindBits;
-    Event e{kind, cur_thread_, cur_arena_, 0, 0, 0, time_ns_};
-    absl::Status s;
-    switch (kind) {
-      case OpKind::kAlloc:
-        s = Alloc(c, payload, &e);
-        break;
-      case OpKind::kFree:
-      case OpKind::kRealloc:
-        s = FreeOrRealloc(c, kind, payload, &e);
-        break;
-      case OpKind::kArenaCreate:
-      case OpKind::kArenaDestroy:
-        s = Arena(c, kind, payload, &e);
-        break;
-      case OpKind::kSetArena:
-        if (s = SetArena(c, payload); !s.ok()) return s;
-        continue;
-      case OpKind::kSetThread:
-        if (s = SetThread(c, payload); !s.ok()) return s;
-        continue;
-      case OpKind::kTimestamp:
-        time_ns_ += payload;
-        continue;
-    }
-    if (ABSL_PREDICT_FALSE(!s.ok())) return s;
-    events->push_back(e);
-    ++c.event;
-  }
-  if (c.next_id != chunk.ids.size() || c.next_arg != chunk.args.size()) {
-    return ChunkError(where, "chunk has unused values in its ids or args column");
+absl::Status ChunkDecoder::EndChunk(const Cursor& c) {
+  if (c.next_id != c.chunk.ids.size() || c.next_arg != c.chunk.args.size()) {
+    return ChunkError(c.where, "chunk has unused values in its ids or args column");
   }
   events_read_ = c.event;
   return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::Decode(const ChunkColumns& chunk, const ChunkLocation& where,
+                                  std::vector<Event>* events) {
+  // At most one event per byte of ops.
+  events->reserve(events->size() + chunk.ops.size());
+  return DecodeEach(
+      chunk, where,
+      [events](const Event& e) {
+        events->push_back(e);
+        return absl::OkStatus();
+      },
+      [](uint32_t) {});
 }
 
 }  // namespace alloctrace

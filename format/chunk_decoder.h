@@ -9,12 +9,15 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "format/trace_format.h"
+#include "format/wire.h"
 
 namespace alloctrace {
 
@@ -112,6 +115,22 @@ class ChunkDecoder {
   absl::Status Decode(const ChunkColumns& chunk, const ChunkLocation& where,
                       std::vector<Event>* events);
 
+  // Validates `chunk` as Decode does, but hands each event to
+  // on_event(const Event&) -> absl::Status as soon as it is validated, with
+  // no per-chunk array. The first error, the decoder's or on_event's, ends
+  // the chunk and is returned; the events before it were already delivered.
+  // on_ahead(uint32_t object) is called, kLookahead ops before the FREE or
+  // REALLOC that will touch `object`, so the caller can prefetch its own
+  // record of it: with a million live objects, tables by object id are far
+  // larger than the caches. `object` is unvalidated (a corrupt trace may
+  // name any id): bound-check it before use.
+  template <typename OnEvent, typename OnAhead>
+  absl::Status DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where,
+                          OnEvent&& on_event, OnAhead&& on_ahead);
+  // How far ahead, in ops, on_ahead and the decoder's own prefetch run:
+  // far enough to cover a miss to memory at a few ns per op.
+  static constexpr int kLookahead = 24;
+
   // The shape table so far (grows as chunks are decoded).
   const std::vector<Shape>& shapes() const { return shapes_; }
   uint64_t events_read() const { return events_read_; }
@@ -138,6 +157,48 @@ class ChunkDecoder {
     uint64_t event = 0;
   };
 
+  // Reads the ops column ahead of the decoder: the objects FREE and REALLOC
+  // ops will touch, with the same delta chain. Stops at the end or at a
+  // corrupt varint (the decoder reports it when it gets there).
+  struct Scout {
+    const uint8_t* pos;
+    const uint8_t* end;
+    // Unsigned, so a hostile chain wraps instead of overflowing; the decoder
+    // stops at the first id out of range, before the two chains could part.
+    uint64_t prev_free = 0;
+    // The object the next op frees or reallocs, or kNoObject if it does neither.
+    static constexpr uint64_t kNoObject = ~uint64_t{0};
+    uint64_t Next() {
+      if (pos >= end) return kNoObject;
+      uint64_t op;
+      if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
+        op = *pos++;
+      } else if (!ReadVarint(&pos, end, &op)) {
+        pos = end;
+        return kNoObject;
+      }
+      const auto kind = static_cast<OpKind>(op & kOpKindMask);
+      if (kind != OpKind::kFree && kind != OpKind::kRealloc) return kNoObject;
+      prev_free += static_cast<uint64_t>(ZigZagDecode(op >> kOpKindBits));
+      return prev_free;
+    }
+  };
+
+  // Takes the scout one op further; prefetches what a FREE or REALLOC there
+  // will touch.
+  template <typename OnAhead>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void LookAhead(Scout& scout, OnAhead& on_ahead) {
+    const uint64_t id = scout.Next();
+    if (id < live_.size()) {  // kNoObject never is
+      __builtin_prefetch(&live_[static_cast<size_t>(id)], 1);
+      on_ahead(static_cast<uint32_t>(id));
+    }
+  }
+
+  // Checks the chunk's position and adds its shapes: the work before its ops.
+  absl::Status BeginChunk(const ChunkColumns& chunk, const ChunkLocation& where);
+  // Checks the side columns were used up; counts the chunk's events.
+  absl::Status EndChunk(const Cursor& c);
   absl::Status AddShapes(const ChunkColumns& chunk, const ChunkLocation& where);
   absl::Status Alloc(Cursor& c, uint64_t payload, Event* e);
   absl::Status FreeOrRealloc(Cursor& c, OpKind kind, uint64_t payload, Event* e);
@@ -165,6 +226,86 @@ class ChunkDecoder {
   uint64_t time_ns_ = 0;
   uint64_t events_read_ = 0;
 };
+
+template <typename OnEvent, typename OnAhead>
+absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where,
+                                      OnEvent&& on_event, OnAhead&& on_ahead) {
+  if (absl::Status s = BeginChunk(chunk, where); !s.ok()) return s;
+  Cursor c{chunk, where};
+  c.event = events_read_;
+  const uint8_t* pos = reinterpret_cast<const uint8_t*>(chunk.ops.data());
+  const uint8_t* const end = pos + chunk.ops.size();
+  // The scout runs kLookahead ops ahead; live_ (a byte per id, a megabyte
+  // for a million objects) is fetched from memory while the ops between are
+  // decoded, instead of stalling the FREE that reads it.
+  Scout scout{pos, end};
+  for (int i = 0; i < kLookahead; ++i) LookAhead(scout, on_ahead);
+  while (pos < end) {
+    LookAhead(scout, on_ahead);
+    uint64_t op;
+    if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
+      op = *pos++;
+    } else if (!ReadVarint(&pos, end, &op)) {
+      return EventError(c, "corrupt varint in the ops column");
+    }
+    const auto kind = static_cast<OpKind>(op & kOpKindMask);
+    const uint64_t payload = op >> kOpKindBits;
+    Event e{kind, cur_thread_, cur_arena_, 0, 0, 0, time_ns_};
+    absl::Status s;
+    switch (kind) {
+      // The common ALLOC and FREE are handled here, inline; every other
+      // case, and every error, in Alloc and FreeOrRealloc, which repeat
+      // these checks before reporting.
+      case OpKind::kAlloc:
+        if (ABSL_PREDICT_TRUE((payload & 1) == 0 && (payload >> 1) < shapes_.size() &&
+                              cur_arena_id_ == 0 && !free_ids_.empty() &&
+                              !live_[free_ids_.back()])) {
+          // An implicit id: the most recently freed one.
+          const uint32_t id = free_ids_.back();
+          free_ids_.pop_back();
+          live_[id] = 1;
+          e.object = id;
+          e.shape = static_cast<uint32_t>(payload >> 1);
+          break;
+        }
+        s = Alloc(c, payload, &e);
+        break;
+      case OpKind::kFree: {
+        const uint64_t id =
+            static_cast<uint64_t>(c.prev_free) + static_cast<uint64_t>(ZigZagDecode(payload));
+        if (ABSL_PREDICT_TRUE(id < live_.size() && live_[id])) {
+          c.prev_free = static_cast<int64_t>(id);
+          live_[id] = 0;
+          free_ids_.push_back(static_cast<uint32_t>(id));
+          e.object = static_cast<uint32_t>(id);
+          break;
+        }
+        s = FreeOrRealloc(c, kind, payload, &e);
+        break;
+      }
+      case OpKind::kRealloc:
+        s = FreeOrRealloc(c, kind, payload, &e);
+        break;
+      case OpKind::kArenaCreate:
+      case OpKind::kArenaDestroy:
+        s = Arena(c, kind, payload, &e);
+        break;
+      case OpKind::kSetArena:
+        if (s = SetArena(c, payload); !s.ok()) return s;
+        continue;
+      case OpKind::kSetThread:
+        if (s = SetThread(c, payload); !s.ok()) return s;
+        continue;
+      case OpKind::kTimestamp:
+        time_ns_ += payload;
+        continue;
+    }
+    if (ABSL_PREDICT_FALSE(!s.ok())) return s;
+    if (s = on_event(e); ABSL_PREDICT_FALSE(!s.ok())) return s;
+    ++c.event;
+  }
+  return EndChunk(c);
+}
 
 }  // namespace alloctrace
 

@@ -1,6 +1,7 @@
 #include "format/packet_reader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -36,6 +37,17 @@ PacketReader::PacketReader(std::FILE* file, std::string path, uint64_t file_size
 }
 
 PacketReader::~PacketReader() { std::fclose(file_); }
+
+std::string PacketReader::Tail(size_t max_bytes) const {
+  const uint64_t n = std::min<uint64_t>(max_bytes, file_size_);
+  std::string tail(n, '\0');
+  // pread: the stream's position and buffer are left alone.
+  if (n == 0 || pread(fileno(file_), &tail[0], n, static_cast<off_t>(file_size_ - n)) !=
+                    static_cast<ssize_t>(n)) {
+    return std::string();
+  }
+  return tail;
+}
 
 absl::Status PacketReader::Error(absl::string_view what) const {
   return absl::DataLossError(

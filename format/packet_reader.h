@@ -43,6 +43,10 @@ class PacketReader {
   // Non-empty if the file ends inside a frame: what the end looks like.
   const std::string& cut_short() const { return cut_short_; }
 
+  // Up to the last `max_bytes` of the file, read without moving the reading
+  // position; empty on a read error (callers use it only as a hint).
+  std::string Tail(size_t max_bytes) const;
+
   // "PATH: byte B (packet P): what", B the current packet's offset.
   absl::Status Error(absl::string_view what) const;
 

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         kTraceMagic, "\")"));
   }
   reader->header_ = packet.header();
+  reader->footer_events_hint_ = reader->FindFooterEventsHint();
   const uint32_t version = reader->header_.format_version();
   if (version == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header has no format version"));
@@ -39,33 +40,59 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
   return reader;
 }
 
+uint64_t TraceReader::FindFooterEventsHint() const {
+  // A footer packet is a frame (tag, length) around a Packet holding a
+  // Footer of at most 11 varint fields: well under 160 bytes.
+  constexpr size_t kMaxFooterFrame = 160;
+  const std::string tail = packets_->Tail(kMaxFooterFrame);
+  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(tail.data());
+  const uint8_t* const end = begin + tail.size();
+  proto::Packet packet;
+  // Any start whose frame ends exactly at the end of the file and parses as
+  // a footer; the real one is the first such from the front of the tail
+  // that is not inside another, but any match is only a hint.
+  for (const uint8_t* start = begin; start < end; ++start) {
+    if (*start != kPacketTag) continue;
+    const uint8_t* p = start + 1;
+    uint64_t length;
+    if (!ReadVarint(&p, end, &length) || length != static_cast<uint64_t>(end - p)) continue;
+    if (packet.ParseFromArray(p, static_cast<int>(length)) && packet.has_footer() &&
+        packet.footer().events() <= file_size()) {
+      return packet.footer().events();
+    }
+  }
+  return 0;
+}
+
 TraceReader::TraceReader(std::unique_ptr<PacketReader> packets) : packets_(std::move(packets)) {}
 
-absl::Status TraceReader::DecodeChunk(absl::string_view bytes, std::vector<Event>* events) {
+absl::Status TraceReader::ParseColumns(absl::string_view bytes) {
   columns_ = ChunkColumns();
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
   }
-  const ChunkLocation where{packets_->path(), packets_->packet_offset(), packets_->packets_read(),
-                            chunks_read_};
-  if (absl::Status s = decoder_.Decode(columns_, where, events); !s.ok()) return s;
-  CountThreads(*events);
-  ++chunks_read_;
   return absl::OkStatus();
-}
-
-void TraceReader::CountThreads(const std::vector<Event>& events) {
-  for (const Event& e : events) {
-    if (e.thread >= threads_.size()) threads_.resize(size_t{e.thread} + 1);
-    if (!threads_[e.thread]) {
-      threads_[e.thread] = true;
-      ++threads_seen_;
-    }
-  }
 }
 
 absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
   events->clear();
+  absl::StatusOr<bool> more = NextChunkColumns();
+  if (!more.ok() || !*more) return more;
+  // At most one event per byte of ops.
+  events->reserve(columns_.ops.size());
+  if (absl::Status s = DecodeColumns(
+          [events](const Event& e) {
+            events->push_back(e);
+            return absl::OkStatus();
+          },
+          [](uint32_t) {});
+      !s.ok()) {
+    return s;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> TraceReader::NextChunkColumns() {
   while (!done_) {
     absl::StatusOr<bool> got = packets_->Next();
     if (!got.ok()) return got.status();
@@ -92,8 +119,8 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
       if (ReadVarint(&p, end, &tag) &&
           tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
           ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-        if (absl::Status s = DecodeChunk(
-                absl::string_view(reinterpret_cast<const char*>(p), len), events);
+        if (absl::Status s =
+                ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len));
             !s.ok()) {
           return s;
         }
@@ -125,7 +152,7 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
       }
       case proto::Packet::kChunk: {
         reencoded_chunk_ = packet_.chunk().SerializeAsString();
-        if (absl::Status s = DecodeChunk(reencoded_chunk_, events); !s.ok()) return s;
+        if (absl::Status s = ParseColumns(reencoded_chunk_); !s.ok()) return s;
         return true;
       }
       case proto::Packet::BODY_NOT_SET:

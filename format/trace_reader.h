@@ -55,6 +55,28 @@ class TraceReader {
   template <typename OnChunk, typename OnEvent>
   absl::Status ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event);
 
+  // Reads every remaining chunk without collecting its events: calls
+  // on_chunk() before each chunk, on_event(const Event&) -> absl::Status for
+  // each event as soon as it is validated, and on_ahead(uint32_t object)
+  // ahead of the FREE or REALLOC of `object` (see ChunkDecoder::DecodeEach:
+  // a prefetch hint, unvalidated). The first error, the reader's or
+  // on_event's, ends the walk and is returned. Unlike ForEachEvent the
+  // tables below only cover the chunks before the current one: an event's
+  // ids are below object_id_limit() and arena_index_limit() as of that event,
+  // so tables by id grow when an ALLOC, REALLOC or ARENA_CREATE goes past
+  // them. For the replay program builder: no array of events per chunk
+  // (32 bytes an event, written and read back through the caches).
+  template <typename OnChunk, typename OnEvent, typename OnAhead>
+  absl::Status StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event, OnAhead&& on_ahead);
+
+  // The event count the file's last packet claims if it looks like a
+  // footer, read from the end of the file at Open; 0 if it does not. Not
+  // validated before the footer is reached (a footer that disagrees with
+  // the events read is an error then), so only a hint, e.g. to size an
+  // array once instead of growing it; never more than the file's size (an
+  // event takes at least a byte).
+  uint64_t footer_events_hint() const { return footer_events_hint_; }
+
   // After NextChunk returned false:
   bool has_footer() const { return has_footer_; }
   const proto::Footer& footer() const { return footer_; }
@@ -80,9 +102,25 @@ class TraceReader {
 
  private:
   explicit TraceReader(std::unique_ptr<PacketReader> packets);
-  // Decodes the current packet as a chunk from `bytes` (its Chunk message).
-  absl::Status DecodeChunk(absl::string_view bytes, std::vector<Event>* events);
-  void CountThreads(const std::vector<Event>& events);
+  // Reads packets up to the next chunk and parses its columns into
+  // columns_. Returns false when there are no more chunks.
+  absl::StatusOr<bool> NextChunkColumns();
+  // Parses `bytes` (a Chunk message) into columns_.
+  absl::Status ParseColumns(absl::string_view bytes);
+  // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
+  template <typename OnEvent, typename OnAhead>
+  absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
+  // Looks for a footer packet at the end of the file.
+  uint64_t FindFooterEventsHint() const;
+  void CountThread(uint32_t thread) {
+    if (ABSL_PREDICT_TRUE(thread == last_thread_)) return;
+    last_thread_ = thread;
+    if (thread >= threads_.size()) threads_.resize(size_t{thread} + 1);
+    if (!threads_[thread]) {
+      threads_[thread] = true;
+      ++threads_seen_;
+    }
+  }
 
   std::unique_ptr<PacketReader> packets_;
   ChunkDecoder decoder_;
@@ -92,13 +130,42 @@ class TraceReader {
 
   proto::Header header_;
   proto::Footer footer_;
+  uint64_t footer_events_hint_ = 0;
   bool has_footer_ = false;
   bool done_ = false;
   std::string cut_short_;
   uint64_t chunks_read_ = 0;
   std::vector<bool> threads_;
+  uint32_t last_thread_ = ~uint32_t{0};  // counted already
   uint64_t threads_seen_ = 0;
 };
+
+template <typename OnEvent, typename OnAhead>
+absl::Status TraceReader::DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead) {
+  const ChunkLocation where{packets_->path(), packets_->packet_offset(), packets_->packets_read(),
+                            chunks_read_};
+  absl::Status s = decoder_.DecodeEach(
+      columns_, where,
+      [&](const Event& e) {
+        CountThread(e.thread);
+        return on_event(e);
+      },
+      on_ahead);
+  if (s.ok()) ++chunks_read_;
+  return s;
+}
+
+template <typename OnChunk, typename OnEvent, typename OnAhead>
+absl::Status TraceReader::StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event,
+                                       OnAhead&& on_ahead) {
+  while (true) {
+    absl::StatusOr<bool> more = NextChunkColumns();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    on_chunk();
+    if (absl::Status s = DecodeColumns(on_event, on_ahead); !s.ok()) return s;
+  }
+}
 
 template <typename OnChunk, typename OnEvent>
 absl::Status TraceReader::ForEachEvent(OnChunk&& on_chunk, OnEvent&& on_event) {

@@ -3,20 +3,66 @@
 // memory per event.
 //   bazel run -c opt //replayer:decode_benchmark -- /tmp/big.trace
 // (prints one line; the figures of issue 9's closing note come from it).
+//   bazel run -c opt //replayer:decode_benchmark -- --split /tmp/big.trace
+// first times the reader alone (every event decoded and validated, nothing
+// built) in the same process, so the reader's share of the time is a ratio
+// measured in one run.
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
+#include "format/trace_reader.h"
 #include "replayer/replay_program.h"
 
+namespace {
+
+double CpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+// Reads every event and drops it; returns false (after printing why) on error.
+bool TimeReaderAlone(const char* path) {
+  const double cpu0 = CpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<alloctrace::TraceReader>> reader =
+      alloctrace::TraceReader::Open(path);
+  absl::Status s = reader.ok() ? (*reader)->ForEachEvent([](const auto&) {},
+                                                        [](const alloctrace::Event&) {
+                                                          return absl::OkStatus();
+                                                        })
+                               : reader.status();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = CpuSeconds() - cpu0;
+  if (!s.ok()) {
+    std::fprintf(stderr, "decode_benchmark: %s\n", std::string(s.message()).c_str());
+    return false;
+  }
+  const double events = static_cast<double>((*reader)->events_read());
+  std::printf("%s: %.0f events in %.2f s wall, %.2f s CPU: %.1f M events/s wall, %.1f M events/s "
+              "CPU reader alone\n",
+              path, events, seconds, cpu, events / seconds / 1e6, events / cpu / 1e6);
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: decode_benchmark TRACE\n");
+  const bool split = argc == 3 && std::strcmp(argv[1], "--split") == 0;
+  if (argc != 2 && !split) {
+    std::fprintf(stderr, "usage: decode_benchmark [--split] TRACE\n");
     return 2;
   }
+  const char* path = argv[argc - 1];
+  if (split && !TimeReaderAlone(path)) return 1;
+  const double cpu0 = CpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<alloctrace::ReplayProgram> p = alloctrace::LoadReplayProgram(argv[1]);
+  absl::StatusOr<alloctrace::ReplayProgram> p = alloctrace::LoadReplayProgram(path);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!p.ok()) {
@@ -29,12 +75,11 @@ int main(int argc, char** argv) {
   const double peak = static_cast<double>(ru.ru_maxrss) * 1024;
   // CPU time as well as wall time: on a loaded machine the wall clock counts
   // time spent waiting for a core.
-  const double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-                     ru.ru_stime.tv_usec / 1e6;
+  const double cpu = CpuSeconds() - cpu0;
   std::printf(
       "%s: %.0f ops in %.2f s wall, %.2f s CPU: %.1f M ops/s wall, %.1f M ops/s CPU "
       "decode+build; peak RSS %.0f MiB, %.1f bytes/op (program %.1f bytes/op)\n",
-      argv[1], events, seconds, cpu, events / seconds / 1e6, events / cpu / 1e6, peak / (1 << 20),
+      path, events, seconds, cpu, events / seconds / 1e6, events / cpu / 1e6, peak / (1 << 20),
       events > 0 ? peak / events : 0.0,
       events > 0 ? (p->ops.capacity() * sizeof(alloctrace::ReplayOp)) / events : 0.0);
   return 0;
