@@ -8,7 +8,7 @@
 #include "format/hostile_trace.h"
 #include "gtest/gtest.h"
 #include "replayer/replay_program.h"
-#include "replayer/report.h"
+#include "replayer/summary.h"
 #include "report/html.h"
 
 namespace alloctrace {
