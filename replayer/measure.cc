@@ -50,7 +50,6 @@ class Measurer {
   // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
   // false if it failed.
   bool RunOnce(Measured& m, int round) {
-    const Policy& policy = policies_.at(m.policy);
     RunRecord record;
     record.round = round;
     for (int attempt = 0;; ++attempt) {
