@@ -43,8 +43,8 @@ std::string FindLibrary(const std::string& name) {
 
 class Measurer {
  public:
-  Measurer(const std::map<std::string, Policy>& policies, const std::string& self, int shared_fd,
-           const Settings& s, const std::string& trace)
+  Measurer(const std::map<std::string, RunnablePolicy>& policies, const std::string& self,
+           int shared_fd, const MeasureSettings& s, const std::string& trace)
       : policies_(policies), self_(self), shared_fd_(shared_fd), s_(s), trace_(trace) {}
 
   // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
@@ -108,20 +108,20 @@ class Measurer {
   }
 
  private:
-  const std::map<std::string, Policy>& policies_;
+  const std::map<std::string, RunnablePolicy>& policies_;
   std::string self_;
   int shared_fd_;
-  const Settings& s_;
+  const MeasureSettings& s_;
   std::string trace_;
   int runs_seen_ = 0;
   int disturbed_seen_ = 0;
   int kept_disturbed_ = 0;
 };
 
-Measured MakeMeasured(const std::map<std::string, Policy>& policies, const std::string& name,
-                      const std::string& display_name) {
+Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
+                      const std::string& name, const std::string& display_name) {
   Measured m;
-  const Policy& policy = policies.at(name);
+  const RunnablePolicy& policy = policies.at(name);
   m.policy = name;
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
@@ -163,7 +163,7 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
   return MedianWithCi(ratios, kStopResamples).HalfWidth() <= ctx.precision;
 }
 
-void UpdateDone(Measured& m, const Measured* reference, const Settings& s) {
+void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s) {
   if (m.done) return;
   const ReportContext& ctx = s.ctx;
   if (m.runs.failed > 0) {
@@ -187,8 +187,8 @@ void UpdateDone(Measured& m, const Measured* reference, const Settings& s) {
 }
 
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
-                         bool screen, const std::map<std::string, Policy>& policies,
-                         const std::string& self, const Settings& s, int* shared_fd_out) {
+                         bool screen, const std::map<std::string, RunnablePolicy>& policies,
+                         const std::string& self, const MeasureSettings& s, int* shared_fd_out) {
   const ReplayView view = ViewOf(program);
   const int shared_fd = ShareReplayView(view);
   *shared_fd_out = shared_fd;

@@ -6,13 +6,13 @@
 //
 // Contract:
 // - A run disturbed by an involuntary context switch or a CPU migration is
-//   run again, up to Settings::max_reruns times, unless most runs so far
+//   run again, up to MeasureSettings::max_reruns times, unless most runs so far
 //   were disturbed (a busy machine); then it is kept and counted.
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
 //   ("malloc (again)") gives the noise floor.
 // - With the screen, the fastest article policy of each storage kind in a
-//   short screen (Settings::screen_runs runs each) is added to the set.
+//   short screen (MeasureSettings::screen_runs runs each) is added to the set.
 // - A failed run (crash, error, time or memory limit) is never hidden: the
 //   policy is reported failed with its first error.
 // - The child is `self` re-executed with --internal_run_policy=NAME,
@@ -39,7 +39,8 @@ namespace alloctrace {
 // One run of a policy over a shared program, in the child.
 using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
-struct Policy {
+// A policy as the registry lists it, with what runs it in the child.
+struct RunnablePolicy {
   allocators::AllocatorInfo info;
   RunFn run;
 };
@@ -55,7 +56,7 @@ struct Measured {
 };
 
 // How the runs are made and when they stop.
-struct Settings {
+struct MeasureSettings {
   RunOptions run_options;
   std::string touch;
   ChildLimits limits;
@@ -76,15 +77,15 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
 // Sets `m.done` and `m.runs.stop_reason` once `m` failed (after min_runs
 // attempts, or at once if fatal), is precise after min_runs runs, spent its
 // budget after min_runs runs, or made max_runs runs.
-void UpdateDone(Measured& m, const Measured* reference, const Settings& s);
+void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s);
 
 // Measures `names` on one trace. With `screen`, first picks the fastest
 // article policy of each storage kind in a short screen and adds it.
 // `*shared_fd_out` is the program's shared memfd (negative if it could not
 // be made; then no run succeeds); the caller closes it.
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
-                         bool screen, const std::map<std::string, Policy>& policies,
-                         const std::string& self, const Settings& s, int* shared_fd_out);
+                         bool screen, const std::map<std::string, RunnablePolicy>& policies,
+                         const std::string& self, const MeasureSettings& s, int* shared_fd_out);
 
 }  // namespace alloctrace
 

@@ -37,8 +37,8 @@ Measured WithRuns(const std::string& name, const std::vector<double>& warm_ns) {
   return m;
 }
 
-Settings TestSettings() {
-  Settings s;
+MeasureSettings TestSettings() {
+  MeasureSettings s;
   s.ctx.rank_by = "warm";
   s.ctx.passes = 2;
   s.ctx.clock = "cpu";
@@ -50,7 +50,7 @@ Settings TestSettings() {
 }
 
 TEST(RankFiguresTest, TakesTheRankingPassByTheClock) {
-  Settings s = TestSettings();
+  MeasureSettings s = TestSettings();
   const Measured m = WithRuns("slab", {10, 20});
   EXPECT_EQ(RankFigures(m.runs, s.ctx), (std::vector<double>{10, 20}));
   s.ctx.rank_by = "cold";
@@ -60,7 +60,7 @@ TEST(RankFiguresTest, TakesTheRankingPassByTheClock) {
 }
 
 TEST(UpdateDoneTest, SteadyRunsArePreciseOnlyAfterMinRuns) {
-  const Settings s = TestSettings();
+  const MeasureSettings s = TestSettings();
   Measured m = WithRuns("slab", {50, 50, 50, 50});
   UpdateDone(m, nullptr, s);
   EXPECT_FALSE(m.done);
@@ -71,7 +71,7 @@ TEST(UpdateDoneTest, SteadyRunsArePreciseOnlyAfterMinRuns) {
 }
 
 TEST(UpdateDoneTest, TheRatioToTheReferenceMustBePreciseToo) {
-  const Settings s = TestSettings();
+  const MeasureSettings s = TestSettings();
   // Steady alone, but its ratio to a reference that swings by 2x is not.
   Measured m = WithRuns("slab", {50, 50, 50, 50, 50, 50});
   const Measured ref = WithRuns("malloc", {50, 100, 50, 100, 50, 100});
@@ -84,7 +84,7 @@ TEST(UpdateDoneTest, TheRatioToTheReferenceMustBePreciseToo) {
 }
 
 TEST(UpdateDoneTest, NoisyRunsStopAtTheBudgetThenAtMaxRuns) {
-  Settings s = TestSettings();
+  MeasureSettings s = TestSettings();
   Measured m = WithRuns("slab", {10, 90, 10, 90, 10, 90});
   m.spent = 1;
   UpdateDone(m, nullptr, s);
@@ -102,7 +102,7 @@ TEST(UpdateDoneTest, NoisyRunsStopAtTheBudgetThenAtMaxRuns) {
 }
 
 TEST(UpdateDoneTest, AFailureStopsAfterMinAttemptsOrAtOnceIfFatal) {
-  const Settings s = TestSettings();
+  const MeasureSettings s = TestSettings();
   Measured m = WithRuns("slab", {50, 50});
   m.runs.failed = 1;
   m.runs.attempts = 3;
@@ -123,7 +123,7 @@ TEST(UpdateDoneTest, AFailureStopsAfterMinAttemptsOrAtOnceIfFatal) {
 }
 
 TEST(UpdateDoneTest, ADoneEntryStaysAsItIs) {
-  const Settings s = TestSettings();
+  const MeasureSettings s = TestSettings();
   Measured m = WithRuns("slab", {});
   m.done = true;
   m.runs.stop_reason = "skipped";

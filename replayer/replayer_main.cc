@@ -108,10 +108,10 @@ constexpr int kExitUsage = 2;
 constexpr int kExitRunFailed = 3;
 
 struct CollectPolicies {
-  std::map<std::string, Policy>* out;
+  std::map<std::string, RunnablePolicy>* out;
   template <typename A>
   void operator()(const AllocatorInfo& info) {
-    (*out)[info.name] = Policy{info, &ReplayWith<A>};
+    (*out)[info.name] = RunnablePolicy{info, &ReplayWith<A>};
   }
 };
 
@@ -173,7 +173,7 @@ void MaybeInjectFault(const std::string& policy, int attempt) {
 }
 
 // A re-executed child: one run of one policy, its result to the pipe.
-int ChildMain(const Policy& policy, const RunOptions& options) {
+int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
   const int fd = absl::GetFlag(FLAGS_internal_result_fd);
   if (fd < 0) return Fail(kExitUsage, "bad internal run");
   // The parent decoded the trace; this process maps the result and so
@@ -218,7 +218,7 @@ int Main(int argc, char** argv) {
   AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
-  std::map<std::string, Policy> policies;
+  std::map<std::string, RunnablePolicy> policies;
   ForEachAllocatorType(CollectPolicies{&policies});
 
   if (absl::GetFlag(FLAGS_list_policies)) {
@@ -234,7 +234,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  Settings s;
+  MeasureSettings s;
   const int samples = absl::GetFlag(FLAGS_rss_samples);
   if (samples < 1 || samples > 100000) {
     return Fail(kExitUsage, absl::StrCat("--rss_samples=", samples, ": must be 1 to 100000"));
