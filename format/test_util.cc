@@ -110,6 +110,18 @@ void AddShape(proto::Chunk* chunk, uint64_t elem_size, uint64_t count, uint64_t 
   }
 }
 
+proto::Chunk ReallocChainChunk(int steps) {
+  proto::Chunk c;
+  for (int i = 1; i <= steps; ++i) AddShape(&c, 1, uint64_t{4096} * i, 16);
+  c.add_ops(Op(OpKind::kAlloc, 0));
+  for (int i = 1; i < steps; ++i) {
+    c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
+    c.add_args(i);
+  }
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+  return c;
+}
+
 std::string TraceBytes(const std::vector<proto::Chunk>& chunks, int64_t footer_events) {
   proto::Packet h;
   FillStandardHeader(h.mutable_header());
@@ -181,15 +193,7 @@ std::vector<CraftedTrace> CraftedTraces() {
   }
   {  // A realloc chain growing 4 KiB a step.
     constexpr int kSteps = 300;
-    proto::Chunk c;
-    for (int i = 1; i <= kSteps; ++i) AddShape(&c, 1, uint64_t{4096} * i, 16);
-    c.add_ops(Op(OpKind::kAlloc, 0));
-    for (int i = 1; i < kSteps; ++i) {
-      c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
-      c.add_args(i);
-    }
-    c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
-    out.push_back({"realloc_chain.trace", {c}, kSteps + 1});
+    out.push_back({"realloc_chain.trace", {ReallocChainChunk(kSteps)}, kSteps + 1});
   }
   {  // calloc of 1 GiB.
     proto::Chunk c;

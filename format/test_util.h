@@ -47,6 +47,10 @@ inline uint64_t Op(OpKind kind, uint64_t payload) {
 // Adds a shape to a hand-made chunk.
 void AddShape(proto::Chunk* chunk, uint64_t elem_size, uint64_t count, uint64_t align,
               bool zeroed = false);
+// One object grown by realloc in `steps` steps of 4 KiB (shape i: one
+// block of 4096 * i bytes, aligned to 16): an alloc, steps - 1 reallocs and
+// a free, so steps + 1 memory events.
+proto::Chunk ReallocChainChunk(int steps);
 // The bytes of a trace: a standard header, `chunks` as given, and a footer
 // counting `footer_events` unless it is negative (no footer).
 std::string TraceBytes(const std::vector<proto::Chunk>& chunks, int64_t footer_events = -1);

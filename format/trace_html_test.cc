@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/string_test_util.h"
 #include "format/hostile_trace.h"
 #include "format/trace_stats.h"
 #include "gtest/gtest.h"
@@ -11,15 +12,6 @@
 
 namespace alloctrace {
 namespace {
-
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
 
 class TraceHtmlTest : public ::testing::Test {
  protected:
@@ -69,9 +61,9 @@ TEST_F(TraceHtmlTest, ChartsPresentAndEverythingEscaped) {
                          "id=\"arena-lifetimes\"", "id=\"arena-table\"", "id=\"facts\""}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   }
-  EXPECT_EQ(Count(html, "class=\"series\""), 2u);
-  EXPECT_EQ(Count(html, "class=\"bar\""), stats_.size_histogram.size());
-  EXPECT_EQ(Count(html, "class=\"span\""), stats_.arenas.size());
+  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 2u);
+  EXPECT_EQ(CountSubstrings(html, "class=\"bar\""), stats_.size_histogram.size());
+  EXPECT_EQ(CountSubstrings(html, "class=\"span\""), stats_.arenas.size());
   // No string from the trace became markup.
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);

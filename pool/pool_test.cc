@@ -2,18 +2,15 @@
 
 #include <cstdint>
 #include <cstring>
-#include <iterator>
-#include <map>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {
 
-uintptr_t Address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 using SimplePool = Pool<StorageSimple, GrowthLinear, SingleThreaded>;
 
@@ -43,32 +40,15 @@ TYPED_TEST_SUITE(PoolTypedTest, PoolTypes);
 
 TYPED_TEST(PoolTypedTest, ServesEverySizeAndAlignmentWithoutOverlap) {
   TypeParam pool;
-  struct Block {
-    size_t bytes;
-    size_t align;
-  };
-  std::map<uintptr_t, Block> live;
+  testing_util::LiveBlocks live;
   for (size_t align : {1, 2, 4, 8, 16, 32, 64}) {
     for (size_t bytes = 0; bytes <= 300; bytes += (bytes < 80 ? 1 : 37)) {
       void* p = pool.Allocate(bytes, align);
-      ASSERT_NE(p, nullptr);
-      ASSERT_EQ(Address(p) % align, 0u) << bytes << " bytes, align " << align;
+      ASSERT_NO_FATAL_FAILURE(live.Add(p, bytes, align));
       std::memset(p, 0xab, bytes);
-      auto [it, inserted] = live.emplace(Address(p), Block{bytes, align});
-      ASSERT_TRUE(inserted);
-      if (it != live.begin()) {
-        auto prev = std::prev(it);
-        ASSERT_LE(prev->first + prev->second.bytes, it->first);
-      }
-      auto next = std::next(it);
-      if (next != live.end()) {
-        ASSERT_LE(it->first + bytes, next->first);
-      }
     }
   }
-  for (const auto& [address, block] : live) {
-    pool.Deallocate(reinterpret_cast<void*>(address), block.bytes, block.align);
-  }
+  live.FreeAll(pool);
   const PoolStats stats = pool.Stats();
   EXPECT_GT(stats.bunches, 1u);
   if (TypeParam::kFreesBlocks) {
@@ -138,28 +118,7 @@ TEST(PoolTest, BunchesStaySortedWhateverTheOrderOfFirstUse) {
 
 TEST(PoolTest, MultiThreadedPoolSurvivesConcurrentUse) {
   Pool<StorageOrdered, GrowthExponential, MultiThreaded> pool;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&pool, t] {
-      std::mt19937 rng(t);
-      std::vector<std::pair<unsigned char*, size_t>> live;
-      for (int i = 0; i < 20000; ++i) {
-        if (live.empty() || rng() % 2 == 0) {
-          const size_t bytes = 8 + rng() % 90;
-          auto* p = static_cast<unsigned char*>(pool.Allocate(bytes, 8));
-          std::memset(p, t, bytes);
-          live.emplace_back(p, bytes);
-        } else {
-          auto [p, bytes] = live.back();
-          live.pop_back();
-          for (size_t b = 0; b < bytes; ++b) ASSERT_EQ(p[b], t);
-          pool.Deallocate(p, bytes, 8);
-        }
-      }
-      for (auto [p, bytes] : live) pool.Deallocate(p, bytes, 8);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  testing_util::UseFromThreads(pool, 8, 97, 8);
   EXPECT_EQ(pool.Stats().large_blocks, 0u);
 }
 

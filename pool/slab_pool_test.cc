@@ -2,20 +2,19 @@
 
 #include <cstdint>
 #include <cstring>
-#include <iterator>
 #include <map>
 #include <random>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "pool/page_map.h"
+#include "pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {
 
-uintptr_t Address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+using testing_util::Address;
 
 using Slab = SlabPool<SingleThreaded>;
 
@@ -38,28 +37,15 @@ TEST(SlabPoolTest, MapsSizesToClassesByArithmetic) {
 
 TEST(SlabPoolTest, HonorsEveryAlignmentWithoutOverlap) {
   Slab slab;
-  std::map<uintptr_t, std::pair<size_t, size_t>> live;  // -> (bytes, align)
+  testing_util::LiveBlocks live;
   for (size_t align = 1; align <= 512; align *= 2) {
     for (size_t bytes = 0; bytes <= 300; ++bytes) {
       void* p = slab.Allocate(bytes, align);
-      ASSERT_NE(p, nullptr);
-      ASSERT_EQ(Address(p) % align, 0u) << bytes << " bytes, align " << align;
+      ASSERT_NO_FATAL_FAILURE(live.Add(p, bytes, align));
       std::memset(p, 0x5a, bytes);
-      auto [it, inserted] = live.emplace(Address(p), std::make_pair(bytes, align));
-      ASSERT_TRUE(inserted);
-      if (it != live.begin()) {
-        auto prev = std::prev(it);
-        ASSERT_LE(prev->first + prev->second.first, it->first);
-      }
-      auto next = std::next(it);
-      if (next != live.end()) {
-        ASSERT_LE(it->first + bytes, next->first);
-      }
     }
   }
-  for (const auto& [address, size] : live) {
-    slab.Deallocate(reinterpret_cast<void*>(address), size.first, size.second);
-  }
+  live.FreeAll(slab);
 }
 
 TEST(SlabPoolTest, ReusesTheLastFreedBlockOfTheClass) {
@@ -130,28 +116,7 @@ TEST(SlabPoolTest, RandomChurnKeepsContents) {
 
 TEST(SlabPoolTest, MultiThreadedSlabSurvivesConcurrentUse) {
   SlabPool<MultiThreaded> slab;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&slab, t] {
-      std::mt19937 rng(t);
-      std::vector<std::pair<unsigned char*, size_t>> live;
-      for (int i = 0; i < 20000; ++i) {
-        if (live.empty() || rng() % 2 == 0) {
-          const size_t bytes = 8 + rng() % 300;
-          auto* p = static_cast<unsigned char*>(slab.Allocate(bytes, 8));
-          std::memset(p, t, bytes);
-          live.emplace_back(p, bytes);
-        } else {
-          auto [p, bytes] = live.back();
-          live.pop_back();
-          for (size_t b = 0; b < bytes; ++b) ASSERT_EQ(p[b], t);
-          slab.Deallocate(p, bytes, 8);
-        }
-      }
-      for (auto [p, bytes] : live) slab.Deallocate(p, bytes, 8);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  testing_util::UseFromThreads(slab, 8, 307, 8);
 }
 
 }  // namespace

@@ -7,17 +7,17 @@
 #include <map>
 #include <random>
 #include <set>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "pool/pool_allocator.h"
+#include "pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {
 
-uintptr_t Address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+using testing_util::Address;
 
 using Small = SmallNodePool<SingleThreaded>;
 
@@ -140,26 +140,7 @@ TEST(SmallNodePoolTest, ReleaseAllFreesLiveBlocks) {
 
 TEST(SmallNodePoolTest, MultiThreadedSurvivesConcurrentUse) {
   SmallNodePool<MultiThreaded> pool;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&pool, t] {
-      std::vector<void*> mine;
-      for (int i = 0; i < 5000; ++i) {
-        auto* p = static_cast<unsigned char*>(pool.Allocate(4, 4));
-        std::memset(p, t, 4);
-        mine.push_back(p);
-        if (i % 3 == 0) {
-          pool.Deallocate(mine.back(), 4, 4);
-          mine.pop_back();
-        }
-      }
-      for (void* p : mine) {
-        EXPECT_EQ(*static_cast<unsigned char*>(p), t);
-        pool.Deallocate(p, 4, 4);
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
+  testing_util::UseFromThreads(pool, 1, 24, 4);
 }
 
 TEST(SmallNodePoolTest, WorksAsAStdAllocator) {

@@ -68,10 +68,9 @@ TEST(ReplayProgramTest, BadTracesGiveTheReadersError) {
   EXPECT_NE(missing.status().message().find("traces/no_such.trace"), std::string::npos);
 }
 
-using testing_util::AddShape;
 using testing_util::CraftedTrace;
 using testing_util::CraftedTraces;
-using testing_util::Op;
+using testing_util::ReallocChainChunk;
 using testing_util::WriteTrace;
 
 absl::StatusOr<ReplayProgram> LoadCrafted(const std::string& name) {
@@ -134,15 +133,8 @@ TEST(CraftedTraceTest, AlignmentOverTheLimitIsRefused) {
 // every step would move 800 GB; finishing at all shows the chain is linear.
 TEST(CraftedTraceTest, LongReallocChainReplaysInLinearTime) {
   constexpr int kSteps = 20000;
-  proto::Chunk c;
-  for (int i = 1; i <= kSteps; ++i) AddShape(&c, 1, uint64_t{4096} * i, 16);
-  c.add_ops(Op(OpKind::kAlloc, 0));
-  for (int i = 1; i < kSteps; ++i) {
-    c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
-    c.add_args(i);
-  }
-  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
-  auto p = LoadReplayProgram(WriteTrace("long_realloc_chain.trace", {c}, kSteps + 1));
+  auto p = LoadReplayProgram(
+      WriteTrace("long_realloc_chain.trace", {ReallocChainChunk(kSteps)}, kSteps + 1));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->reallocs_count, kSteps - 1u);
   EXPECT_EQ(p->peak_live_bytes, uint64_t{4096} * kSteps);

@@ -6,12 +6,8 @@
 //   bazel run //replayer -- --policies='slab,malloc,pool/*' --precision=2
 //       --format=csv --out=results.csv traces/*.trace
 //
-// Why one file of ~750 lines: the flags, the re-executed child's entry and
-// the measurement protocol (rounds, re-runs of disturbed runs, stopping at
-// the stated precision, the article-grid screen) share the Settings and the
-// child's command line, which are this program's own. The protocol is the
-// next piece to move into a file of its own (a Measurer class already
-// stands apart below).
+// The measurement protocol is in measure.h; this file holds the flags, the
+// re-executed child's entry and the writing of the reports.
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -19,15 +15,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
 #include <new>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -35,18 +28,17 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "replayer/allocators/registry.h"
 #include "replayer/isolated_run.h"
+#include "replayer/measure.h"
 #include "replayer/os_stats.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
 #include "replayer/report_html.h"
-#include "replayer/stats.h"
 #include "base/cli_util.h"
 
 ABSL_FLAG(std::string, policies, "default",
@@ -108,7 +100,6 @@ using allocators::AllAllocators;
 using allocators::AllocatorInfo;
 using allocators::ForEachAllocatorType;
 using allocators::SelectAllocators;
-using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
 // Exit statuses (also in --help and the README).
 constexpr int kExitOk = 0;
@@ -116,39 +107,13 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitRunFailed = 3;
 
-// The name of glibc malloc's second run set, for the noise floor.
-constexpr char kNoiseName[] = "malloc (again)";
-
-struct Policy {
-  AllocatorInfo info;
-  RunFn run;
-};
-
 struct CollectPolicies {
-  std::map<std::string, Policy>* out;
+  std::map<std::string, RunnablePolicy>* out;
   template <typename A>
   void operator()(const AllocatorInfo& info) {
-    (*out)[info.name] = Policy{info, &ReplayWith<A>};
+    (*out)[info.name] = RunnablePolicy{info, &ReplayWith<A>};
   }
 };
-
-// Where the dynamic loader would find a preload library; empty if nowhere.
-std::string FindLibrary(const std::string& name) {
-#if defined(__x86_64__)
-  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#elif defined(__aarch64__)
-  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#else
-  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
-#endif
-  for (const char* dir : kDirs) {
-    const std::string path = absl::StrCat(dir, "/", name);
-    if (access(path.c_str(), R_OK) == 0) return path;
-  }
-  return "";
-}
 
 // Which library serves malloc in this process (the file dladdr names).
 std::string MallocProvider() {
@@ -208,7 +173,7 @@ void MaybeInjectFault(const std::string& policy, int attempt) {
 }
 
 // A re-executed child: one run of one policy, its result to the pipe.
-int ChildMain(const Policy& policy, const RunOptions& options) {
+int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
   const int fd = absl::GetFlag(FLAGS_internal_result_fd);
   if (fd < 0) return Fail(kExitUsage, "bad internal run");
   // The parent decoded the trace; this process maps the result and so
@@ -239,289 +204,6 @@ int ChildMain(const Policy& policy, const RunOptions& options) {
   return WriteRunResult(fd, r) ? 0 : 1;
 }
 
-// What the parent keeps about one policy while it measures.
-struct Measured {
-  PolicyRuns runs;
-  std::string preload_path;
-  std::string policy;  // the registry name to run (kNoiseName runs malloc)
-  double spent = 0;    // seconds of its children, re-runs included
-  bool done = false;
-  bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
-};
-
-struct Settings {
-  RunOptions run_options;
-  std::string touch;
-  ChildLimits limits;
-  ReportContext ctx;
-  int max_runs = 500;
-  int max_reruns = 2;
-  int screen_runs = 3;
-  bool progress = false;
-};
-
-class Measurer {
- public:
-  Measurer(const std::map<std::string, Policy>& policies, const std::string& self, int shared_fd,
-           const Settings& s, const std::string& trace)
-      : policies_(policies), self_(self), shared_fd_(shared_fd), s_(s), trace_(trace) {}
-
-  // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
-  // false if it failed.
-  bool RunOnce(Measured& m, int round) {
-    const Policy& policy = policies_.at(m.policy);
-    RunRecord record;
-    record.round = round;
-    for (int attempt = 0;; ++attempt) {
-      ++m.runs.attempts;
-      if (s_.progress) {
-        std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", trace_.c_str(), round + 1,
-                     m.runs.name.c_str(), m.runs.attempts);
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      absl::StatusOr<RunResult> r = RunInFreshChild(
-          {self_, "--quiet", "--internal_run_policy=" + m.policy,
-           absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
-           absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
-           absl::StrCat("--passes=", s_.run_options.max_passes),
-           absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
-           absl::StrCat("--internal_attempt=", m.runs.attempts)},
-          m.preload_path, "--internal_result_fd=", s_.limits);
-      m.spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::string error;
-      if (!r.ok()) {
-        error = std::string(r.status().message());
-        if (absl::IsDeadlineExceeded(r.status())) m.fatal = true;
-      } else if (!r->error.empty()) {
-        error = r->error;
-        if (absl::StrContains(error, "memory limit")) m.fatal = true;
-      }
-      if (!error.empty()) {
-        ++m.runs.failed;
-        if (m.runs.first_error.empty()) {
-          m.runs.first_error = absl::StrCat("run ", m.runs.attempts, ": ", error);
-        }
-        return false;
-      }
-      bool disturbed = r->migrations > 0;
-      for (const PassFigures& f : r->passes) disturbed |= f.involuntary_switches > 0;
-      ++runs_seen_;
-      disturbed_seen_ += disturbed;
-      // On a machine so busy that most runs are disturbed, a re-run would
-      // be disturbed too: re-runs stop once half of 20 or more runs were.
-      const bool busy = runs_seen_ >= 20 && 2 * disturbed_seen_ >= runs_seen_;
-      if (disturbed && attempt < s_.max_reruns && !busy) {
-        ++record.reruns;
-        continue;
-      }
-      record.disturbed = disturbed;
-      kept_disturbed_ += disturbed;
-      record.result = *std::move(r);
-      m.runs.runs.push_back(std::move(record));
-      return true;
-    }
-  }
-
-  // How many runs were disturbed (re-runs included), and how many kept so.
-  DisturbanceCounts Counts() const {
-    return DisturbanceCounts{runs_seen_, disturbed_seen_, kept_disturbed_};
-  }
-
- private:
-  const std::map<std::string, Policy>& policies_;
-  std::string self_;
-  int shared_fd_;
-  const Settings& s_;
-  std::string trace_;
-  int runs_seen_ = 0;
-  int disturbed_seen_ = 0;
-  int kept_disturbed_ = 0;
-};
-
-Measured MakeMeasured(const std::map<std::string, Policy>& policies, const std::string& name,
-                      const std::string& display_name) {
-  Measured m;
-  const Policy& policy = policies.at(name);
-  m.policy = name;
-  m.runs.name = display_name;
-  m.runs.family = policy.info.family;
-  if (!policy.info.preload.empty()) {
-    m.preload_path = FindLibrary(policy.info.preload);
-    if (m.preload_path.empty()) {
-      m.runs.skipped = absl::StrCat(policy.info.preload, " is not installed");
-      m.done = true;
-    }
-  }
-  return m;
-}
-
-// The figure that ranks, per run.
-std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx) {
-  std::vector<double> v;
-  for (const RunRecord& rr : runs.runs) {
-    const double x = RunNsPerOp(rr.result, ctx.rank_by == "warm" && ctx.passes > 1, ctx.clock);
-    if (x > 0) v.push_back(x);
-  }
-  return v;
-}
-
-// Whether `m` has reached the precision (its ns/op, and its ratio to
-// `reference` paired by round).
-bool Precise(const Measured& m, const Measured* reference, const ReportContext& ctx) {
-  constexpr int kStopResamples = 500;  // enough to decide when to stop
-  const Estimate ns = MedianWithCi(RankFigures(m.runs, ctx), kStopResamples);
-  if (ns.HalfWidth() > ctx.precision) return false;
-  if (reference == nullptr || reference == &m) return true;
-  const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
-  std::map<int, double> ref;
-  for (const RunRecord& rr : reference->runs.runs) ref[rr.round] = RunNsPerOp(rr.result, warm, ctx.clock);
-  std::vector<double> ratios;
-  for (const RunRecord& rr : m.runs.runs) {
-    auto it = ref.find(rr.round);
-    const double x = RunNsPerOp(rr.result, warm, ctx.clock);
-    if (it != ref.end() && x > 0) ratios.push_back(it->second / x);
-  }
-  return MedianWithCi(ratios, kStopResamples).HalfWidth() <= ctx.precision;
-}
-
-// Updates `m.done` after a round.
-void UpdateDone(Measured& m, const Measured* reference, const Settings& s) {
-  if (m.done) return;
-  const ReportContext& ctx = s.ctx;
-  if (m.runs.failed > 0) {
-    if (m.fatal || m.runs.attempts >= ctx.min_runs) {
-      m.done = true;
-      m.runs.stop_reason = "failed";
-    }
-    return;
-  }
-  const int n = static_cast<int>(m.runs.runs.size());
-  if (n >= ctx.min_runs && Precise(m, reference, ctx)) {
-    m.done = true;
-    m.runs.stop_reason = "precise";
-  } else if (n >= ctx.min_runs && m.spent >= ctx.budget_seconds) {
-    m.done = true;
-    m.runs.stop_reason = absl::StrFormat("budget of %.0f s spent", ctx.budget_seconds);
-  } else if (n >= s.max_runs) {
-    m.done = true;
-    m.runs.stop_reason = absl::StrCat("--max_runs=", s.max_runs, " reached");
-  }
-}
-
-// Measures `names` on one trace. With `screen`, first picks the fastest
-// article policy of each storage kind in a short screen and adds it.
-TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
-                         bool screen, const std::map<std::string, Policy>& policies,
-                         const std::string& self, const Settings& s, int* shared_fd_out) {
-  const ReplayView view = ViewOf(program);
-  const int shared_fd = ShareReplayView(view);
-  *shared_fd_out = shared_fd;
-  Measurer measurer(policies, self, shared_fd, s, program.path);
-  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-  std::vector<Measured> set;
-  for (const std::string& name : names) set.push_back(MakeMeasured(policies, name, name));
-
-  if (screen) {
-    for (const std::string& kind : allocators::ArticleStorageKinds()) {
-      absl::StatusOr<std::vector<std::string>> grid =
-          SelectAllocators(absl::StrCat("pool/", kind, "/*"));
-      if (!grid.ok() || grid->empty()) continue;
-      std::vector<Measured> screened;
-      for (const std::string& name : *grid) screened.push_back(MakeMeasured(policies, name, name));
-      std::vector<size_t> order(screened.size());
-      for (int round = 0; round < s.screen_runs; ++round) {
-        std::iota(order.begin(), order.end(), 0);
-        std::shuffle(order.begin(), order.end(), rng);
-        for (size_t i : order) {
-          if (screened[i].runs.failed == 0) measurer.RunOnce(screened[i], -1 - round);
-        }
-      }
-      size_t best = screened.size();
-      double best_ns = 0;
-      for (size_t i = 0; i < screened.size(); ++i) {
-        Measured& m = screened[i];
-        if (m.runs.failed > 0) {
-          // A failure in the screen is reported, never hidden.
-          m.runs.note = "failed in the screen of the article grid";
-          m.runs.stop_reason = "failed";
-          m.runs.runs.clear();
-          set.push_back(std::move(m));
-          continue;
-        }
-        const double ns = Median(RankFigures(m.runs, s.ctx));
-        if (best == screened.size() || ns < best_ns) {
-          best = i;
-          best_ns = ns;
-        }
-      }
-      if (best < screened.size()) {
-        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy);
-        m.runs.note = absl::StrFormat(
-            "the fastest of the %d %s-storage article policies in a %d-run screen",
-            static_cast<int>(screened.size()), kind, s.screen_runs);
-        set.push_back(std::move(m));
-      }
-    }
-  }
-  // Remove failed-in-screen entries from the measured rounds: they are done.
-  for (Measured& m : set) {
-    if (m.runs.failed > 0) m.done = true;
-  }
-  // glibc malloc is the reference of every ratio; its second run set gives
-  // the noise floor.
-  size_t malloc_index = set.size();
-  for (size_t i = 0; i < set.size(); ++i) {
-    if (set[i].policy == "malloc") malloc_index = i;
-  }
-  if (malloc_index == set.size()) {
-    set.push_back(MakeMeasured(policies, "malloc", "malloc"));
-    malloc_index = set.size() - 1;
-  }
-  Measured noise = MakeMeasured(policies, "malloc", kNoiseName);
-
-  int round = 0;
-  std::vector<size_t> order;
-  while (true) {
-    bool others_active = false;
-    for (size_t i = 0; i < set.size(); ++i) {
-      if (i != malloc_index && !set[i].done) others_active = true;
-    }
-    Measured& ref = set[malloc_index];
-    // malloc runs as long as anyone does, so every run has its pair.
-    const bool ref_active = !ref.fatal && (others_active || !ref.done) &&
-                            !(ref.runs.failed > 0 && ref.runs.attempts >= s.ctx.min_runs);
-    if (!others_active && !ref_active) break;
-    order.clear();
-    for (size_t i = 0; i < set.size(); ++i) {
-      if (i == malloc_index ? ref_active : !set[i].done) order.push_back(i);
-    }
-    order.push_back(set.size());  // the noise set
-    std::shuffle(order.begin(), order.end(), rng);
-    for (size_t i : order) {
-      if (i == set.size()) {
-        if (ref_active) measurer.RunOnce(noise, round);
-      } else {
-        measurer.RunOnce(set[i], round);
-      }
-    }
-    ++round;
-    for (size_t i = 0; i < set.size(); ++i) {
-      UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);
-    }
-    if (!others_active && ref.done) break;
-    if (round >= s.max_runs * (s.max_reruns + 1)) break;  // a backstop, never reached in practice
-  }
-  if (s.progress) std::fprintf(stderr, "\r\033[K");
-  std::vector<PolicyRuns> runs;
-  for (Measured& m : set) {
-    if (!m.done && m.runs.stop_reason.empty()) m.runs.stop_reason = "stopped with the others";
-    runs.push_back(std::move(m.runs));
-  }
-  TraceReport report = Summarize(program, runs, noise.runs, s.ctx, round);
-  report.disturbance = measurer.Counts();
-  return report;
-}
-
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "replays allocation traces through pool policies and baseline allocators, each run in a\n"
@@ -536,7 +218,7 @@ int Main(int argc, char** argv) {
   AcceptDashedFlags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
-  std::map<std::string, Policy> policies;
+  std::map<std::string, RunnablePolicy> policies;
   ForEachAllocatorType(CollectPolicies{&policies});
 
   if (absl::GetFlag(FLAGS_list_policies)) {
@@ -552,7 +234,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  Settings s;
+  MeasureSettings s;
   const int samples = absl::GetFlag(FLAGS_rss_samples);
   if (samples < 1 || samples > 100000) {
     return Fail(kExitUsage, absl::StrCat("--rss_samples=", samples, ": must be 1 to 100000"));
@@ -615,6 +297,7 @@ int Main(int argc, char** argv) {
     return Fail(kExitUsage, absl::StrCat("--min_runs=", s.ctx.min_runs, ", --max_runs=", s.max_runs,
                                          ": need 1 <= min_runs <= max_runs <= 100000"));
   }
+  s.seed = absl::GetFlag(FLAGS_seed);
   s.max_reruns = absl::GetFlag(FLAGS_max_reruns);
   if (s.max_reruns < 0 || s.max_reruns > 100) {
     return Fail(kExitUsage, absl::StrCat("--max_reruns=", s.max_reruns, ": must be 0 to 100"));

@@ -1,6 +1,6 @@
-// Why one file of ~550 lines: the replay report's sections (verdict, memory
-// profile, speed, Pareto, policy effects, heat map, tables) are one page
-// built from one view of the results; each section is a function here.
+// The replay report's page drawn from its view (HtmlTrace): the sections
+// (verdict, memory profile, speed, Pareto, policy effects, heat map,
+// tables), one function each. The view is made in report_html_view.cc.
 #include "replayer/report_html.h"
 
 #include <algorithm>
@@ -412,112 +412,6 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
 
 }  // namespace
 
-void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>* x,
-                std::vector<double>* bytes) {
-  x->clear();
-  bytes->clear();
-  const size_t n = program.ops.size();
-  if (n == 0) return;
-  const size_t stride = std::max<size_t>(1, (n + points - 1) / std::max<size_t>(1, points));
-  size_t realloc_index = 0;
-  int64_t live = 0, span_max = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const ReplayOp& op = program.ops[i];
-    const uint64_t size = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-    switch (op.kind) {
-      case ReplayKind::kAlloc:
-      case ReplayKind::kAllocZeroed:
-        live += static_cast<int64_t>(size);
-        break;
-      case ReplayKind::kFree:
-        live -= static_cast<int64_t>(size);
-        break;
-      case ReplayKind::kRealloc: {
-        const ReallocInfo& r = program.reallocs[realloc_index++];
-        live += static_cast<int64_t>(r.new_bytes) - static_cast<int64_t>(r.old_bytes);
-        break;
-      }
-      default:
-        break;
-    }
-    span_max = std::max(span_max, live);
-    if ((i + 1) % stride == 0 || i + 1 == n) {
-      x->push_back(static_cast<double>(i + 1));
-      bytes->push_back(static_cast<double>(span_max));
-      span_max = live;
-    }
-  }
-}
-
-namespace {
-HtmlEstimate FromEstimate(const Estimate& e) {
-  HtmlEstimate h;
-  if (!e.has_data()) return h;
-  h.value = e.median;
-  if (e.n > 1) {
-    h.lo = e.lo;
-    h.hi = e.hi;
-  }
-  return h;
-}
-}  // namespace
-
-HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
-  HtmlTrace t;
-  t.path = report.trace_path;
-  t.workload = report.workload;
-  t.program = program.header.program();
-  t.platform = program.header.platform();
-  for (const auto& [k, v] : program.header.labels()) t.labels.emplace_back(k, v);
-  std::sort(t.labels.begin(), t.labels.end());
-  t.ops = report.ops;
-  t.program_ops = program.ops.size();
-  t.peak_live_bytes = report.peak_live_bytes;
-  t.peak_live_objects = report.peak_live_objects;
-  t.cut_short = report.cut_short;
-  LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
-  t.interval_kind = "95% CI of the median";
-  t.noise_floor = FromEstimate(report.noise_floor);
-  for (const PolicyResult& r : report.policies) {
-    HtmlPolicy p;
-    p.name = r.name;
-    p.family = r.family;
-    p.ok = r.ok();
-    p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
-               : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
-                                                            : "";
-    p.runs = r.runs;
-    p.floor = r.name == "bump";
-    if (p.ok) {
-      p.ns_per_op = FromEstimate(r.ns_per_op);
-      p.vs_malloc = FromEstimate(r.vs_malloc);
-      p.peak_rss = FromEstimate(r.peak_rss);
-      p.overhead = r.overhead;
-      p.minor_faults = r.minor_faults;
-      p.tied_fastest = r.tied_fastest;
-      p.rss_course = r.rss_course;
-    }
-    t.policies.push_back(std::move(p));
-  }
-  const Verdict& v = report.verdict;
-  t.verdict.fastest = v.fastest;
-  t.verdict.fastest_vs_malloc = FromEstimate(v.fastest_vs_malloc);
-  t.verdict.smallest_rss = v.smallest_rss;
-  if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
-  t.verdict.recommended = v.recommended;
-  t.verdict.rule = v.rule;
-  t.verdict.sentence = v.sentence;
-  return t;
-}
-
-HtmlContext HtmlContextOf(const ReportContext& ctx) {
-  return HtmlContext{
-      ctx.machine, ctx.date,
-      absl::StrCat("runs per policy until the 95% CI is within +-", ctx.precision * 100,
-                   "% (at least ", ctx.min_runs, "), shuffled rounds, each in a fresh process; ",
-                   ctx.rank_by, " passes ranked by ", ctx.clock, " time; touch=", ctx.touch)};
-}
-
 std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
                            const std::string& command_line) {
   report::HtmlPage page("alloctrace replay report");
@@ -541,16 +435,6 @@ std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlConte
       "highest resident memory above its own baseline; x ideal: that over the most bytes ever "
       "live as requested. Written by alloctrace replayer --format=html.</p></footer>");
   return page.Render();
-}
-
-std::string FormatHtml(const std::vector<TraceReport>& reports,
-                       const std::vector<ReplayProgram>& programs, const ReportContext& ctx,
-                       const std::string& command_line) {
-  std::vector<HtmlTrace> traces;
-  for (size_t i = 0; i < reports.size() && i < programs.size(); ++i) {
-    traces.push_back(HtmlViewOf(reports[i], programs[i]));
-  }
-  return FormatHtmlPage(traces, HtmlContextOf(ctx), command_line);
 }
 
 }  // namespace alloctrace

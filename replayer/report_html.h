@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "replayer/replay_program.h"
-#include "replayer/report.h"
+#include "replayer/summary.h"
 
 namespace alloctrace {
 

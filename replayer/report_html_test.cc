@@ -5,23 +5,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/string_test_util.h"
 #include "format/hostile_trace.h"
 #include "gtest/gtest.h"
 #include "replayer/replay_program.h"
-#include "replayer/report.h"
+#include "replayer/summary.h"
 #include "report/html.h"
 
 namespace alloctrace {
 namespace {
-
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
 
 class ReportHtmlTest : public ::testing::Test {
  protected:
@@ -124,12 +116,12 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   }
   EXPECT_EQ(html.find("id=\"heatmap\""), std::string::npos);  // one trace: no overview
   // Profile: the trace's live bytes and the six contenders' RSS courses.
-  EXPECT_EQ(Count(html, "class=\"series\""), 7u);
+  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 7u);
   // One dot per ranked policy (bump included) in the speed chart, plus the
   // effects panels' marks; 7 ranked policies have ranges.
-  EXPECT_GE(Count(html, "class=\"ci\""), 7u);
+  EXPECT_GE(CountSubstrings(html, "class=\"ci\""), 7u);
   EXPECT_NE(html.find("class=\"dot pareto\""), std::string::npos);
-  EXPECT_GE(Count(html, "<tr class=\"tied\">"), 2u);
+  EXPECT_GE(CountSubstrings(html, "<tr class=\"tied\">"), 2u);
   EXPECT_NE(html.find("<tr class=\"failed\">"), std::string::npos);
   EXPECT_NE(html.find("FAILED"), std::string::npos);
   // Nothing from the trace, a policy name or the command line became markup.
@@ -155,7 +147,7 @@ TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
   EXPECT_NE(html.find("id=\"overview-table\""), std::string::npos);
   EXPECT_NE(html.find("id=\"trace-1-profile\""), std::string::npos);
   // 2 traces x 6 contenders (bump is not one).
-  EXPECT_EQ(Count(html, "class=\"cell\""), 12u);
+  EXPECT_EQ(CountSubstrings(html, "class=\"cell\""), 12u);
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
@@ -179,7 +171,7 @@ TEST_F(ReportHtmlTest, SixtyPoliciesStayReadable) {
   const TraceReport report = Summarized(runs);
   const std::string html = FormatHtml({report}, {program_}, Context(), "");
   // The profile draws at most 12 courses besides the trace, and says so.
-  EXPECT_EQ(Count(html, "class=\"series\""), 13u);
+  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 13u);
   EXPECT_NE(html.find("12 of 49 policies drawn"), std::string::npos);
   // Every dimension has its pair of panels.
   for (const char* d : {"storage", "growth", "threading", "holding", "delete"}) {

@@ -1,421 +1,47 @@
-// Why one file of ~830 lines: every chart kind shares the private axis,
-// tick, label-fitting and legend code at the top of this file; splitting the
-// kinds apart would make those helpers public for no user of their own.
+// The chart kinds of svg.h, drawn from the parts in svg_parts.h.
 #include "report/svg.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "report/html.h"
+#include "report/svg_parts.h"
 
 namespace alloctrace::report {
-namespace {
 
-constexpr double kCharPx = 6.6;  // mean advance of an 11px sans glyph
-constexpr int kLegendItemPx = 360;  // the widest legend item
-constexpr int kLegendRowPx = 17;
-
-// Okabe & Ito's palette, black first and yellow last (weak on white).
-constexpr const char* kPalette[] = {"#000000", "#E69F00", "#56B4E9", "#009E73",
-                                    "#0072B2", "#D55E00", "#CC79A7", "#F0E442"};
-constexpr const char* kDashes[] = {"", "6 3", "2 2", "9 3 2 3"};
-constexpr const char* kFront = "#D55E00";
-
-// A coordinate: one decimal, no trailing zeros.
-std::string N(double v) {
-  if (!std::isfinite(v)) v = 0;
-  std::string s = absl::StrFormat("%.1f", v);
-  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-  if (s == "-0") s = "0";
-  return s;
-}
-
-// Up to three significant digits, trailing zeros dropped.
-std::string Short(double v) {
-  const double a = std::fabs(v);
-  std::string s = a >= 100 || a == 0 ? absl::StrFormat("%.0f", v)
-                  : a >= 10          ? absl::StrFormat("%.1f", v)
-                  : a >= 1           ? absl::StrFormat("%.2f", v)
-                                     : absl::StrFormat("%.3g", v);
-  if (s.find('.') != std::string::npos && s.find('e') == std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s == "-0" ? "0" : s;
-}
-
-// The string's length in code points (for width estimates).
-size_t Chars(absl::string_view s) {
-  size_t n = 0;
-  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-// A text label fitted to `max_px`: escaped, shortened with "…" if needed,
-// the full text kept in a <title> for the tooltip.
-std::string FitText(absl::string_view s, double max_px, absl::string_view attrs_html) {
-  const size_t max_chars = std::max<size_t>(2, static_cast<size_t>(max_px / kCharPx));
-  const std::string shown = Truncate(s, max_chars);
-  return absl::StrCat("<text ", attrs_html, ">",
-                      shown.size() != s.size() ? absl::StrCat("<title>", Escape(s), "</title>") : "",
-                      Escape(shown), "</text>");
-}
-
-struct Scale {
-  double d0 = 0, d1 = 1, r0 = 0, r1 = 1;
-  bool log = false;  // d0 > 0; values at or below 0 sit at d0
-  double operator()(double v) const {
-    if (log) {
-      const double l0 = std::log10(d0), l1 = std::log10(d1);
-      const double lv = v > 0 ? std::log10(v) : l0;
-      return l1 == l0 ? (r0 + r1) / 2 : r0 + (lv - l0) * (r1 - r0) / (l1 - l0);
-    }
-    return d1 == d0 ? (r0 + r1) / 2 : r0 + (v - d0) * (r1 - r0) / (d1 - d0);
-  }
-};
-
-double NiceNumber(double x, bool round) {
-  if (x <= 0 || !std::isfinite(x)) return 1;
-  const double e = std::floor(std::log10(x));
-  const double p = std::pow(10.0, e);
-  const double f = x / p;
-  double nf;
-  if (round) {
-    nf = f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10;
-  } else {
-    nf = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
-  }
-  return nf * p;
-}
-
-struct Domain {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  void Add(double v) {
-    if (!std::isfinite(v)) return;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  bool empty() const { return lo > hi; }
-};
-
-// Ticks for the axis and the domain they span (front and back; a tight
-// axis spans the data, its ticks inside).
-struct AxisPlan {
-  std::vector<double> ticks;
-  double lo = 0, hi = 1;
-  bool log = false;
-};
-
-// A log axis: ticks at 1, 2, 5 x 10^k (only 10^k over more than three
-// decades), the domain from the last tick at or below the data to the first
-// at or above it.
-AxisPlan PlanLogAxis(const Domain& d) {
-  AxisPlan p;
-  p.log = true;
-  const int k0 = static_cast<int>(std::floor(std::log10(d.lo)));
-  const int k1 = static_cast<int>(std::ceil(std::log10(d.hi)));
-  const std::vector<double> steps =
-      k1 - k0 > 3 ? std::vector<double>{1} : std::vector<double>{1, 2, 5};
-  std::vector<double> all;
-  for (int k = k0; k <= k1; ++k) {
-    for (const double m : steps) all.push_back(m * std::pow(10.0, k));
-  }
-  size_t first = 0, last = all.size() - 1;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i] <= d.lo * (1 + 1e-12)) first = i;
-  }
-  for (size_t i = all.size(); i-- > 0;) {
-    if (all[i] >= d.hi * (1 - 1e-12)) last = i;
-  }
-  p.ticks.assign(all.begin() + first, all.begin() + last + 1);
-  p.lo = p.ticks.front();
-  p.hi = p.ticks.back();
-  return p;
-}
-
-Scale MakeScale(const AxisPlan& p, double r0, double r1) { return Scale{p.lo, p.hi, r0, r1, p.log}; }
-
-AxisPlan PlanAxis(Domain d, const Axis& axis, int target) {
-  if (axis.log && !d.empty() && d.lo > 0 && d.hi > d.lo) return PlanLogAxis(d);
-  if (d.empty()) d = Domain{0, 1};
-  if (axis.include_zero) d.Add(0);
-  AxisPlan p;
-  p.ticks = NiceTicks(d.lo, d.hi, target, axis.unit);
-  p.lo = p.ticks.front();
-  p.hi = p.ticks.back();
-  if (axis.tight && d.hi > d.lo) {
-    p.lo = d.lo;
-    p.hi = d.hi;
-    std::vector<double> inside;
-    for (const double t : p.ticks) {
-      if (t >= d.lo - 1e-9 * (d.hi - d.lo) && t <= d.hi + 1e-9 * (d.hi - d.lo)) inside.push_back(t);
-    }
-    p.ticks = inside;
-  }
-  return p;
-}
-
-std::string SvgOpen(int w, int h, absl::string_view title) {
-  return absl::StrCat("<svg viewBox=\"0 0 ", w, " ", h, "\" width=\"", w, "\" height=\"", h,
-                      "\" role=\"img\" aria-label=\"", Escape(title), "\">");
-}
-
-std::string FigureOpen(absl::string_view kind, absl::string_view id, absl::string_view title) {
-  return absl::StrCat("<figure class=\"chart chart-", kind, "\" id=\"", Escape(id),
-                      "\"><figcaption>", Escape(title), "</figcaption>");
-}
-
-std::string FigureClose(absl::string_view note) {
-  return absl::StrCat(note.empty() ? "" : absl::StrCat("<p class=\"note\">", Escape(note), "</p>"),
-                      "</figure>\n");
-}
-
-std::string NoData(absl::string_view kind, absl::string_view id, absl::string_view title,
-                   absl::string_view note) {
-  return absl::StrCat(FigureOpen(kind, id, title), "<p class=\"note nodata\">no data</p>",
-                      FigureClose(note));
-}
-
-// Tick labels of one axis share a unit: for bytes, the binary unit of the
-// largest tick (0.2 MiB, 0.4 MiB rather than 205 KiB, 410 KiB).
-std::string TickLabel(double v, Unit unit, const std::vector<double>& ticks) {
-  if (unit != Unit::kBytes) return FormatValue(v, unit);
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double largest = 0;
-  for (const double t : ticks) largest = std::max(largest, std::fabs(t));
-  int p = 0;
-  double base = 1;
-  while (largest / base >= 1024 && p < 5) {
-    base *= 1024;
-    ++p;
-  }
-  return absl::StrCat(Short(v / base), " ", kUnits[p]);
-}
-
-// Vertical grid lines and labels of an x axis under a plot.
-std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis,
-                  double top, double bottom, bool labels_on_top) {
-  std::string o;
-  for (const double t : ticks) {
-    const std::string x = N(sx(t));
-    absl::StrAppend(&o, "<line class=\"grid\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(top),
-                    "\" y2=\"", N(bottom), "\"/>");
-    absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(bottom + 14),
-                    "\" text-anchor=\"middle\">", Escape(TickLabel(t, axis.unit, ticks)), "</text>");
-    if (labels_on_top) {
-      absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(top - 5), "\" text-anchor=\"middle\">",
-                      Escape(TickLabel(t, axis.unit, ticks)), "</text>");
-    }
-  }
-  absl::StrAppend(&o, "<line class=\"axis\" x1=\"", N(sx.r0), "\" x2=\"", N(sx.r1), "\" y1=\"",
-                  N(bottom), "\" y2=\"", N(bottom), "\"/>");
-  absl::StrAppend(&o, "<text class=\"axis-label\" x=\"", N((sx.r0 + sx.r1) / 2), "\" y=\"",
-                  N(bottom + 32), "\" text-anchor=\"middle\">", Escape(axis.label), "</text>");
-  return o;
-}
-
-std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis& axis,
-                  double left, double right) {
-  std::string o;
-  for (const double t : ticks) {
-    const std::string y = N(sy(t));
-    absl::StrAppend(&o, "<line class=\"grid\" x1=\"", N(left), "\" x2=\"", N(right), "\" y1=\"",
-                    y, "\" y2=\"", y, "\"/>");
-    absl::StrAppend(&o, "<text x=\"", N(left - 6), "\" y=\"", y,
-                    "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(TickLabel(t, axis.unit, ticks)),
-                    "</text>");
-  }
-  absl::StrAppend(&o, "<line class=\"axis\" x1=\"", N(left), "\" x2=\"", N(left), "\" y1=\"",
-                  N(sy.r0), "\" y2=\"", N(sy.r1), "\"/>");
-  const double mid = (sy.r0 + sy.r1) / 2;
-  absl::StrAppend(&o, "<text class=\"axis-label\" transform=\"translate(", N(14), ",", N(mid),
-                  ") rotate(-90)\" text-anchor=\"middle\">", Escape(axis.label), "</text>");
-  return o;
-}
-
-// Legend entries laid out in columns under a plot; `swatch(i, x, y)`
-// returns the i-th entry's marker.
-template <typename Swatch>
-std::string Legend(const std::vector<std::string>& names, double left, double top, int width,
-                   Swatch swatch, int* height) {
-  // Items as wide as the longest name needs, within bounds.
-  size_t longest = 1;
-  for (const std::string& n : names) longest = std::max(longest, Chars(n));
-  const double item = std::clamp(34 + longest * kCharPx, 110.0, static_cast<double>(kLegendItemPx));
-  const int cols = std::max(1, static_cast<int>((width - left) / item));
-  const int rows = static_cast<int>((names.size() + cols - 1) / cols);
-  *height = rows * kLegendRowPx + 6;
-  std::string o = "<g class=\"legend\">";
-  for (size_t i = 0; i < names.size(); ++i) {
-    const double x = left + (i % cols) * item;
-    const double y = top + (i / cols) * kLegendRowPx + 8;
-    absl::StrAppend(&o, swatch(i, x, y),
-                    FitText(names[i], item - 30,
-                            absl::StrCat("x=\"", N(x + 24), "\" y=\"", N(y), "\" dy=\"0.35em\"")));
-  }
-  return o + "</g>";
-}
-
-std::string LineSwatch(size_t i, double x, double y, bool emphasized) {
-  return absl::StrCat("<line x1=\"", N(x), "\" x2=\"", N(x + 18), "\" y1=\"", N(y), "\" y2=\"",
-                      N(y), "\" stroke=\"", PaletteColor(i), "\" stroke-width=\"",
-                      emphasized ? "3" : "2", "\"",
-                      *kDashes[(i / 8) % 4] ? absl::StrCat(" stroke-dasharray=\"", kDashes[(i / 8) % 4], "\"") : "",
-                      "/>");
-}
-
-std::string DotSwatch(const char* colour, double x, double y) {
-  return absl::StrCat("<circle cx=\"", N(x + 9), "\" cy=\"", N(y), "\" r=\"4\" fill=\"", colour,
-                      "\"/>");
-}
-
-// A polyline's points reduced to at most four per pixel column (first,
-// lowest, highest, last), which draws the same shape.
-std::vector<std::pair<double, double>> Reduce(const std::vector<std::pair<double, double>>& pts) {
-  if (pts.size() < 2000) return pts;
-  std::vector<std::pair<double, double>> out;
-  size_t i = 0;
-  while (i < pts.size()) {
-    const long column = std::lround(pts[i].first);
-    size_t j = i, lo = i, hi = i;
-    while (j < pts.size() && std::lround(pts[j].first) == column) {
-      // SVG y grows downwards: "lowest" on screen is the largest y.
-      if (pts[j].second > pts[lo].second) lo = j;
-      if (pts[j].second < pts[hi].second) hi = j;
-      ++j;
-    }
-    size_t keep[] = {i, std::min(lo, hi), std::max(lo, hi), j - 1};
-    size_t last = static_cast<size_t>(-1);
-    for (size_t k : keep) {
-      if (k != last) out.push_back(pts[k]);
-      last = k;
-    }
-    i = j;
-  }
-  return out;
-}
-
-// PuOr, orange (low) to purple (high): readable with colour-vision
-// deficiencies and in grey.
-constexpr unsigned kDiverging[] = {0xb35806, 0xe08214, 0xfdb863, 0xfee0b6, 0xf7f7f7,
-                                   0xd8daeb, 0xb2abd2, 0x8073ac, 0x542788};
-
-unsigned Mix(unsigned a, unsigned b, double t) {
-  unsigned out = 0;
-  for (int shift = 16; shift >= 0; shift -= 8) {
-    const double ca = (a >> shift) & 0xff, cb = (b >> shift) & 0xff;
-    out |= static_cast<unsigned>(std::lround(ca + (cb - ca) * t)) << shift;
-  }
-  return out;
-}
-
-// t in [-1, 1] to a colour of the diverging scale.
-unsigned DivergingColour(double t) {
-  const double pos = (std::clamp(t, -1.0, 1.0) + 1) / 2 * 8;
-  const int k = std::min(7, static_cast<int>(pos));
-  return Mix(kDiverging[k], kDiverging[k + 1], pos - k);
-}
-
-std::string Hex(unsigned rgb) { return absl::StrFormat("#%06x", rgb); }
-
-bool Dark(unsigned rgb) {
-  const double l = 0.299 * ((rgb >> 16) & 0xff) + 0.587 * ((rgb >> 8) & 0xff) + 0.114 * (rgb & 0xff);
-  return l < 128;
-}
-
-}  // namespace
-
-std::string FormatValue(double v, Unit unit) {
-  if (!std::isfinite(v)) return "n/a";
-  const double a = std::fabs(v);
-  switch (unit) {
-    case Unit::kBytes: {
-      static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-      int p = 0;
-      double x = v;
-      while (std::fabs(x) >= 1024 && p < 5) {
-        x /= 1024;
-        ++p;
-      }
-      return absl::StrCat(Short(x), " ", kUnits[p]);
-    }
-    case Unit::kCount: {
-      static const char* const kSi[] = {"", "k", "M", "G", "T", "P"};
-      int p = 0;
-      double x = v;
-      while (std::fabs(x) >= 1000 && p < 5) {
-        x /= 1000;
-        ++p;
-      }
-      return absl::StrCat(Short(x), kSi[p]);
-    }
-    case Unit::kNanoseconds:
-      if (a >= 1e9) return absl::StrCat(Short(v / 1e9), " s");
-      if (a >= 1e6) return absl::StrCat(Short(v / 1e6), " ms");
-      if (a >= 1e3) return absl::StrCat(Short(v / 1e3), " \xC2\xB5s");
-      return absl::StrCat(Short(v), " ns");
-    case Unit::kRatio:
-      return absl::StrCat(Short(v), "x");
-    case Unit::kPlain:
-      return Short(v);
-  }
-  return Short(v);
-}
-
-std::vector<double> NiceTicks(double lo, double hi, int target, Unit unit) {
-  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
-  if (lo > hi) std::swap(lo, hi);
-  if (hi == lo) {
-    const double pad = lo == 0 ? 1 : std::fabs(lo) * 0.1;
-    lo -= lo == 0 ? 0 : pad;
-    hi += pad;
-  }
-  target = std::max(2, target);
-  double base = 1;
-  if (unit == Unit::kBytes) {
-    while (std::max(std::fabs(lo), std::fabs(hi)) / base >= 1024) base *= 1024;
-  }
-  const double l = lo / base, h = hi / base;
-  const double range = NiceNumber(h - l, false);
-  double step = NiceNumber(range / (target - 1), true);
-  // Whole bytes and whole objects only.
-  if ((unit == Unit::kCount || (unit == Unit::kBytes && base == 1)) && step < 1) step = 1;
-  const double first = std::floor(l / step) * step;
-  const double last = std::ceil(h / step) * step;
-  std::vector<double> ticks;
-  for (int k = 0;; ++k) {
-    const double t = first + k * step;
-    if (t > last + step * 1e-9 || k > 1000) break;
-    ticks.push_back((std::fabs(t) < step * 1e-9 ? 0 : t) * base);
-  }
-  return ticks;
-}
-
-const char* PaletteColor(size_t i) { return kPalette[i % 8]; }
-
-namespace {
-
-// The two scales and both axes of an x-y plot in the box [left, right] x
-// [top, bottom] (the line chart's and the scatter's).
-struct XYFrame {
-  Scale sx, sy;
-  std::string axes;
-};
-XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y,
-                    double left, double right, double top, double bottom) {
-  const AxisPlan px = PlanAxis(dx, x, 10), py = PlanAxis(dy, y, 6);
-  XYFrame f{MakeScale(px, left, right), MakeScale(py, bottom, top), ""};
-  f.axes = absl::StrCat(YAxis(f.sy, py.ticks, y, left, right),
-                        XAxis(f.sx, px.ticks, x, top, bottom, false));
-  return f;
-}
-
-}  // namespace
+using svg_parts::AxisPlan;
+using svg_parts::Chars;
+using svg_parts::Dark;
+using svg_parts::DivergingColour;
+using svg_parts::Domain;
+using svg_parts::DotSwatch;
+using svg_parts::FigureClose;
+using svg_parts::FigureOpen;
+using svg_parts::FitText;
+using svg_parts::Hex;
+using svg_parts::Legend;
+using svg_parts::LineSwatch;
+using svg_parts::MakeScale;
+using svg_parts::MakeXYFrame;
+using svg_parts::N;
+using svg_parts::NoData;
+using svg_parts::PlanAxis;
+using svg_parts::Reduce;
+using svg_parts::Scale;
+using svg_parts::Short;
+using svg_parts::SvgOpen;
+using svg_parts::XAxis;
+using svg_parts::XYFrame;
+using svg_parts::YAxis;
+using svg_parts::kCharPx;
+using svg_parts::kDashes;
+using svg_parts::kFront;
 
 std::string RenderLineChart(const LineChart& c) {
   Domain dx, dy;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/string_test_util.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace::report {
@@ -12,15 +13,6 @@ namespace {
 
 constexpr char kScript[] = "<script>alert(1)</script>";
 constexpr char kImg[] = "\"><img src=x onerror=alert(1)>";
-
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
 
 // Checks that every element opened is closed in order (self-closing ones
 // aside) and that no '<' or '>' stray outside a tag: the markup is well
@@ -119,7 +111,7 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   c.series.push_back({kImg, {0, 1, 2, 3}, {0, 1024, 4096, 512}, true});
   std::string one = RenderLineChart(c);
   ExpectSafe(one);
-  EXPECT_EQ(Count(one, "class=\"series\""), 1u);
+  EXPECT_EQ(CountSubstrings(one, "class=\"series\""), 1u);
   EXPECT_NE(one.find("id=\"profile\""), std::string::npos);
   EXPECT_NE(one.find("class=\"chart chart-line\""), std::string::npos);
   EXPECT_NE(one.find(">4 KiB<"), std::string::npos);  // a y tick in binary units
@@ -132,7 +124,7 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   }
   const std::string sixty = RenderLineChart(c);
   ExpectSafe(sixty);
-  EXPECT_EQ(Count(sixty, "class=\"series\""), 60u);
+  EXPECT_EQ(CountSubstrings(sixty, "class=\"series\""), 60u);
   // Long names are cut in the legend, whole in the tooltip.
   EXPECT_NE(sixty.find("<title>pool/boundary/exp/st/single/keep/a-rather-long-variant-number-59</title>"),
             std::string::npos);
@@ -179,9 +171,9 @@ TEST(IntervalChartTest, ErrorBarsTiesAndFailures) {
   c.rows.push_back({kImg, {}, false, "FAILED: 2 of 10 runs: signal 11 <SIGSEGV>", ""});
   const std::string svg = RenderIntervalChart(c);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"dot\""), 3u);
-  EXPECT_EQ(Count(svg, "class=\"ci\""), 3u);
-  EXPECT_EQ(Count(svg, "<rect class=\"band\""), 3u);  // two rows and the legend's
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot\""), 3u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"ci\""), 3u);
+  EXPECT_EQ(CountSubstrings(svg, "<rect class=\"band\""), 3u);  // two rows and the legend's
   EXPECT_NE(svg.find("class=\"reference\""), std::string::npos);
   EXPECT_NE(svg.find("FAILED: 2 of 10 runs: signal 11 &lt;SIGSEGV&gt;"), std::string::npos);
 }
@@ -198,8 +190,8 @@ TEST(IntervalChartTest, SixtyRowsSeveralSeries) {
   }
   const std::string svg = RenderIntervalChart(c);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"dot\""), 120u);
-  EXPECT_EQ(Count(svg, "class=\"ci\""), 60u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot\""), 120u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"ci\""), 60u);
   EXPECT_NE(svg.find("class=\"legend\""), std::string::npos);
 }
 
@@ -211,8 +203,8 @@ TEST(ScatterChartTest, MarksTheParetoFront) {
   c.points = {{"slab", 10, 1e6}, {"malloc", 30, 0.9e6}, {kScript, 20, 2e6}, {"keep", 8, 5e6}};
   const std::string svg = RenderScatterChart(c);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"dot\""), 1u);         // off the front
-  EXPECT_EQ(Count(svg, "class=\"dot pareto\""), 3u);  // keep, slab, malloc
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot\""), 1u);         // off the front
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot pareto\""), 3u);  // keep, slab, malloc
   EXPECT_NE(svg.find("class=\"pareto-line\""), std::string::npos);
   EXPECT_NE(svg.find("&lt;script&gt;"), std::string::npos);
 }
@@ -226,8 +218,8 @@ TEST(HeatMapTest, CellsColoursAndMissing) {
   m.value_label = "speed-up vs malloc";
   const std::string svg = RenderHeatMap(m);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"cell\""), 5u);
-  EXPECT_EQ(Count(svg, "class=\"cell missing\""), 1u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"cell\""), 5u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"cell missing\""), 1u);
   EXPECT_NE(svg.find("fill=\"#f7f7f7\""), std::string::npos);  // 1x is neutral
   EXPECT_NE(svg.find("fill=\"#542788\""), std::string::npos);  // 4x: the far end
   EXPECT_NE(svg.find("fill=\"#b35806\""), std::string::npos);  // 0.25x: the other end
@@ -241,7 +233,7 @@ TEST(BarChartTest, BarsWithValuesAndRotatedLabels) {
   c.bars.push_back({kScript, 5, kImg});
   const std::string svg = RenderBarChart(c);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"bar\""), 21u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"bar\""), 21u);
   EXPECT_NE(svg.find("rotate(-50)"), std::string::npos);
 }
 
@@ -254,7 +246,7 @@ TEST(SpanChartTest, CapsRowsAndSaysSo) {
   for (int i = 1; i < 25; ++i) c.spans.push_back({absl::StrCat("arena ", i), i * 10.0, i * 30.0, false, false, kScript});
   const std::string svg = RenderSpanChart(c);
   ExpectSafe(svg);
-  EXPECT_EQ(Count(svg, "class=\"span\""), 10u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"span\""), 10u);
   EXPECT_NE(svg.find("Showing 10 of 25."), std::string::npos);
 }
 

@@ -99,6 +99,17 @@ class PreloadedMallocAllocator : public MallocAllocator {
   }
 };
 
+// Runs `allocate` (which returns a pointer), turning a std::bad_alloc into
+// nullptr: the replay concept's failure.
+template <typename Allocate>
+void* NullOnBadAlloc(Allocate allocate) {
+  try {
+    return allocate();
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 class NewAllocator : public ReplayAllocatorDefaults<NewAllocator> {
  public:
   static constexpr bool kThreadSafe = true;
@@ -107,14 +118,12 @@ class NewAllocator : public ReplayAllocatorDefaults<NewAllocator> {
   static AllocatorInfo Info();
 
   void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
-    try {
+    return NullOnBadAlloc([&] {
       if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
         return ::operator new(bytes);
       }
       return ::operator new(bytes, std::align_val_t{align});
-    } catch (const std::bad_alloc&) {
-      return nullptr;
-    }
+    });
   }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
@@ -125,59 +134,48 @@ class NewAllocator : public ReplayAllocatorDefaults<NewAllocator> {
   }
 };
 
+// One std::pmr `Resource` over new_delete_resource for the whole run; each
+// request is for Derived::BlockBytes(bytes, align) bytes.
+// Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
+template <typename Derived, typename Resource>
+class PmrResourceAllocator : public ReplayAllocatorDefaults<Derived> {
+ public:
+  static constexpr bool kThreadSafe = false;
+  static constexpr bool kArenaReleasesBlocks = false;
+
+  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
+    return NullOnBadAlloc(
+        [&] { return resource_.allocate(Derived::BlockBytes(bytes, align), align); });
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
+    resource_.deallocate(p, Derived::BlockBytes(bytes, align), align);
+  }
+
+ private:
+  Resource resource_{std::pmr::new_delete_resource()};
+};
+
 // Sizes are rounded up to a multiple of the alignment, as sizeof(T) always
 // is: libstdc++ picks the pool by max(bytes, align), so a 24-byte request
 // aligned to 16 would get a block of the 24-byte pool, aligned to 8 only.
-// Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
-class PmrUnsyncPoolAllocator : public ReplayAllocatorDefaults<PmrUnsyncPoolAllocator> {
+class PmrUnsyncPoolAllocator
+    : public PmrResourceAllocator<PmrUnsyncPoolAllocator,
+                                  std::pmr::unsynchronized_pool_resource> {
  public:
-  static constexpr bool kThreadSafe = false;
   static constexpr bool kReusesFreedBlocks = true;
-  static constexpr bool kArenaReleasesBlocks = false;
   static AllocatorInfo Info();
-
-  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
-    try {
-      return resource_.allocate(RoundUp(bytes, align), align);
-    } catch (const std::bad_alloc&) {
-      return nullptr;
-    }
-  }
-  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
-    resource_.deallocate(p, RoundUp(bytes, align), align);
-  }
-
- private:
-  static size_t RoundUp(size_t bytes, size_t align) {
+  static size_t BlockBytes(size_t bytes, size_t align) {
     return (bytes + align - 1) & ~(align - 1);
   }
-
-  std::pmr::unsynchronized_pool_resource resource_{
-      std::pmr::new_delete_resource()};
 };
 
-// Thread-safety: none. Failure: nullptr where the resource throws bad_alloc.
-class PmrMonotonicAllocator : public ReplayAllocatorDefaults<PmrMonotonicAllocator> {
+// Its deallocate is a no-op.
+class PmrMonotonicAllocator
+    : public PmrResourceAllocator<PmrMonotonicAllocator, std::pmr::monotonic_buffer_resource> {
  public:
-  static constexpr bool kThreadSafe = false;
   static constexpr bool kReusesFreedBlocks = false;
-  static constexpr bool kArenaReleasesBlocks = false;
   static AllocatorInfo Info();
-
-  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
-    try {
-      return resource_.allocate(bytes == 0 ? 1 : bytes, align);
-    } catch (const std::bad_alloc&) {
-      return nullptr;
-    }
-  }
-  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
-    resource_.deallocate(p, bytes == 0 ? 1 : bytes, align);  // A no-op.
-  }
-
- private:
-  std::pmr::monotonic_buffer_resource resource_{
-      std::pmr::new_delete_resource()};
+  static size_t BlockBytes(size_t bytes, size_t /*align*/) { return bytes == 0 ? 1 : bytes; }
 };
 
 // Hands out consecutive addresses from mmapped slabs (1 MiB, doubling to

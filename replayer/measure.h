@@ -1,0 +1,92 @@
+// The measurement protocol of the replayer: for one trace, runs of every
+// policy in rounds (the order shuffled each round), each run in a fresh child
+// process, until each policy's median ns/op and its ratio to glibc malloc
+// (paired by round) reach the stated precision, its time budget is spent or
+// --max_runs is reached.
+//
+// Contract:
+// - A run disturbed by an involuntary context switch or a CPU migration is
+//   run again, up to MeasureSettings::max_reruns times, unless most runs so far
+//   were disturbed (a busy machine); then it is kept and counted.
+// - glibc malloc runs as long as any other policy does, so every run has a
+//   malloc run of the same round to pair with; a second malloc run set
+//   ("malloc (again)") gives the noise floor.
+// - With the screen, the fastest article policy of each storage kind in a
+//   short screen (MeasureSettings::screen_runs runs each) is added to the set.
+// - A failed run (crash, error, time or memory limit) is never hidden: the
+//   policy is reported failed with its first error.
+// - The child is `self` re-executed with --internal_run_policy=NAME,
+//   --internal_program_fd=FD (the program shared by ShareReplayView) and
+//   --internal_result_fd=FD; replayer_main.cc's child entry answers it.
+//
+// Thread-safety: single-threaded; MeasureTrace forks and waits for children.
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "replayer/allocators/registry.h"
+#include "replayer/isolated_run.h"
+#include "replayer/replay_loop.h"
+#include "replayer/replay_program.h"
+#include "replayer/summary.h"
+
+namespace alloctrace {
+
+// One run of a policy over a shared program, in the child.
+using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
+
+// A policy as the registry lists it, with what runs it in the child.
+struct RunnablePolicy {
+  allocators::AllocatorInfo info;
+  RunFn run;
+};
+
+// What the parent keeps about one policy while it measures.
+struct Measured {
+  PolicyRuns runs;
+  std::string preload_path;
+  std::string policy;  // the registry name to run (kNoiseName runs malloc)
+  double spent = 0;    // seconds of its children, re-runs included
+  bool done = false;
+  bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
+};
+
+// How the runs are made and when they stop.
+struct MeasureSettings {
+  RunOptions run_options;
+  std::string touch;
+  ChildLimits limits;
+  ReportContext ctx;
+  int max_runs = 500;
+  int max_reruns = 2;
+  int screen_runs = 3;
+  uint64_t seed = 1;  // of the run order shuffled in each round
+  bool progress = false;  // progress lines on stderr
+};
+
+// The stopping rule, after each round.
+// The figure that ranks, per run: ns/op of the ranking pass kind.
+std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx);
+// Whether `m` has reached the precision (its ns/op, and its ratio to
+// `reference` paired by round; no ratio if `reference` is null or `m`).
+bool Precise(const Measured& m, const Measured* reference, const ReportContext& ctx);
+// Sets `m.done` and `m.runs.stop_reason` once `m` failed (after min_runs
+// attempts, or at once if fatal), is precise after min_runs runs, spent its
+// budget after min_runs runs, or made max_runs runs.
+void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s);
+
+// Measures `names` on one trace. With `screen`, first picks the fastest
+// article policy of each storage kind in a short screen and adds it.
+// `*shared_fd_out` is the program's shared memfd (negative if it could not
+// be made; then no run succeeds); the caller closes it.
+TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
+                         bool screen, const std::map<std::string, RunnablePolicy>& policies,
+                         const std::string& self, const MeasureSettings& s, int* shared_fd_out);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_H_

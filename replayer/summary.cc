@@ -1,0 +1,258 @@
+#include "replayer/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace alloctrace {
+
+std::string Mib(double bytes) {
+  if (std::fabs(bytes) < 1024 * 1024) return absl::StrFormat("%.0fK", bytes / 1024);
+  return absl::StrFormat("%.1fM", bytes / (1024.0 * 1024.0));
+}
+
+std::string NameList(const std::vector<std::string>& names) {
+  if (names.empty()) return "none";
+  if (names.size() == 1) return names[0];
+  return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ",
+                      names.back());
+}
+
+std::string ClockWords(const std::string& clock) {
+  return clock == "wall" ? "wall-clock time" : "thread CPU time";
+}
+
+std::string NoOpsLine(const TraceReport& t) {
+  return absl::StrCat("no memory operations in this trace (", t.arena_events,
+                      " arena events only): nothing to time, nothing ranked");
+}
+
+double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {
+  if (r.ops == 0 || r.passes.empty()) return -1;
+  const bool cpu = clock != "wall";
+  if (!warm) return 1e9 * (cpu ? r.passes[0].cpu_seconds : r.passes[0].wall_seconds) / r.ops;
+  if (r.passes.size() < 2) return -1;
+  double s = 0;
+  for (size_t i = 1; i < r.passes.size(); ++i) {
+    s += cpu ? r.passes[i].cpu_seconds : r.passes[i].wall_seconds;
+  }
+  return 1e9 * s / (static_cast<double>(r.ops) * static_cast<double>(r.passes.size() - 1));
+}
+
+namespace {
+
+bool IsContender(const PolicyResult& p) { return p.ok() && p.name != "bump"; }
+
+// Per-round figures of a policy's runs.
+std::map<int, double> ByRound(const std::vector<RunRecord>& runs, bool warm,
+                              const std::string& clock) {
+  std::map<int, double> out;
+  for (const RunRecord& rr : runs) {
+    const double v = RunNsPerOp(rr.result, warm, clock);
+    if (v > 0) out[rr.round] = v;
+  }
+  return out;
+}
+
+std::vector<double> Values(const std::map<int, double>& m) {
+  std::vector<double> v;
+  for (const auto& [round, x] : m) v.push_back(x);
+  return v;
+}
+
+// reference / subject, for rounds in both.
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
+  std::vector<double> ratios;
+  for (const auto& [round, x] : subject) {
+    auto it = reference.find(round);
+    if (it != reference.end() && x > 0) ratios.push_back(it->second / x);
+  }
+  return MedianWithCi(ratios);
+}
+
+}  // namespace
+
+TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,
+                      const PolicyRuns& noise, const ReportContext& ctx, int rounds) {
+  TraceReport t;
+  t.trace_path = program.path;
+  t.workload = program.header.workload();
+  t.ops = program.memory_ops();
+  t.arena_events = program.arena_events;
+  t.threads = program.threads;
+  t.peak_live_bytes = program.peak_live_bytes;
+  t.peak_live_objects = program.peak_live_objects;
+  t.cut_short = program.cut_short;
+  t.no_memory_ops = program.memory_ops() == 0;
+  t.rounds = rounds;
+  const bool rank_warm = ctx.rank_by == "warm" && ctx.passes > 1;
+
+  std::map<int, double> malloc_cold, malloc_warm;
+  for (const PolicyRuns& pr : all) {
+    if (pr.name == "malloc" && pr.failed == 0) {
+      malloc_cold = ByRound(pr.runs, false, ctx.clock);
+      malloc_warm = ByRound(pr.runs, true, ctx.clock);
+    }
+  }
+  if (!noise.runs.empty() && noise.failed == 0) {
+    const std::map<int, double> second = ByRound(noise.runs, rank_warm, ctx.clock);
+    t.noise_floor = PairedRatio(rank_warm ? malloc_warm : malloc_cold, second);
+  }
+
+  for (const PolicyRuns& pr : all) {
+    PolicyResult s;
+    s.name = pr.name;
+    s.family = pr.family;
+    s.note = pr.note;
+    s.runs = static_cast<int>(pr.runs.size());
+    s.attempts = pr.attempts;
+    s.failed = pr.failed;
+    s.stop_reason = pr.stop_reason;
+    s.raw = pr.runs;
+    for (const RunRecord& rr : pr.runs) {
+      s.reruns += rr.reruns;
+      s.disturbed_kept += rr.disturbed;
+    }
+    if (!pr.skipped.empty()) {
+      s.status = PolicyResult::Status::kSkipped;
+      s.failure = pr.skipped;
+    } else if (pr.failed > 0 || pr.runs.empty()) {
+      s.status = PolicyResult::Status::kFailed;
+      s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
+                                               " runs failed; first: ", pr.first_error)
+                                : "no run was made";
+    }
+    if (!pr.runs.empty()) {
+      const std::map<int, double> cold = ByRound(pr.runs, false, ctx.clock);
+      const std::map<int, double> warm = ByRound(pr.runs, true, ctx.clock);
+      s.cold_ns_per_op = MedianWithCi(Values(cold));
+      s.warm_ns_per_op = MedianWithCi(Values(warm));
+      if (!malloc_cold.empty()) s.cold_vs_malloc = PairedRatio(malloc_cold, cold);
+      if (!malloc_warm.empty()) s.warm_vs_malloc = PairedRatio(malloc_warm, warm);
+      s.ns_per_op = rank_warm ? s.warm_ns_per_op : s.cold_ns_per_op;
+      s.vs_malloc = rank_warm ? s.warm_vs_malloc : s.cold_vs_malloc;
+      std::vector<double> peak, final_rss, minflt, majflt, teardown;
+      for (const RunRecord& rr : pr.runs) {
+        peak.push_back(static_cast<double>(rr.result.peak_rss));
+        final_rss.push_back(static_cast<double>(rr.result.final_rss));
+        minflt.push_back(static_cast<double>(rr.result.minor_faults));
+        majflt.push_back(static_cast<double>(rr.result.major_faults));
+        teardown.push_back(rr.result.teardown_seconds * 1e3);
+      }
+      s.peak_rss = MedianWithCi(peak);
+      s.final_rss = Median(final_rss);
+      s.minor_faults = Median(minflt);
+      s.major_faults = Median(majflt);
+      s.teardown_ms = Median(teardown);
+      s.overhead = program.peak_live_bytes > 0 ? s.peak_rss.median / program.peak_live_bytes : 0;
+      // The course of the run whose cold time is nearest the median.
+      double best_d = std::numeric_limits<double>::max();
+      for (const RunRecord& rr : pr.runs) {
+        const double d = std::fabs(RunNsPerOp(rr.result, false, ctx.clock) - s.cold_ns_per_op.median);
+        if (d < best_d) {
+          best_d = d;
+          s.rss_course = rr.result.rss_course;
+        }
+      }
+      const bool ratio_needed = s.name != "malloc" && s.vs_malloc.has_data();
+      s.precise = s.runs >= 2 && s.ns_per_op.HalfWidth() <= ctx.precision &&
+                  (!ratio_needed || s.vs_malloc.HalfWidth() <= ctx.precision);
+    }
+    t.failed_policies += s.status == PolicyResult::Status::kFailed;
+    t.policies.push_back(std::move(s));
+  }
+  auto rank = [](const PolicyResult& p) {
+    return p.status == PolicyResult::Status::kOk ? 0 : p.status == PolicyResult::Status::kFailed ? 1 : 2;
+  };
+  std::stable_sort(t.policies.begin(), t.policies.end(),
+                   [&](const PolicyResult& a, const PolicyResult& b) {
+                     if (rank(a) != rank(b)) return rank(a) < rank(b);
+                     return a.ns_per_op.median < b.ns_per_op.median;
+                   });
+  if (t.no_memory_ops) return t;
+
+  // Ties: contenders whose interval overlaps the best's. bump never frees
+  // (it is the harness floor), so it is not a contender.
+  std::vector<size_t> idx;
+  std::vector<Estimate> speed, rss;
+  for (size_t i = 0; i < t.policies.size(); ++i) {
+    if (!IsContender(t.policies[i])) continue;
+    idx.push_back(i);
+    speed.push_back(t.policies[i].ns_per_op);
+    rss.push_back(t.policies[i].peak_rss);
+  }
+  Verdict& v = t.verdict;
+  for (size_t k : TiedWithLowest(speed)) t.policies[idx[k]].tied_fastest = true;
+  for (size_t k : TiedWithLowest(rss)) t.policies[idx[k]].tied_smallest_rss = true;
+  double smallest = std::numeric_limits<double>::max();
+  for (const PolicyResult& p : t.policies) {
+    if (p.tied_fastest) v.fastest.push_back(p.name);
+    if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
+  }
+  for (const PolicyResult& p : t.policies) {
+    if (p.tied_fastest && v.fastest_vs_malloc.n == 0) v.fastest_vs_malloc = p.vs_malloc;
+    if (p.tied_smallest_rss) v.smallest_rss.push_back(p.name);
+    if (IsContender(p) && p.peak_rss.median == smallest) v.smallest_rss_bytes = p.peak_rss;
+  }
+
+  // The recommendation: among contenders whose peak RSS is within the slack
+  // of the smallest, the group tied with the fastest; of that group, the
+  // smallest peak RSS (then the name), so that noise between tied policies
+  // cannot change the pick.
+  const double limit = smallest * (1 + ctx.rss_slack);
+  std::vector<size_t> cand;
+  std::vector<Estimate> cand_speed;
+  for (size_t i = 0; i < t.policies.size(); ++i) {
+    const PolicyResult& p = t.policies[i];
+    if (IsContender(p) && p.peak_rss.median <= limit) {
+      cand.push_back(i);
+      cand_speed.push_back(p.ns_per_op);
+    }
+  }
+  std::vector<size_t> pick;
+  for (size_t k : TiedWithLowest(cand_speed)) pick.push_back(cand[k]);
+  std::sort(pick.begin(), pick.end(), [&](size_t a, size_t b) {
+    const PolicyResult& x = t.policies[a];
+    const PolicyResult& y = t.policies[b];
+    if (x.peak_rss.median != y.peak_rss.median) return x.peak_rss.median < y.peak_rss.median;
+    return x.name < y.name;
+  });
+  const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
+  v.rule = absl::StrCat("the fastest policy among those whose median peak RSS is within ",
+                        slack_pct,
+                        "% of the smallest; of the policies tied with it (95% CIs of median "
+                        "ns/op overlapping), the one with the smallest peak RSS");
+  const std::string pass = rank_warm ? "warm passes" : "the cold pass";
+  if (pick.empty()) {
+    v.sentence = "No policy completed its runs: nothing can be ranked.";
+    return t;
+  }
+  const PolicyResult& rec = t.policies[pick[0]];
+  v.recommended = rec.name;
+  std::string speed_words =
+      v.fastest.size() == 1 ? absl::StrCat(v.fastest[0], " is the fastest")
+                            : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
+  std::string vs = v.fastest_vs_malloc.has_data()
+                       ? absl::StrFormat(" (%.2fx glibc malloc's speed, 95%% CI %.2f to %.2f)",
+                                         v.fastest_vs_malloc.median, v.fastest_vs_malloc.lo,
+                                         v.fastest_vs_malloc.hi)
+                       : "";
+  std::string rec_vs =
+      rec.vs_malloc.has_data() && rec.name != "malloc"
+          ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
+                            rec.vs_malloc.median, rec.vs_malloc.lo, rec.vs_malloc.hi)
+          : "";
+  v.sentence = absl::StrCat(
+      "On ", t.trace_path, " (", pass, ", ", ClockWords(ctx.clock), "), ", speed_words, vs,
+      "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
+      Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
+      Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");
+  return t;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,142 @@
+// Turns the runs of every policy on a trace into statistics: medians with
+// bootstrap 95% CIs, ratios to glibc malloc paired by round, tied groups, a
+// noise floor and a verdict (a recommendation by a stated rule).
+//
+// The statistics are plain structs (TraceReport, PolicyResult, Verdict) so
+// any report format (report.h, report_html.h) can be drawn from them.
+// Thread-safety: pure functions. Summarize never fails: a policy without a
+// successful run is marked failed or skipped, and an estimate without data
+// says so (Estimate::has_data).
+#ifndef ALLOCTRACE_REPLAYER_SUMMARY_H_
+#define ALLOCTRACE_REPLAYER_SUMMARY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "replayer/replay_loop.h"
+#include "replayer/replay_program.h"
+#include "replayer/stats.h"
+
+namespace alloctrace {
+
+// One successful run as measured.
+struct RunRecord {
+  int round = 0;           // ratios to malloc pair runs of the same round
+  int reruns = 0;          // times this slot was re-run for being disturbed
+  bool disturbed = false;  // kept though still disturbed after the re-runs
+  RunResult result;
+};
+
+// Everything measured for one policy on one trace (the input).
+struct PolicyRuns {
+  std::string name;
+  std::string family;  // "baseline", "article", "ours", "external"
+  std::string note;    // why it is in the set, if not obvious
+  std::vector<RunRecord> runs;  // the successful ones
+  int attempts = 0;             // runs started, failed ones included
+  int failed = 0;
+  std::string first_error;      // "run 2: crashed with signal 11 (...)"
+  std::string skipped;          // why it was not run (library not installed)
+  std::string stop_reason;      // why its runs stopped (precise, budget, ...)
+};
+
+// How the runs were made and are to be read.
+struct ReportContext {
+  std::string machine;
+  std::string date;
+  std::string touch;
+  std::string clock = "cpu";     // "cpu" (thread CPU time) or "wall"
+  std::string rank_by = "warm";  // the pass kind that ranks: "warm" or "cold"
+  int passes = 1;                // passes per run at most (1: cold only)
+  double warm_ms = 0;            // warm passes add up to at least this
+  double precision = 0.03;       // target CI half-width, as a fraction
+  double budget_seconds = 0;     // per policy and trace
+  int min_runs = 10;
+  double rss_slack = 0.10;       // the recommendation's working-set rule
+};
+
+struct PolicyResult {
+  enum class Status { kOk, kFailed, kSkipped };
+  std::string name, family, note;
+  Status status = Status::kOk;
+  std::string failure;  // kFailed: "k of n runs failed; first: ..."; kSkipped: why
+  int runs = 0;         // successful runs
+  int attempts = 0;
+  int failed = 0;
+  int reruns = 0;          // runs re-run for being disturbed
+  int disturbed_kept = 0;  // runs kept though disturbed
+  std::string stop_reason;
+  bool precise = false;  // both CIs within the precision
+  Estimate ns_per_op;    // the ranking pass kind (ReportContext::rank_by)
+  Estimate vs_malloc;    // malloc's ns/op over this one's, paired by round (>1: faster)
+  Estimate cold_ns_per_op, warm_ns_per_op;  // warm: no data with one pass
+  Estimate cold_vs_malloc, warm_vs_malloc;
+  Estimate peak_rss;     // bytes above the child's baseline, cold pass
+  double final_rss = 0;  // medians
+  double minor_faults = 0, major_faults = 0, teardown_ms = 0;
+  double overhead = 0;   // median peak RSS / ideal peak live bytes
+  bool tied_fastest = false;
+  bool tied_smallest_rss = false;
+  std::vector<RunRecord> raw;       // every successful run
+  std::vector<int64_t> rss_course;  // of the run whose cold time is the median
+  bool ok() const { return status == Status::kOk; }
+};
+
+struct Verdict {
+  std::vector<std::string> fastest;  // the tied group, fastest median first
+  Estimate fastest_vs_malloc;        // of the group's first
+  std::vector<std::string> smallest_rss;
+  Estimate smallest_rss_bytes;
+  std::string recommended;  // "" if nothing can be recommended
+  std::string rule;         // the rule that picked it, in words
+  std::string sentence;     // the verdict in one paragraph
+};
+
+// Runs disturbed by an involuntary context switch or a CPU migration.
+struct DisturbanceCounts {
+  int runs = 0;       // successful runs made, re-runs included
+  int disturbed = 0;  // of them, disturbed
+  int kept = 0;       // disturbed but kept (re-runs spent or stopped)
+};
+
+struct TraceReport {
+  std::string trace_path;
+  std::string workload;
+  uint64_t ops = 0;  // memory ops per pass
+  uint64_t arena_events = 0;
+  uint64_t threads = 0;
+  uint64_t peak_live_bytes = 0;
+  uint64_t peak_live_objects = 0;
+  std::string cut_short;
+  bool no_memory_ops = false;  // nothing to time: no ranking, no verdict
+  int rounds = 0;
+  std::vector<PolicyResult> policies;  // ok by median ns/op, then failed, then skipped
+  // glibc malloc against a second malloc run set, paired by round: how far
+  // apart two identical allocators read here.
+  Estimate noise_floor;
+  Verdict verdict;
+  int failed_policies = 0;
+  DisturbanceCounts disturbance;
+};
+
+// `noise` holds the second malloc run set (may be empty).
+TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
+                      const PolicyRuns& noise, const ReportContext& ctx, int rounds);
+
+// Words the verdict sentence shares with the reports: bytes as "512K" or
+// "1.5M", names as "a, b and c", the clock as "thread CPU time".
+std::string Mib(double bytes);
+std::string NameList(const std::vector<std::string>& names);
+std::string ClockWords(const std::string& clock);
+// What every report says of a trace without memory ops (no_memory_ops).
+std::string NoOpsLine(const TraceReport& t);
+
+// The figure a run contributes: ns per op of its cold pass or its warm
+// passes (their mean), by the context's clock. Negative if the run has no
+// such pass.
+double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_SUMMARY_H_
