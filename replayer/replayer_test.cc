@@ -312,6 +312,25 @@ TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
   EXPECT_EQ(o.out.find("recommended"), std::string::npos) << o.out;
 }
 
+// A whole-program capture has one arena: a per-container pool policy gets
+// one pool in the replay, and every report says so; a workload trace whose
+// containers are arenas of their own does not get the note.
+TEST(ReplayerTest, TraceOfOneHeapSaysItCannotTellContainersApart) {
+  const std::string flags =
+      absl::StrCat(kOneRun, " --policies=malloc,pool/simple/exp/st/stack/free ");
+  const Output table = RunReplayer(flags + "traces/capture_sort.trace");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("note: one arena: the trace cannot tell containers apart"),
+            std::string::npos)
+      << table.out;
+  const Output json = RunReplayer(flags + "--format=json traces/capture_sort.trace");
+  EXPECT_NE(json.out.find("\"one_heap_note\": \"one arena:"), std::string::npos) << json.out;
+  const Output workload =
+      RunReplayer(absl::StrCat(kOneRun, " --policies=malloc traces/simple_map.trace"));
+  ASSERT_EQ(workload.exit_code, 0) << workload.err;
+  EXPECT_EQ(workload.out.find("one arena"), std::string::npos) << workload.out;
+}
+
 TEST(ReplayerTest, OutWritesTheFileWhole) {
   const std::string path = testing::TempDir() + "/report.md";
   const Output o =

@@ -170,6 +170,9 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
   for (const TraceReport& t : reports) {
     absl::StrAppend(&o, TraceTitle(t));
     if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
+    if (const std::string note = OneHeapNote(t); !note.empty()) {
+      absl::StrAppend(&o, "note: ", note, "\n");
+    }
     if (t.no_memory_ops) {
       absl::StrAppend(&o, NoOpsLine(t), "\n\n");
       continue;
@@ -274,6 +277,9 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
     const std::string title = TraceTitle(t);
     absl::StrAppend(&o, "### ", t.trace_path, "\n\n", title.substr(title.find('\n') + 1), "\n");
     if (!t.cut_short.empty()) absl::StrAppend(&o, "Warning: ", t.cut_short, "\n\n");
+    if (const std::string note = OneHeapNote(t); !note.empty()) {
+      absl::StrAppend(&o, "Note: ", note, ".\n\n");
+    }
     if (t.no_memory_ops) {
       absl::StrAppend(&o, NoOpsLine(t), ".\n\n");
       continue;

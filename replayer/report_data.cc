@@ -163,6 +163,7 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
                     t.threads, ",\n      \"ideal_peak_live_bytes\": ", t.peak_live_bytes,
                     ",\n      \"peak_live_objects\": ", t.peak_live_objects,
                     ",\n      \"cut_short\": ", JsonString(t.cut_short),
+                    ",\n      \"one_heap_note\": ", JsonString(OneHeapNote(t)),
                     ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
                     ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ",
                     t.failed_policies, ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),

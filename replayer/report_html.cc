@@ -129,6 +129,7 @@ std::string FactsHtml(const HtmlTrace& t) {
                                             " peak live (", t.peak_live_bytes, " bytes, ",
                                             t.peak_live_objects, " objects)")));
   if (!t.cut_short.empty()) absl::StrAppend(&o, row("warning", t.cut_short));
+  if (!t.note.empty()) absl::StrAppend(&o, row("note", t.note));
   return o + "</dl>\n";
 }
 

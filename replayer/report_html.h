@@ -62,6 +62,7 @@ struct HtmlTrace {
   uint64_t program_ops = 0; // every op the replay loop walks (the x axis)
   uint64_t peak_live_bytes = 0, peak_live_objects = 0;
   std::string cut_short;
+  std::string note;  // e.g. that the trace cannot tell containers apart
   // Live bytes as requested over the replay's ops: each point the most over
   // the ops since the previous one.
   std::vector<double> live_x, live_bytes;

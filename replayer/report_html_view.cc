@@ -78,6 +78,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   t.peak_live_bytes = report.peak_live_bytes;
   t.peak_live_objects = report.peak_live_objects;
   t.cut_short = report.cut_short;
+  t.note = OneHeapNote(report);
   LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
   t.interval_kind = "95% CI of the median";
   t.noise_floor = FromEstimate(report.noise_floor);

@@ -32,6 +32,15 @@ std::string NoOpsLine(const TraceReport& t) {
                       " arena events only): nothing to time, nothing ranked");
 }
 
+std::string OneHeapNote(const TraceReport& t) {
+  if (t.ops == 0 || t.arena_events != 0) return "";
+  // In the program each container of a per-container pool (stack holding)
+  // has its own pool; the replay has only the one arena to give it.
+  return "one arena: the trace cannot tell containers apart (every allocation is from one "
+         "heap), so a policy holding a pool per container (stack) gets one pool here, shared "
+         "by all";
+}
+
 double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {
   if (r.ops == 0 || r.passes.empty()) return -1;
   const bool cpu = clock != "wall";

@@ -131,6 +131,10 @@ std::string NameList(const std::vector<std::string>& names);
 std::string ClockWords(const std::string& clock);
 // What every report says of a trace without memory ops (no_memory_ops).
 std::string NoOpsLine(const TraceReport& t);
+// What every report says of a trace with memory ops and no arena events
+// (a whole-program capture, or allocations from the global heap): "" for
+// any other trace.
+std::string OneHeapNote(const TraceReport& t);
 
 // The figure a run contributes: ns per op of its cold pass or its warm
 // passes (their mean), by the context's clock. Negative if the run has no
