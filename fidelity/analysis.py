@@ -7,6 +7,7 @@ tested on their own (analysis_test.py):
   tie_ranks(items)                    ranks where overlapping intervals tie
   spearman(a, b)                      rank correlation of two rankings
   replay_figures(policy_json, phase)  ns/op and its interval from one policy's entry
+  saving(base, xs)                    a saving and its interval, paired by round
   compare(insitu, replay, ops)        per-allocator saving vs glibc, predicted and actual
 """
 
@@ -140,6 +141,28 @@ def replay_figures(p, phase="warm"):
     raise ReplayFormatError(f"policy {name}: no {phase} ns_per_op in the replayer's JSON")
 
 
+def saving(base, xs):
+    """(median saving ms, (lo, hi) its 95% interval in ms, paired) of xs
+    against base, both lists of seconds.
+
+    With as many runs of each, made in rounds (base's run r and xs' run r
+    side by side in time, as the check interleaves them), the saving is
+    paired by round: the median over rounds of base[r] - xs[r], so a slow
+    stretch of the machine that slows both runs of a round cancels out.
+    Otherwise the difference of the medians, with an interval from
+    resampling each list on its own.
+    """
+    if len(base) == len(xs) and len(base) >= 2:
+        d = [(b - x) * 1e3 for b, x in zip(base, xs)]
+        return median(d), bootstrap_ci(d), True
+    rng = random.Random(12345)
+    diffs = sorted((median([base[rng.randrange(len(base))] for _ in base]) -
+                    median([xs[rng.randrange(len(xs))] for _ in xs])) * 1e3
+                   for _ in range(2000))
+    return ((median(base) - median(xs)) * 1e3, (diffs[int(0.025 * 1999)],
+                                                  diffs[int(math.ceil(0.975 * 1999))]), False)
+
+
 def compare(insitu, replay, ops):
     """Per-allocator figures of one workload or program.
 
@@ -147,10 +170,12 @@ def compare(insitu, replay, ops):
     them. replay: name -> (ns/op, lo, hi) for the same names. ops: the
     trace's memory ops. Returns (rows, rho): rows per allocator with the
     in-situ median and interval (ms), the replay's time x ops (ms), the
-    actual and predicted saving against BASELINE (ms, positive = faster),
-    whether the actual saving is outside noise (intervals apart) and the
+    actual saving against BASELINE (ms, positive = faster; paired by round,
+    see saving()) with its interval, the predicted saving, whether the
+    actual saving is outside noise (its interval excludes 0) and the
     prediction's relative error; rho is the Spearman correlation of the two
-    orderings (None when undefined).
+    orderings (None when undefined; in situ, allocators whose intervals of
+    the median overlap are tied).
     """
     names = [n for n in insitu if n in replay]
     stats = {}
@@ -174,10 +199,12 @@ def compare(insitu, replay, ops):
             "replay_ms": ns * ops / 1e6,
         }
         if base is not None and rbase is not None and n != BASELINE:
-            actual = base[0] - m
+            actual, (dlo, dhi), paired = saving(insitu[BASELINE], insitu[n])
             predicted = (rbase[0] - ns) * ops / 1e6
-            significant = not overlaps((lo, hi), (base[1], base[2]))
+            significant = dlo > 0 or dhi < 0
             row["saved_ms"] = actual
+            row["saved_ci_ms"] = [dlo, dhi]
+            row["paired"] = paired
             row["predicted_saved_ms"] = predicted
             row["outside_noise"] = significant
             row["error"] = (predicted - actual) / abs(actual) if actual != 0 else None

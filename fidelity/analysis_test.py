@@ -110,6 +110,28 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(s["pairs_within_25pct"], 1)
         self.assertEqual(s["rho_at_least_0_9"], 1)
 
+    def test_saving_is_paired_by_round(self):
+        # The machine's speed drifts 40% from round to round; this allocator
+        # is 10% faster than glibc in every round. Unpaired the intervals
+        # overlap; paired the saving is plainly outside noise.
+        speed = [1.0, 1.4, 1.1, 1.3, 1.2, 1.0, 1.35]
+        base = [0.100 * f for f in speed]
+        xs = [0.090 * f for f in speed]
+        saved, (lo, hi), paired = analysis.saving(base, xs)
+        self.assertTrue(paired)
+        self.assertAlmostEqual(saved, 12.0)  # 10 ms x the median factor 1.2
+        self.assertGreater(lo, 0)
+        rows, _ = analysis.compare({"glibc": base, "x": xs}, {"glibc": (1.0, None, None),
+                                                               "x": (0.9, None, None)}, 1000)
+        x = [r for r in rows if r["allocator"] == "x"][0]
+        self.assertTrue(x["outside_noise"])
+        self.assertEqual(x["saved_ci_ms"], [lo, hi])
+        # Unequal run counts: not paired, difference of the medians.
+        saved, (lo, hi), paired = analysis.saving(base, xs[:5])
+        self.assertFalse(paired)
+        self.assertAlmostEqual(saved, (analysis.median(base) - analysis.median(xs[:5])) * 1e3)
+        self.assertLessEqual(lo, hi)
+
     def test_saving_inside_noise_is_not_scored(self):
         insitu = {"glibc": [0.10, 0.12, 0.08], "b": [0.11, 0.09, 0.10]}
         rows, rho = analysis.compare(insitu, {"glibc": (1.0, None, None),
