@@ -223,6 +223,11 @@ class ChunkDecoder {
   uint32_t cur_thread_ = 0;  // index
   uint32_t cur_arena_id_ = 0;  // the trace's id
   uint32_t cur_arena_ = 0;  // its index, 0 if it was never created
+  // cur_arena_id_ is 0 (the global heap) or a live arena: an ALLOC there is
+  // valid. Kept up to date by SET_ARENA and ARENA_CREATE/DESTROY, so the
+  // inline ALLOC needs one test (traces whose every event is in an arena
+  // are common).
+  bool cur_arena_usable_ = true;
   uint64_t time_ns_ = 0;
   uint64_t events_read_ = 0;
 };
@@ -258,7 +263,7 @@ absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLoca
       // these checks before reporting.
       case OpKind::kAlloc:
         if (ABSL_PREDICT_TRUE((payload & 1) == 0 && (payload >> 1) < shapes_.size() &&
-                              cur_arena_id_ == 0 && !free_ids_.empty() &&
+                              cur_arena_usable_ && !free_ids_.empty() &&
                               !live_[free_ids_.back()])) {
           // An implicit id: the most recently freed one.
           const uint32_t id = free_ids_.back();
