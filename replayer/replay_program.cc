@@ -13,6 +13,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/io.h"
 #include "format/trace_reader.h"
@@ -193,13 +194,28 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                           static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   OpBlocks ops(expected_ops <= memory / sizeof(ReplayOp) ? expected_ops : 0);
+  // What an op takes from a shape, worked out once per shape instead of
+  // once per event.
+  struct ShapeOp {
+    uint64_t bytes;
+    ReplayKind alloc_kind;
+    uint8_t align_log2;
+  };
+  // By the trace's shape index. Index kVariant + i is variant_ops[i]: a
+  // shape with the alignment of the object a REALLOC replaced (a realloc
+  // keeps its block's alignment), made only where that differs from the
+  // shape's own, once per (shape, alignment).
+  constexpr uint32_t kVariant = uint32_t{1} << 31;
+  std::vector<ShapeOp> shape_ops, variant_ops;
+  absl::flat_hash_map<std::pair<uint32_t, uint8_t>, uint32_t> variant_index;
   // By object id: what a later free or realloc of the object needs. The
   // reader keeps ids dense, so these are as long as the trace's id count.
-  // One 16-byte record per id, so a free costs one cache miss, not three.
+  // One 8-byte record per id (sizes and alignments are in the shape
+  // table, which stays in cache): a free costs one cache miss, and a
+  // million live objects take 8 MB, not 16.
   struct ObjectInfo {
-    uint64_t bytes;
+    uint32_t shape;  // index into shape_ops, or kVariant + index into variant_ops
     uint32_t arena;
-    uint8_t align_log2;
   };
   std::vector<ObjectInfo> objects;
   uint64_t live_bytes = 0, live_objects = 0;
@@ -212,7 +228,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   uint64_t event_index = 0;
 
   auto set_bytes = [&](ReplayOp* op, uint64_t bytes) -> absl::Status {
-    if (bytes >= kBigSize) {
+    if (ABSL_PREDICT_FALSE(bytes >= kBigSize)) {
       if (p.big_sizes.size() >= 0xffff) {
         return absl::UnimplementedError(absl::StrCat(
             p.path, ": event ", event_index,
@@ -247,34 +263,68 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   auto cover_object = [&](uint32_t object) {
     if (ABSL_PREDICT_FALSE(object >= objects.size())) objects.resize(size_t{object} + 1);
   };
-  auto on_event = [&](const Event& e) -> absl::Status {
+  // The reader adds shapes as chunks define them; an event's shape is
+  // below reader.shapes().size().
+  auto add_shapes = [&]() -> absl::Status {
     const std::vector<Shape>& shapes = reader.shapes();
+    if (shapes.size() > kVariant) {
+      return absl::UnimplementedError(
+          absl::StrCat(p.path, ": event ", event_index, ": more than ", kVariant,
+                       " shapes (the replay program's limit)"));
+    }
+    for (size_t i = shape_ops.size(); i < shapes.size(); ++i) {
+      const Shape& s = shapes[i];
+      shape_ops.push_back(ShapeOp{s.bytes(),
+                                  s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc,
+                                  static_cast<uint8_t>(__builtin_ctzll(s.align))});
+    }
+    return absl::OkStatus();
+  };
+  auto shape_op = [&](uint32_t shape) -> ShapeOp {
+    return ABSL_PREDICT_TRUE(shape < kVariant) ? shape_ops[shape] : variant_ops[shape - kVariant];
+  };
+  // `shape` with alignment align_log2 instead of its own.
+  auto variant = [&](uint32_t shape, uint8_t align_log2) -> uint32_t {
+    auto [it, added] = variant_index.try_emplace(std::make_pair(shape, align_log2),
+                                                 kVariant + static_cast<uint32_t>(variant_ops.size()));
+    if (added) {
+      ShapeOp v = shape_ops[shape];
+      v.align_log2 = align_log2;
+      variant_ops.push_back(v);
+    }
+    return it->second;
+  };
+  auto on_event = [&](const Event& e) -> absl::Status {
     ReplayOp op{};
     switch (e.kind) {
       case OpKind::kAlloc: {
-        const Shape& s = shapes[e.shape];
-        op.kind = s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc;
+        if (ABSL_PREDICT_FALSE(e.shape >= shape_ops.size())) {
+          if (absl::Status st = add_shapes(); !st.ok()) return st;
+        }
+        const ShapeOp& s = shape_ops[e.shape];
+        op.kind = s.alloc_kind;
         op.object = e.object;
         op.arena = e.arena;
-        op.align_log2 = static_cast<uint8_t>(__builtin_ctzll(s.align));
-        if (absl::Status st = set_bytes(&op, s.bytes()); !st.ok()) return st;
+        op.align_log2 = s.align_log2;
+        if (absl::Status st = set_bytes(&op, s.bytes); !st.ok()) return st;
         cover_object(e.object);
-        objects[e.object] = ObjectInfo{s.bytes(), e.arena, op.align_log2};
-        live_bytes += s.bytes();
+        objects[e.object] = ObjectInfo{e.shape, e.arena};
+        live_bytes += s.bytes;
         ++live_objects;
         ++p.allocs;
         ++arena_live[e.arena];
         break;
       }
       case OpKind::kFree: {
-        const ObjectInfo& o = objects[e.object];
+        const ObjectInfo o = objects[e.object];
+        const ShapeOp s = shape_op(o.shape);
         op.kind = ReplayKind::kFree;
         op.object = e.object;
         // Freed into the arena it came from, with the size it was given.
         op.arena = o.arena;
-        op.align_log2 = o.align_log2;
-        if (absl::Status st = set_bytes(&op, o.bytes); !st.ok()) return st;
-        live_bytes -= o.bytes;
+        op.align_log2 = s.align_log2;
+        if (absl::Status st = set_bytes(&op, s.bytes); !st.ok()) return st;
+        live_bytes -= s.bytes;
         --live_objects;
         ++p.frees;
         if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
@@ -288,18 +338,24 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         break;
       }
       case OpKind::kRealloc: {
-        const Shape& s = shapes[e.shape];
+        if (ABSL_PREDICT_FALSE(e.shape >= shape_ops.size())) {
+          if (absl::Status st = add_shapes(); !st.ok()) return st;
+        }
+        const ShapeOp s = shape_ops[e.shape];
         const ObjectInfo old = objects[e.old_object];
+        const ShapeOp old_s = shape_op(old.shape);
         op.kind = ReplayKind::kRealloc;
         op.object = e.object;
         op.arena = old.arena;
-        op.align_log2 = old.align_log2;
+        op.align_log2 = old_s.align_log2;
         // The realloc side table is consumed in order; aux is unused.
-        p.reallocs.push_back({e.old_object, old.bytes, s.bytes()});
+        p.reallocs.push_back({e.old_object, old_s.bytes, s.bytes});
         op.bytes = 0;
-        live_bytes += s.bytes() - old.bytes;
+        live_bytes += s.bytes - old_s.bytes;
         cover_object(e.object);
-        objects[e.object] = ObjectInfo{s.bytes(), old.arena, old.align_log2};
+        objects[e.object] = ObjectInfo{
+            s.align_log2 == old_s.align_log2 ? e.shape : variant(e.shape, old_s.align_log2),
+            old.arena};
         ++p.reallocs_count;
         break;
       }
