@@ -94,9 +94,19 @@ class OpBlocks {
   explicit OpBlocks(size_t expected) {
     if (expected > 0) current_.reserve(expected);
   }
-  void push_back(const ReplayOp& op) {
+  // Appends an op. Its fields are stored straight into the array: an op
+  // built in memory and copied in whole cost a stalled 16-byte load (the
+  // store-forwarding failure of a wide load after narrow stores) per event.
+  void Append(uint32_t object, uint32_t bytes, uint32_t arena, ReplayKind kind,
+              uint8_t align_log2, uint16_t aux) {
     if (ABSL_PREDICT_FALSE(current_.size() == populated_)) Populate();
-    current_.push_back(op);
+    ReplayOp& op = current_.emplace_back();
+    op.object = object;
+    op.bytes = bytes;
+    op.arena = arena;
+    op.kind = kind;
+    op.align_log2 = align_log2;
+    op.aux = aux;
   }
   // Moves every op into *out (exactly sized), freeing each block once copied.
   void JoinInto(std::vector<ReplayOp>* out) {
@@ -227,20 +237,16 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   std::vector<uint8_t> arena_pending_destroy;
   uint64_t event_index = 0;
 
-  auto set_bytes = [&](ReplayOp* op, uint64_t bytes) -> absl::Status {
-    if (ABSL_PREDICT_FALSE(bytes >= kBigSize)) {
-      if (p.big_sizes.size() >= 0xffff) {
-        return absl::UnimplementedError(absl::StrCat(
-            p.path, ": event ", event_index,
-            ": more than 65535 allocations of 4 GiB or more (the replay program's limit)"));
-      }
-      op->bytes = kBigSize;
-      op->aux = static_cast<uint16_t>(p.big_sizes.size());
-      p.big_sizes.push_back(bytes);
-    } else {
-      op->bytes = static_cast<uint32_t>(bytes);
+  // Adds a size of 4 GiB or more to big_sizes, for an op whose bytes are
+  // kBigSize and aux its index (returned).
+  auto add_big_size = [&](uint64_t bytes) -> absl::StatusOr<uint16_t> {
+    if (p.big_sizes.size() >= 0xffff) {
+      return absl::UnimplementedError(absl::StrCat(
+          p.path, ": event ", event_index,
+          ": more than 65535 allocations of 4 GiB or more (the replay program's limit)"));
     }
-    return absl::OkStatus();
+    p.big_sizes.push_back(bytes);
+    return static_cast<uint16_t>(p.big_sizes.size() - 1);
   };
 
   // The record of the object an event frees, fetched from memory while the
@@ -294,19 +300,36 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     }
     return it->second;
   };
+  // Each case works out the op's fields as scalars; OpBlocks::Append
+  // stores them.
   auto on_event = [&](const Event& e) -> absl::Status {
-    ReplayOp op{};
+    ReplayKind kind;
+    uint32_t object = 0, arena, bytes = 0;
+    uint8_t align_log2 = 0;
+    uint16_t aux = 0;
+    // Sizes of 4 GiB or more go to big_sizes.
+    auto fit = [&](uint64_t size) -> absl::Status {
+      if (ABSL_PREDICT_TRUE(size < kBigSize)) {
+        bytes = static_cast<uint32_t>(size);
+        return absl::OkStatus();
+      }
+      absl::StatusOr<uint16_t> index = add_big_size(size);
+      if (!index.ok()) return index.status();
+      bytes = kBigSize;
+      aux = *index;
+      return absl::OkStatus();
+    };
     switch (e.kind) {
       case OpKind::kAlloc: {
         if (ABSL_PREDICT_FALSE(e.shape >= shape_ops.size())) {
           if (absl::Status st = add_shapes(); !st.ok()) return st;
         }
-        const ShapeOp& s = shape_ops[e.shape];
-        op.kind = s.alloc_kind;
-        op.object = e.object;
-        op.arena = e.arena;
-        op.align_log2 = s.align_log2;
-        if (absl::Status st = set_bytes(&op, s.bytes); !st.ok()) return st;
+        const ShapeOp s = shape_ops[e.shape];
+        kind = s.alloc_kind;
+        object = e.object;
+        arena = e.arena;
+        align_log2 = s.align_log2;
+        if (absl::Status st = fit(s.bytes); !st.ok()) return st;
         cover_object(e.object);
         objects[e.object] = ObjectInfo{e.shape, e.arena};
         live_bytes += s.bytes;
@@ -318,21 +341,20 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
       case OpKind::kFree: {
         const ObjectInfo o = objects[e.object];
         const ShapeOp s = shape_op(o.shape);
-        op.kind = ReplayKind::kFree;
-        op.object = e.object;
+        kind = ReplayKind::kFree;
+        object = e.object;
         // Freed into the arena it came from, with the size it was given.
-        op.arena = o.arena;
-        op.align_log2 = s.align_log2;
-        if (absl::Status st = set_bytes(&op, s.bytes); !st.ok()) return st;
+        arena = o.arena;
+        align_log2 = s.align_log2;
+        if (absl::Status st = fit(s.bytes); !st.ok()) return st;
         live_bytes -= s.bytes;
         --live_objects;
         ++p.frees;
-        if (--arena_live[op.arena] == 0 && arena_pending_destroy[op.arena]) {
-          ops.push_back(op);
-          arena_pending_destroy[op.arena] = 0;
-          op = ReplayOp{};
-          op.kind = ReplayKind::kArenaDestroy;
-          op.arena = o.arena;
+        if (--arena_live[arena] == 0 && arena_pending_destroy[arena]) {
+          ops.Append(object, bytes, arena, kind, align_log2, aux);
+          arena_pending_destroy[arena] = 0;
+          kind = ReplayKind::kArenaDestroy;
+          object = bytes = align_log2 = aux = 0;
           ++p.arena_events;
         }
         break;
@@ -344,13 +366,12 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         const ShapeOp s = shape_ops[e.shape];
         const ObjectInfo old = objects[e.old_object];
         const ShapeOp old_s = shape_op(old.shape);
-        op.kind = ReplayKind::kRealloc;
-        op.object = e.object;
-        op.arena = old.arena;
-        op.align_log2 = old_s.align_log2;
-        // The realloc side table is consumed in order; aux is unused.
+        kind = ReplayKind::kRealloc;
+        object = e.object;
+        arena = old.arena;
+        align_log2 = old_s.align_log2;
+        // The realloc side table is consumed in order; bytes and aux are unused.
         p.reallocs.push_back({e.old_object, old_s.bytes, s.bytes});
-        op.bytes = 0;
         live_bytes += s.bytes - old_s.bytes;
         cover_object(e.object);
         objects[e.object] = ObjectInfo{
@@ -364,8 +385,8 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
           arena_live.resize(size_t{e.arena} + 1, 0);
           arena_pending_destroy.resize(size_t{e.arena} + 1, 0);
         }
-        op.kind = ReplayKind::kArenaCreate;
-        op.arena = e.arena;
+        kind = ReplayKind::kArenaCreate;
+        arena = e.arena;
         ++p.arena_events;
         break;
       case OpKind::kArenaDestroy:
@@ -374,15 +395,15 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
           ++event_index;
           return absl::OkStatus();
         }
-        op.kind = ReplayKind::kArenaDestroy;
-        op.arena = e.arena;
+        kind = ReplayKind::kArenaDestroy;
+        arena = e.arena;
         ++p.arena_events;
         break;
       default:
         ++event_index;
         return absl::OkStatus();
     }
-    ops.push_back(op);
+    ops.Append(object, bytes, arena, kind, align_log2, aux);
     p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
     p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
     ++event_index;
