@@ -179,7 +179,7 @@ class ChunkDecoder {
     // reallocs, or, for any other op, the last such object again (fetching
     // it twice costs less than a branch on the op's kind, which random
     // orders of ALLOC and FREE mispredict); kNoObject at the end.
-    uint64_t Next() {
+    ABSL_ATTRIBUTE_ALWAYS_INLINE uint64_t Next() {
       if (pos >= end) return kNoObject;
       uint64_t op;
       if (!ReadVarint(&pos, end, &op)) {

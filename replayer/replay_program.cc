@@ -163,6 +163,20 @@ class OpBlocks {
   size_t populated_ = 0;  // ops of current_ mapped ahead
 };
 
+// Asks for the cache line at `address`, which may be any address (a
+// prefetch never faults). GCC 12 silently drops __builtin_prefetch in the
+// builder's loop, depending on what else is inlined there (a bounds check
+// before it, or the reader's scout inlined into the loop), which cost over
+// half the speed on traces with a million live objects; an asm statement
+// is always kept.
+inline void PrefetchAddress(uintptr_t address) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 (%0)" : : "r"(address));
+#else
+  __builtin_prefetch(reinterpret_cast<const void*>(address));
+#endif
+}
+
 // "reading PATH: 42% (12 M events)" on stderr, only when it is a terminal.
 class Progress {
  public:
@@ -255,11 +269,10 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   // waiting for it is most of the builder's time otherwise.
   // The id is unvalidated and may lie past the table: the address is
   // computed as an integer (no out-of-range pointer) and a prefetch of any
-  // address cannot fault. (GCC 12 drops a prefetch guarded by a bounds
-  // check here, so there is none.)
+  // address cannot fault.
   auto prefetch = [&](uint32_t object) {
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(objects.data()) +
-                                                     uintptr_t{object} * sizeof(ObjectInfo)));
+    PrefetchAddress(reinterpret_cast<uintptr_t>(objects.data()) +
+                    uintptr_t{object} * sizeof(ObjectInfo));
   };
   arena_live.resize(1, 0);  // index 0: no arena
   arena_pending_destroy.resize(1, 0);
