@@ -129,7 +129,8 @@ class ChunkDecoder {
   absl::Status DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where,
                           OnEvent&& on_event, OnAhead&& on_ahead);
   // How far ahead, in ops, on_ahead and the decoder's own prefetch run:
-  // far enough to cover a miss to memory at a few ns per op.
+  // far enough to cover a miss to memory at a few ns per op (the scout's
+  // ring holds this many decoded ops).
   static constexpr int kLookahead = 24;
 
   // The shape table so far (grows as chunks are decoded).
