@@ -166,7 +166,8 @@ class ChunkDecoder {
   // decoder reports when it gets there.
   struct Scout {
     static constexpr size_t kRing = 32;  // a power of two over kLookahead
-    static_assert(kRing > static_cast<size_t>(kLookahead), "the ring holds the ops the scout is ahead by");
+    static_assert(kRing > static_cast<size_t>(kLookahead),
+                  "the ring holds the ops the scout is ahead by");
     const uint8_t* pos;
     const uint8_t* end;
     // Unsigned, so a hostile chain wraps instead of overflowing; the decoder

@@ -50,7 +50,8 @@ TEST(WireTest, ShortVarintsDecodeAlikeWithAndWithoutSlack) {
     for (uint32_t bits = 0; bits < (1u << (7 * length)); bits += length == 3 ? 97 : 1) {
       std::vector<uint8_t> bytes;
       for (uint32_t i = 0; i < length; ++i) {
-        bytes.push_back(static_cast<uint8_t>(((bits >> (7 * i)) & 0x7f) | (i + 1 < length ? 0x80 : 0)));
+        const uint32_t more = i + 1 < length ? 0x80 : 0;
+        bytes.push_back(static_cast<uint8_t>(((bits >> (7 * i)) & 0x7f) | more));
       }
       const std::vector<uint8_t> tight = bytes;
       bytes.insert(bytes.end(), {0xff, 0xff, 0xff});  // slack

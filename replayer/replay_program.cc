@@ -94,9 +94,8 @@ class OpBlocks {
   explicit OpBlocks(size_t expected) {
     if (expected > 0) current_.reserve(expected);
   }
-  // Appends an op. Its fields are stored straight into the array: an op
-  // built in memory and copied in whole cost a stalled 16-byte load (the
-  // store-forwarding failure of a wide load after narrow stores) per event.
+  // Appends an op, its fields stored straight into the array (no op
+  // assembled field by field on the stack and then copied whole).
   void Append(uint32_t object, uint32_t bytes, uint32_t arena, ReplayKind kind,
               uint8_t align_log2, uint16_t aux) {
     if (ABSL_PREDICT_FALSE(current_.size() == populated_)) Populate();
@@ -304,8 +303,8 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   };
   // `shape` with alignment align_log2 instead of its own.
   auto variant = [&](uint32_t shape, uint8_t align_log2) -> uint32_t {
-    auto [it, added] = variant_index.try_emplace(std::make_pair(shape, align_log2),
-                                                 kVariant + static_cast<uint32_t>(variant_ops.size()));
+    const uint32_t next = kVariant + static_cast<uint32_t>(variant_ops.size());
+    auto [it, added] = variant_index.try_emplace(std::make_pair(shape, align_log2), next);
     if (added) {
       ShapeOp v = shape_ops[shape];
       v.align_log2 = align_log2;
