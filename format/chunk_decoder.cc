@@ -263,7 +263,10 @@ absl::Status ChunkDecoder::Arena(Cursor& c, OpKind kind, uint64_t payload, Event
                                       creating ? ", which is already live" : ", which is not live"));
   }
   live_arenas_[index] = creating;
-  if (id == cur_arena_id_) cur_arena_ = index;
+  if (id == cur_arena_id_) {
+    cur_arena_ = index;
+    cur_arena_usable_ = creating;
+  }
   e->arena = index;
   e->object = 0;
   return absl::OkStatus();
@@ -277,6 +280,7 @@ absl::Status ChunkDecoder::SetArena(Cursor& c, uint64_t payload) {
   cur_arena_id_ = static_cast<uint32_t>(payload);
   const uint32_t index = cur_arena_id_ == 0 ? DenseIdMap::kNone : arenas_.Find(cur_arena_id_);
   cur_arena_ = index == DenseIdMap::kNone ? 0 : index + 1;
+  cur_arena_usable_ = cur_arena_id_ == 0 || (cur_arena_ != 0 && live_arenas_[cur_arena_]);
   return absl::OkStatus();
 }
 

@@ -122,13 +122,15 @@ class ChunkDecoder {
   // on_ahead(uint32_t object) is called, kLookahead ops before the FREE or
   // REALLOC that will touch `object`, so the caller can prefetch its own
   // record of it: with a million live objects, tables by object id are far
-  // larger than the caches. `object` is unvalidated (a corrupt trace may
+  // larger than the caches. It is also called for other ops, with an
+  // object of an earlier call. `object` is unvalidated (a corrupt trace may
   // name any id): bound-check it before use.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where,
                           OnEvent&& on_event, OnAhead&& on_ahead);
   // How far ahead, in ops, on_ahead and the decoder's own prefetch run:
-  // far enough to cover a miss to memory at a few ns per op.
+  // far enough to cover a miss to memory at a few ns per op (the scout's
+  // ring holds this many decoded ops).
   static constexpr int kLookahead = 24;
 
   // The shape table so far (grows as chunks are decoded).
@@ -157,29 +159,40 @@ class ChunkDecoder {
     uint64_t event = 0;
   };
 
-  // Reads the ops column ahead of the decoder: the objects FREE and REALLOC
-  // ops will touch, with the same delta chain. Stops at the end or at a
-  // corrupt varint (the decoder reports it when it gets there).
+  // Decodes the ops column ahead of the decoder, into a ring the decoder
+  // takes its ops from (so each op's varint is decoded once), and follows
+  // the delta chain of FREE and REALLOC ids, so what they will touch can be
+  // fetched early. Stops at the end or at a corrupt varint, which the
+  // decoder reports when it gets there.
   struct Scout {
+    static constexpr size_t kRing = 32;  // a power of two over kLookahead
+    static_assert(kRing > static_cast<size_t>(kLookahead),
+                  "the ring holds the ops the scout is ahead by");
     const uint8_t* pos;
     const uint8_t* end;
     // Unsigned, so a hostile chain wraps instead of overflowing; the decoder
     // stops at the first id out of range, before the two chains could part.
     uint64_t prev_free = 0;
-    // The object the next op frees or reallocs, or kNoObject if it does neither.
+    uint64_t ops[kRing];
+    uint64_t decoded = 0;  // ops put in the ring so far
+    bool corrupt = false;  // stopped at a corrupt varint
     static constexpr uint64_t kNoObject = ~uint64_t{0};
-    uint64_t Next() {
+    // Decodes one more op into the ring. Returns the object it frees or
+    // reallocs, or, for any other op, the last such object again (fetching
+    // it twice costs less than a branch on the op's kind, which random
+    // orders of ALLOC and FREE mispredict); kNoObject at the end.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE uint64_t Next() {
       if (pos >= end) return kNoObject;
       uint64_t op;
-      if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
-        op = *pos++;
-      } else if (!ReadVarint(&pos, end, &op)) {
+      if (!ReadVarint(&pos, end, &op)) {
         pos = end;
+        corrupt = true;
         return kNoObject;
       }
+      ops[decoded++ % kRing] = op;
       const auto kind = static_cast<OpKind>(op & kOpKindMask);
-      if (kind != OpKind::kFree && kind != OpKind::kRealloc) return kNoObject;
-      prev_free += static_cast<uint64_t>(ZigZagDecode(op >> kOpKindBits));
+      const uint64_t id = prev_free + static_cast<uint64_t>(ZigZagDecode(op >> kOpKindBits));
+      prev_free = kind == OpKind::kFree || kind == OpKind::kRealloc ? id : prev_free;
       return prev_free;
     }
   };
@@ -223,6 +236,11 @@ class ChunkDecoder {
   uint32_t cur_thread_ = 0;  // index
   uint32_t cur_arena_id_ = 0;  // the trace's id
   uint32_t cur_arena_ = 0;  // its index, 0 if it was never created
+  // cur_arena_id_ is 0 (the global heap) or a live arena: an ALLOC there is
+  // valid. Kept up to date by SET_ARENA and ARENA_CREATE/DESTROY, so the
+  // inline ALLOC needs one test (traces whose every event is in an arena
+  // are common).
+  bool cur_arena_usable_ = true;
   uint64_t time_ns_ = 0;
   uint64_t events_read_ = 0;
 };
@@ -233,21 +251,19 @@ absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLoca
   if (absl::Status s = BeginChunk(chunk, where); !s.ok()) return s;
   Cursor c{chunk, where};
   c.event = events_read_;
-  const uint8_t* pos = reinterpret_cast<const uint8_t*>(chunk.ops.data());
-  const uint8_t* const end = pos + chunk.ops.size();
+  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(chunk.ops.data());
   // The scout runs kLookahead ops ahead; live_ (a byte per id, a megabyte
   // for a million objects) is fetched from memory while the ops between are
   // decoded, instead of stalling the FREE that reads it.
-  Scout scout{pos, end};
+  Scout scout{begin, begin + chunk.ops.size()};
   for (int i = 0; i < kLookahead; ++i) LookAhead(scout, on_ahead);
-  while (pos < end) {
-    LookAhead(scout, on_ahead);
-    uint64_t op;
-    if (ABSL_PREDICT_TRUE(*pos < 0x80)) {
-      op = *pos++;
-    } else if (!ReadVarint(&pos, end, &op)) {
-      return EventError(c, "corrupt varint in the ops column");
+  for (uint64_t next = 0;; ++next) {
+    if (ABSL_PREDICT_FALSE(next == scout.decoded)) {  // the scout stopped
+      if (scout.corrupt) return EventError(c, "corrupt varint in the ops column");
+      break;
     }
+    LookAhead(scout, on_ahead);
+    const uint64_t op = scout.ops[next % Scout::kRing];
     const auto kind = static_cast<OpKind>(op & kOpKindMask);
     const uint64_t payload = op >> kOpKindBits;
     Event e{kind, cur_thread_, cur_arena_, 0, 0, 0, time_ns_};
@@ -258,7 +274,7 @@ absl::Status ChunkDecoder::DecodeEach(const ChunkColumns& chunk, const ChunkLoca
       // these checks before reporting.
       case OpKind::kAlloc:
         if (ABSL_PREDICT_TRUE((payload & 1) == 0 && (payload >> 1) < shapes_.size() &&
-                              cur_arena_id_ == 0 && !free_ids_.empty() &&
+                              cur_arena_usable_ && !free_ids_.empty() &&
                               !live_[free_ids_.back()])) {
           // An implicit id: the most recently freed one.
           const uint32_t id = free_ids_.back();

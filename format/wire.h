@@ -105,6 +105,31 @@ VarintResult ParseVarint(NextByte&& next_byte, uint64_t* value) {
 // *pos unchanged) if it is truncated or corrupt.
 inline bool ReadVarint(const uint8_t** pos, const uint8_t* end, uint64_t* value) {
   const uint8_t* p = *pos;
+  // Nearly every varint in a trace (ops, ids, lengths) takes one to three
+  // bytes: with three bytes left, those are decoded here with one bounds
+  // check and no loop. Anything longer, or near the end, takes the general
+  // path below, which also does all the validation (a varint of three
+  // bytes or fewer cannot be corrupt).
+  if (__builtin_expect(end - p >= 3, 1)) {
+    const uint64_t b0 = p[0];
+    if (b0 < 0x80) {
+      *value = b0;
+      *pos = p + 1;
+      return true;
+    }
+    const uint64_t b1 = p[1];
+    if (b1 < 0x80) {
+      *value = (b0 - 0x80) + (b1 << 7);
+      *pos = p + 2;
+      return true;
+    }
+    const uint64_t b2 = p[2];
+    if (b2 < 0x80) {
+      *value = (b0 - 0x80) + ((b1 - 0x80) << 7) + (b2 << 14);
+      *pos = p + 3;
+      return true;
+    }
+  }
   const VarintResult r = ParseVarint([&]() -> int { return p < end ? *p++ : -1; }, value);
   if (r != VarintResult::kOk) return false;
   *pos = p;

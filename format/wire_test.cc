@@ -42,6 +42,32 @@ TEST(WireTest, BadVarints) {
   EXPECT_FALSE(ReadVarint(&p, p + over.size(), &v));
 }
 
+// ReadVarint decodes varints of up to three bytes on a shortcut when three
+// bytes remain: it must agree with the general path (taken near the end of
+// the input) on every such encoding, canonical or not.
+TEST(WireTest, ShortVarintsDecodeAlikeWithAndWithoutSlack) {
+  for (uint32_t length = 1; length <= 3; ++length) {
+    for (uint32_t bits = 0; bits < (1u << (7 * length)); bits += length == 3 ? 97 : 1) {
+      std::vector<uint8_t> bytes;
+      for (uint32_t i = 0; i < length; ++i) {
+        const uint32_t more = i + 1 < length ? 0x80 : 0;
+        bytes.push_back(static_cast<uint8_t>(((bits >> (7 * i)) & 0x7f) | more));
+      }
+      const std::vector<uint8_t> tight = bytes;
+      bytes.insert(bytes.end(), {0xff, 0xff, 0xff});  // slack
+      uint64_t a = 0, b = 0;
+      const uint8_t* pa = tight.data();
+      const uint8_t* pb = bytes.data();
+      ASSERT_TRUE(ReadVarint(&pa, tight.data() + tight.size(), &a));
+      ASSERT_TRUE(ReadVarint(&pb, bytes.data() + bytes.size(), &b));
+      EXPECT_EQ(a, bits);
+      EXPECT_EQ(b, bits);
+      EXPECT_EQ(pa - tight.data(), length);
+      EXPECT_EQ(pb - bytes.data(), length);
+    }
+  }
+}
+
 TEST(WireTest, ZigZag) {
   for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{1}, std::numeric_limits<int64_t>::min(),
                     std::numeric_limits<int64_t>::max()}) {

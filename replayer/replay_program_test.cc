@@ -146,6 +146,41 @@ TEST(CraftedTraceTest, LongReallocChainReplaysInLinearTime) {
 #endif
 }
 
+// The builder keeps an object's size and alignment as its shape: a realloc
+// to a shape of another alignment keeps the old block's alignment, which
+// later ops on the object must carry, with the new size.
+TEST(CraftedTraceTest, ReallocKeepsTheOldAlignment) {
+  proto::Chunk c;
+  AddShape(&c, 64, 1, 64);  // shape 0
+  AddShape(&c, 32, 1, 8);   // shape 1
+  AddShape(&c, 48, 1, 8);   // shape 2
+  c.add_ops(Op(OpKind::kAlloc, 0 << 1));  // object 0, 64 bytes aligned to 64
+  c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
+  c.add_args(1);  // to 32 bytes, aligned to 8: keeps 64
+  c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
+  c.add_args(2);  // to 48 bytes, same again
+  c.add_ops(Op(OpKind::kAlloc, 1 << 1));  // object 1, 32 bytes aligned to 8
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(1)));
+  auto p = LoadReplayProgram(WriteTrace("realloc_alignment.trace", {c}, 6));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->ops.size(), 6u);
+  EXPECT_EQ(p->ops[1].align_log2, 6);
+  EXPECT_EQ(p->ops[2].align_log2, 6);
+  EXPECT_EQ(p->ops[3].align_log2, 3);
+  EXPECT_EQ(p->ops[4].kind, ReplayKind::kFree);
+  EXPECT_EQ(p->ops[4].object, 0u);
+  EXPECT_EQ(p->ops[4].bytes, 48u);
+  EXPECT_EQ(p->ops[4].align_log2, 6);
+  EXPECT_EQ(p->ops[5].object, 1u);
+  EXPECT_EQ(p->ops[5].bytes, 32u);
+  EXPECT_EQ(p->ops[5].align_log2, 3);
+  ASSERT_EQ(p->reallocs.size(), 2u);
+  EXPECT_EQ(p->reallocs[0].old_bytes, 64u);
+  EXPECT_EQ(p->reallocs[1].old_bytes, 32u);
+  EXPECT_EQ(p->reallocs[1].new_bytes, 48u);
+}
+
 TEST(CraftedTraceTest, GibibyteCallocIsNotWritten) {
   auto p = LoadCrafted("calloc_1g.trace");
   ASSERT_TRUE(p.ok()) << p.status();
