@@ -6,6 +6,7 @@
 #include "format/test_util.h"
 #include "format/trace_stats.h"
 #include "format/trace_writer.h"
+#include "format/wire.h"
 #include "gtest/gtest.h"
 #include "pool/policies.h"
 #include "pool/storage_policies.h"
@@ -68,8 +69,10 @@ TEST(ReplayProgramTest, BadTracesGiveTheReadersError) {
   EXPECT_NE(missing.status().message().find("traces/no_such.trace"), std::string::npos);
 }
 
+using testing_util::AddShape;
 using testing_util::CraftedTrace;
 using testing_util::CraftedTraces;
+using testing_util::Op;
 using testing_util::ReallocChainChunk;
 using testing_util::WriteTrace;
 
