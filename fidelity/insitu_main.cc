@@ -113,10 +113,16 @@ const std::vector<AllocatorChoice>& Choices() {
   return *kChoices;
 }
 
-// Workloads whose allocations all come from the global heap (arena 0).
+// Workloads that allocate from the global heap (arena 0), from a fresh
+// default-constructed allocator each time (GlobalHeapAllocator): a pool
+// held by that allocator object (HoldingStack) would die with it, so these
+// run with one process-wide pool. records_local_pool and
+// records_singleton_pool take only their pool chunks from the global heap,
+// but a chunk from a dead stack pool crashes all the same.
 bool UsesGlobalHeap(std::string_view workload) {
   return workload == "shared_ptr_new" || workload == "make_shared" ||
-         workload == "records_shared_new" || workload == "records_make_shared";
+         workload == "records_shared_new" || workload == "records_make_shared" ||
+         workload == "records_local_pool" || workload == "records_singleton_pool";
 }
 
 std::string MallocProvider() {
