@@ -271,8 +271,9 @@ def format_table(doc):
                          f"{fmt(r.get('predicted_saved_ms')):>9} {err:>6}")
             lines.append(line)
     lines.append("")
-    lines.append("saved: in-situ time saved against glibc (ms; ~ = inside noise, the 95% "
-                 "intervals overlap); predicted: (glibc's ns/op - this one's) x ops; error: "
+    lines.append("saved: in-situ time saved against glibc, median over rounds of glibc's run "
+                 "minus this one's (ms; ~ = inside noise, its 95% interval includes 0); "
+                 "predicted: (glibc's ns/op - this one's) x ops; error: "
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
                  "one ordering is all ties.")
     for t in touches:

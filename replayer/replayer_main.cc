@@ -58,7 +58,12 @@ ABSL_FLAG(int, passes, 50,
           "pages), the rest warm (the allocator's memory reused), reported apart; 1: cold only");
 ABSL_FLAG(double, warm_ms, 5,
           "warm passes continue until they add up to this many milliseconds (at least one)");
-ABSL_FLAG(std::string, rank_by, "warm", "which passes rank the policies and make the verdict: warm or cold");
+// The defaults (cold, program) are the replay model whose predictions came
+// closest to the programs run for real (//fidelity:check; README, "How far
+// the replay can be trusted"); warm and first remain for comparison.
+ABSL_FLAG(std::string, rank_by, "cold",
+          "which passes rank the policies and make the verdict: cold (the first pass over the "
+          "trace, as a program that runs its work once pays it) or warm (the later passes)");
 ABSL_FLAG(std::string, clock, "cpu",
           "what times a pass: cpu (the thread's CPU time, user + system) or wall (steady clock)");
 ABSL_FLAG(int, max_reruns, 2,
@@ -75,7 +80,7 @@ ABSL_FLAG(double, memory_limit_mb, 0,
 ABSL_FLAG(double, memory_limit_factor, 16, "see --memory_limit_mb");
 ABSL_FLAG(double, memory_limit_floor_mb, 512, "see --memory_limit_mb");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the run order shuffled in each round");
-ABSL_FLAG(std::string, touch, "first",
+ABSL_FLAG(std::string, touch, "program",
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 ABSL_FLAG(std::string, format, "table",
