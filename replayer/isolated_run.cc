@@ -26,11 +26,14 @@ namespace alloctrace {
 std::string SerializeRunResult(const RunResult& r) {
   std::ostringstream o;
   o.precision(17);
-  o << "v2 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
-    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.passes.size();
+  o << "v3 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
+    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points
+    << ' ' << r.cross_thread_frees << ' ' << r.passes.size();
   for (const PassFigures& f : r.passes) {
     o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
-      << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches;
+      << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches << ' '
+      << f.wait_seconds << ' ' << f.thread_cpu_seconds.size();
+    for (double c : f.thread_cpu_seconds) o << ' ' << c;
   }
   o << ' ' << r.rss_course.size();
   for (int64_t v : r.rss_course) o << ' ' << v;
@@ -44,14 +47,19 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   std::string version;
   size_t passes = 0;
   in >> version >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >> r.final_rss >>
-      r.migrations >> passes;
-  if (!in || version != "v2" || passes > 100000) {
+      r.migrations >> r.threads >> r.sync_points >> r.cross_thread_frees >> passes;
+  if (!in || version != "v3" || passes > 100000) {
     return absl::InternalError(absl::StrCat("malformed result from child: ", line.substr(0, 80)));
   }
   r.passes.resize(passes);
   for (PassFigures& f : r.passes) {
     in >> f.wall_seconds >> f.cpu_seconds >> f.minor_faults >> f.major_faults >>
-        f.involuntary_switches >> f.voluntary_switches;
+        f.involuntary_switches >> f.voluntary_switches >> f.wait_seconds;
+    size_t threads = 0;
+    in >> threads;
+    if (!in || threads > 100000) return absl::InternalError("truncated result from child");
+    f.thread_cpu_seconds.resize(threads);
+    for (double& c : f.thread_cpu_seconds) in >> c;
   }
   size_t n = 0;
   in >> n;

@@ -43,9 +43,15 @@ std::string FindLibrary(const std::string& name) {
 
 class Measurer {
  public:
+  // `schedule_fd`: the shared thread schedule, negative for a serialized replay.
   Measurer(const std::map<std::string, RunnablePolicy>& policies, const std::string& self,
-           int shared_fd, const MeasureSettings& s, const std::string& trace)
-      : policies_(policies), self_(self), shared_fd_(shared_fd), s_(s), trace_(trace) {}
+           int shared_fd, int schedule_fd, const MeasureSettings& s, const std::string& trace)
+      : policies_(policies),
+        self_(self),
+        shared_fd_(shared_fd),
+        schedule_fd_(schedule_fd),
+        s_(s),
+        trace_(trace) {}
 
   // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
   // false if it failed.
@@ -59,14 +65,16 @@ class Measurer {
                      m.runs.name.c_str(), m.runs.attempts);
       }
       const auto t0 = std::chrono::steady_clock::now();
-      absl::StatusOr<RunResult> r = RunInFreshChild(
-          {self_, "--quiet", "--internal_run_policy=" + m.policy,
-           absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
-           absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
-           absl::StrCat("--passes=", s_.run_options.max_passes),
-           absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
-           absl::StrCat("--internal_attempt=", m.runs.attempts)},
-          m.preload_path, "--internal_result_fd=", s_.limits);
+      std::vector<std::string> argv = {
+          self_, "--quiet", "--internal_run_policy=" + m.policy,
+          absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
+          absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
+          absl::StrCat("--passes=", s_.run_options.max_passes),
+          absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
+          absl::StrCat("--internal_attempt=", m.runs.attempts)};
+      if (schedule_fd_ >= 0) argv.push_back(absl::StrCat("--internal_schedule_fd=", schedule_fd_));
+      absl::StatusOr<RunResult> r =
+          RunInFreshChild(std::move(argv), m.preload_path, "--internal_result_fd=", s_.limits);
       m.spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::string error;
       if (!r.ok()) {
@@ -111,6 +119,7 @@ class Measurer {
   const std::map<std::string, RunnablePolicy>& policies_;
   std::string self_;
   int shared_fd_;
+  int schedule_fd_;
   const MeasureSettings& s_;
   std::string trace_;
   int runs_seen_ = 0;
@@ -118,13 +127,22 @@ class Measurer {
   int kept_disturbed_ = 0;
 };
 
+// `arena_threads`: null for a serialized replay.
 Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
-                      const std::string& name, const std::string& display_name) {
+                      const std::string& name, const std::string& display_name,
+                      const std::vector<std::vector<uint32_t>>* arena_threads) {
   Measured m;
   const RunnablePolicy& policy = policies.at(name);
   m.policy = name;
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
+  if (arena_threads != nullptr) {
+    if (std::string why = PerThreadSkipReason(policy, *arena_threads); !why.empty()) {
+      m.runs.skipped = std::move(why);
+      m.done = true;
+      return m;
+    }
+  }
   if (!policy.info.preload.empty()) {
     m.preload_path = FindLibrary(policy.info.preload);
     if (m.preload_path.empty()) {
@@ -136,6 +154,17 @@ Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
 }
 
 }  // namespace
+
+std::string PerThreadSkipReason(const RunnablePolicy& policy,
+                                const std::vector<std::vector<uint32_t>>& arena_threads) {
+  if (policy.thread_safe) return "";
+  std::string words = SharedArenaWords(arena_threads);
+  if (words.empty() && !policy.state_per_arena) {
+    words = AnyArenaThreadsWords(arena_threads);
+    if (!words.empty()) words = absl::StrCat("its one state serves every arena, used by ", words);
+  }
+  return words.empty() ? "" : absl::StrCat("not thread-safe, ", words);
+}
 
 std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx) {
   std::vector<double> v;
@@ -186,16 +215,35 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
   }
 }
 
-TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
+TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* schedule,
+                         const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int* shared_fd_out) {
+                         const std::string& self, const MeasureSettings& settings,
+                         int* shared_fd_out) {
+  MeasureSettings s = settings;
+  if (s.ctx.clock == "auto") s.ctx.clock = schedule != nullptr ? "wall" : "cpu";
   const ReplayView view = ViewOf(program);
   const int shared_fd = ShareReplayView(view);
   *shared_fd_out = shared_fd;
-  Measurer measurer(policies, self, shared_fd, s, program.path);
+  int schedule_fd = -1;
+  std::vector<std::vector<uint32_t>> arena_threads;
+  if (schedule != nullptr) {
+    schedule_fd = ShareThreadSchedule(*schedule);
+    if (schedule_fd < 0 && shared_fd >= 0) {
+      close(shared_fd);
+      *shared_fd_out = -1;
+      return TraceReport();
+    }
+    arena_threads = ArenaThreads(program);
+  }
+  const std::vector<std::vector<uint32_t>>* threads_of =
+      schedule != nullptr ? &arena_threads : nullptr;
+  Measurer measurer(policies, self, shared_fd, schedule_fd, s, program.path);
   std::mt19937_64 rng(s.seed);
   std::vector<Measured> set;
-  for (const std::string& name : names) set.push_back(MakeMeasured(policies, name, name));
+  for (const std::string& name : names) {
+    set.push_back(MakeMeasured(policies, name, name, threads_of));
+  }
 
   if (screen) {
     for (const std::string& kind : allocators::ArticleStorageKinds()) {
@@ -203,7 +251,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
           SelectAllocators(absl::StrCat("pool/", kind, "/*"));
       if (!grid.ok() || grid->empty()) continue;
       std::vector<Measured> screened;
-      for (const std::string& name : *grid) screened.push_back(MakeMeasured(policies, name, name));
+      for (const std::string& name : *grid) {
+        Measured m = MakeMeasured(policies, name, name, threads_of);
+        // Policies that may not run here are left out of the screen.
+        if (m.runs.skipped.empty()) screened.push_back(std::move(m));
+      }
+      if (screened.empty()) continue;
       std::vector<size_t> order(screened.size());
       for (int round = 0; round < s.screen_runs; ++round) {
         std::iota(order.begin(), order.end(), 0);
@@ -231,7 +284,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
         }
       }
       if (best < screened.size()) {
-        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy);
+        Measured m =
+            MakeMeasured(policies, screened[best].policy, screened[best].policy, threads_of);
         m.runs.note = absl::StrFormat(
             "the fastest of the %d %s-storage article policies in a %d-run screen",
             static_cast<int>(screened.size()), kind, s.screen_runs);
@@ -250,10 +304,10 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     if (set[i].policy == "malloc") malloc_index = i;
   }
   if (malloc_index == set.size()) {
-    set.push_back(MakeMeasured(policies, "malloc", "malloc"));
+    set.push_back(MakeMeasured(policies, "malloc", "malloc", threads_of));
     malloc_index = set.size() - 1;
   }
-  Measured noise = MakeMeasured(policies, "malloc", kNoiseName);
+  Measured noise = MakeMeasured(policies, "malloc", kNoiseName, threads_of);
 
   int round = 0;
   std::vector<size_t> order;
@@ -295,6 +349,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   }
   TraceReport report = Summarize(program, runs, noise.runs, s.ctx, round);
   report.disturbance = measurer.Counts();
+  if (schedule != nullptr) {
+    close(schedule_fd);
+    report.replay_threads = static_cast<uint32_t>(schedule->streams.size());
+    report.sync_points = schedule->sync_points;
+    report.cross_thread_frees = schedule->cross_thread_frees;
+  }
   return report;
 }
 

@@ -33,17 +33,32 @@
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/summary.h"
+#include "replayer/thread_schedule.h"
 
 namespace alloctrace {
 
 // One run of a policy over a shared program, in the child.
 using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
+// One per-thread run (thread_replay.h).
+using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
+                                     const RunOptions&);
+
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {
   allocators::AllocatorInfo info;
   RunFn run;
+  PerThreadRunFn run_per_thread = nullptr;
+  bool thread_safe = true;       // A::kThreadSafe
+  bool state_per_arena = false;  // A::kArenaReleasesBlocks: arenas share nothing
 };
+
+// Why `policy` may not replay a trace per thread, "" if it may: an
+// allocator that is not thread-safe would corrupt its own state on an arena
+// several threads use, or, if one state serves every arena, on any arena.
+// `arena_threads`: ArenaThreads (thread_schedule.h).
+std::string PerThreadSkipReason(const RunnablePolicy& policy,
+                                const std::vector<std::vector<uint32_t>>& arena_threads);
 
 // What the parent keeps about one policy while it measures.
 struct Measured {
@@ -81,9 +96,13 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 
 // Measures `names` on one trace. With `screen`, first picks the fastest
 // article policy of each storage kind in a short screen and adds it.
+// With a `schedule` (not null) the trace is replayed per thread and a policy
+// that may not be (PerThreadSkipReason) is skipped, saying why; the context's
+// clock "auto" resolves to wall for it, else to cpu.
 // `*shared_fd_out` is the program's shared memfd (negative if it could not
 // be made; then no run succeeds); the caller closes it.
-TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
+TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* schedule,
+                         const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
                          const std::string& self, const MeasureSettings& s, int* shared_fd_out);
 

@@ -61,6 +61,12 @@ struct PassFigures {
   int64_t major_faults = 0;
   int64_t involuntary_switches = 0;  // preempted (getrusage ru_nivcsw)
   int64_t voluntary_switches = 0;
+  // Per-thread replay (thread_replay.h) only: wall_seconds is the
+  // concurrent section's, cpu_seconds the threads' summed CPU time without
+  // their waits; these are each thread's, and the wall time all of them
+  // spent waiting at sync points.
+  std::vector<double> thread_cpu_seconds;
+  double wait_seconds = 0;
 };
 
 struct RunResult {
@@ -76,6 +82,12 @@ struct RunResult {
   int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
   std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
   std::string error;                // non-empty if the allocator failed
+  // Replay threads: 1 for the serialized replay; for the per-thread one,
+  // the trace's threads, the waits between them and the frees of an object
+  // another thread allocated.
+  uint32_t threads = 1;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
 };
 
 namespace replay_internal {

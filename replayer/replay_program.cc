@@ -249,6 +249,16 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   std::vector<uint64_t> arena_live;
   std::vector<uint8_t> arena_pending_destroy;
   uint64_t event_index = 0;
+  uint64_t ops_appended = 0;  // ops.Append calls so far
+  // Records the thread of an op just appended. Until a second thread shows
+  // up op_threads stays empty (every op so far was thread 0's); then it is
+  // filled with zeros up to the ops before and kept from there on.
+  auto note_thread = [&](uint32_t thread) {
+    ++ops_appended;
+    if (ABSL_PREDICT_TRUE(thread == 0 && p.op_threads.empty())) return;
+    if (p.op_threads.empty()) p.op_threads.resize(ops_appended - 1, 0);
+    p.op_threads.push_back(thread);
+  };
 
   // Adds a size of 4 GiB or more to big_sizes, for an op whose bytes are
   // kBigSize and aux its index (returned).
@@ -364,6 +374,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         ++p.frees;
         if (--arena_live[arena] == 0 && arena_pending_destroy[arena]) {
           ops.Append(object, bytes, arena, kind, align_log2, aux);
+          note_thread(e.thread);
           arena_pending_destroy[arena] = 0;
           kind = ReplayKind::kArenaDestroy;
           object = bytes = align_log2 = aux = 0;
@@ -416,6 +427,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         return absl::OkStatus();
     }
     ops.Append(object, bytes, arena, kind, align_log2, aux);
+    note_thread(e.thread);
     p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
     p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
     ++event_index;

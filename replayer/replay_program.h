@@ -56,6 +56,11 @@ struct ReplayProgram {
   std::vector<ReplayOp> ops;
   std::vector<uint64_t> big_sizes;    // sizes >= 4 GiB - 1, in op order
   std::vector<ReallocInfo> reallocs;  // in op order
+  // The dense thread index (format/chunk_decoder.h, Event::thread) of each
+  // op, parallel to `ops`; empty while the trace has one thread, so a
+  // one-thread trace costs nothing more. Read by the per-thread replay
+  // (thread_schedule.h).
+  std::vector<uint32_t> op_threads;
   uint32_t object_limit = 0;          // pointer table size
   uint32_t arena_limit = 1;           // arena indexes (op.arena) are below it
   uint64_t allocs = 0, frees = 0, reallocs_count = 0, arena_events = 0;

@@ -21,6 +21,7 @@
 #include <ctime>
 #include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
 #include "replayer/report_html.h"
+#include "replayer/thread_replay.h"
+#include "replayer/thread_schedule.h"
 #include "base/cli_util.h"
 
 ABSL_FLAG(std::string, policies, "default",
@@ -64,8 +67,16 @@ ABSL_FLAG(double, warm_ms, 5,
 ABSL_FLAG(std::string, rank_by, "cold",
           "which passes rank the policies and make the verdict: cold (the first pass over the "
           "trace, as a program that runs its work once pays it) or warm (the later passes)");
-ABSL_FLAG(std::string, clock, "cpu",
-          "what times a pass: cpu (the thread's CPU time, user + system) or wall (steady clock)");
+ABSL_FLAG(std::string, clock, "auto",
+          "what times a pass and ranks: cpu (the replay threads' CPU time, user + system, "
+          "without waits at sync points), wall (steady clock; per thread: the concurrent "
+          "section, what the program would feel) or auto: cpu on one-thread replays, wall on "
+          "per-thread replays, where contention and waiting are part of the cost");
+ABSL_FLAG(std::string, threads, "auto",
+          "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
+          "thread, started together, ordered only where an object or arena passes between "
+          "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
+          "global order: no contention). One-thread traces always replay on one thread");
 ABSL_FLAG(int, max_reruns, 2,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");
@@ -97,6 +108,7 @@ ABSL_FLAG(std::string, internal_run_policy, "", "internal: run one policy, repor
 ABSL_FLAG(int, internal_result_fd, -1, "internal: the pipe for --internal_run_policy");
 ABSL_FLAG(int, internal_program_fd, -1, "internal: the shared replay program to run");
 ABSL_FLAG(int, internal_attempt, 0, "internal: the run's number for its policy (from 1)");
+ABSL_FLAG(int, internal_schedule_fd, -1, "internal: the shared thread schedule (per-thread run)");
 
 namespace alloctrace {
 namespace {
@@ -116,7 +128,8 @@ struct CollectPolicies {
   std::map<std::string, RunnablePolicy>* out;
   template <typename A>
   void operator()(const AllocatorInfo& info) {
-    (*out)[info.name] = RunnablePolicy{info, &ReplayWith<A>};
+    (*out)[info.name] = RunnablePolicy{info, &ReplayWith<A>, &ReplayPerThreadWith<A>,
+                                       A::kThreadSafe, A::kArenaReleasesBlocks};
   }
 };
 
@@ -185,6 +198,12 @@ int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
   // allocates nothing before the run but what the runtime does.
   absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
   if (!p.ok()) return Fail(kExitBadInput, std::string(p.status().message()));
+  std::optional<ThreadScheduleView> schedule;
+  if (const int schedule_fd = absl::GetFlag(FLAGS_internal_schedule_fd); schedule_fd >= 0) {
+    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(schedule_fd);
+    if (!v.ok()) return Fail(kExitBadInput, std::string(v.status().message()));
+    schedule = *std::move(v);
+  }
   MaybeInjectFault(policy.info.name, absl::GetFlag(FLAGS_internal_attempt));
   RunResult r;
   const std::string& preload = policy.info.preload;
@@ -194,7 +213,7 @@ int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
                            provider, ")");
   } else {
     try {
-      r = policy.run(*p, options);
+      r = schedule ? policy.run_per_thread(*p, *schedule, options) : policy.run(*p, options);
       if (!r.error.empty()) {
         const std::string limit = MemoryLimitWords();
         if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
@@ -317,8 +336,12 @@ int Main(int argc, char** argv) {
   }
   if (s.ctx.rank_by == "warm" && passes < 2) s.ctx.rank_by = "cold";  // no warm pass to rank by
   s.ctx.clock = absl::GetFlag(FLAGS_clock);
-  if (s.ctx.clock != "cpu" && s.ctx.clock != "wall") {
-    return Fail(kExitUsage, absl::StrCat("--clock=", s.ctx.clock, ": must be cpu or wall"));
+  if (s.ctx.clock != "cpu" && s.ctx.clock != "wall" && s.ctx.clock != "auto") {
+    return Fail(kExitUsage, absl::StrCat("--clock=", s.ctx.clock, ": must be auto, cpu or wall"));
+  }
+  const std::string threads_flag = absl::GetFlag(FLAGS_threads);
+  if (threads_flag != "auto" && threads_flag != "one") {
+    return Fail(kExitUsage, absl::StrCat("--threads=", threads_flag, ": must be auto or one"));
   }
   const double run_timeout = absl::GetFlag(FLAGS_run_timeout);
   const double memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
@@ -371,6 +394,16 @@ int Main(int argc, char** argv) {
     p->path = args[i];  // as the user wrote it, for the report
     programs.push_back(*std::move(p));
   }
+  // Split every multi-threaded trace into its threads' streams, also before
+  // any timing: a trace with too many threads is refused here.
+  std::vector<std::optional<ThreadSchedule>> schedules(programs.size());
+  for (size_t i = 0; i < programs.size(); ++i) {
+    ReplayProgram& program = programs[i];
+    if (threads_flag == "one" || program.threads <= 1 || program.memory_ops() == 0) continue;
+    absl::StatusOr<ThreadSchedule> schedule = BuildThreadSchedule(program);
+    if (!schedule.ok()) return Fail(kExitBadInput, std::string(schedule.status().message()));
+    schedules[i] = *std::move(schedule);
+  }
 
   // Every run is the replayer re-executed: a fresh process whose heap holds
   // nothing of the parent's, mapping the decoded program from a memfd so it
@@ -382,7 +415,8 @@ int Main(int argc, char** argv) {
 
   std::vector<TraceReport> reports;
   bool any_failed = false;
-  for (ReplayProgram& program : programs) {
+  for (size_t i = 0; i < programs.size(); ++i) {
+    ReplayProgram& program = programs[i];
     if (program.memory_ops() == 0) {
       // Nothing to time: say so rather than rank zeros.
       reports.push_back(Summarize(program, {}, PolicyRuns{}, s.ctx, 0));
@@ -403,8 +437,8 @@ int Main(int argc, char** argv) {
                                    memory_floor_mb * (1 << 20) + table_bytes);
 #endif
     int shared_fd = -1;
-    TraceReport report =
-        MeasureTrace(program, selected, use_default, policies, self_path, s, &shared_fd);
+    TraceReport report = MeasureTrace(program, schedules[i] ? &*schedules[i] : nullptr, selected,
+                                      use_default, policies, self_path, s, &shared_fd);
     if (shared_fd < 0) {
       return Fail(kExitBadInput, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
     }

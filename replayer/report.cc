@@ -98,10 +98,11 @@ std::string PassPlan(const ReportContext& ctx) {
       ctx.warm_ms, ctx.passes);
 }
 
-std::string PassWords(const ReportContext& ctx) {
+// `clock`: the trace's (TraceReport::clock).
+std::string PassWords(const ReportContext& ctx, const std::string& clock) {
   const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
   return absl::StrCat(warm ? "ranked by the warm passes" : "ranked by the cold pass",
-                      ", ", ClockWords(ctx.clock), ", 95% CIs");
+                      ", ", ClockWords(clock), ", 95% CIs");
 }
 
 std::string NoiseWords(const TraceReport& t) {
@@ -128,7 +129,7 @@ std::string DisturbanceWords(const TraceReport& t) {
 // The verdict block, as lines of at most 80 columns.
 std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
-  std::string o = absl::StrCat("VERDICT (", PassWords(ctx), ")\n");
+  std::string o = absl::StrCat("VERDICT (", PassWords(ctx, t.clock), ")\n");
   auto line = [&o](const std::string& label, const std::string& text) {
     absl::StrAppend(&o, Wrap(absl::StrFormat("  %-14s%s", label, text), 80, 16), "\n");
   };
@@ -171,6 +172,9 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     absl::StrAppend(&o, TraceTitle(t));
     if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
     if (const std::string note = OneHeapNote(t); !note.empty()) {
+      absl::StrAppend(&o, "note: ", note, "\n");
+    }
+    if (const std::string note = PerThreadNote(t); !note.empty()) {
       absl::StrAppend(&o, "note: ", note, "\n");
     }
     if (t.no_memory_ops) {
@@ -280,11 +284,14 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
     if (const std::string note = OneHeapNote(t); !note.empty()) {
       absl::StrAppend(&o, "Note: ", note, ".\n\n");
     }
+    if (const std::string note = PerThreadNote(t); !note.empty()) {
+      absl::StrAppend(&o, "Note: ", note, ".\n\n");
+    }
     if (t.no_memory_ops) {
       absl::StrAppend(&o, NoOpsLine(t), ".\n\n");
       continue;
     }
-    absl::StrAppend(&o, "**Verdict** (", PassWords(ctx), "): ", t.verdict.sentence, "\n\n");
+    absl::StrAppend(&o, "**Verdict** (", PassWords(ctx, t.clock), "): ", t.verdict.sentence, "\n\n");
     absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ",
                     DisturbanceWords(t), ".\n\n");
     absl::StrAppend(&o,

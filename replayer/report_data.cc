@@ -129,9 +129,12 @@ std::string JsonRun(const RunRecord& rr) {
     const PassFigures& f = r.passes[i];
     passes.push_back(absl::StrFormat(
         "{\"pass\": %d, \"kind\": \"%s\", \"wall_s\": %.9f, \"cpu_s\": %.9f, \"minor_faults\": "
-        "%d, \"major_faults\": %d, \"involuntary_switches\": %d, \"voluntary_switches\": %d}",
+        "%d, \"major_faults\": %d, \"involuntary_switches\": %d, \"voluntary_switches\": %d, "
+        "\"wait_s\": %.9f, \"thread_cpu_s\": [%s]}",
         i, i == 0 ? "cold" : "warm", f.wall_seconds, f.cpu_seconds, f.minor_faults,
-        f.major_faults, f.involuntary_switches, f.voluntary_switches));
+        f.major_faults, f.involuntary_switches, f.voluntary_switches, f.wait_seconds,
+        absl::StrJoin(f.thread_cpu_seconds, ", ",
+                      [](std::string* out, double c) { absl::StrAppendFormat(out, "%.9f", c); })));
   }
   return absl::StrFormat(
       "{\"round\": %d, \"reruns\": %d, \"disturbed\": %s, \"peak_rss_bytes\": %d, "
@@ -164,6 +167,11 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
                     ",\n      \"peak_live_objects\": ", t.peak_live_objects,
                     ",\n      \"cut_short\": ", JsonString(t.cut_short),
                     ",\n      \"one_heap_note\": ", JsonString(OneHeapNote(t)),
+                    ",\n      \"replay_threads\": ", t.replay_threads,
+                    ",\n      \"sync_points\": ", t.sync_points,
+                    ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
+                    ",\n      \"clock\": ", JsonString(t.clock),
+                    ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
                     ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
                     ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ",
                     t.failed_policies, ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),

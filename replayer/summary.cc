@@ -24,7 +24,21 @@ std::string NameList(const std::vector<std::string>& names) {
 }
 
 std::string ClockWords(const std::string& clock) {
+  if (clock == "auto") {
+    return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
+           "on per-thread replays";
+  }
   return clock == "wall" ? "wall-clock time" : "thread CPU time";
+}
+
+std::string PerThreadNote(const TraceReport& t) {
+  if (t.replay_threads <= 1) return "";
+  return absl::StrCat(
+      "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
+      t.sync_points, " sync points (", t.cross_thread_frees,
+      " cross-thread frees); ranked by ", ClockWords(t.clock),
+      t.clock == "wall" ? " of the concurrent section, what the program would feel" : "",
+      "; waits are timed apart and not charged to the allocators' CPU time");
 }
 
 std::string NoOpsLine(const TraceReport& t) {
@@ -94,6 +108,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
   t.ops = program.memory_ops();
   t.arena_events = program.arena_events;
   t.threads = program.threads;
+  t.clock = ctx.clock;
   t.peak_live_bytes = program.peak_live_bytes;
   t.peak_live_objects = program.peak_live_objects;
   t.cut_short = program.cut_short;
@@ -257,7 +272,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
                             rec.vs_malloc.median, rec.vs_malloc.lo, rec.vs_malloc.hi)
           : "";
   v.sentence = absl::StrCat(
-      "On ", t.trace_path, " (", pass, ", ", ClockWords(ctx.clock), "), ", speed_words, vs,
+      "On ", t.trace_path, " (", pass, ", ", ClockWords(t.clock), "), ", speed_words, vs,
       "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
       Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
       Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");

@@ -46,7 +46,9 @@ struct ReportContext {
   std::string machine;
   std::string date;
   std::string touch;
-  std::string clock = "cpu";     // "cpu" (thread CPU time) or "wall"
+  // "cpu" (thread CPU time), "wall", or "auto": cpu for serialized
+  // replays, wall for per-thread ones (TraceReport::clock is the resolved one).
+  std::string clock = "cpu";
   std::string rank_by = "warm";  // the pass kind that ranks: "warm" or "cold"
   int passes = 1;                // passes per run at most (1: cold only)
   double warm_ms = 0;            // warm passes add up to at least this
@@ -106,6 +108,14 @@ struct TraceReport {
   uint64_t ops = 0;  // memory ops per pass
   uint64_t arena_events = 0;
   uint64_t threads = 0;
+  // How it was replayed: replay_threads 1 is the serialized replay; more is
+  // the per-thread replay (thread_schedule.h), with its waits and its frees
+  // of another thread's objects. `clock` is what timed its ranking figure
+  // (the context's, resolved for this trace: "cpu" or "wall").
+  uint32_t replay_threads = 1;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
+  std::string clock = "cpu";
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;
   std::string cut_short;
@@ -135,6 +145,10 @@ std::string NoOpsLine(const TraceReport& t);
 // (a whole-program capture, or allocations from the global heap): "" for
 // any other trace.
 std::string OneHeapNote(const TraceReport& t);
+
+// What every report says of a trace replayed per thread: its threads, sync
+// points, cross-thread frees and what ranks it; "" for a serialized replay.
+std::string PerThreadNote(const TraceReport& t);
 
 // The figure a run contributes: ns per op of its cold pass or its warm
 // passes (their mean), by the context's clock. Negative if the run has no

@@ -1,0 +1,308 @@
+// ReplayPerThreadWith<A>: the per-thread replay of a multi-threaded trace.
+// Each stream of a ThreadSchedule (thread_schedule.h) runs on an OS thread
+// of its own, all released together by a barrier, through one allocator of
+// type A shared by all of them, as the traced program's threads shared
+// theirs. Meant to run in a child process of its own, like ReplayWith
+// (replay_loop.h), whose setup, passes and teardown it follows.
+//
+// Timed, per pass: the wall time of the concurrent section, from the moment
+// every thread has passed the barrier to the end of the last thread's
+// stream (PassFigures::wall_seconds: what the program would feel, and what
+// ranks multi-threaded traces); each thread's CPU time over its stream
+// minus what it spent waiting (PassFigures::thread_cpu_seconds, summed in
+// cpu_seconds); the time spent waiting at sync points, summed over the
+// threads (wait_seconds), measured apart and not charged to the allocator.
+// Page faults, context switches and CPU migrations are the threads' own
+// (read in each thread, outside the timed stretch). RSS: the peak (the
+// kernel's mark) and one reading at the end of the cold pass; no course.
+//
+// Synchronization: one release counter per thread (its ops done so far,
+// stored only after ops another thread waits for) and acquire loads by the
+// waiters, spinning briefly and then yielding (there may be more threads
+// than cores). No lock, no barrier per op. A thread that fails stops the
+// others at their next wait (they never wait for an op that will not come).
+#ifndef ALLOCTRACE_REPLAYER_THREAD_REPLAY_H_
+#define ALLOCTRACE_REPLAYER_THREAD_REPLAY_H_
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "replayer/os_stats.h"
+#include "replayer/replay_loop.h"
+#include "replayer/replay_program.h"
+#include "replayer/thread_schedule.h"
+
+namespace alloctrace {
+namespace thread_replay_internal {
+
+using Clock = std::chrono::steady_clock;
+
+// One per thread, on a cache line of its own: waiters read it, its thread
+// writes it.
+struct alignas(64) Progress {
+  std::atomic<uint32_t> done{0};
+};
+
+// What a pass shares between its threads.
+struct PassShared {
+  explicit PassShared(size_t threads) : progress(threads) {}
+  std::vector<Progress> progress;
+  std::atomic<uint32_t> arrived{0};  // at the start barrier
+  std::atomic<bool> abort{false};    // a thread failed: the others stop
+  std::atomic<int64_t> start_ns{0};  // when the last thread passed the barrier
+};
+
+struct ThreadFigures {
+  double cpu = 0;        // over the stream, waits included
+  double wait_cpu = 0;   // CPU time spent in waits
+  double wait_wall = 0;  // wall time spent in waits
+  int64_t end_ns = 0;    // steady clock at the end of the stream
+  UsageCounts usage{};   // over the stream
+  int64_t migrations = 0;
+  std::string error;
+};
+
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins briefly, then yields, until pred() or an abort. Returns false on abort.
+template <typename Pred>
+bool SpinUntil(const PassShared& shared, Pred pred) {
+  for (int spins = 0; !pred(); ++spins) {
+    if (shared.abort.load(std::memory_order_relaxed)) return false;
+    if (spins < 100) {
+      CpuRelax();
+    } else {
+      sched_yield();
+    }
+  }
+  return true;
+}
+
+// Runs one stream. Returns "" or an error message.
+template <typename A>
+std::string RunStream(A& allocator, const ReplayView& program, const StreamView& stream,
+                      uint32_t self, void** ptrs, Touch touch, PassShared& shared,
+                      ThreadFigures* f) {
+  const ReplayOp* ops = stream.ops;
+  const SyncWait* waits = stream.waits;
+  size_t w = 0;
+  uint64_t read_sink = 0;
+  std::atomic<uint32_t>& mine = shared.progress[self].done;
+  for (uint32_t i = 0; i < stream.num_ops; ++i) {
+    const ReplayOp& op = ops[i];
+    const uint8_t kind = static_cast<uint8_t>(op.kind);
+    if (__builtin_expect((kind & kWaitFlag) != 0, 0)) {
+      for (; w < stream.num_waits && waits[w].op == i; ++w) {
+        const std::atomic<uint32_t>& theirs = shared.progress[waits[w].thread].done;
+        const uint32_t count = waits[w].count;
+        if (theirs.load(std::memory_order_acquire) >= count) continue;
+        const double c0 = replay_internal::ThreadCpuSeconds();
+        const int64_t t0 = NowNs();
+        const bool ok = SpinUntil(
+            shared, [&] { return theirs.load(std::memory_order_acquire) >= count; });
+        f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
+        f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
+        if (!ok) return "stopped: another thread failed";
+      }
+    }
+    const size_t align = size_t{1} << op.align_log2;
+    switch (static_cast<ReplayKind>(kind & kKindMask)) {
+      case ReplayKind::kAlloc: {
+        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+        void* p = allocator.Allocate(bytes, align, op.arena);
+        if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+          return "allocation of " + std::to_string(bytes) + " bytes failed";
+        }
+        replay_internal::TouchBlock(p, bytes, touch, op.object);
+        ptrs[op.object] = p;
+        break;
+      }
+      case ReplayKind::kAllocZeroed: {
+        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+        void* p = replay_internal::AllocateZeroed(allocator, bytes, align, op.arena);
+        if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+          return "zeroed allocation of " + std::to_string(bytes) + " bytes failed";
+        }
+        ptrs[op.object] = p;
+        break;
+      }
+      case ReplayKind::kFree: {
+        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+        if (touch == Touch::kProgram) {
+          read_sink += replay_internal::ReadBeforeFree(ptrs[op.object], bytes);
+        }
+        allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
+        ptrs[op.object] = nullptr;
+        break;
+      }
+      case ReplayKind::kRealloc: {
+        const ReallocInfo& info = program.reallocs[op.bytes];  // the stream's realloc index
+        void* p = allocator.Reallocate(ptrs[info.old_object], info.old_bytes, info.new_bytes,
+                                       align, op.arena);
+        if (p == nullptr && info.new_bytes > 0) {
+          return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed";
+        }
+        ptrs[info.old_object] = nullptr;
+        if (info.new_bytes > info.old_bytes) {
+          replay_internal::TouchBlock(static_cast<char*>(p) + info.old_bytes,
+                                      info.new_bytes - info.old_bytes, touch, op.object);
+        }
+        ptrs[op.object] = p;
+        break;
+      }
+      case ReplayKind::kArenaCreate:
+        allocator.ArenaCreated(op.arena);
+        break;
+      case ReplayKind::kArenaDestroy:
+        allocator.ArenaDestroyed(op.arena);
+        break;
+    }
+    if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
+      mine.store(i + 1, std::memory_order_release);
+    }
+  }
+  asm volatile("" : : "r"(read_sink));
+  return "";
+}
+
+// One thread of a pass: the barrier, the stream, its figures.
+template <typename A>
+void ThreadMain(A& allocator, const ReplayView& program, const StreamView& stream,
+                uint32_t self, uint32_t threads, void** ptrs, Touch touch, PassShared& shared,
+                ThreadFigures* f) {
+  const int64_t migrations0 = ReadMigrations();
+  const UsageCounts u0 = ReadUsageCounts();
+  if (shared.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) {
+    shared.start_ns.store(NowNs(), std::memory_order_relaxed);
+  }
+  if (!SpinUntil(shared, [&] { return shared.arrived.load(std::memory_order_acquire) == threads; })) {
+    f->error = "stopped: a thread could not start";
+    return;
+  }
+  const double c0 = replay_internal::ThreadCpuSeconds();
+  f->error = RunStream(allocator, program, stream, self, ptrs, touch, shared, f);
+  f->end_ns = NowNs();
+  f->cpu = replay_internal::ThreadCpuSeconds() - c0;
+  if (!f->error.empty()) shared.abort.store(true, std::memory_order_relaxed);
+  const UsageCounts u1 = ReadUsageCounts();
+  f->usage = UsageCounts{u1.minor_faults - u0.minor_faults, u1.major_faults - u0.major_faults,
+                         u1.involuntary_switches - u0.involuntary_switches,
+                         u1.voluntary_switches - u0.voluntary_switches};
+  f->migrations = ReadMigrations() - migrations0;
+}
+
+// One pass: a thread per stream. Returns "" or the first error.
+template <typename A>
+std::string ConcurrentPass(A& allocator, const ReplayView& program,
+                           const ThreadScheduleView& schedule, void** ptrs, Touch touch,
+                           PassFigures* pass, int64_t* migrations) {
+  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
+  PassShared shared(n);
+  std::vector<ThreadFigures> figures(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  std::string error;
+  for (uint32_t t = 0; t < n; ++t) {
+    try {
+      threads.emplace_back(ThreadMain<A>, std::ref(allocator), std::cref(program),
+                           std::cref(schedule.streams[t]), t, n, ptrs, touch, std::ref(shared),
+                           &figures[t]);
+    } catch (const std::system_error& e) {
+      error = std::string("cannot start replay thread: ") + e.what();
+      shared.abort.store(true);
+      break;
+    }
+  }
+  for (std::thread& th : threads) th.join();
+  int64_t end_ns = shared.start_ns.load();
+  for (const ThreadFigures& f : figures) {
+    if (error.empty() && !f.error.empty() && f.error.rfind("stopped:", 0) != 0) error = f.error;
+    end_ns = std::max(end_ns, f.end_ns);
+    pass->thread_cpu_seconds.push_back(f.cpu - f.wait_cpu);
+    pass->cpu_seconds += f.cpu - f.wait_cpu;
+    pass->wait_seconds += f.wait_wall;
+    pass->minor_faults += f.usage.minor_faults;
+    pass->major_faults += f.usage.major_faults;
+    pass->involuntary_switches += f.usage.involuntary_switches;
+    pass->voluntary_switches += f.usage.voluntary_switches;
+    *migrations += f.migrations;
+  }
+  if (error.empty()) {
+    for (const ThreadFigures& f : figures) {
+      if (!f.error.empty()) error = f.error;
+    }
+  }
+  pass->wall_seconds = 1e-9 * static_cast<double>(end_ns - shared.start_ns.load());
+  return error;
+}
+
+}  // namespace thread_replay_internal
+
+template <typename A>
+RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleView& schedule,
+                              const RunOptions& options) {
+  RunResult r;
+  r.ops = program.memory_ops;
+  r.threads = static_cast<uint32_t>(schedule.streams.size());
+  r.sync_points = schedule.sync_points;
+  r.cross_thread_frees = schedule.cross_thread_frees;
+  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
+  replay_internal::Leftovers leftovers(program);
+  RssReader rss;
+  PrefaultSharedMappings();
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r.baseline_rss = rss.ResidentBytes();
+  auto allocator = std::make_unique<A>();
+  if constexpr (replay_internal::HasReserveArenas<A>::value) {
+    allocator->ReserveArenas(program.arena_limit);
+  }
+  const int passes = std::max(1, options.max_passes);
+  double warm_seconds = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass >= 2 && warm_seconds >= options.min_warm_seconds) break;
+    PassFigures f;
+    r.error = thread_replay_internal::ConcurrentPass(*allocator, program, schedule, ptrs.data(),
+                                                     options.touch, &f, &r.migrations);
+    r.passes.push_back(f);
+    if (!r.error.empty()) return r;  // the allocator may be corrupt: no teardown
+    if (pass > 0) warm_seconds += f.wall_seconds;
+    if (pass == 0) {
+      r.final_rss = rss.ResidentBytes() - r.baseline_rss;
+      r.rss_course.push_back(r.final_rss);
+      r.peak_rss = std::max(PeakRssBytes() - r.baseline_rss, r.final_rss);
+    }
+    if (pass + 1 < passes) leftovers.FreeAll(*allocator, ptrs.data());
+  }
+  r.seconds = r.passes[0].wall_seconds;
+  r.minor_faults = r.passes[0].minor_faults;
+  r.major_faults = r.passes[0].major_faults;
+  const auto t0 = std::chrono::steady_clock::now();
+  leftovers.FreeAll(*allocator, ptrs.data());
+  allocator.reset();
+  r.teardown_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_THREAD_REPLAY_H_

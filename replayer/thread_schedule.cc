@@ -1,0 +1,275 @@
+#include "replayer/thread_schedule.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/io.h"
+
+namespace alloctrace {
+namespace {
+
+constexpr uint32_t kNone = ~uint32_t{0};
+
+// An op of a stream: its thread and its index there.
+struct Where {
+  uint32_t thread = kNone;
+  uint32_t op = 0;
+};
+
+class Builder {
+ public:
+  Builder(const ReplayProgram& p, uint32_t threads)
+      : p_(p), threads_(threads), known_(size_t{threads} * threads, 0) {
+    s_.streams.resize(threads);
+    objects_.resize(size_t{p.object_limit} + 1);
+    arenas_.resize(p.arena_limit);
+  }
+
+  ThreadSchedule Build() {
+    uint32_t realloc_index = 0;
+    for (size_t i = 0; i < p_.ops.size(); ++i) {
+      const uint32_t t = p_.op_threads[i];
+      ThreadStream& stream = s_.streams[t];
+      const Where here{t, static_cast<uint32_t>(stream.ops.size())};
+      ReplayOp op = p_.ops[i];
+      if (op.kind == ReplayKind::kRealloc) op.bytes = realloc_index;
+      stream.ops.push_back(op);
+      switch (p_.ops[i].kind) {
+        case ReplayKind::kAlloc:
+        case ReplayKind::kAllocZeroed:
+          Touch(op.object, here, false);
+          TouchArena(op.arena, here);
+          break;
+        case ReplayKind::kFree:
+          Touch(op.object, here, true);
+          TouchArena(op.arena, here);
+          break;
+        case ReplayKind::kRealloc: {
+          const uint32_t old = p_.reallocs[realloc_index++].old_object;
+          Touch(old, here, true);
+          if (op.object != old) Touch(op.object, here, false);
+          TouchArena(op.arena, here);
+          break;
+        }
+        case ReplayKind::kArenaCreate:
+        case ReplayKind::kArenaDestroy:
+          ArenaEvent(op.arena, here);
+          break;
+      }
+    }
+    return std::move(s_);
+  }
+
+ private:
+  struct ArenaState {
+    Where event;                                      // last arena event or first use
+    std::vector<std::pair<uint32_t, uint32_t>> uses;  // (thread, op) since it
+  };
+
+  // Makes `here` wait for `done` unless it is on the same thread or its
+  // thread already waited for as far on done's thread.
+  void Wait(const Where& here, const Where& done) {
+    if (done.thread == kNone || done.thread == here.thread) return;
+    uint32_t& known = known_[size_t{here.thread} * threads_ + done.thread];
+    const uint32_t count = done.op + 1;
+    if (known >= count) return;
+    known = count;
+    ThreadStream& waiter = s_.streams[here.thread];
+    waiter.waits.push_back(SyncWait{here.op, done.thread, count});
+    SetFlag(waiter.ops[here.op], kWaitFlag);
+    SetFlag(s_.streams[done.thread].ops[done.op], kPublishFlag);
+    ++s_.sync_points;
+  }
+  static void SetFlag(ReplayOp& op, uint8_t flag) {
+    op.kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) | flag);
+  }
+
+  // An op on `object`: waits for whoever touched it last. `frees`: the op
+  // frees it (counted if another thread allocated it).
+  void Touch(uint32_t object, const Where& here, bool frees) {
+    Where& last = objects_[object];
+    if (frees && last.thread != kNone && last.thread != here.thread) ++s_.cross_thread_frees;
+    Wait(here, last);
+    last = here;
+  }
+
+  void TouchArena(uint32_t arena, const Where& here) {
+    if (arena == 0) return;  // always exists, never created or destroyed
+    ArenaState& a = arenas_[arena];
+    if (a.event.thread == kNone) {
+      // Never created: its first use creates it (allocator_concept.h), so
+      // it stands in for the creation.
+      a.event = here;
+    } else {
+      Wait(here, a.event);
+    }
+    for (auto& use : a.uses) {
+      if (use.first == here.thread) {
+        use.second = here.op;
+        return;
+      }
+    }
+    a.uses.emplace_back(here.thread, here.op);
+  }
+
+  void ArenaEvent(uint32_t arena, const Where& here) {
+    ArenaState& a = arenas_[arena];
+    Wait(here, a.event);
+    for (const auto& use : a.uses) Wait(here, Where{use.first, use.second});
+    a.uses.clear();
+    a.event = here;
+  }
+
+  const ReplayProgram& p_;
+  const uint32_t threads_;
+  ThreadSchedule s_;
+  // known_[b * threads + a]: ops of thread a that thread b has waited for.
+  std::vector<uint32_t> known_;
+  std::vector<Where> objects_;  // by object id: last op that touched it
+  std::vector<ArenaState> arenas_;
+};
+
+std::string ThreadList(const std::vector<uint32_t>& threads) {
+  if (threads.size() == 1) return absl::StrCat("thread ", threads[0]);
+  return absl::StrCat("threads ", absl::StrJoin(threads, ", "));
+}
+
+}  // namespace
+
+absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program) {
+  if (program.threads > kMaxReplayThreads) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        program.path, ": the trace names ", program.threads,
+        " threads; the per-thread replay runs at most ", kMaxReplayThreads,
+        " (one OS thread each); --threads=one replays it on one thread"));
+  }
+  if (program.op_threads.size() != program.ops.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(program.path, ": no thread per op (a one-thread trace)"));
+  }
+  const uint32_t threads = std::max<uint32_t>(1, static_cast<uint32_t>(program.threads));
+  for (uint32_t t : program.op_threads) {
+    if (t >= threads) return absl::InvalidArgumentError("an op's thread is out of range");
+  }
+  return Builder(program, threads).Build();
+}
+
+std::vector<std::vector<uint32_t>> ArenaThreads(const ReplayProgram& program) {
+  std::vector<std::vector<uint32_t>> out(program.arena_limit);
+  for (size_t i = 0; i < program.ops.size(); ++i) {
+    const uint32_t t = program.op_threads.empty() ? 0 : program.op_threads[i];
+    std::vector<uint32_t>& v = out[program.ops[i].arena];
+    // Threads mostly come in runs: check the last one first.
+    if (!v.empty() && v.back() == t) continue;
+    if (std::find(v.begin(), v.end(), t) == v.end()) v.push_back(t);
+  }
+  for (std::vector<uint32_t>& v : out) std::sort(v.begin(), v.end());
+  return out;
+}
+
+std::string SharedArenaWords(const std::vector<std::vector<uint32_t>>& arena_threads) {
+  for (size_t a = 0; a < arena_threads.size(); ++a) {
+    if (arena_threads[a].size() > 1) {
+      return absl::StrCat("arena ", a, " is used by ", ThreadList(arena_threads[a]));
+    }
+  }
+  return "";
+}
+
+std::string AnyArenaThreadsWords(const std::vector<std::vector<uint32_t>>& arena_threads) {
+  std::vector<uint32_t> all;
+  for (const std::vector<uint32_t>& v : arena_threads) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all.size() > 1 ? ThreadList(all) : "";
+}
+
+ThreadScheduleView ViewOf(const ThreadSchedule& s) {
+  ThreadScheduleView v;
+  for (const ThreadStream& t : s.streams) {
+    v.streams.push_back(StreamView{t.ops.data(), t.ops.size(), t.waits.data(), t.waits.size()});
+  }
+  v.sync_points = s.sync_points;
+  v.cross_thread_frees = s.cross_thread_frees;
+  return v;
+}
+
+namespace {
+
+// The shared file: this header, a (num_ops, num_waits) pair per stream,
+// then each stream's ops and waits.
+struct SharedHeader {
+  uint64_t magic, threads, sync_points, cross_thread_frees;
+};
+constexpr uint64_t kScheduleMagic = 0x616c6c6f63743031;  // "alloct01"
+
+}  // namespace
+
+int ShareThreadSchedule(const ThreadSchedule& s) {
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-schedule", 0));
+  if (fd < 0) return -1;
+  const SharedHeader h{kScheduleMagic, s.streams.size(), s.sync_points, s.cross_thread_frees};
+  std::vector<uint64_t> sizes;
+  for (const ThreadStream& t : s.streams) {
+    sizes.push_back(t.ops.size());
+    sizes.push_back(t.waits.size());
+  }
+  bool ok = WriteAll(fd, &h, sizeof h) == 0 &&
+            WriteAll(fd, sizes.data(), sizes.size() * sizeof(uint64_t)) == 0;
+  for (const ThreadStream& t : s.streams) {
+    ok = ok && WriteAll(fd, t.ops.data(), t.ops.size() * sizeof(ReplayOp)) == 0 &&
+         WriteAll(fd, t.waits.data(), t.waits.size() * sizeof(SyncWait)) == 0;
+  }
+  if (!ok) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(SharedHeader))) {
+    return absl::InvalidArgumentError("no shared thread schedule on the given fd");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
+  const char* base = static_cast<const char*>(m);
+  const auto* h = reinterpret_cast<const SharedHeader*>(base);
+  if (h->magic != kScheduleMagic || h->threads == 0 || h->threads > kMaxReplayThreads ||
+      sizeof *h + 2 * sizeof(uint64_t) * h->threads > size) {
+    return absl::InvalidArgumentError("shared thread schedule is malformed");
+  }
+  const uint64_t* sizes = reinterpret_cast<const uint64_t*>(base + sizeof *h);
+  size_t offset = sizeof *h + 2 * sizeof(uint64_t) * h->threads;
+  ThreadScheduleView v;
+  v.sync_points = h->sync_points;
+  v.cross_thread_frees = h->cross_thread_frees;
+  for (uint64_t t = 0; t < h->threads; ++t) {
+    StreamView s;
+    s.num_ops = sizes[2 * t];
+    s.num_waits = sizes[2 * t + 1];
+    const size_t need = s.num_ops * sizeof(ReplayOp) + s.num_waits * sizeof(SyncWait);
+    if (s.num_ops > size || s.num_waits > size || need > size - offset) {
+      return absl::InvalidArgumentError("shared thread schedule is malformed");
+    }
+    s.ops = reinterpret_cast<const ReplayOp*>(base + offset);
+    s.waits = reinterpret_cast<const SyncWait*>(base + offset + s.num_ops * sizeof(ReplayOp));
+    offset += need;
+    v.streams.push_back(s);
+  }
+  if (offset != size) return absl::InvalidArgumentError("shared thread schedule is malformed");
+  return v;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,106 @@
+// ThreadSchedule: a multi-threaded trace's replay program split, once, into
+// one stream of ops per traced thread, with the few waits that keep the
+// replay valid when the streams run concurrently (replayer/thread_replay.h).
+//
+// A wait makes an op of thread B wait (acquire) until thread A has done a
+// given op (release). Waits are added only where the trace makes them
+// necessary:
+//  - a free or realloc on B of an object last touched (allocated, freed,
+//    reallocated) on A: its block and pointer must exist first;
+//  - an allocation on B of an object id last freed on A (glibc's trace_run
+//    calls these inversions): the pointer table slot is reused;
+//  - an arena event (create, destroy) on B waits for every other thread's
+//    last op in that arena since its previous arena event, and any op on B
+//    in an arena whose last arena event (or, for an arena never created,
+//    first use) was on A waits for that event.
+// Nothing else is serialized. A wait that thread B already knows is
+// satisfied (it waited for as far or further on A before) is not added.
+//
+// No deadlock is possible: every wait points to an op earlier in the
+// trace's global order, and each stream runs its ops in that order, so the
+// earliest op not yet done can always run (its own thread's earlier ops
+// and everything it waits for come before it). A "cycle" of waits cannot be
+// written in a trace; the unit test checks the invariant on every schedule.
+//
+// Thread-compatible: built once by the parent, read-only afterwards.
+#ifndef ALLOCTRACE_REPLAYER_THREAD_SCHEDULE_H_
+#define ALLOCTRACE_REPLAYER_THREAD_SCHEDULE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "replayer/replay_program.h"
+
+namespace alloctrace {
+
+// The most traced threads a per-thread replay runs (one OS thread each).
+// A trace with more is refused with a message that says so; --threads=one
+// replays it serialized. Never unbounded thread creation.
+inline constexpr uint32_t kMaxReplayThreads = 1024;
+
+// Flags in the high bits of ReplayOp::kind, in schedule streams only (the
+// kinds themselves are below 8).
+inline constexpr uint8_t kKindMask = 0x3f;
+inline constexpr uint8_t kWaitFlag = 0x80;     // waits[] holds entries for this op
+inline constexpr uint8_t kPublishFlag = 0x40;  // another thread waits for this op
+
+// Before local op `op`, wait until thread `thread` has done `count` ops.
+struct SyncWait {
+  uint32_t op;
+  uint32_t thread;
+  uint32_t count;
+};
+
+// In a stream, a realloc op's `bytes` holds its index into the program's
+// realloc table (unused there in the global array, which is consumed in
+// order).
+struct ThreadStream {
+  std::vector<ReplayOp> ops;    // in global order; kind may carry the flags
+  std::vector<SyncWait> waits;  // by op, in order
+};
+
+struct ThreadSchedule {
+  std::vector<ThreadStream> streams;  // by dense thread index
+  uint64_t sync_points = 0;           // waits, all streams
+  uint64_t cross_thread_frees = 0;    // frees and reallocs of another thread's object
+};
+
+// Splits `program` (with op_threads filled, i.e. more than one thread).
+// Refuses more than kMaxReplayThreads threads.
+absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program);
+
+// Which threads use each arena (allocate, free, realloc in it or create or
+// destroy it), by dense arena index; each list sorted. The one place the
+// replayer asks "which arenas are shared by which threads".
+std::vector<std::vector<uint32_t>> ArenaThreads(const ReplayProgram& program);
+// "arena 0 is used by threads 1, 2" for the first arena used by several
+// threads, or "" if none is.
+std::string SharedArenaWords(const std::vector<std::vector<uint32_t>>& arena_threads);
+// "threads 0, 1 and 2", the threads that use any arena (for allocators whose
+// one state serves every arena), or "" if only one thread does.
+std::string AnyArenaThreadsWords(const std::vector<std::vector<uint32_t>>& arena_threads);
+
+// What a child reads: the streams by pointer, as mapped from the parent.
+struct StreamView {
+  const ReplayOp* ops = nullptr;
+  uint64_t num_ops = 0;
+  const SyncWait* waits = nullptr;
+  uint64_t num_waits = 0;
+};
+struct ThreadScheduleView {
+  std::vector<StreamView> streams;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
+};
+ThreadScheduleView ViewOf(const ThreadSchedule& s);
+
+// As ShareReplayView: a memfd a re-executed child inherits, and its
+// mapping. Returns the fd or -1 with errno set.
+int ShareThreadSchedule(const ThreadSchedule& s);
+absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_THREAD_SCHEDULE_H_
