@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -98,9 +99,10 @@ bool SpinUntil(const PassShared& shared, Pred pred) {
 
 // Runs one stream. Returns "" or an error message.
 template <typename A>
-std::string RunStream(A& allocator, const ReplayView& program, const StreamView& stream,
+std::string RunStream(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
                       uint32_t self, void** ptrs, Touch touch, PassShared& shared,
                       ThreadFigures* f) {
+  const StreamView& stream = schedule.streams[self];
   const ReplayOp* ops = stream.ops;
   const SyncWait* waits = stream.waits;
   size_t w = 0;
@@ -155,12 +157,13 @@ std::string RunStream(A& allocator, const ReplayView& program, const StreamView&
       }
       case ReplayKind::kRealloc: {
         const ReallocInfo& info = program.reallocs[op.bytes];  // the stream's realloc index
-        void* p = allocator.Reallocate(ptrs[info.old_object], info.old_bytes, info.new_bytes,
-                                       align, op.arena);
+        const uint32_t old_slot = schedule.realloc_old_slots[op.bytes];
+        void* p = allocator.Reallocate(ptrs[old_slot], info.old_bytes, info.new_bytes, align,
+                                       op.arena);
         if (p == nullptr && info.new_bytes > 0) {
           return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed";
         }
-        ptrs[info.old_object] = nullptr;
+        ptrs[old_slot] = nullptr;
         if (info.new_bytes > info.old_bytes) {
           replay_internal::TouchBlock(static_cast<char*>(p) + info.old_bytes,
                                       info.new_bytes - info.old_bytes, touch, op.object);
@@ -185,7 +188,7 @@ std::string RunStream(A& allocator, const ReplayView& program, const StreamView&
 
 // One thread of a pass: the barrier, the stream, its figures.
 template <typename A>
-void ThreadMain(A& allocator, const ReplayView& program, const StreamView& stream,
+void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
                 uint32_t self, uint32_t threads, void** ptrs, Touch touch, PassShared& shared,
                 ThreadFigures* f) {
   const int64_t migrations0 = ReadMigrations();
@@ -198,7 +201,7 @@ void ThreadMain(A& allocator, const ReplayView& program, const StreamView& strea
     return;
   }
   const double c0 = replay_internal::ThreadCpuSeconds();
-  f->error = RunStream(allocator, program, stream, self, ptrs, touch, shared, f);
+  f->error = RunStream(allocator, program, schedule, self, ptrs, touch, shared, f);
   f->end_ns = NowNs();
   f->cpu = replay_internal::ThreadCpuSeconds() - c0;
   if (!f->error.empty()) shared.abort.store(true, std::memory_order_relaxed);
@@ -223,7 +226,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   for (uint32_t t = 0; t < n; ++t) {
     try {
       threads.emplace_back(ThreadMain<A>, std::ref(allocator), std::cref(program),
-                           std::cref(schedule.streams[t]), t, n, ptrs, touch, std::ref(shared),
+                           std::cref(schedule), t, n, ptrs, touch, std::ref(shared),
                            &figures[t]);
     } catch (const std::system_error& e) {
       error = std::string("cannot start replay thread: ") + e.what();
@@ -254,6 +257,17 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   return error;
 }
 
+// Frees what a pass left live (its allocator is then idle) and clears its slots.
+template <typename A>
+void FreeLeftovers(A& allocator, const ThreadScheduleView& schedule, void** ptrs) {
+  for (uint64_t i = 0; i < schedule.num_leftovers; ++i) {
+    const LeftoverBlock& b = schedule.leftovers[i];
+    if (ptrs[b.slot] == nullptr) continue;
+    allocator.Deallocate(ptrs[b.slot], b.bytes, size_t{1} << b.align_log2, b.arena);
+    ptrs[b.slot] = nullptr;
+  }
+}
+
 }  // namespace thread_replay_internal
 
 template <typename A>
@@ -264,8 +278,13 @@ RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleVie
   r.threads = static_cast<uint32_t>(schedule.streams.size());
   r.sync_points = schedule.sync_points;
   r.cross_thread_frees = schedule.cross_thread_frees;
-  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
-  replay_internal::Leftovers leftovers(program);
+  // Slots: the trace's object ids and the fresh slots of ids reused across
+  // threads (thread_schedule.h).
+  // Touched before the baseline, as ReplayWith's, so its pages are not
+  // charged to the allocator.
+  std::vector<void*> ptrs(std::max<size_t>(program.object_limit + 1, schedule.slot_limit),
+                          nullptr);
+  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
   RssReader rss;
   PrefaultSharedMappings();
   ReleaseFreeMallocMemory();
@@ -290,13 +309,15 @@ RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleVie
       r.rss_course.push_back(r.final_rss);
       r.peak_rss = std::max(PeakRssBytes() - r.baseline_rss, r.final_rss);
     }
-    if (pass + 1 < passes) leftovers.FreeAll(*allocator, ptrs.data());
+    if (pass + 1 < passes) {
+      thread_replay_internal::FreeLeftovers(*allocator, schedule, ptrs.data());
+    }
   }
   r.seconds = r.passes[0].wall_seconds;
   r.minor_faults = r.passes[0].minor_faults;
   r.major_faults = r.passes[0].major_faults;
   const auto t0 = std::chrono::steady_clock::now();
-  leftovers.FreeAll(*allocator, ptrs.data());
+  thread_replay_internal::FreeLeftovers(*allocator, schedule, ptrs.data());
   allocator.reset();
   r.teardown_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

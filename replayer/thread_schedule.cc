@@ -31,6 +31,8 @@ class Builder {
       : p_(p), threads_(threads), known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
+    slot_of_.resize(size_t{p.object_limit} + 1);
+    for (uint32_t id = 0; id < slot_of_.size(); ++id) slot_of_[id] = id;
     arenas_.resize(p.arena_limit);
   }
 
@@ -40,23 +42,27 @@ class Builder {
       const uint32_t t = p_.op_threads[i];
       ThreadStream& stream = s_.streams[t];
       const Where here{t, static_cast<uint32_t>(stream.ops.size())};
-      ReplayOp op = p_.ops[i];
-      if (op.kind == ReplayKind::kRealloc) op.bytes = realloc_index;
+      const ReplayOp& op = p_.ops[i];
       stream.ops.push_back(op);
-      switch (p_.ops[i].kind) {
+      ReplayOp& mine = stream.ops.back();
+      switch (op.kind) {
         case ReplayKind::kAlloc:
         case ReplayKind::kAllocZeroed:
-          Touch(op.object, here, false);
+          mine.object = Allocated(op.object, here);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kFree:
-          Touch(op.object, here, true);
+          mine.object = slot_of_[op.object];
+          Touch(mine.object, here, true);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kRealloc: {
-          const uint32_t old = p_.reallocs[realloc_index++].old_object;
-          Touch(old, here, true);
-          if (op.object != old) Touch(op.object, here, false);
+          const uint32_t old = p_.reallocs[realloc_index].old_object;
+          const uint32_t old_slot = slot_of_[old];
+          mine.bytes = realloc_index++;
+          s_.realloc_old_slots.push_back(old_slot);
+          Touch(old_slot, here, true);
+          mine.object = op.object != old ? Allocated(op.object, here) : old_slot;
           TouchArena(op.arena, here);
           break;
         }
@@ -66,6 +72,8 @@ class Builder {
           break;
       }
     }
+    s_.slot_limit = static_cast<uint32_t>(objects_.size());
+    if (p_.live_at_end > 0) FindLeftovers();
     return std::move(s_);
   }
 
@@ -93,10 +101,25 @@ class Builder {
     op.kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) | flag);
   }
 
-  // An op on `object`: waits for whoever touched it last. `frees`: the op
-  // frees it (counted if another thread allocated it).
-  void Touch(uint32_t object, const Where& here, bool frees) {
-    Where& last = objects_[object];
+  // An allocation of trace id `id` at `here`: its slot, a fresh one if
+  // another thread touched the id's slot last (while fresh slots last).
+  uint32_t Allocated(uint32_t id, const Where& here) {
+    uint32_t slot = slot_of_[id];
+    const Where& last = objects_[slot];
+    if (last.thread != kNone && last.thread != here.thread &&
+        objects_.size() < size_t{p_.object_limit} + 1 + kMaxExtraSlots) {
+      slot = static_cast<uint32_t>(objects_.size());
+      objects_.emplace_back();
+      slot_of_[id] = slot;
+    }
+    Touch(slot, here, false);
+    return slot;
+  }
+
+  // An op on pointer table slot `slot`: waits for whoever touched it last.
+  // `frees`: the op frees it (counted if another thread allocated it).
+  void Touch(uint32_t slot, const Where& here, bool frees) {
+    Where& last = objects_[slot];
     if (frees && last.thread != kNone && last.thread != here.thread) ++s_.cross_thread_frees;
     Wait(here, last);
     last = here;
@@ -129,12 +152,33 @@ class Builder {
     a.event = here;
   }
 
+  // The slots whose last op allocated them: what the trace leaves live.
+  void FindLeftovers() {
+    for (uint32_t slot = 0; slot < objects_.size(); ++slot) {
+      const Where& last = objects_[slot];
+      if (last.thread == kNone) continue;
+      const ReplayOp& op = s_.streams[last.thread].ops[last.op];
+      const auto kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask);
+      if (op.object != slot) continue;  // a realloc that freed the slot
+      uint64_t bytes;
+      if (kind == ReplayKind::kRealloc) {
+        bytes = p_.reallocs[op.bytes].new_bytes;
+      } else if (kind == ReplayKind::kAlloc || kind == ReplayKind::kAllocZeroed) {
+        bytes = op.bytes != kBigSize ? op.bytes : p_.big_sizes[op.aux];
+      } else {
+        continue;  // freed
+      }
+      s_.leftovers.push_back(LeftoverBlock{slot, op.arena, bytes, op.align_log2});
+    }
+  }
+
   const ReplayProgram& p_;
   const uint32_t threads_;
   ThreadSchedule s_;
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
   std::vector<uint32_t> known_;
-  std::vector<Where> objects_;  // by object id: last op that touched it
+  std::vector<Where> objects_;    // by slot: the last op that touched it
+  std::vector<uint32_t> slot_of_;  // by trace object id: its slot now
   std::vector<ArenaState> arenas_;
 };
 
@@ -198,6 +242,10 @@ ThreadScheduleView ViewOf(const ThreadSchedule& s) {
   for (const ThreadStream& t : s.streams) {
     v.streams.push_back(StreamView{t.ops.data(), t.ops.size(), t.waits.data(), t.waits.size()});
   }
+  v.slot_limit = s.slot_limit;
+  v.realloc_old_slots = s.realloc_old_slots.data();
+  v.leftovers = s.leftovers.data();
+  v.num_leftovers = s.leftovers.size();
   v.sync_points = s.sync_points;
   v.cross_thread_frees = s.cross_thread_frees;
   return v;
@@ -205,30 +253,37 @@ ThreadScheduleView ViewOf(const ThreadSchedule& s) {
 
 namespace {
 
-// The shared file: this header, a (num_ops, num_waits) pair per stream,
-// then each stream's ops and waits.
+// The shared file: this header, the leftovers, a (num_ops, num_waits) pair
+// per stream, each stream's ops and waits, then the realloc slots (the
+// arrays in order of their alignment).
 struct SharedHeader {
   uint64_t magic, threads, sync_points, cross_thread_frees;
+  uint64_t slot_limit, num_reallocs, num_leftovers;
 };
-constexpr uint64_t kScheduleMagic = 0x616c6c6f63743031;  // "alloct01"
+constexpr uint64_t kScheduleMagic = 0x616c6c6f63743032;  // "alloct02"
 
 }  // namespace
 
 int ShareThreadSchedule(const ThreadSchedule& s) {
   const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-schedule", 0));
   if (fd < 0) return -1;
-  const SharedHeader h{kScheduleMagic, s.streams.size(), s.sync_points, s.cross_thread_frees};
+  const SharedHeader h{kScheduleMagic,     s.streams.size(),           s.sync_points,
+                       s.cross_thread_frees, s.slot_limit, s.realloc_old_slots.size(),
+                       s.leftovers.size()};
   std::vector<uint64_t> sizes;
   for (const ThreadStream& t : s.streams) {
     sizes.push_back(t.ops.size());
     sizes.push_back(t.waits.size());
   }
   bool ok = WriteAll(fd, &h, sizeof h) == 0 &&
+            WriteAll(fd, s.leftovers.data(), s.leftovers.size() * sizeof(LeftoverBlock)) == 0 &&
             WriteAll(fd, sizes.data(), sizes.size() * sizeof(uint64_t)) == 0;
   for (const ThreadStream& t : s.streams) {
     ok = ok && WriteAll(fd, t.ops.data(), t.ops.size() * sizeof(ReplayOp)) == 0 &&
          WriteAll(fd, t.waits.data(), t.waits.size() * sizeof(SyncWait)) == 0;
   }
+  ok = ok && WriteAll(fd, s.realloc_old_slots.data(),
+                      s.realloc_old_slots.size() * sizeof(uint32_t)) == 0;
   if (!ok) {
     close(fd);
     return -1;
@@ -247,12 +302,19 @@ absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
   const char* base = static_cast<const char*>(m);
   const auto* h = reinterpret_cast<const SharedHeader*>(base);
   if (h->magic != kScheduleMagic || h->threads == 0 || h->threads > kMaxReplayThreads ||
-      sizeof *h + 2 * sizeof(uint64_t) * h->threads > size) {
+      h->num_leftovers > size / sizeof(LeftoverBlock) ||
+      h->num_reallocs > size / sizeof(uint32_t) ||
+      sizeof *h + h->num_leftovers * sizeof(LeftoverBlock) + 2 * sizeof(uint64_t) * h->threads +
+              h->num_reallocs * sizeof(uint32_t) > size) {
     return absl::InvalidArgumentError("shared thread schedule is malformed");
   }
-  const uint64_t* sizes = reinterpret_cast<const uint64_t*>(base + sizeof *h);
-  size_t offset = sizeof *h + 2 * sizeof(uint64_t) * h->threads;
   ThreadScheduleView v;
+  v.slot_limit = static_cast<uint32_t>(h->slot_limit);
+  v.num_leftovers = h->num_leftovers;
+  v.leftovers = reinterpret_cast<const LeftoverBlock*>(base + sizeof *h);
+  size_t offset = sizeof *h + h->num_leftovers * sizeof(LeftoverBlock);
+  const uint64_t* sizes = reinterpret_cast<const uint64_t*>(base + offset);
+  offset += 2 * sizeof(uint64_t) * h->threads;
   v.sync_points = h->sync_points;
   v.cross_thread_frees = h->cross_thread_frees;
   for (uint64_t t = 0; t < h->threads; ++t) {
@@ -268,7 +330,10 @@ absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
     offset += need;
     v.streams.push_back(s);
   }
-  if (offset != size) return absl::InvalidArgumentError("shared thread schedule is malformed");
+  v.realloc_old_slots = reinterpret_cast<const uint32_t*>(base + offset);
+  if (offset + h->num_reallocs * sizeof(uint32_t) != size) {
+    return absl::InvalidArgumentError("shared thread schedule is malformed");
+  }
   return v;
 }
 

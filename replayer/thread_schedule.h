@@ -7,8 +7,11 @@
 // necessary:
 //  - a free or realloc on B of an object last touched (allocated, freed,
 //    reallocated) on A: its block and pointer must exist first;
-//  - an allocation on B of an object id last freed on A (glibc's trace_run
-//    calls these inversions): the pointer table slot is reused;
+//  - none for an allocation on B of an object id last freed on A (glibc's
+//    trace_run calls these inversions and waits): the object gets a fresh
+//    slot of the pointer table instead, so a producer is never held in
+//    lock-step with its consumer by the trace's id reuse. Fresh slots are
+//    bounded (kMaxExtraSlots); past that, such an allocation waits;
 //  - an arena event (create, destroy) on B waits for every other thread's
 //    last op in that arena since its previous arena event, and any op on B
 //    in an arena whose last arena event (or, for an arena never created,
@@ -40,6 +43,9 @@ namespace alloctrace {
 // replays it serialized. Never unbounded thread creation.
 inline constexpr uint32_t kMaxReplayThreads = 1024;
 
+// Pointer table slots added for ids reused across threads, at most.
+inline constexpr uint32_t kMaxExtraSlots = uint32_t{1} << 24;  // 128 MiB of pointers
+
 // Flags in the high bits of ReplayOp::kind, in schedule streams only (the
 // kinds themselves are below 8).
 inline constexpr uint8_t kKindMask = 0x3f;
@@ -53,16 +59,29 @@ struct SyncWait {
   uint32_t count;
 };
 
-// In a stream, a realloc op's `bytes` holds its index into the program's
-// realloc table (unused there in the global array, which is consumed in
-// order).
+// In a stream, an op's `object` is its pointer table slot (the trace's id,
+// or a fresh slot, see above), and a realloc op's `bytes` holds its index
+// into the program's realloc table (unused there in the global array, which
+// is consumed in order) and into ThreadSchedule::realloc_old_slots.
 struct ThreadStream {
   std::vector<ReplayOp> ops;    // in global order; kind may carry the flags
   std::vector<SyncWait> waits;  // by op, in order
 };
 
+// An object the trace leaves live: freed after a pass, untimed.
+struct LeftoverBlock {
+  uint32_t slot;
+  uint32_t arena;
+  uint64_t bytes;
+  uint32_t align_log2;
+  uint32_t unused = 0;  // no padding of unknown value in the shared file
+};
+
 struct ThreadSchedule {
   std::vector<ThreadStream> streams;  // by dense thread index
+  uint32_t slot_limit = 0;            // pointer table size
+  std::vector<uint32_t> realloc_old_slots;  // by realloc index: the slot it frees
+  std::vector<LeftoverBlock> leftovers;
   uint64_t sync_points = 0;           // waits, all streams
   uint64_t cross_thread_frees = 0;    // frees and reallocs of another thread's object
 };
@@ -91,6 +110,10 @@ struct StreamView {
 };
 struct ThreadScheduleView {
   std::vector<StreamView> streams;
+  uint32_t slot_limit = 0;
+  const uint32_t* realloc_old_slots = nullptr;
+  const LeftoverBlock* leftovers = nullptr;
+  uint64_t num_leftovers = 0;
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
 };
