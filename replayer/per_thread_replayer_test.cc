@@ -1,0 +1,204 @@
+// End to end: the replayer binary on multi-threaded traces, replayed per
+// thread and serialized, and on multi-threaded bad input.
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "format/test_util.h"
+#include "format/trace_writer.h"
+#include "format/wire.h"
+#include "gtest/gtest.h"
+#include "proto/trace.pb.h"
+
+namespace alloctrace {
+namespace {
+
+struct Output {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Output RunReplayer(const std::string& args, const std::string& env = "") {
+  const std::string dir = testing::TempDir();
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const std::string cmd =
+      absl::StrCat(env.empty() ? "" : "env " + env + " ", "replayer/replayer --quiet ", args,
+                   " >", out, " 2>", err);
+  const int status = std::system(cmd.c_str());
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  return Output{WIFEXITED(status) ? WEXITSTATUS(status) : 128, slurp(out), slurp(err)};
+}
+
+constexpr const char* kOneRun =
+    "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0";
+
+// Producer/consumer on `threads` threads (half produce, half consume):
+// every message is freed on another thread than the one that allocated it.
+// `arena_per_thread`: each producer's messages in an arena of its own.
+std::string WriteProducerConsumer(const std::string& name, uint32_t threads, int messages,
+                                  bool arena_per_thread) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/", name);
+  auto w = TraceWriter::Create(path, proto::Header());
+  EXPECT_TRUE(w.ok());
+  const uint32_t producers = threads / 2;
+  for (int i = 0; i < messages; ++i) {
+    const uint32_t p = static_cast<uint32_t>(i) % producers;
+    const uint32_t c = producers + static_cast<uint32_t>(i) % (threads - producers);
+    const uint32_t arena = arena_per_thread ? p + 1 : 0;
+    const uint64_t address = 0x10000 + 64 * static_cast<uint64_t>(i % 32);
+    (*w)->Alloc(p, arena, address, Shape{16 + 8 * static_cast<uint64_t>(i % 8), 1, 8});
+    EXPECT_TRUE((*w)->Free(c, arena, address));
+  }
+  EXPECT_TRUE((*w)->Finish().ok());
+  return path;
+}
+
+// Each thread allocates and frees its own objects in its own arena.
+std::string WritePrivateArenas(const std::string& name) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/", name);
+  auto w = TraceWriter::Create(path, proto::Header());
+  EXPECT_TRUE(w.ok());
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t t = static_cast<uint32_t>(i % 2);
+    const uint64_t address = 0x10000 * (t + 1) + 64 * static_cast<uint64_t>(i % 16);
+    (*w)->Alloc(t, t + 1, address, Shape{32, 1, 8});
+    EXPECT_TRUE((*w)->Free(t, t + 1, address));
+  }
+  EXPECT_TRUE((*w)->Finish().ok());
+  return path;
+}
+
+TEST(PerThreadReplayerTest, MultiThreadedTraceReplaysPerThreadAndSaysHow) {
+  const std::string trace = WriteProducerConsumer("pc.trace", 4, 4000, false);
+  const Output o = RunReplayer(absl::StrCat(
+      kOneRun, " --format=json --policies=malloc,slab,pool/simple/exp/mt/stack/free ", trace));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"replay_threads\": 4"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"cross_thread_frees\": 4000"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"clock\": \"wall\""), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"wait_s\": "), std::string::npos) << o.out;
+  // A non-thread-safe allocator is never run on an arena threads share.
+  EXPECT_NE(o.out.find("not thread-safe, arena 0 is used by threads 0, 1, 2, 3"),
+            std::string::npos)
+      << o.out;
+  // The thread-safe article policy ran (its status is ok).
+  EXPECT_NE(o.out.find("{\"policy\": \"pool/simple/exp/mt/stack/free\", \"family\": "
+                       "\"article\", \"note\": \"\", \"status\": \"ok\""),
+            std::string::npos)
+      << o.out;
+  const Output table = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", trace));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("note: replayed per thread: 4 threads"), std::string::npos)
+      << table.out;
+}
+
+TEST(PerThreadReplayerTest, ThreadsOneKeepsTheSerializedReplay) {
+  const std::string trace = WriteProducerConsumer("pc_one.trace", 2, 2000, false);
+  const Output o = RunReplayer(
+      absl::StrCat(kOneRun, " --threads=one --format=json --policies=malloc,slab ", trace));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"replay_threads\": 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"clock\": \"cpu\""), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("not thread-safe"), std::string::npos) << o.out;
+}
+
+// Arenas private to threads: an allocator with a pool per arena may run
+// unlocked; one whose single state serves every arena may not.
+TEST(PerThreadReplayerTest, PrivateArenasLetPerArenaPoolsRunUnlocked) {
+  const std::string trace = WritePrivateArenas("private.trace");
+  const Output o = RunReplayer(absl::StrCat(
+      kOneRun, " --format=csv --policies=malloc,slab,pool/simple/exp/st/stack/free ", trace));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find(",pool/simple/exp/st/stack/free,article,ok,"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("not thread-safe, its one state serves every arena, used by threads 0, 1"),
+            std::string::npos)
+      << o.out;
+}
+
+// A child of a per-thread replay has a time limit like any other.
+TEST(PerThreadReplayerTest, HungPerThreadChildIsKilledAtItsTimeLimit) {
+  const std::string trace = WriteProducerConsumer("pc_hang.trace", 2, 500, false);
+  const Output o = RunReplayer(
+      absl::StrCat(kOneRun, " --run_timeout=2 --format=csv --policies=malloc,new ", trace),
+      "ALLOCTRACE_TEST_FAULT=new:1:hang");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.out.find("killed after the time limit of 2 s per run"), std::string::npos)
+      << o.out;
+}
+
+// The closest a trace comes to a cycle of waits: objects passed both ways,
+// interleaved, with reallocs across threads. Every wait points backwards in
+// the trace's order, so the replay finishes.
+TEST(PerThreadReplayerTest, ObjectsPassedBothWaysNeverDeadlock) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/pingpong.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint64_t i = 0; i < 2000; ++i) {
+      const uint32_t a = i % 2, b = 1 - a;
+      (*w)->Alloc(a, 0, 0x100000 + 16 * i, Shape{24, 1, 8});
+      (*w)->Alloc(b, 0, 0x900000 + 16 * i, Shape{24, 1, 8});
+      (*w)->Realloc(a, 0, 0x900000 + 16 * i, 0x2000000 + 16 * i, Shape{1, 200, 8});
+      ASSERT_TRUE((*w)->Free(b, 0, 0x100000 + 16 * i));
+      ASSERT_TRUE((*w)->Free(b, 0, 0x2000000 + 16 * i));
+    }
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o =
+      RunReplayer(absl::StrCat(kOneRun, " --run_timeout=60 --policies=malloc,new ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
+}
+
+TEST(PerThreadReplayerTest, BadMultiThreadedInputGivesAClearError) {
+  // Thread 1 frees an object no thread allocated: the reader refuses it.
+  proto::Chunk c;
+  testing_util::AddShape(&c, 16, 1, 8);
+  c.add_ops(testing_util::Op(OpKind::kAlloc, 0));
+  c.add_ops(testing_util::Op(OpKind::kSetThread, 1));
+  c.add_ops(testing_util::Op(OpKind::kFree, ZigZagEncode(1)));
+  const std::string free_first = testing_util::WriteTrace("free_first.trace", {c}, 2);
+  Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", free_first));
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("which is not live"), std::string::npos) << o.err;
+
+  // 100,000 threads: refused for the per-thread replay (never that many OS
+  // threads), replayed serialized with --threads=one.
+  const std::string many = absl::StrCat(testing::TempDir(), "/threads100k.trace");
+  {
+    auto w = TraceWriter::Create(many, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint32_t t = 0; t < 100000; ++t) {
+      (*w)->Alloc(t, 0, 0x1000, Shape{16, 1, 8});
+      ASSERT_TRUE((*w)->Free(t, 0, 0x1000));
+    }
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", many));
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("the trace names 100000 threads; the per-thread replay runs at most 1024"),
+            std::string::npos)
+      << o.err;
+  EXPECT_TRUE(o.out.empty());
+  o = RunReplayer(absl::StrCat(kOneRun, " --threads=one --policies=malloc ", many));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+
+  o = RunReplayer(absl::StrCat("--threads=many ", many));
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("--threads=many"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace alloctrace
