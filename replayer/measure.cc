@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "replayer/policy_safety.h"
 #include "replayer/stats.h"
 
 namespace alloctrace {
@@ -127,21 +128,24 @@ class Measurer {
   int kept_disturbed_ = 0;
 };
 
-// `arena_threads`: null for a serialized replay.
+// A policy to measure on `program`, or skipped (done, with the reason) if
+// it may not serve it (policy_safety.h) or its library is not installed.
 Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
                       const std::string& name, const std::string& display_name,
-                      const std::vector<std::vector<uint32_t>>* arena_threads) {
+                      const ReplayProgram& program) {
   Measured m;
   const RunnablePolicy& policy = policies.at(name);
   m.policy = name;
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
-  if (arena_threads != nullptr) {
-    if (std::string why = PerThreadSkipReason(policy, *arena_threads); !why.empty()) {
-      m.runs.skipped = std::move(why);
-      m.done = true;
-      return m;
-    }
+  m.runs.adopt = policy.info.adopt;
+  m.runs.skipped = UnsafeReason(policy.info, program.arena_usage);
+  if (m.runs.skipped.empty()) {
+    m.runs.skipped = UnsafeSharedStateReason(policy.info, program.arena_usage, program.threads);
+  }
+  if (!m.runs.skipped.empty()) {
+    m.done = true;
+    return m;
   }
   if (!policy.info.preload.empty()) {
     m.preload_path = FindLibrary(policy.info.preload);
@@ -154,17 +158,6 @@ Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
 }
 
 }  // namespace
-
-std::string PerThreadSkipReason(const RunnablePolicy& policy,
-                                const std::vector<std::vector<uint32_t>>& arena_threads) {
-  if (policy.thread_safe) return "";
-  std::string words = SharedArenaWords(arena_threads);
-  if (words.empty() && !policy.state_per_arena) {
-    words = AnyArenaThreadsWords(arena_threads);
-    if (!words.empty()) words = absl::StrCat("its one state serves every arena, used by ", words);
-  }
-  return words.empty() ? "" : absl::StrCat("not thread-safe, ", words);
-}
 
 std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx) {
   std::vector<double> v;
@@ -226,7 +219,6 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
   const int shared_fd = ShareReplayView(view);
   *shared_fd_out = shared_fd;
   int schedule_fd = -1;
-  std::vector<std::vector<uint32_t>> arena_threads;
   if (schedule != nullptr) {
     schedule_fd = ShareThreadSchedule(*schedule);
     if (schedule_fd < 0 && shared_fd >= 0) {
@@ -234,15 +226,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
       *shared_fd_out = -1;
       return TraceReport();
     }
-    arena_threads = ArenaThreads(program);
   }
-  const std::vector<std::vector<uint32_t>>* threads_of =
-      schedule != nullptr ? &arena_threads : nullptr;
   Measurer measurer(policies, self, shared_fd, schedule_fd, s, program.path);
   std::mt19937_64 rng(s.seed);
   std::vector<Measured> set;
   for (const std::string& name : names) {
-    set.push_back(MakeMeasured(policies, name, name, threads_of));
+    set.push_back(MakeMeasured(policies, name, name, program));
   }
 
   if (screen) {
@@ -252,8 +241,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
       if (!grid.ok() || grid->empty()) continue;
       std::vector<Measured> screened;
       for (const std::string& name : *grid) {
-        Measured m = MakeMeasured(policies, name, name, threads_of);
-        // Policies that may not run here are left out of the screen.
+        // Only the policies that may serve the trace compete.
+        Measured m = MakeMeasured(policies, name, name, program);
         if (m.runs.skipped.empty()) screened.push_back(std::move(m));
       }
       if (screened.empty()) continue;
@@ -284,8 +273,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
         }
       }
       if (best < screened.size()) {
-        Measured m =
-            MakeMeasured(policies, screened[best].policy, screened[best].policy, threads_of);
+        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy, program);
         m.runs.note = absl::StrFormat(
             "the fastest of the %d %s-storage article policies in a %d-run screen",
             static_cast<int>(screened.size()), kind, s.screen_runs);
@@ -304,10 +292,10 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
     if (set[i].policy == "malloc") malloc_index = i;
   }
   if (malloc_index == set.size()) {
-    set.push_back(MakeMeasured(policies, "malloc", "malloc", threads_of));
+    set.push_back(MakeMeasured(policies, "malloc", "malloc", program));
     malloc_index = set.size() - 1;
   }
-  Measured noise = MakeMeasured(policies, "malloc", kNoiseName, threads_of);
+  Measured noise = MakeMeasured(policies, "malloc", kNoiseName, program);
 
   int round = 0;
   std::vector<size_t> order;

@@ -49,16 +49,7 @@ struct RunnablePolicy {
   allocators::AllocatorInfo info;
   RunFn run;
   PerThreadRunFn run_per_thread = nullptr;
-  bool thread_safe = true;       // A::kThreadSafe
-  bool state_per_arena = false;  // A::kArenaReleasesBlocks: arenas share nothing
 };
-
-// Why `policy` may not replay a trace per thread, "" if it may: an
-// allocator that is not thread-safe would corrupt its own state on an arena
-// several threads use, or, if one state serves every arena, on any arena.
-// `arena_threads`: ArenaThreads (thread_schedule.h).
-std::string PerThreadSkipReason(const RunnablePolicy& policy,
-                                const std::vector<std::vector<uint32_t>>& arena_threads);
 
 // What the parent keeps about one policy while it measures.
 struct Measured {
@@ -96,9 +87,9 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 
 // Measures `names` on one trace. With `screen`, first picks the fastest
 // article policy of each storage kind in a short screen and adds it.
-// With a `schedule` (not null) the trace is replayed per thread and a policy
-// that may not be (PerThreadSkipReason) is skipped, saying why; the context's
-// clock "auto" resolves to wall for it, else to cpu.
+// With a `schedule` (not null) the trace is replayed per thread; the
+// context's clock "auto" resolves to wall for it, else to cpu. Either way a
+// policy that may not serve the trace (policy_safety.h) is skipped, saying why.
 // `*shared_fd_out` is the program's shared memfd (negative if it could not
 // be made; then no run succeeds); the caller closes it.
 TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* schedule,

@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "base/io.h"
 
 namespace alloctrace {
@@ -182,11 +181,6 @@ class Builder {
   std::vector<ArenaState> arenas_;
 };
 
-std::string ThreadList(const std::vector<uint32_t>& threads) {
-  if (threads.size() == 1) return absl::StrCat("thread ", threads[0]);
-  return absl::StrCat("threads ", absl::StrJoin(threads, ", "));
-}
-
 }  // namespace
 
 absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program) {
@@ -205,36 +199,6 @@ absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program)
     if (t >= threads) return absl::InvalidArgumentError("an op's thread is out of range");
   }
   return Builder(program, threads).Build();
-}
-
-std::vector<std::vector<uint32_t>> ArenaThreads(const ReplayProgram& program) {
-  std::vector<std::vector<uint32_t>> out(program.arena_limit);
-  for (size_t i = 0; i < program.ops.size(); ++i) {
-    const uint32_t t = program.op_threads.empty() ? 0 : program.op_threads[i];
-    std::vector<uint32_t>& v = out[program.ops[i].arena];
-    // Threads mostly come in runs: check the last one first.
-    if (!v.empty() && v.back() == t) continue;
-    if (std::find(v.begin(), v.end(), t) == v.end()) v.push_back(t);
-  }
-  for (std::vector<uint32_t>& v : out) std::sort(v.begin(), v.end());
-  return out;
-}
-
-std::string SharedArenaWords(const std::vector<std::vector<uint32_t>>& arena_threads) {
-  for (size_t a = 0; a < arena_threads.size(); ++a) {
-    if (arena_threads[a].size() > 1) {
-      return absl::StrCat("arena ", a, " is used by ", ThreadList(arena_threads[a]));
-    }
-  }
-  return "";
-}
-
-std::string AnyArenaThreadsWords(const std::vector<std::vector<uint32_t>>& arena_threads) {
-  std::vector<uint32_t> all;
-  for (const std::vector<uint32_t>& v : arena_threads) all.insert(all.end(), v.begin(), v.end());
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  return all.size() > 1 ? ThreadList(all) : "";
 }
 
 ThreadScheduleView ViewOf(const ThreadSchedule& s) {

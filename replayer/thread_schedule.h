@@ -90,17 +90,6 @@ struct ThreadSchedule {
 // Refuses more than kMaxReplayThreads threads.
 absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program);
 
-// Which threads use each arena (allocate, free, realloc in it or create or
-// destroy it), by dense arena index; each list sorted. The one place the
-// replayer asks "which arenas are shared by which threads".
-std::vector<std::vector<uint32_t>> ArenaThreads(const ReplayProgram& program);
-// "arena 0 is used by threads 1, 2" for the first arena used by several
-// threads, or "" if none is.
-std::string SharedArenaWords(const std::vector<std::vector<uint32_t>>& arena_threads);
-// "threads 0, 1 and 2", the threads that use any arena (for allocators whose
-// one state serves every arena), or "" if only one thread does.
-std::string AnyArenaThreadsWords(const std::vector<std::vector<uint32_t>>& arena_threads);
-
 // What a child reads: the streams by pointer, as mapped from the parent.
 struct StreamView {
   const ReplayOp* ops = nullptr;

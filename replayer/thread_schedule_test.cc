@@ -117,7 +117,6 @@ TEST(ThreadScheduleTest, ProducerConsumerWaitsOnlyWhereObjectsPass) {
   // gets a fresh slot instead of waiting for that free.
   EXPECT_EQ(s->sync_points, 100u);
   EXPECT_EQ(s->slot_limit, p->object_limit + 1 + 99);
-  EXPECT_EQ(SharedArenaWords(ArenaThreads(*p)), "arena 0 is used by threads 0, 1");
 }
 
 TEST(ThreadScheduleTest, ArenaEventsWaitForEveryUser) {
@@ -134,18 +133,6 @@ TEST(ThreadScheduleTest, ArenaEventsWaitForEveryUser) {
   // Thread 3's allocation reuses the id thread 2 freed last, in a fresh slot.
   EXPECT_EQ(s->sync_points, 4u);
   EXPECT_EQ(s->cross_thread_frees, 0u);
-  const auto arena_threads = ArenaThreads(*p);
-  EXPECT_EQ(SharedArenaWords(arena_threads), "arena 1 is used by threads 0, 1, 2");
-}
-
-TEST(ThreadScheduleTest, PrivateArenasShareNothing) {
-  std::vector<Step> steps = {{Step::kAlloc, 0, 1, 0x10}, {Step::kAlloc, 1, 2, 0x20},
-                             {Step::kFree, 0, 1, 0x10},  {Step::kFree, 1, 2, 0x20}};
-  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("private.trace", steps));
-  ASSERT_TRUE(p.ok()) << p.status();
-  const auto arena_threads = ArenaThreads(*p);
-  EXPECT_EQ(SharedArenaWords(arena_threads), "");
-  EXPECT_EQ(AnyArenaThreadsWords(arena_threads), "threads 0, 1");
 }
 
 // Objects passed back and forth both ways, interleaved, with reallocs: the
