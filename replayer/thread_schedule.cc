@@ -30,8 +30,6 @@ class Builder {
       : p_(p), threads_(threads), known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
-    slot_of_.resize(size_t{p.object_limit} + 1);
-    for (uint32_t id = 0; id < slot_of_.size(); ++id) slot_of_[id] = id;
     arenas_.resize(p.arena_limit);
   }
 
@@ -47,21 +45,19 @@ class Builder {
       switch (op.kind) {
         case ReplayKind::kAlloc:
         case ReplayKind::kAllocZeroed:
-          mine.object = Allocated(op.object, here);
+          Touch(op.object, here, false);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kFree:
-          mine.object = slot_of_[op.object];
-          Touch(mine.object, here, true);
+          Touch(op.object, here, true);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kRealloc: {
           const uint32_t old = p_.reallocs[realloc_index].old_object;
-          const uint32_t old_slot = slot_of_[old];
           mine.bytes = realloc_index++;
-          s_.realloc_old_slots.push_back(old_slot);
-          Touch(old_slot, here, true);
-          mine.object = op.object != old ? Allocated(op.object, here) : old_slot;
+          s_.realloc_old_slots.push_back(old);
+          Touch(old, here, true);
+          if (op.object != old) Touch(op.object, here, false);
           TouchArena(op.arena, here);
           break;
         }
@@ -98,21 +94,6 @@ class Builder {
   }
   static void SetFlag(ReplayOp& op, uint8_t flag) {
     op.kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) | flag);
-  }
-
-  // An allocation of trace id `id` at `here`: its slot, a fresh one if
-  // another thread touched the id's slot last (while fresh slots last).
-  uint32_t Allocated(uint32_t id, const Where& here) {
-    uint32_t slot = slot_of_[id];
-    const Where& last = objects_[slot];
-    if (last.thread != kNone && last.thread != here.thread &&
-        objects_.size() < size_t{p_.object_limit} + 1 + kMaxExtraSlots) {
-      slot = static_cast<uint32_t>(objects_.size());
-      objects_.emplace_back();
-      slot_of_[id] = slot;
-    }
-    Touch(slot, here, false);
-    return slot;
   }
 
   // An op on pointer table slot `slot`: waits for whoever touched it last.
@@ -177,7 +158,6 @@ class Builder {
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
   std::vector<uint32_t> known_;
   std::vector<Where> objects_;    // by slot: the last op that touched it
-  std::vector<uint32_t> slot_of_;  // by trace object id: its slot now
   std::vector<ArenaState> arenas_;
 };
 
