@@ -30,6 +30,9 @@ class Builder {
       : p_(p), threads_(threads), known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
+    slot_of_.resize(size_t{p.object_limit} + 1);
+    for (uint32_t id = 0; id < slot_of_.size(); ++id) slot_of_[id] = id;
+    frees_.resize(threads);
     arenas_.resize(p.arena_limit);
   }
 
@@ -45,19 +48,23 @@ class Builder {
       switch (op.kind) {
         case ReplayKind::kAlloc:
         case ReplayKind::kAllocZeroed:
-          Touch(op.object, here, false);
+          mine.object = Allocated(op.object, here);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kFree:
-          Touch(op.object, here, true);
+          mine.object = slot_of_[op.object];
+          Touch(mine.object, here, true);
+          frees_[t].push_back(here.op);
           TouchArena(op.arena, here);
           break;
         case ReplayKind::kRealloc: {
           const uint32_t old = p_.reallocs[realloc_index].old_object;
+          const uint32_t old_slot = slot_of_[old];
           mine.bytes = realloc_index++;
-          s_.realloc_old_slots.push_back(old);
-          Touch(old, here, true);
-          if (op.object != old) Touch(op.object, here, false);
+          s_.realloc_old_slots.push_back(old_slot);
+          Touch(old_slot, here, true);
+          frees_[t].push_back(here.op);
+          mine.object = op.object != old ? Allocated(op.object, here) : old_slot;
           TouchArena(op.arena, here);
           break;
         }
@@ -94,6 +101,28 @@ class Builder {
   }
   static void SetFlag(ReplayOp& op, uint8_t flag) {
     op.kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) | flag);
+  }
+
+  // An allocation of trace id `id` at `here`: its slot. If another thread
+  // freed the id last, a fresh slot, waiting only for that thread's free
+  // kReuseWindow frees earlier (while fresh slots last).
+  uint32_t Allocated(uint32_t id, const Where& here) {
+    uint32_t slot = slot_of_[id];
+    const Where last = objects_[slot];
+    if (last.thread == kNone || last.thread == here.thread ||
+        objects_.size() >= size_t{p_.object_limit} + 1 + kMaxExtraSlots) {
+      Touch(slot, here, false);
+      return slot;
+    }
+    slot = static_cast<uint32_t>(objects_.size());
+    objects_.push_back(here);
+    slot_of_[id] = slot;
+    // `last` is a free (ids are reused only once freed), in frees_ of its thread.
+    const std::vector<uint32_t>& frees = frees_[last.thread];
+    const size_t k = static_cast<size_t>(
+        std::lower_bound(frees.begin(), frees.end(), last.op) - frees.begin());
+    if (k >= kReuseWindow) Wait(here, Where{last.thread, frees[k - kReuseWindow]});
+    return slot;
   }
 
   // An op on pointer table slot `slot`: waits for whoever touched it last.
@@ -158,6 +187,8 @@ class Builder {
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
   std::vector<uint32_t> known_;
   std::vector<Where> objects_;    // by slot: the last op that touched it
+  std::vector<uint32_t> slot_of_;  // by trace object id: its slot now
+  std::vector<std::vector<uint32_t>> frees_;  // by thread: its frees' ops, in order
   std::vector<ArenaState> arenas_;
 };
 

@@ -8,13 +8,16 @@
 //  - a free or realloc on B of an object last touched (allocated, freed,
 //    reallocated) on A: its block and pointer must exist first;
 //  - an allocation on B of an object id last freed on A (glibc's trace_run
-//    calls these inversions). Beyond the pointer table slot they share,
-//    these waits keep the replay's live set what the trace's was: ids are
-//    dense (an id is reused only once freed), so a producer can never run
-//    further ahead of its consumer than the trace's live objects allow.
-//    (Giving such an allocation a fresh slot instead was tried: on a
-//    producer/consumer trace with a queue of 256 the producer ran
-//    thousands of messages ahead and peak RSS grew from 0.2 to 23 MiB.);
+//    calls these inversions) waits for A's free kReuseWindow frees before
+//    that one, and takes a fresh pointer table slot (the id's may still be
+//    A's to free). Waiting for that very free would hold B in lock-step
+//    with A, since the trace reuses the last freed id first (on a
+//    producer/consumer trace, 750,000 waits for 1,000,000 ops and the run
+//    all handoffs); not waiting at all lets a producer run thousands of
+//    messages ahead of its consumer (peak RSS 0.2 -> 23 MiB). The window
+//    bounds how far the replay's live set can exceed the trace's. Fresh
+//    slots are bounded (kMaxExtraSlots); past that, such an allocation
+//    waits for the free itself;
 //  - an arena event (create, destroy) on B waits for every other thread's
 //    last op in that arena since its previous arena event, and any op on B
 //    in an arena whose last arena event (or, for an arena never created,
@@ -46,6 +49,11 @@ namespace alloctrace {
 // replays it serialized. Never unbounded thread creation.
 inline constexpr uint32_t kMaxReplayThreads = 1024;
 
+// See above: how many of the freeing thread's frees an allocation of a
+// reused id may run ahead of, and how many pointer slots that may add.
+inline constexpr uint32_t kReuseWindow = 64;
+inline constexpr uint32_t kMaxExtraSlots = uint32_t{1} << 24;  // 128 MiB of pointers
+
 // Flags in the high bits of ReplayOp::kind, in schedule streams only (the
 // kinds themselves are below 8).
 inline constexpr uint8_t kKindMask = 0x3f;
@@ -60,7 +68,7 @@ struct SyncWait {
 };
 
 // In a stream, an op's `object` is its pointer table slot (the trace's
-// object id), and a realloc op's `bytes` holds its index into the
+// object id, or a fresh slot, see above), and a realloc op's `bytes` holds its index into the
 // program's realloc table (unused there in the global array, which is
 // consumed in order) and into ThreadSchedule::realloc_old_slots.
 struct ThreadStream {

@@ -113,10 +113,11 @@ TEST(ThreadScheduleTest, ProducerConsumerWaitsOnlyWhereObjectsPass) {
   EXPECT_EQ(s->streams[0].ops.size(), 100u);
   EXPECT_EQ(s->streams[1].ops.size(), 100u);
   EXPECT_EQ(s->cross_thread_frees, 100u);
-  // Each free waits for its alloc; each alloc of an id the consumer freed
-  // (the writer reuses the last freed id) waits for that free.
-  EXPECT_EQ(s->sync_points, 100u + 99u);
-  EXPECT_EQ(s->slot_limit, p->object_limit + 1);
+  // Each free waits for its alloc; an alloc of an id the consumer freed
+  // (the writer reuses the last freed id) takes a fresh slot and waits for
+  // the consumer's free kReuseWindow frees earlier (from the 65th on).
+  EXPECT_EQ(s->sync_points, 100u + (99u - kReuseWindow));
+  EXPECT_EQ(s->slot_limit, p->object_limit + 1 + 99);
 }
 
 TEST(ThreadScheduleTest, ArenaEventsWaitForEveryUser) {
@@ -129,9 +130,10 @@ TEST(ThreadScheduleTest, ArenaEventsWaitForEveryUser) {
   absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
   ASSERT_TRUE(s.ok()) << s.status();
   CheckInvariants(*p, *s);
-  // Threads 1 and 2 wait for the creation; the destruction waits for both;
-  // thread 3's allocation reuses the id thread 2 freed last: it waits too.
-  EXPECT_EQ(s->sync_points, 5u);
+  // Threads 1 and 2 wait for the creation; the destruction waits for both.
+  // Thread 3's allocation reuses the id thread 2 freed last: a fresh slot,
+  // no wait (thread 2 made fewer than kReuseWindow frees).
+  EXPECT_EQ(s->sync_points, 4u);
   EXPECT_EQ(s->cross_thread_frees, 0u);
 }
 
@@ -193,7 +195,7 @@ TEST(ThreadScheduleTest, LeftoversAreFreedFromTheirSlots) {
   std::vector<Step> steps = {{Step::kAlloc, 0, 0, 0x10},
                              {Step::kAlloc, 0, 0, 0x20},
                              {Step::kFree, 1, 0, 0x10},
-                             {Step::kAlloc, 1, 0, 0x30},  // reuses 0x10's id
+                             {Step::kAlloc, 1, 0, 0x30},  // reuses 0x10's id: fresh slot
                              {Step::kRealloc, 1, 0, 0x20, 0x40}};
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("left.trace", steps));
   ASSERT_TRUE(p.ok()) << p.status();
