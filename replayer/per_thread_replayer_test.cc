@@ -169,6 +169,24 @@ TEST(PerThreadReplayerTest, ObjectsPassedBothWaysNeverDeadlock) {
   EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
 }
 
+// The most threads a per-thread replay runs, each with its own OS thread,
+// under the child's default data limit.
+TEST(PerThreadReplayerTest, ReplaysTheMostThreadsItAllows) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/threads1024.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint32_t t = 0; t < 1024; ++t) {
+      (*w)->Alloc(t, 0, 0x1000 + 64 * uint64_t{t}, Shape{16, 1, 8});
+      ASSERT_TRUE((*w)->Free(t, 0, 0x1000 + 64 * uint64_t{t}));
+    }
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --format=json --policies=malloc ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
+  EXPECT_NE(o.out.find("\"replay_threads\": 1024"), std::string::npos) << o.out;
+}
+
 TEST(PerThreadReplayerTest, BadMultiThreadedInputGivesAClearError) {
   // Thread 1 frees an object no thread allocated: the reader refuses it.
   proto::Chunk c;

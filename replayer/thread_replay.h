@@ -24,6 +24,7 @@
 #ifndef ALLOCTRACE_REPLAYER_THREAD_REPLAY_H_
 #define ALLOCTRACE_REPLAYER_THREAD_REPLAY_H_
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -33,8 +34,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <system_error>
-#include <thread>
+#include <functional>
 #include <vector>
 
 #include "replayer/os_stats.h"
@@ -212,6 +212,31 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
   f->migrations = ReadMigrations() - migrations0;
 }
 
+// Replay threads get small stacks: the loop needs little, and the child's
+// data limit (RLIMIT_DATA) counts thread stacks, so 1024 threads at glibc's
+// default 8 MiB would not start under it. ASan's frames are larger.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr size_t kReplayThreadStack = size_t{4} << 20;
+#else
+inline constexpr size_t kReplayThreadStack = size_t{256} << 10;
+#endif
+
+// A joinable thread running `body`, or false (errno-style code in *error).
+inline bool StartThread(std::function<void()>* body, pthread_t* thread, int* error) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kReplayThreadStack);
+  *error = pthread_create(
+      thread, &attr,
+      [](void* f) -> void* {
+        (*static_cast<std::function<void()>*>(f))();
+        return nullptr;
+      },
+      body);
+  pthread_attr_destroy(&attr);
+  return *error == 0;
+}
+
 // One pass: a thread per stream. Returns "" or the first error.
 template <typename A>
 std::string ConcurrentPass(A& allocator, const ReplayView& program,
@@ -220,21 +245,25 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
   PassShared shared(n);
   std::vector<ThreadFigures> figures(n);
-  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> bodies(n);
+  std::vector<pthread_t> threads;
   threads.reserve(n);
   std::string error;
   for (uint32_t t = 0; t < n; ++t) {
-    try {
-      threads.emplace_back(ThreadMain<A>, std::ref(allocator), std::cref(program),
-                           std::cref(schedule), t, n, ptrs, touch, std::ref(shared),
-                           &figures[t]);
-    } catch (const std::system_error& e) {
-      error = std::string("cannot start replay thread: ") + e.what();
+    bodies[t] = [&, t] {
+      ThreadMain<A>(allocator, program, schedule, t, n, ptrs, touch, shared, &figures[t]);
+    };
+    pthread_t thread;
+    int code = 0;
+    if (!StartThread(&bodies[t], &thread, &code)) {
+      error = std::string("cannot start replay thread ") + std::to_string(t) + " of " +
+              std::to_string(n) + ": " + std::strerror(code);
       shared.abort.store(true);
       break;
     }
+    threads.push_back(thread);
   }
-  for (std::thread& th : threads) th.join();
+  for (pthread_t thread : threads) pthread_join(thread, nullptr);
   int64_t end_ns = shared.start_ns.load();
   for (const ThreadFigures& f : figures) {
     if (error.empty() && !f.error.empty() && f.error.rfind("stopped:", 0) != 0) error = f.error;
