@@ -302,6 +302,44 @@ TEST(ReplayerTest, DefaultSetHasNoBumpAndOneArticlePolicyPerStorageKind) {
   EXPECT_EQ(ordered, 1);
 }
 
+// A producer/consumer trace: thread 1 allocates in the global heap, thread
+// 2 frees. A pool without a lock would have its free lists changed by two
+// threads at once in the program: it is skipped, with why, never run or
+// recommended; the exit status is 0 (a skip is not a failure).
+TEST(ReplayerTest, PolicyThatIsNotThreadSafeIsSkippedOnASharedArena) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/two_threads.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Alloc(1, 0, 0x10000 + 64 * i, Shape{48, 1, 8});
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Free(2, 0, 0x10000 + 64 * i);
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack,slab/mt/stack ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("skipped slab/st/stack: not thread-safe: arena 0 is used by threads 1 and 2"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("note: arena 0 is used by threads 1 and 2: policies that are not "
+                       "thread-safe are"),
+            std::string::npos)
+      << o.out;
+  for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
+    if (absl::StartsWith(line, "  recommended:")) {
+      EXPECT_EQ(line.find("slab/st/"), absl::string_view::npos) << line;
+    }
+  }
+  const Output json = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack --format=json ", path));
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"status\": \"skipped\", \"error\": \"not thread-safe: arena 0 is "
+                          "used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"arena_sharing\": \"arena 0 is used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
+}
+
 TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
   const std::string path = absl::StrCat(testing::TempDir(), "/arenas_only.trace");
   {
