@@ -128,20 +128,6 @@ std::string DisturbanceWords(const TraceReport& t) {
   return s;
 }
 
-// What a report says of the trace before its verdict: one heap, arenas
-// shared by threads, arenas of one block.
-std::vector<std::string> TraceNotes(const TraceReport& t) {
-  std::vector<std::string> notes;
-  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
-  if (!t.arena_sharing.empty()) {
-    notes.push_back(absl::StrCat(t.arena_sharing,
-                                 ": policies that are not thread-safe are not run, never "
-                                 "recommended"));
-  }
-  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
-  return notes;
-}
-
 // The verdict block, as lines of at most 80 columns.
 std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;

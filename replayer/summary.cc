@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -39,6 +41,18 @@ std::string OneHeapNote(const TraceReport& t) {
   return "one arena: the trace cannot tell containers apart (every allocation is from one "
          "heap), so a policy holding a pool per container (stack) gets one pool here, shared "
          "by all";
+}
+
+std::vector<std::string> TraceNotes(const TraceReport& t) {
+  std::vector<std::string> notes;
+  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (!t.arena_sharing.empty()) {
+    notes.push_back(absl::StrCat(t.arena_sharing,
+                                 ": policies that are not thread-safe are not run, never "
+                                 "recommended"));
+  }
+  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
+  return notes;
 }
 
 double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {

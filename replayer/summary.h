@@ -144,6 +144,10 @@ std::string NoOpsLine(const TraceReport& t);
 // (a whole-program capture, or allocations from the global heap): "" for
 // any other trace.
 std::string OneHeapNote(const TraceReport& t);
+// What every report says of a trace before its verdict: OneHeapNote, the
+// arenas several threads share (and that single-threaded policies are not
+// run), and whether most arenas hold one block. Empty if nothing.
+std::vector<std::string> TraceNotes(const TraceReport& t);
 
 // The figure a run contributes: ns per op of its cold pass or its warm
 // passes (their mean), by the context's clock. Negative if the run has no
