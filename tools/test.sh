@@ -70,7 +70,32 @@ run_examples() {
     g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  # Every policy's C++ type as the reports print it (replayer/catalog_types.cc),
+  # compiled against the installed package and run: what a user pastes builds.
+  step "catalog types, installed package" bash -c '
+    set -e
+    export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
+    g++ -std=c++17 -O1 -o "$1/catalog_types" replayer/catalog_types.cc \
+      $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
+    "$1/catalog_types"' _ "$tmp"
   rm -rf "$tmp"
+}
+
+step() {  # $1: name, rest: the command; passes if it exits 0
+  local name=$1 log
+  shift
+  log=$(mktemp)
+  echo "== $name"
+  if "$@" >"$log" 2>&1; then
+    tail -n 1 "$log"
+    passed=$((passed + 1))
+  else
+    tail -n 40 "$log"
+    echo "FAILED: $name"
+    failed=$((failed + 1))
+    overall=1
+  fi
+  rm -f "$log"
 }
 
 example() {  # $1: name, $2: the trace it writes, rest: the command
