@@ -82,39 +82,33 @@ run_examples() {
 }
 
 step() {  # $1: name, rest: the command; passes if it exits 0
-  local name=$1 log
+  local name=$1
   shift
-  log=$(mktemp)
+  STEP_LOG=$(mktemp)
   echo "== $name"
-  if "$@" >"$log" 2>&1; then
-    tail -n 1 "$log"
+  if "$@" >"$STEP_LOG" 2>&1; then
+    tail -n 1 "$STEP_LOG"
     passed=$((passed + 1))
   else
-    tail -n 40 "$log"
+    tail -n 40 "$STEP_LOG"
     echo "FAILED: $name"
     failed=$((failed + 1))
     overall=1
   fi
-  rm -f "$log"
+  rm -f "$STEP_LOG"
 }
 
 example() {  # $1: name, $2: the trace it writes, rest: the command
-  local name=$1 trace=$2 log
+  local name=$1 trace=$2
   shift 2
-  log=$(mktemp)
-  echo "== $name"
-  if "$@" >"$log" 2>&1 &&
-     bazel run --color=no --curses=no //format:inspect -- "$trace" >>"$log" 2>&1 &&
-     grep -q '^complete' "$log"; then
-    grep -E '^app:|^complete' "$log"
-    passed=$((passed + 1))
-  else
-    tail -n 40 "$log"
-    echo "FAILED: $name"
-    failed=$((failed + 1))
-    overall=1
-  fi
-  rm -f "$log"
+  # The app runs, inspect reads its trace as complete; the app's lines and
+  # inspect's verdict are shown.
+  step "$name" bash -c '
+    trace=$1
+    shift
+    "$@" && bazel run --color=no --curses=no //format:inspect -- "$trace" >"$trace.inspect" &&
+      grep -q "^complete" "$trace.inspect" && grep -E "^complete" "$trace.inspect"' \
+    _ "$trace" "$@"
 }
 
 run_suite
