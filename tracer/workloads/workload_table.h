@@ -41,15 +41,18 @@ inline constexpr std::string_view kSourceRecords =
     "\"Writing functional code in C++ III: Performance of different allocation schemes\" "
     "(lucabol.com, 2012)";
 inline constexpr std::string_view kSourceAlloctrace = "alloctrace (no source article)";
-// mimalloc-bench's multi-threaded stressors (github.com/daanx/mimalloc-bench).
+// mimalloc-bench's multi-threaded stressors.
 inline constexpr std::string_view kSourceXmalloc =
-    "mimalloc-bench's xmalloc-test (Lever and Boreham, USENIX 2000)";
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), xmalloc-test (Lever and Boreham, "
+    "USENIX 2000)";
 inline constexpr std::string_view kSourceLarson =
-    "mimalloc-bench's larson (Larson and Krishnan, ISMM 1998)";
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), larson (Larson and Krishnan, ISMM 1998)";
 inline constexpr std::string_view kSourceMstress =
-    "mimalloc-bench's mstress (mimalloc test/test-stress.c: the transfer array)";
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), mstress (mimalloc's test-stress.c: its "
+    "transfer array)";
 inline constexpr std::string_view kSourceGlibcThread =
-    "mimalloc-bench's glibc-thread (glibc benchtests/bench-malloc-thread.c)";
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), glibc-thread (glibc's "
+    "bench-malloc-thread.c)";
 
 struct WorkloadDef {
   std::string_view name;
