@@ -226,6 +226,35 @@ TEST(RecorderTest, EachEventCarriesTheThreadThatMadeIt) {
   EXPECT_EQ(workers.size(), static_cast<size_t>(kThreads)) << "one id per thread";
 }
 
+// A thread_local container made lazily (the thread_local is touched before
+// the thread's first event) is destroyed at thread exit after anything the
+// recorder itself keeps per thread was set up; its frees and its arena's
+// destruction must still be recorded, not dropped.
+thread_local std::unique_ptr<std::vector<int, TA<int>>> tls_cache;
+
+TEST(RecorderTest, ThreadLocalContainersFreedAtThreadExitAreRecorded) {
+  RecordingOptions o;
+  o.path = TempPath("thread_local.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([] {
+      if (!tls_cache) tls_cache = std::make_unique<std::vector<int, TA<int>>>();
+      for (int i = 0; i < 1000; ++i) tls_cache->push_back(i);
+    });
+  }
+  for (auto& th : threads) th.join();
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  EXPECT_EQ(stats.dropped_events, 0u);
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->frees, st->allocs);
+  EXPECT_EQ(st->arenas_created, 3u);
+  EXPECT_EQ(st->arenas_destroyed, 3u);
+  EXPECT_EQ(st->threads, 3u);
+}
+
 // A process that dies mid-recording leaves every chunk written so far.
 TEST(RecorderTest, KilledProcessLeavesCompleteChunks) {
   const std::string path = TempPath("killed.trace");
