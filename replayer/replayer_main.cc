@@ -31,10 +31,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "replayer/adopt.h"
 #include "replayer/allocators/registry.h"
 #include "replayer/isolated_run.h"
 #include "replayer/measure.h"
 #include "replayer/os_stats.h"
+#include "replayer/policy_safety.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/report.h"
@@ -227,15 +229,18 @@ int Main(int argc, char** argv) {
   ForEachAllocatorType(CollectPolicies{&policies});
 
   if (absl::GetFlag(FLAGS_list_policies)) {
-    const std::vector<std::string> defaults = allocators::DefaultPolicyNames();
-    for (const AllocatorInfo& info : AllAllocators()) {
-      const bool in_default =
-          std::find(defaults.begin(), defaults.end(), info.name) != defaults.end();
-      std::printf("%-40s %-9s %s%s\n", info.name.c_str(), info.family.c_str(),
-                  info.description.c_str(), in_default ? " [default]" : "");
+    // --format: table (the default), markdown (the adopt table of the docs)
+    // or cc (replayer/catalog_types.cc, every type compiled).
+    const std::string format = absl::GetFlag(FLAGS_format);
+    if (format != "table" && format != "markdown" && format != "cc") {
+      return Fail(kExitUsage, absl::StrCat("--list-policies --format=", format,
+                                           ": must be table, markdown or cc"));
     }
-    std::printf("\n[default]: in --policies=default, with the fastest article policy of each "
-                "storage kind.\n");
+    const std::string text =
+        format == "cc" ? CatalogTypesSource(AllAllocators())
+                       : FormatPolicyList(AllAllocators(), allocators::DefaultPolicyNames(),
+                                          format == "markdown");
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
 
@@ -403,8 +408,10 @@ int Main(int argc, char** argv) {
                                    memory_floor_mb * (1 << 20) + table_bytes);
 #endif
     int shared_fd = -1;
+    const std::vector<std::string> names =
+        use_default ? SafeVariants(selected, program.arena_usage) : selected;
     TraceReport report =
-        MeasureTrace(program, selected, use_default, policies, self_path, s, &shared_fd);
+        MeasureTrace(program, names, use_default, policies, self_path, s, &shared_fd);
     if (shared_fd < 0) {
       return Fail(kExitBadInput, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
     }
