@@ -130,6 +130,9 @@ void PrintWorkloads() {
     std::printf("%s\n  %s\n  source: %s\n  seed: %s\n", Str(info.name).c_str(),
                 Str(info.description).c_str(), Str(info.source).c_str(),
                 info.seeded ? "changes the allocations" : "not used");
+    if (info.multi_threaded) {
+      std::printf("  threads: several; which thread frees which object varies from run to run\n");
+    }
     std::printf("  %-22s %10s  %-22s %s\n", "param", "default", "source's value", "meaning");
     for (const ParamSpec& spec : info.params) {
       std::printf("  %-22s %10lld  %-22s %s\n", Str(spec.name).c_str(),
