@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "replayer/race.h"
 #include "replayer/stats.h"
 
 namespace alloctrace {
@@ -197,7 +198,23 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   std::vector<Measured> set;
   for (const std::string& name : names) set.push_back(MakeMeasured(policies, name, name));
 
-  if (screen) {
+  if (screen && s.race) {
+    // The article grid enters the race like any other policy.
+    for (const std::string& kind : allocators::ArticleStorageKinds()) {
+      absl::StatusOr<std::vector<std::string>> grid =
+          SelectAllocators(absl::StrCat("pool/", kind, "/*"));
+      if (!grid.ok()) continue;
+      for (const std::string& name : *grid) {
+        if (std::any_of(set.begin(), set.end(), [&](const Measured& m) { return m.policy == name; })) {
+          continue;
+        }
+        Measured m = MakeMeasured(policies, name, name);
+        m.runs.note = absl::StrFormat("one of the %d %s-storage article policies in the race",
+                                      static_cast<int>(grid->size()), kind);
+        set.push_back(std::move(m));
+      }
+    }
+  } else if (screen) {
     for (const std::string& kind : allocators::ArticleStorageKinds()) {
       absl::StatusOr<std::vector<std::string>> grid =
           SelectAllocators(absl::StrCat("pool/", kind, "/*"));
@@ -255,6 +272,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   }
   Measured noise = MakeMeasured(policies, "malloc", kNoiseName);
 
+  int entrants = 0;  // of the race, for its correction
+  for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
+  int looks = 0;
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -262,6 +282,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     for (size_t i = 0; i < set.size(); ++i) {
       if (i != malloc_index && !set[i].done) others_active = true;
     }
+    // The leader runs as long as anyone does, so every racing run has its pair.
+    const size_t leader = s.race ? RaceLeader(set, s.ctx) : set.size();
     Measured& ref = set[malloc_index];
     // malloc runs as long as anyone does, so every run has its pair.
     const bool ref_active = !ref.fatal && (others_active || !ref.done) &&
@@ -269,7 +291,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     if (!others_active && !ref_active) break;
     order.clear();
     for (size_t i = 0; i < set.size(); ++i) {
-      if (i == malloc_index ? ref_active : !set[i].done) order.push_back(i);
+      if (i == malloc_index ? ref_active : !set[i].done || (i == leader && others_active)) {
+        order.push_back(i);
+      }
     }
     order.push_back(set.size());  // the noise set
     std::shuffle(order.begin(), order.end(), rng);
@@ -283,6 +307,27 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     ++round;
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);
+    }
+    if (s.race) {
+      const bool warm = RanksWarm(s.ctx);
+      const double margin = NoiseMargin(
+          PairedRatio(FiguresByRound(ref.runs.runs, warm, s.ctx.clock),
+                      FiguresByRound(noise.runs.runs, warm, s.ctx.clock)));
+      const size_t new_leader = RaceLeader(set, s.ctx);
+      if (round >= s.race_min_runs) {
+        RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
+      }
+      double spent = noise.spent;
+      for (const Measured& m : set) spent += m.spent;
+      if (s.total_budget_seconds > 0 && spent >= s.total_budget_seconds) {
+        for (Measured& m : set) {
+          if (m.done) continue;
+          m.done = true;
+          m.runs.stop_reason =
+              absl::StrFormat("total budget of %.0f s spent (--total_budget)", s.total_budget_seconds);
+        }
+        break;
+      }
     }
     if (!others_active && ref.done) break;
     if (round >= s.max_runs * (s.max_reruns + 1)) break;  // a backstop, never reached in practice

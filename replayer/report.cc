@@ -199,7 +199,7 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameW, name,
                             Num(p.ns_per_op.median), p.tied_fastest ? "*" : " ",
                             Pct(p.ns_per_op),
-                            p.precise || p.eliminated || p.name == "bump" ? " " : "!",
+                            p.eliminated ? "x" : p.precise || p.name == "bump" ? " " : "!",
                             other.has_data() ? Num(other.median) : "-", ratio,
                             Mib(p.peak_rss.median), p.tied_smallest_rss ? "*" : " ", p.runs);
       if (p.eliminated) {
@@ -210,7 +210,8 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     }
     for (const std::string& f : failures) absl::StrAppend(&o, f, "\n");
     if (!eliminated.empty()) {
-      absl::StrAppend(&o, "eliminated by the race (--race; not held to the precision):\n");
+      absl::StrAppend(&o, "x eliminated by the race (paired ratio to the leader of the time, 95% "
+                          "CI; not held to the precision):\n");
       for (const std::string& e : eliminated) absl::StrAppend(&o, e, "\n");
     }
     if (!notes.empty()) {
@@ -228,7 +229,8 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
                "faster); peakRSS: peak resident above the run's own trimmed baseline, cold "
                "pass; n: runs. * in the tied group of the best (the 95% CI of its ratio to the "
                "best, paired by round, includes 1 or lies within the noise floor; "
-               "bump, which never frees, is not a contender). ! CI not within the target. "
+               "bump, which never frees, is not a contender). ! CI not within the target. x "
+               "eliminated by the race. "
                "Every run's figures: --format=json or --format=csv-runs."),
            80, 0),
       "\n");
