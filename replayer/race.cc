@@ -60,9 +60,10 @@ int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double
     const Estimate ratio = PairedRatio(mine, lead);
     m.done = true;
     m.runs.eliminated = true;
-    m.runs.stop_reason = absl::StrFormat("eliminated after %d runs: %.2fx [%.2f, %.2f] slower than %s",
-                                         static_cast<int>(m.runs.runs.size()), ratio.median,
-                                         ratio.lo, ratio.hi, set[leader].runs.name);
+    m.runs.stop_reason =
+        absl::StrFormat("eliminated after %d runs: %.2fx [%.2f, %.2f] slower than %s",
+                        static_cast<int>(m.runs.runs.size()), ratio.median, ratio.lo, ratio.hi,
+                        set[leader].runs.name);
     ++eliminated;
   }
   return eliminated;

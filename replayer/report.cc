@@ -116,7 +116,8 @@ std::string NoiseWords(const TraceReport& t) {
 std::string DisturbanceWords(const TraceReport& t) {
   const DisturbanceCounts& d = t.disturbance;
   std::string s = absl::StrFormat(
-      "%d of %d runs were disturbed (involuntary context switch or CPU migration); %d re-run, "
+      "%d of %d runs were disturbed (involuntary context switch in the ranking passes or CPU "
+      "migration); %d re-run, "
       "%d kept as they were",
       d.disturbed, d.runs, d.disturbed - d.kept, d.kept);
   if (d.runs >= 20 && 2 * d.disturbed >= d.runs) {

@@ -96,7 +96,8 @@ struct Verdict {
   std::string sentence;     // the verdict in one paragraph
 };
 
-// Runs disturbed by an involuntary context switch or a CPU migration.
+// Runs disturbed by an involuntary context switch in their ranking passes or
+// a CPU migration.
 struct DisturbanceCounts {
   int runs = 0;       // successful runs made, re-runs included
   int disturbed = 0;  // of them, disturbed

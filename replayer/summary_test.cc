@@ -29,7 +29,9 @@ PolicyRuns Runs(const std::string& name, const std::vector<double>& ns,
   PolicyRuns p;
   p.name = name;
   p.family = "article";
-  for (size_t i = 0; i < ns.size(); ++i) p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
+  for (size_t i = 0; i < ns.size(); ++i) {
+    p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
+  }
   p.attempts = static_cast<int>(ns.size());
   return p;
 }
