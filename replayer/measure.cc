@@ -302,7 +302,20 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     }
     order.push_back(set.size());  // the noise set
     std::shuffle(order.begin(), order.end(), rng);
+    // With the race, the total budget is checked before every run: a round
+    // of sixty policies on a busy machine takes seconds.
+    auto total_spent = [&] {
+      double spent = noise.spent;
+      for (const Measured& m : set) spent += m.spent;
+      return spent;
+    };
+    const bool bounded = s.race && s.total_budget_seconds > 0;
+    bool budget_spent = false;
     for (size_t i : order) {
+      if (bounded && total_spent() >= s.total_budget_seconds) {
+        budget_spent = true;
+        break;
+      }
       if (i == set.size()) {
         if (ref_active) measurer.RunOnce(noise, round);
       } else {
@@ -322,9 +335,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       if (round >= s.race_min_runs) {
         RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
       }
-      double spent = noise.spent;
-      for (const Measured& m : set) spent += m.spent;
-      if (s.total_budget_seconds > 0 && spent >= s.total_budget_seconds) {
+      if (budget_spent || (bounded && total_spent() >= s.total_budget_seconds)) {
         for (Measured& m : set) {
           if (m.done) continue;
           m.done = true;
