@@ -216,6 +216,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
         Measured m = MakeMeasured(policies, name, name);
         m.runs.note = absl::StrFormat("one of the %d %s-storage article policies in the race",
                                       static_cast<int>(grid->size()), kind);
+        m.runs.screen_kind = kind;
         set.push_back(std::move(m));
       }
     }
@@ -257,6 +258,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
         m.runs.note = absl::StrFormat(
             "the fastest of the %d %s-storage article policies in a %d-run screen",
             static_cast<int>(screened.size()), kind, s.screen_runs);
+        m.runs.screen_kind = kind;
         set.push_back(std::move(m));
       }
     }

@@ -77,7 +77,14 @@ Estimate PairedRatio(const std::map<int, double>& reference,
 
 namespace {
 
-bool IsContender(const PolicyResult& p) { return p.ok() && p.name != "bump"; }
+// bump never frees (it is the harness floor); an eliminated policy was shown
+// slower than the race's leader, so, as the article policies a screen left
+// out, it neither joins the fastest group nor sets the smallest peak RSS
+// the recommendation is held to (its row keeps its figures).
+// A screened-out article policy is not one either (ScreenArticlePolicies).
+bool IsContender(const PolicyResult& p) {
+  return p.ok() && p.name != "bump" && !p.eliminated && !p.screened_out;
+}
 
 std::vector<double> Values(const std::map<int, double>& m) {
   std::vector<double> v;
@@ -102,6 +109,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.failed = pr.failed;
   s.stop_reason = pr.stop_reason;
   s.eliminated = pr.eliminated;
+  s.screen_kind = pr.screen_kind;
   s.raw = pr.runs;
   for (const RunRecord& rr : pr.runs) {
     s.reruns += rr.reruns;
@@ -208,6 +216,26 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
   return group;
 }
 
+void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
+  std::map<std::string, std::vector<size_t>> kinds;
+  for (size_t i = 0; i < t->policies.size(); ++i) {
+    const PolicyResult& p = t->policies[i];
+    if (!p.screen_kind.empty() && p.ok() && !p.eliminated) kinds[p.screen_kind].push_back(i);
+  }
+  const double margin = NoiseMargin(t->noise_floor);
+  for (const auto& [kind, members] : kinds) {
+    const std::vector<size_t> kept = FastestTiedGroup(t->policies, members, ctx, margin);
+    if (kept.empty()) continue;
+    for (size_t i : members) {
+      if (std::find(kept.begin(), kept.end(), i) != kept.end()) continue;
+      PolicyResult& p = t->policies[i];
+      p.screened_out = true;
+      p.note = absl::StrCat("slower than ", t->policies[kept[0]].name, ", the fastest ", kind,
+                            "-storage article policy: screened out, not a contender");
+    }
+  }
+}
+
 void MarkTies(TraceReport* t, const ReportContext& ctx) {
   std::vector<size_t> idx;
   std::vector<Estimate> rss;
@@ -259,7 +287,8 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     return x.name < y.name;
   });
   const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
-  v.rule = absl::StrCat("the fastest policy among those whose median peak RSS is within ",
+  v.rule = absl::StrCat("the fastest policy among the contenders (not eliminated by the "
+                        "race, not screened out) whose median peak RSS is within ",
                         slack_pct,
                         "% of the smallest; of the policies tied with it (the 95% CI of the "
                         "ratio paired by round includes 1 or lies within the noise floor), "
@@ -331,6 +360,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
                      return a.ns_per_op.median < b.ns_per_op.median;
                    });
   if (t.no_memory_ops) return t;
+  ScreenArticlePolicies(&t, ctx);
   MarkTies(&t, ctx);
   Recommend(&t, ctx);
   return t;

@@ -41,6 +41,10 @@ struct PolicyRuns {
   std::string skipped;          // why it was not run (library not installed)
   std::string stop_reason;      // why its runs stopped (precise, budget, ...)
   bool eliminated = false;      // dropped by the race (stop_reason says when, why)
+  // The storage kind if it joined the set as one of the article grid's
+  // (--policies=default): only the fastest of its kind, and those tied with
+  // it, are contenders (ScreenArticlePolicies). "" otherwise.
+  std::string screen_kind;
 };
 
 // How the runs were made and are to be read.
@@ -70,6 +74,8 @@ struct PolicyResult {
   int disturbed_kept = 0;  // runs kept though disturbed
   std::string stop_reason;
   bool eliminated = false;  // dropped by the race: not held to the precision
+  std::string screen_kind;  // as PolicyRuns::screen_kind
+  bool screened_out = false;  // slower than the fastest of its screen_kind
   bool precise = false;  // both CIs within the precision
   Estimate ns_per_op;    // the ranking pass kind (ReportContext::rank_by)
   Estimate vs_malloc;    // malloc's ns/op over this one's, paired by round (>1: faster)
@@ -124,9 +130,9 @@ struct TraceReport {
   DisturbanceCounts disturbance;
 };
 
-// `noise` holds the second malloc run set (may be empty). Three steps, in
+// `noise` holds the second malloc run set (may be empty). The steps, in
 // order: SummarizePolicy for each policy (then sorted: ok by median ns/op,
-// then failed, then skipped), MarkTies, Recommend.
+// then failed, then skipped), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
                       const PolicyRuns& noise, const ReportContext& ctx, int rounds);
 
@@ -159,13 +165,21 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
                                      const std::vector<size_t>& members,
                                      const ReportContext& ctx, double noise_margin);
 
-// Step 2: tied_fastest (FastestTiedGroup of the contenders: ok, not bump),
+// Step 2a: the screen of the article grid. Of the policies with the same
+// screen_kind (ok, not eliminated), those outside the FastestTiedGroup of
+// that kind are screened_out, with a note saying so: the screen kept the
+// fastest article policy of each storage kind, and the race keeps its rule.
+void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
+
+// Step 2: tied_fastest (FastestTiedGroup of the contenders: ok, not bump,
+// not eliminated, not screened_out),
 // tied_smallest_rss (peak RSS CIs overlapping the smallest's) and the
 // verdict's fastest, fastest_vs_malloc, smallest_rss, smallest_rss_bytes.
 // Uses t->noise_floor.
 void MarkTies(TraceReport* t, const ReportContext& ctx);
 
-// Step 3: the recommendation, its rule and sentence: among contenders whose
+// Step 3: the recommendation, its rule and sentence: among contenders (as
+// in step 2) whose
 // median peak RSS is within ctx.rss_slack of the smallest, the
 // FastestTiedGroup; of it, the smallest median peak RSS (then the name).
 void Recommend(TraceReport* t, const ReportContext& ctx);

@@ -233,7 +233,43 @@ TEST(SummarizeTest, EliminatedPoliciesKeepTheirRowAndReason) {
   EXPECT_TRUE(p.eliminated);
   EXPECT_EQ(p.stop_reason, slow.stop_reason);
   EXPECT_EQ(p.runs, 12);
+  EXPECT_FALSE(p.tied_fastest);
   EXPECT_EQ(t.verdict.recommended, "slab");
+}
+
+TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
+  // lean holds 15% less than slab but was raced out: slab stays recommended,
+  // as when a screen left lean out. Not eliminated, lean's RSS would rule
+  // slab out and malloc (within 10% of lean, faster) in: list_churn's case.
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  lean.eliminated = true;
+  lean.stop_reason = "eliminated after 5 runs: 1.80x [1.80, 1.80] slower than slab";
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
+                                  Runs("slab", kDrift, 52 << 10), lean};
+  const TraceReport t = Summarized(runs);
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"malloc"});
+  EXPECT_EQ(t.verdict.recommended, "slab");
+  runs[2].eliminated = false;
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+}
+
+TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
+  // Two simple-storage article policies raced, neither eliminated (a race
+  // cut short by its budget): the slower, leaner one is screened out, so it
+  // sets no RSS bar; a policy named alone (no screen_kind) is never.
+  PolicyRuns fast = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 1.6), 512 << 10);
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  fast.screen_kind = lean.screen_kind = "simple";
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
+                                  Runs("slab", kDrift, 52 << 10), fast, lean};
+  const TraceReport t = Summarized(runs);
+  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
+  EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);
+  EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"),
+            std::string::npos);
+  EXPECT_EQ(t.verdict.recommended, "slab");
+  runs[3].screen_kind.clear();  // named by the user: a contender
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
