@@ -8,8 +8,8 @@
 // - A run disturbed by an involuntary context switch in its ranking passes
 //   (the cold pass, or the warm ones with rank_by warm) or by a CPU
 //   migration is run again, up to MeasureSettings::max_reruns times, unless
-//   most runs so far were disturbed (a busy machine); then it is kept and
-//   counted. Switches in the other passes do not count: they leave the
+//   most runs so far were disturbed (a busy machine) or re-runs already make
+//   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count: they leave the
 //   ranking figure as it is (measured; README).
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
@@ -80,7 +80,7 @@ struct MeasureSettings {
   bool progress = false;  // progress lines on stderr
   bool race = true;       // successive elimination (race.h)
   int race_min_runs = 5;  // paired runs before a policy can be eliminated
-  double total_budget_seconds = 15;  // with the race: runs of all policies per trace; 0: none
+  double total_budget_seconds = 18;  // with the race: runs of all policies per trace; 0: none
 };
 
 // The stopping rule, after each round.

@@ -122,6 +122,8 @@ std::string DisturbanceWords(const TraceReport& t) {
       d.disturbed, d.runs, d.disturbed - d.kept, d.kept);
   if (d.runs >= 20 && 2 * d.disturbed >= d.runs) {
     absl::StrAppend(&s, " (the machine is busy: re-runs stopped once half were disturbed)");
+  } else if (d.runs >= 20 && 10 * (d.disturbed - d.kept) >= d.runs) {
+    absl::StrAppend(&s, " (re-runs stopped at a tenth of the runs)");
   }
   return s;
 }
