@@ -19,7 +19,8 @@
 //   the repeated looks) is eliminated and runs no more; the leader runs as
 //   long as anyone does, so every racing run has a leader's run to pair
 //   with; all runs stop once MeasureSettings::total_budget_seconds of runs
-//   are spent (0: no total limit). With the screen, every article policy
+//   are spent (0: no total limit; checked before every run after the first
+//   round, so every policy gets at least one run). With the screen, every article policy
 //   enters the same race.
 // - Without the race, with the screen, the fastest article policy of each
 //   storage kind in a short screen (MeasureSettings::screen_runs runs each)

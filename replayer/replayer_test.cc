@@ -301,6 +301,21 @@ TEST(ReplayerTest, DefaultSetHasNoBumpAndTheArticlePoliciesOfEachStorageKind) {
   }
 }
 
+// The race's total budget stops every policy where it is, but never before
+// each has made a run: none is left unmeasured (and so reported FAILED).
+TEST(ReplayerTest, TheTotalBudgetLeavesNoPolicyWithoutARun) {
+  const Output o = RunReplayer(
+      "--total_budget=0.001 --policies=malloc,slab,new,pool/simple/exp/st/stack/free "
+      "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=1 --format=csv traces/single.trace");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto rows = CsvRows(o.out);
+  ASSERT_EQ(rows.size(), 4u) << o.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("policy");
+    EXPECT_EQ(row.at("runs"), "1") << row.at("policy");
+  }
+}
+
 TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
   const std::string path = absl::StrCat(testing::TempDir(), "/arenas_only.trace");
   {
