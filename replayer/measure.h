@@ -81,7 +81,7 @@ struct MeasureSettings {
   bool progress = false;  // progress lines on stderr
   bool race = true;       // successive elimination (race.h)
   int race_min_runs = 5;  // paired runs before a policy can be eliminated
-  double total_budget_seconds = 18;  // with the race: runs of all policies per trace; 0: none
+  double total_budget_seconds = 16;  // with the race: runs of all policies per trace; 0: none
 };
 
 // The stopping rule, after each round.

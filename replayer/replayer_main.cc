@@ -80,7 +80,7 @@ ABSL_FLAG(bool, race, true,
           "--policies=default every article policy enters the race (no separate screen). "
           "--race=false: every policy runs until its precision or --budget");
 ABSL_FLAG(int, race_min_runs, 5, "with --race: paired runs before a policy can be eliminated");
-ABSL_FLAG(double, total_budget, 18,
+ABSL_FLAG(double, total_budget, 16,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; 0: no total limit");
 ABSL_FLAG(double, run_timeout, 0,
