@@ -5,14 +5,26 @@
 // --max_runs is reached.
 //
 // Contract:
-// - A run disturbed by an involuntary context switch or a CPU migration is
-//   run again, up to MeasureSettings::max_reruns times, unless most runs so far
-//   were disturbed (a busy machine); then it is kept and counted.
+// - A run disturbed by an involuntary context switch in its ranking passes
+//   (the cold pass, or the warm ones with rank_by warm) or by a CPU
+//   migration is run again, up to MeasureSettings::max_reruns times, unless
+//   most runs so far were disturbed (a busy machine) or re-runs already make
+//   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count: they leave the
+//   ranking figure as it is (measured; README).
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
 //   ("malloc (again)") gives the noise floor.
-// - With the screen, the fastest article policy of each storage kind in a
-//   short screen (MeasureSettings::screen_runs runs each) is added to the set.
+// - With the race (MeasureSettings::race, the default; race.h), a policy
+//   shown slower than the leader (paired by round, error rate corrected for
+//   the repeated looks) is eliminated and runs no more; the leader runs as
+//   long as anyone does, so every racing run has a leader's run to pair
+//   with; all runs stop once MeasureSettings::total_budget_seconds of runs
+//   are spent (0: no total limit; checked before every run after the first
+//   round, so every policy gets at least one run). With the screen, every article policy
+//   enters the same race.
+// - Without the race, with the screen, the fastest article policy of each
+//   storage kind in a short screen (MeasureSettings::screen_runs runs each)
+//   is added to the set.
 // - A failed run (crash, error, time or memory limit) is never hidden: the
 //   policy is reported failed with its first error.
 // - The child is `self` re-executed with --internal_run_policy=NAME,
@@ -54,6 +66,7 @@ struct Measured {
   bool done = false;
   bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
 };
+// (An eliminated policy has done and runs.eliminated set.)
 
 // How the runs are made and when they stop.
 struct MeasureSettings {
@@ -66,6 +79,9 @@ struct MeasureSettings {
   int screen_runs = 3;
   uint64_t seed = 1;  // of the run order shuffled in each round
   bool progress = false;  // progress lines on stderr
+  bool race = true;       // successive elimination (race.h)
+  int race_min_runs = 5;  // paired runs before a policy can be eliminated
+  double total_budget_seconds = 16;  // with the race: runs of all policies per trace; 0: none
 };
 
 // The stopping rule, after each round.
@@ -79,8 +95,9 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
 // budget after min_runs runs, or made max_runs runs.
 void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s);
 
-// Measures `names` on one trace. With `screen`, first picks the fastest
-// article policy of each storage kind in a short screen and adds it.
+// Measures `names` on one trace. With `screen`: with the race, every
+// article policy races with them; without, the fastest article policy of
+// each storage kind in a short screen is added.
 // `*shared_fd_out` is the program's shared memfd (negative if it could not
 // be made; then no run succeeds); the caller closes it.
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,

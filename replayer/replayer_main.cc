@@ -3,7 +3,7 @@
 // working set and page faults per policy.
 //
 //   bazel run //replayer -- traces/simple_map.trace
-//   bazel run //replayer -- --policies='slab,malloc,pool/*' --precision=2
+//   bazel run //replayer -- --policies='slab/*,malloc,pool/*' --precision=2
 //       --format=csv --out=results.csv traces/*.trace
 //
 // The measurement protocol is in measure.h; this file holds the flags, the
@@ -71,7 +71,20 @@ ABSL_FLAG(std::string, clock, "cpu",
 ABSL_FLAG(int, max_reruns, 2,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");
-ABSL_FLAG(int, screen_runs, 3, "with --policies=default: runs of each article policy in the screen");
+ABSL_FLAG(int, screen_runs, 3,
+          "with --policies=default and --race=false: runs of each article policy in the screen");
+ABSL_FLAG(bool, race, true,
+          "race the policies: after each round, a policy whose ratio to the leader's ns/op, "
+          "paired by round, shows it slower by more than the noise floor (one-sided paired "
+          "t-test on log ratios; Bonferroni over the policies and a union bound over the looks, "
+          "look t at level 6*0.05/(pi^2 t^2 K): at most 5% chance of ever eliminating a policy "
+          "tied with the leader) runs no more; its row says when and why. With "
+          "--policies=default every article policy enters the race (no separate screen). "
+          "--race=false: every policy runs until its precision or --budget");
+ABSL_FLAG(int, race_min_runs, 5, "with --race: paired runs before a policy can be eliminated");
+ABSL_FLAG(double, total_budget, 16,
+          "with --race: seconds of runs per trace, all policies together, after which every "
+          "policy stops where it is; 0: no total limit");
 ABSL_FLAG(double, run_timeout, 0,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
           "memory op (two passes)");
@@ -311,6 +324,13 @@ int Main(int argc, char** argv) {
   s.max_reruns = absl::GetFlag(FLAGS_max_reruns);
   if (s.max_reruns < 0 || s.max_reruns > 100) {
     return Fail(kExitUsage, absl::StrCat("--max_reruns=", s.max_reruns, ": must be 0 to 100"));
+  }
+  s.race = absl::GetFlag(FLAGS_race);
+  s.race_min_runs = absl::GetFlag(FLAGS_race_min_runs);
+  s.total_budget_seconds = absl::GetFlag(FLAGS_total_budget);
+  if (s.race_min_runs < 2 || s.race_min_runs > 100000 ||
+      !(s.total_budget_seconds >= 0 && s.total_budget_seconds <= 864000)) {
+    return Fail(kExitUsage, "--race_min_runs must be 2 to 100000, --total_budget 0 to 864000");
   }
   s.screen_runs = absl::GetFlag(FLAGS_screen_runs);
   if (s.screen_runs < 1 || s.screen_runs > 1000) {

@@ -282,24 +282,44 @@ TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
   }
 }
 
-TEST(ReplayerTest, DefaultSetHasNoBumpAndOneArticlePolicyPerStorageKind) {
+// Without the race, the screen adds one article policy per storage kind;
+// with it (the default), every article policy races and keeps its row.
+TEST(ReplayerTest, DefaultSetHasNoBumpAndTheArticlePoliciesOfEachStorageKind) {
   if (kAsan) GTEST_SKIP() << "the default set preloads mallocs, which cannot load beside ASan";
-  const Output o = RunReplayer(
-      "--min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 --format=csv "
-      "traces/single.trace");
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  int simple = 0, boundary = 0, ordered = 0;
-  for (const auto& row : CsvRows(o.out)) {
-    const std::string& name = row.at("policy");
-    EXPECT_NE(name, "bump");
-    EXPECT_NE(name, "malloc (again)");
-    simple += absl::StartsWith(name, "pool/simple/");
-    boundary += absl::StartsWith(name, "pool/boundary/");
-    ordered += absl::StartsWith(name, "pool/ordered/");
+  for (const bool race : {false, true}) {
+    const Output o = RunReplayer(absl::StrCat(
+        "--race=", race ? "true" : "false",
+        " --min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 "
+        "--format=csv traces/single.trace"));
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    int simple = 0, boundary = 0, ordered = 0;
+    for (const auto& row : CsvRows(o.out)) {
+      const std::string& name = row.at("policy");
+      EXPECT_NE(name, "bump");
+      EXPECT_NE(name, "malloc (again)");
+      simple += absl::StartsWith(name, "pool/simple/");
+      boundary += absl::StartsWith(name, "pool/boundary/");
+      ordered += absl::StartsWith(name, "pool/ordered/");
+    }
+    EXPECT_EQ(simple, race ? 16 : 1);
+    EXPECT_EQ(boundary, race ? 16 : 1);
+    EXPECT_EQ(ordered, race ? 16 : 1);
   }
-  EXPECT_EQ(simple, 1);
-  EXPECT_EQ(boundary, 1);
-  EXPECT_EQ(ordered, 1);
+}
+
+// The race's total budget stops every policy where it is, but never before
+// each has made a run: none is left unmeasured (and so reported FAILED).
+TEST(ReplayerTest, TheTotalBudgetLeavesNoPolicyWithoutARun) {
+  const Output o = RunReplayer(
+      "--total_budget=0.001 --policies=malloc,slab/st/single,new,pool/simple/exp/st/stack/free "
+      "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=1 --format=csv traces/single.trace");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto rows = CsvRows(o.out);
+  ASSERT_EQ(rows.size(), 4u) << o.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("policy");
+    EXPECT_EQ(row.at("runs"), "1") << row.at("policy");
+  }
 }
 
 // A producer/consumer trace: thread 1 allocates in the global heap, thread

@@ -198,7 +198,7 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
   c.id = id;
   c.title = absl::StrCat("Time per memory op (", t.interval_kind, ")");
   c.x = SpeedAxis(t.policies, /*with_floor=*/true);
-  c.highlight_label = "tied with the fastest (intervals overlap)";
+  c.highlight_label = "tied with the fastest (paired ratio's CI includes 1 or is within noise)";
   const HtmlPolicy* best = nullptr;
   for (const HtmlPolicy& p : t.policies) {
     if (Contender(p) && (best == nullptr || p.ns_per_op.value < best->ns_per_op.value)) best = &p;
