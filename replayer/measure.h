@@ -58,7 +58,7 @@ struct Measured {
 // How the runs are made and when they stop.
 struct MeasureSettings {
   RunOptions run_options;
-  std::string touch;
+  std::string touch = "program";  // --touch, passed on to the children
   ChildLimits limits;
   ReportContext ctx;
   int max_runs = 500;
