@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/cli_util.h"
 
 namespace alloctrace::allocators {
 namespace {
@@ -92,8 +93,17 @@ absl::StatusOr<std::vector<std::string>> SelectAllocators(
       }
     }
     if (!matched) {
+      // A plain name (no glob) may be a typo of one: suggest the nearest.
+      std::string near;
+      if (pattern.find_first_of("*?") == absl::string_view::npos) {
+        std::vector<std::string> names;
+        for (const AllocatorInfo& info : all) names.push_back(info.name);
+        near = NearestName(pattern, names);
+      }
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown policy '", pattern, "'; see --list-policies"));
+          absl::StrCat("unknown policy '", pattern, "'",
+                       near.empty() ? "" : absl::StrCat("; did you mean ", near, "?"),
+                       near.empty() ? "; see --list-policies" : " See --list-policies"));
     }
   }
   if (!any_pattern) {
