@@ -81,11 +81,11 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 
 // Measures `names` on one trace. With `screen`, first picks the fastest
 // article policy of each storage kind in a short screen and adds it.
-// `*shared_fd_out` is the program's shared memfd (negative if it could not
-// be made; then no run succeeds); the caller closes it.
+// `shared_fd` is `program` shared by ShareReplayView (the children map it);
+// the caller made it, before any run, and closes it.
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int* shared_fd_out);
+                         const std::string& self, const MeasureSettings& s, int shared_fd);
 
 }  // namespace alloctrace
 

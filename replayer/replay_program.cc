@@ -31,10 +31,14 @@ constexpr uint64_t kSharedMagic = 0x616c6c6f63763032;  // "allocv02"
 
 }  // namespace
 
-int ShareReplayView(const ReplayView& v) {
+absl::StatusOr<int> ShareReplayView(const ReplayView& v) {
+  auto failed = [](const char* call, int error) {
+    return absl::InternalError(
+        absl::StrCat("cannot share the replay program: ", call, ": ", std::strerror(error)));
+  };
   // Not close-on-exec: the re-executed child maps it.
   const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-replay", 0));
-  if (fd < 0) return -1;
+  if (fd < 0) return failed("memfd_create", errno);
   uint64_t num_big = 0, num_reallocs = 0;
   for (size_t i = 0; i < v.num_ops; ++i) {
     if (v.ops[i].bytes == kBigSize) num_big = std::max<uint64_t>(num_big, v.ops[i].aux + 1);
@@ -45,8 +49,9 @@ int ShareReplayView(const ReplayView& v) {
   if (WriteAll(fd, &h, sizeof h) != 0 || WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) != 0 ||
       WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) != 0 ||
       WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo)) != 0) {
+    const int error = errno;
     close(fd);
-    return -1;
+    return failed("write", error);
   }
   return fd;
 }

@@ -225,22 +225,32 @@ int Main(int argc, char** argv) {
   const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
   const std::string self_path = self_len > 0 ? std::string(self, self_len) : argv[0];
 
+  // Every program is shared before any run: if one cannot be, nothing is
+  // measured (an error now, not after the other traces' runs).
+  std::vector<int> shared_fds;
+  for (const ReplayProgram& program : programs) {
+    if (program.memory_ops() == 0) {
+      shared_fds.push_back(-1);
+      continue;
+    }
+    absl::StatusOr<int> fd = ShareReplayView(ViewOf(program));
+    if (!fd.ok()) return Fail(kExitBadInput, absl::StrCat(program.path, ": ", fd.status().message()));
+    shared_fds.push_back(*fd);
+  }
+
   std::vector<TraceReport> reports;
   bool any_failed = false;
-  for (ReplayProgram& program : programs) {
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const ReplayProgram& program = programs[i];
     if (program.memory_ops() == 0) {
       // Nothing to time: say so rather than rank zeros.
       reports.push_back(Summarize(program, {}, PolicyRuns{}, s.ctx, 0));
       continue;
     }
     s.limits = ChildLimitsFor(config, program, /*machine_cap=*/0);
-    int shared_fd = -1;
     TraceReport report =
-        MeasureTrace(program, selected, use_default, policies, self_path, s, &shared_fd);
-    if (shared_fd < 0) {
-      return Fail(kExitBadInput, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
-    }
-    close(shared_fd);
+        MeasureTrace(program, selected, use_default, policies, self_path, s, shared_fds[i]);
+    close(shared_fds[i]);
     any_failed |= report.failed_policies > 0;
     reports.push_back(std::move(report));
   }
