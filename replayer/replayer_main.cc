@@ -203,6 +203,10 @@ int Main(int argc, char** argv) {
 
   if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
 
+  // What the machine can give a child, read once before the traces are
+  // decoded (the decoded programs take memory too).
+  const int64_t machine_cap = MachineMemoryCap();
+
   // Decode and validate every trace before any timing.
   std::vector<ReplayProgram> programs;
   for (size_t i = 1; i < args.size(); ++i) {
@@ -247,7 +251,16 @@ int Main(int argc, char** argv) {
       reports.push_back(Summarize(program, {}, PolicyRuns{}, s.ctx, 0));
       continue;
     }
-    s.limits = ChildLimitsFor(config, program, /*machine_cap=*/0);
+    s.limits = ChildLimitsFor(config, program, machine_cap);
+    const int64_t claimed = ChildLimitsFor(config, program, 0).memory_bytes;
+    if (!config.quiet && s.limits.memory_bytes < claimed) {
+      std::fprintf(stderr,
+                   "replayer: note: %s: each child's memory limit is %.0f MiB, half the memory "
+                   "available, not the %.0f MiB the trace's ideal peak would allow "
+                   "(--memory_limit_mb)\n",
+                   program.path.c_str(), static_cast<double>(s.limits.memory_bytes) / (1 << 20),
+                   static_cast<double>(claimed) / (1 << 20));
+    }
     TraceReport report =
         MeasureTrace(program, selected, use_default, policies, self_path, s, shared_fds[i]);
     close(shared_fds[i]);
