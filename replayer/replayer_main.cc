@@ -158,8 +158,9 @@ int Main(int argc, char** argv) {
       "usage: replayer [flags] TRACE [TRACE...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace\n"
       "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
-      "2 bad usage; 3 the report was written but a policy FAILED (a run crashed, exited\n"
-      "with an error, hit its memory limit or was killed at its time limit).");
+      "2 bad usage (an unknown flag or policy, a malformed or out-of-range value); 3 the\n"
+      "report was written but a policy FAILED (a run crashed, exited with an error, hit its\n"
+      "memory limit or was killed at its time limit).");
   std::string command_line = "replayer";  // as typed, for the HTML report
   for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
   std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "replayer");
