@@ -58,7 +58,7 @@ LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/local/li
 
 DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random", "list_churn",
                      "shared_ptr_new", "make_shared"]
-DEFAULT_ALLOCATORS = MALLOCS + ["slab", "boost_fast_pool", "pool/simple/exp/st/stack/free",
+DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "boost_fast_pool", "pool/simple/exp/st/stack/free",
                                 "pool/boundary/exp/st/stack/free"]
 # Sizes at which a run takes tens of milliseconds, so that the program's
 # steady state, not its start, is timed. --param overrides any of them.
@@ -295,7 +295,7 @@ def parse_args(argv):
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
                     help="comma-separated built-in workloads, or 'all'")
     ap.add_argument("--allocators", default=None,
-                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc, slab, "
+                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc, slab/st/stack, "
                          "boost_fast_pool, pool/<storage>/<growth>/st/stack/free "
                          "(default: all of those with simple and boundary exp pools; "
                          "the mallocs with --program)")

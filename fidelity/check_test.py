@@ -11,7 +11,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "fidelity", "check")
-TINY = ["--runs=2", "--allocators=glibc,slab,boost_fast_pool",
+TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,boost_fast_pool",
         "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
         "--param=list_churn:initial=200,operations=2000", "--touch=first,program",
         "--phase=cold,warm"]
@@ -42,7 +42,7 @@ class CheckTest(unittest.TestCase):
         for e in doc["entries"]:
             self.assertEqual(e["kind"], "workload")
             self.assertGreater(e["ops"], 0)
-            self.assertEqual(sorted(e["insitu"]), ["boost_fast_pool", "glibc", "slab"])
+            self.assertEqual(sorted(e["insitu"]), ["boost_fast_pool", "glibc", "slab/st/stack"])
             for a in e["insitu"].values():
                 self.assertEqual(len(a["seconds"]), 2)
                 lo, hi = a["ci95_ms"]
@@ -53,8 +53,8 @@ class CheckTest(unittest.TestCase):
                 rep = e["replay"][t]
                 self.assertTrue(rep["rho"] is None or -1.0 <= rep["rho"] <= 1.0)
                 rows = {r["allocator"]: r for r in rep["rows"]}
-                self.assertEqual(sorted(rows), ["boost_fast_pool", "glibc", "slab"])
-                self.assertEqual(rows["slab"]["policy"], "slab")
+                self.assertEqual(sorted(rows), ["boost_fast_pool", "glibc", "slab/st/stack"])
+                self.assertEqual(rows["slab/st/stack"]["policy"], "slab/st/stack")
                 self.assertEqual(rows["glibc"]["policy"], "malloc")
                 for name, r in rows.items():
                     self.assertGreater(r["replay_ns_per_op"], 0)
@@ -88,7 +88,7 @@ class CheckTest(unittest.TestCase):
             (["--workloads=nope"], "unknown workload nope"),
             (["--touch=sideways"], "--touch=sideways"),
             (["--phase=tepid"], "--phase=tepid"),
-            (["--allocators=slab"], "must include glibc"),
+            (["--allocators=slab/st/stack"], "must include glibc"),
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
             (["--program"], "needs a command"),

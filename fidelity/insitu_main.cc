@@ -4,8 +4,8 @@
 // TraceAllocator (tracer/workloads/workload_table.h), so the program timed
 // here is the program whose trace the replayer replays.
 //
-//   insitu --workload=simple_map --allocator=slab --param=entries=100000
-//   {"workload": "simple_map", "allocator": "slab", "replay_policy": "slab",
+//   insitu --workload=simple_map --allocator=slab/st/stack --param=entries=100000
+//   {"workload": "simple_map", "allocator": "slab/st/stack", "replay_policy": "slab/st/stack",
 //    "seconds": 0.012345, "cpu_seconds": 0.012001, "malloc": "/lib/.../libc.so.6"}
 // seconds is the run's wall time, cpu_seconds this thread's CPU time.
 //   insitu --list
@@ -14,8 +14,9 @@
 // process was started with (the fidelity check starts it with LD_PRELOAD for
 // tcmalloc, jemalloc and mimalloc; "malloc" in the output names the library
 // that serves malloc, so the caller can see that the preload took effect).
-// The pool allocators hold one pool per container (HoldingStack), as a user
-// adopting them writes; on workloads whose allocations come from the global
+// The pool allocators are the pool catalog's types (pool/catalog.h), named
+// as the replayer names them; they hold one pool per container
+// (HoldingStack); on workloads whose allocations come from the global
 // heap (shared_ptr(new T), make_shared: every container of the trace is arena
 // 0) they hold one process-wide pool (HoldingSingleton), which is what the
 // replay of that one arena does, and a per-object pool would be meaningless.
@@ -28,6 +29,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -43,6 +45,7 @@
 #include "base/cli_util.h"
 #include "boost/pool/pool_alloc.hpp"
 #include "pool/policies.h"
+#include "pool/catalog.h"
 #include "pool/pool_allocator.h"
 #include "pool/storage_policies.h"
 #include "tracer/workloads/workload_params.h"
@@ -67,15 +70,14 @@ using workloads::WorkloadDefs;
 template <typename T>
 using StdAlloc = std::allocator<T>;
 template <typename T>
-using SlabStack = ap::SlabAllocator<T, ap::SingleThreaded, ap::HoldingStack>;
-template <typename T>
-using SlabSingle = ap::SlabAllocator<T, ap::SingleThreaded, ap::HoldingSingleton>;
-template <typename T>
 using BoostFastPool = boost::fast_pool_allocator<T>;
-template <typename Storage, typename Growth, typename Holding>
-struct Article {
+
+// A pool catalog type (pool/catalog.h) as the containers' allocator
+// template.
+template <typename CatalogType>
+struct Rebound {
   template <typename T>
-  using Alloc = ap::PoolAllocator<T, Storage, Growth, ap::SingleThreaded, Holding, true>;
+  using Alloc = typename std::allocator_traits<CatalogType>::template rebind_alloc<T>;
 };
 
 // One allocator the workloads can be run with: the run function of
@@ -89,18 +91,29 @@ struct AllocatorChoice {
   const std::vector<WorkloadDef>* single_defs;
 };
 
+// A pool policy of the catalog in its two holdings; named, as the replayer
+// names it, by the per-container one.
+template <typename StackType, typename SingleType>
+AllocatorChoice CatalogChoice() {
+  const std::string stack = ap::EntryOf<StackType>().name;
+  return {stack, stack, ap::EntryOf<SingleType>().name,
+          &WorkloadDefs<Rebound<StackType>::template Alloc>(),
+          &WorkloadDefs<Rebound<SingleType>::template Alloc>()};
+}
+
 template <typename Storage, typename Growth>
 AllocatorChoice ArticleChoice() {
-  const std::string base = absl::StrCat("pool/", Storage::kName, "/", Growth::kName, "/st/");
-  return {base + "stack/free", base + "stack/free", base + "single/free",
-          &WorkloadDefs<Article<Storage, Growth, ap::HoldingStack>::template Alloc>(),
-          &WorkloadDefs<Article<Storage, Growth, ap::HoldingSingleton>::template Alloc>()};
+  return CatalogChoice<
+      ap::PoolAllocator<std::byte, Storage, Growth, ap::SingleThreaded, ap::HoldingStack, true>,
+      ap::PoolAllocator<std::byte, Storage, Growth, ap::SingleThreaded, ap::HoldingSingleton,
+                        true>>();
 }
 
 const std::vector<AllocatorChoice>& Choices() {
   static const std::vector<AllocatorChoice>* const kChoices = new std::vector<AllocatorChoice>{
       {"std", "malloc", "malloc", &WorkloadDefs<StdAlloc>(), &WorkloadDefs<StdAlloc>()},
-      {"slab", "slab", "slab", &WorkloadDefs<SlabStack>(), &WorkloadDefs<SlabSingle>()},
+      CatalogChoice<ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingStack>,
+                    ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingSingleton>>(),
       {"boost_fast_pool", "boost_fast_pool", "boost_fast_pool", &WorkloadDefs<BoostFastPool>(),
        &WorkloadDefs<BoostFastPool>()},
       ArticleChoice<ap::StorageSimple, ap::GrowthExponential>(),

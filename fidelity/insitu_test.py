@@ -13,6 +13,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSITU = os.path.join(ROOT, "fidelity", "insitu")
+REPLAYER = os.path.join(ROOT, "replayer", "replayer")
 
 
 class InsituTest(unittest.TestCase):
@@ -22,7 +23,7 @@ class InsituTest(unittest.TestCase):
         workloads = [l.split()[1] for l in listing if l.startswith("workload ")]
         allocators = [l.split()[1] for l in listing if l.startswith("allocator ")]
         self.assertGreaterEqual(len(workloads), 20)
-        self.assertIn("slab", allocators)
+        self.assertIn("slab/st/stack", allocators)
         for w in workloads:
             for a in allocators:
                 p = subprocess.run([INSITU, f"--workload={w}", f"--allocator={a}"],
@@ -32,6 +33,22 @@ class InsituTest(unittest.TestCase):
                 line = json.loads(p.stdout.strip().splitlines()[-1])
                 self.assertEqual(line["workload"], w)
                 self.assertGreater(line["cpu_seconds"], 0, f"{w} with {a}")
+
+    def test_every_replay_name_is_a_replayer_policy(self):
+        """The in-situ allocators are the replayer's catalog, by name."""
+        listing = subprocess.run([INSITU, "--list"], stdout=subprocess.PIPE, text=True,
+                                 check=True).stdout.splitlines()
+        policies = {l.split()[0] for l in subprocess.run(
+            [REPLAYER, "--list-policies"], stdout=subprocess.PIPE, text=True,
+            check=True).stdout.splitlines() if l and not l.startswith(" ") and " " in l}
+        for line in listing:
+            if not line.startswith("allocator "):
+                continue
+            # allocator NAME (replay: STACK, global heap: SINGLE)
+            words = line.replace("(", " ").replace(")", " ").replace(",", " ").split()
+            stack, single = words[words.index("replay:") + 1], words[-1]
+            self.assertIn(stack, policies, line)
+            self.assertIn(single, policies, line)
 
     def test_unknown_names_are_refused(self):
         for args, what in [(["--workload=nope"], "no such workload"),

@@ -97,6 +97,7 @@ class TraceReader {
   uint32_t arena_index_limit() const { return decoder_.arena_index_limit(); }
   uint32_t arena_id(uint32_t index) const { return decoder_.arena_id(index); }
   uint32_t thread_index_limit() const { return decoder_.thread_index_limit(); }
+  uint32_t thread_id(uint32_t index) const { return decoder_.thread_id(index); }
   // Distinct threads that had events so far.
   uint64_t threads_seen() const { return threads_seen_; }
 

@@ -19,6 +19,7 @@ namespace alloctrace::pool {
 // Every chunk has 255 blocks, as in the article.
 struct GrowthLinear {
   static constexpr char kName[] = "lin";
+  static constexpr char kCppName[] = "alloctrace::pool::GrowthLinear";
   static constexpr uint32_t kBlocksPerChunk = 255;
 
   static uint32_t FirstChunkBlocks(size_t /*block_size*/) {
@@ -35,6 +36,7 @@ struct GrowthLinear {
 // costs address space, not resident memory.
 struct GrowthExponential {
   static constexpr char kName[] = "exp";
+  static constexpr char kCppName[] = "alloctrace::pool::GrowthExponential";
   static constexpr uint32_t kFirstBlocks = 16;
   static constexpr size_t kMaxChunkBytes = size_t{1} << 20;
 
@@ -53,6 +55,7 @@ struct GrowthExponential {
 // No lock: one thread at a time, or external synchronization.
 struct SingleThreaded {
   static constexpr char kName[] = "st";
+  static constexpr char kCppName[] = "alloctrace::pool::SingleThreaded";
   static constexpr bool kThreadSafe = false;
   struct Mutex {
     void lock() {}
@@ -63,6 +66,7 @@ struct SingleThreaded {
 // One std::mutex per pool around every allocation and free.
 struct MultiThreaded {
   static constexpr char kName[] = "mt";
+  static constexpr char kCppName[] = "alloctrace::pool::MultiThreaded";
   static constexpr bool kThreadSafe = true;
   using Mutex = std::mutex;
 };
@@ -74,6 +78,7 @@ struct MultiThreaded {
 // pool; its copies and rebinds share it; the last one to go releases it.
 struct HoldingStack {
   static constexpr char kName[] = "stack";
+  static constexpr char kCppName[] = "alloctrace::pool::HoldingStack";
   static constexpr bool kPoolPerInstance = true;
 
   template <typename PoolT>
@@ -96,6 +101,7 @@ struct HoldingStack {
 // is reachable until exit; Instance<PoolT>().ReleaseAll() gives it back early.
 struct HoldingSingleton {
   static constexpr char kName[] = "single";
+  static constexpr char kCppName[] = "alloctrace::pool::HoldingSingleton";
   static constexpr bool kPoolPerInstance = false;
 
   template <typename PoolT>

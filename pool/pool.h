@@ -18,6 +18,7 @@
 //   StoragePolicy (storage_policies.h: StorageSimple, StorageBoundary,
 //   StorageOrdered):
 //     static constexpr char kName[];      // "simple", in allocator names
+//     static constexpr char kCppName[];   // "alloctrace::pool::StorageSimple"
 //     class Chunks {                      // the chunks of one bunch; movable,
 //                                         // owns its chunks
 //       void* TryAllocate();              // a block from an existing chunk,

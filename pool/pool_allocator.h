@@ -1,6 +1,8 @@
 // PoolAllocator<T, ...>: a standard allocator over the policy-based Pool
-// (pool.h) or over alloctrace's own SlabPool (slab_pool.h), for use in your
-// own containers:
+// (pool.h), alloctrace's own SlabPool (slab_pool.h) or the SmallNodePool
+// (small_node_pool.h), for use in your own containers. The replayer's
+// policies are exactly these types, listed in pool/catalog.h with the name
+// each has in its reports:
 //
 //   using Node = std::pair<const int, std::string>;
 //   std::map<int, std::string, std::less<int>,
@@ -11,9 +13,15 @@
 //   std::set<int, std::less<int>, alloctrace::pool::SlabAllocator<int>> s;
 //   auto p = std::allocate_shared<Widget>(alloctrace::pool::SlabAllocator<Widget>());
 //
+// Choose the holding the replay measured: with HoldingStack (the default)
+// every default-constructed allocator is a new pool, so a container of
+// strings that each default-construct their allocator pays a pool per
+// string; HoldingSingleton shares one pool per type across the process.
+//
 // HoldingPolicy (policies.h: HoldingStack, HoldingSingleton) decides which
 // pool an allocator object uses. It provides:
 //   static constexpr char kName[];          // "stack", in allocator names
+//   static constexpr char kCppName[];       // "alloctrace::pool::HoldingStack"
 //   static constexpr bool kPoolPerInstance;
 //   template <typename PoolT> class Handle {  // stored in each allocator
 //     Handle();                 // Stack: a new pool; Singleton: the process-wide one
@@ -47,6 +55,7 @@
 #include "pool/policies.h"
 #include "pool/pool.h"
 #include "pool/slab_pool.h"
+#include "pool/small_node_pool.h"
 #include "pool/storage_policies.h"
 
 namespace alloctrace::pool {
@@ -126,6 +135,11 @@ using PoolAllocator =
 template <typename T, typename Threading = SingleThreaded,
           typename Holding = HoldingStack>
 using SlabAllocator = BasicPoolAllocator<T, SlabPool<Threading>, Holding>;
+
+// The small-node pool (small_node_pool.h).
+template <typename T, typename Threading = SingleThreaded,
+          typename Holding = HoldingStack>
+using SmallNodeAllocator = BasicPoolAllocator<T, SmallNodePool<Threading>, Holding>;
 
 }  // namespace alloctrace::pool
 

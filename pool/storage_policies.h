@@ -33,6 +33,7 @@ namespace alloctrace::pool {
 
 struct StorageSimple {
   static constexpr char kName[] = "simple";
+  static constexpr char kCppName[] = "alloctrace::pool::StorageSimple";
 
   class Chunks {
    public:
@@ -92,6 +93,7 @@ struct StorageSimple {
 
 struct StorageBoundary {
   static constexpr char kName[] = "boundary";
+  static constexpr char kCppName[] = "alloctrace::pool::StorageBoundary";
 
   class Chunks {
    public:
@@ -154,6 +156,7 @@ struct StorageBoundary {
 
 struct StorageOrdered {
   static constexpr char kName[] = "ordered";
+  static constexpr char kCppName[] = "alloctrace::pool::StorageOrdered";
 
   class Chunks {
    public:

@@ -137,6 +137,14 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.internal_program_fd = absl::GetFlag(FLAGS_internal_program_fd);
   c.internal_attempt = absl::GetFlag(FLAGS_internal_attempt);
   c.quiet = absl::GetFlag(FLAGS_quiet);
+  if (c.list_policies) {
+    // The policy list has formats of its own, and runs nothing.
+    c.list_format = absl::GetFlag(FLAGS_format);
+    if (c.list_format != "table" && c.list_format != "markdown" && c.list_format != "cc") {
+      return usage("--list-policies --format=", c.list_format, ": must be table, markdown or cc");
+    }
+    return c;
+  }
   // Checked in the order of the messages the replayer has always given.
   c.rss_samples = absl::GetFlag(FLAGS_rss_samples);
   if (c.rss_samples < 1 || c.rss_samples > 100000) {

@@ -33,6 +33,9 @@ struct ReplayerConfig {
   // What runs.
   std::string policies = "default";  // --policies, as typed (selected by main)
   bool list_policies = false;
+  // With list_policies: "table", "markdown" or "cc" (--format); then no
+  // other flag is read or checked (nothing runs).
+  std::string list_format = "table";
   // When a policy's runs stop.
   double precision_percent = 3;  // CI half-width target, percent
   double budget_seconds = 3;     // per policy and trace

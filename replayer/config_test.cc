@@ -18,6 +18,7 @@ ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(int, passes);
 ABSL_DECLARE_FLAG(int, min_runs);
 ABSL_DECLARE_FLAG(int, max_runs);
+ABSL_DECLARE_FLAG(bool, list_policies);
 
 namespace alloctrace {
 namespace {
@@ -138,6 +139,21 @@ TEST(ReplayerConfigTest, SeveralFormatsTakeOneOutEach) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->formats, (std::vector<std::string>{"csv", "json"}));
   EXPECT_EQ(c->outs, (std::vector<std::string>{"a.csv", "b.json"}));
+}
+
+// --list-policies runs nothing: it takes its own formats and no other
+// flag is checked.
+TEST(ReplayerConfigTest, ListPoliciesTakesItsOwnFormatsAndChecksNothingElse) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_list_policies, true);
+  absl::SetFlag(&FLAGS_passes, 0);
+  absl::SetFlag(&FLAGS_format, "cc");
+  absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->list_format, "cc");
+  absl::SetFlag(&FLAGS_format, "csv");
+  EXPECT_EQ(ReplayerConfigFromFlags().status().message(),
+            "--list-policies --format=csv: must be table, markdown or cc");
 }
 
 TEST(ReplayerConfigTest, WarmRankingWithOnePassRanksByTheColdPass) {

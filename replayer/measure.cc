@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "replayer/policy_safety.h"
 #include "replayer/stats.h"
 
 namespace alloctrace {
@@ -118,13 +119,22 @@ class Measurer {
   int kept_disturbed_ = 0;
 };
 
+// A policy to measure on `program`, or skipped (done, with the reason) if
+// it may not serve it (policy_safety.h) or its library is not installed.
 Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
-                      const std::string& name, const std::string& display_name) {
+                      const std::string& name, const std::string& display_name,
+                      const ReplayProgram& program) {
   Measured m;
   const RunnablePolicy& policy = policies.at(name);
   m.policy = name;
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
+  m.runs.adopt = policy.info.adopt;
+  m.runs.skipped = UnsafeReason(policy.info, program.arena_usage);
+  if (!m.runs.skipped.empty()) {
+    m.done = true;
+    return m;
+  }
   if (!policy.info.preload.empty()) {
     m.preload_path = FindLibrary(policy.info.preload);
     if (m.preload_path.empty()) {
@@ -192,7 +202,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   Measurer measurer(policies, self, shared_fd, s, program.path);
   std::mt19937_64 rng(s.seed);
   std::vector<Measured> set;
-  for (const std::string& name : names) set.push_back(MakeMeasured(policies, name, name));
+  for (const std::string& name : names) {
+    set.push_back(MakeMeasured(policies, name, name, program));
+  }
 
   if (screen) {
     for (const std::string& kind : allocators::ArticleStorageKinds()) {
@@ -200,7 +212,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
           SelectAllocators(absl::StrCat("pool/", kind, "/*"));
       if (!grid.ok() || grid->empty()) continue;
       std::vector<Measured> screened;
-      for (const std::string& name : *grid) screened.push_back(MakeMeasured(policies, name, name));
+      for (const std::string& name : *grid) {
+        // Only the policies that may serve the trace compete.
+        Measured m = MakeMeasured(policies, name, name, program);
+        if (m.runs.skipped.empty()) screened.push_back(std::move(m));
+      }
+      if (screened.empty()) continue;
       std::vector<size_t> order(screened.size());
       for (int round = 0; round < s.screen_runs; ++round) {
         std::iota(order.begin(), order.end(), 0);
@@ -228,7 +245,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
         }
       }
       if (best < screened.size()) {
-        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy);
+        Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy, program);
         m.runs.note = absl::StrFormat(
             "the fastest of the %d %s-storage article policies in a %d-run screen",
             static_cast<int>(screened.size()), kind, s.screen_runs);
@@ -247,10 +264,10 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     if (set[i].policy == "malloc") malloc_index = i;
   }
   if (malloc_index == set.size()) {
-    set.push_back(MakeMeasured(policies, "malloc", "malloc"));
+    set.push_back(MakeMeasured(policies, "malloc", "malloc", program));
     malloc_index = set.size() - 1;
   }
-  Measured noise = MakeMeasured(policies, "malloc", kNoiseName);
+  Measured noise = MakeMeasured(policies, "malloc", kNoiseName, program);
 
   int round = 0;
   std::vector<size_t> order;

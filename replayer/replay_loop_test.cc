@@ -19,7 +19,7 @@ TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
     options.touch = touch;
     options.max_passes = 2;
     for (const RunResult& r : {ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options),
-                               ReplayWith<allocators::SlabPoolAllocator>(ViewOf(*p), options)}) {
+                               ReplayWith<allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>>(ViewOf(*p), options)}) {
       EXPECT_TRUE(r.error.empty()) << r.error;
       EXPECT_EQ(r.ops, p->memory_ops());
       EXPECT_EQ(r.passes.size(), 2u);

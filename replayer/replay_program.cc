@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/io.h"
+#include "format/arena_usage.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
@@ -251,7 +252,8 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   // live (possible in a whole-program trace) are destroyed in the replay
   // after their last free, so a pool released with its arena is never used
   // afterwards.
-  std::vector<uint64_t> arena_live;
+  // Threads and live blocks by arena (format/arena_usage.h).
+  ArenaUsage usage;
   std::vector<uint8_t> arena_pending_destroy;
   uint64_t event_index = 0;
 
@@ -278,8 +280,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
     PrefetchAddress(reinterpret_cast<uintptr_t>(objects.data()) +
                     uintptr_t{object} * sizeof(ObjectInfo));
   };
-  arena_live.resize(1, 0);  // index 0: no arena
-  arena_pending_destroy.resize(1, 0);
+  arena_pending_destroy.resize(1, 0);  // index 0: no arena
   // Tables by id grow as new ids appear (vector::resize grows the capacity
   // geometrically, so this is amortized linear); ids past them come only
   // with ALLOC, REALLOC (new object) and ARENA_CREATE.
@@ -352,7 +353,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         live_bytes += s.bytes;
         ++live_objects;
         ++p.allocs;
-        ++arena_live[e.arena];
+        usage.Alloc(e.arena, e.thread);
         break;
       }
       case OpKind::kFree: {
@@ -367,7 +368,8 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         live_bytes -= s.bytes;
         --live_objects;
         ++p.frees;
-        if (--arena_live[arena] == 0 && arena_pending_destroy[arena]) {
+        usage.Free(arena, e.thread);
+        if (usage.live(arena) == 0 && arena_pending_destroy[arena]) {
           ops.Append(object, bytes, arena, kind, align_log2, aux);
           arena_pending_destroy[arena] = 0;
           kind = ReplayKind::kArenaDestroy;
@@ -395,11 +397,12 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
             s.align_log2 == old_s.align_log2 ? e.shape : variant(e.shape, old_s.align_log2),
             old.arena};
         ++p.reallocs_count;
+        usage.Free(old.arena, e.thread);  // a use of the arena by this thread
+        usage.Alloc(old.arena, e.thread);
         break;
       }
       case OpKind::kArenaCreate:
-        if (e.arena >= arena_live.size()) {
-          arena_live.resize(size_t{e.arena} + 1, 0);
+        if (e.arena >= arena_pending_destroy.size()) {
           arena_pending_destroy.resize(size_t{e.arena} + 1, 0);
         }
         kind = ReplayKind::kArenaCreate;
@@ -407,7 +410,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
         ++p.arena_events;
         break;
       case OpKind::kArenaDestroy:
-        if (arena_live[e.arena] > 0) {
+        if (usage.live(e.arena) > 0) {
           arena_pending_destroy[e.arena] = 1;
           ++event_index;
           return absl::OkStatus();
@@ -435,6 +438,7 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   p.object_limit = reader.object_id_limit();
   p.arena_limit = reader.arena_index_limit();
   p.threads = reader.threads_seen();
+  p.arena_usage = usage.Summarize(reader);
   p.live_at_end = live_objects;
   if (!reader.has_footer()) p.cut_short = reader.cut_short();
   return p;

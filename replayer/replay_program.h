@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/arena_usage.h"
 #include "proto/trace.pb.h"
 
 namespace alloctrace {
@@ -60,6 +61,8 @@ struct ReplayProgram {
   uint32_t arena_limit = 1;           // arena indexes (op.arena) are below it
   uint64_t allocs = 0, frees = 0, reallocs_count = 0, arena_events = 0;
   uint64_t threads = 0;
+  // Which arenas several threads use, and how many blocks arenas hold.
+  ArenaUsageSummary arena_usage;
   // The ideal: the most bytes ever live at once, as requested.
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;

@@ -94,7 +94,7 @@ void ExpectRefused(const std::string& name, const std::string& needle) {
 // An article pool with a pool per arena, as the replayer runs it.
 using StackPool = allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
                                                    pool::SingleThreaded, pool::HoldingStack, true>;
-using Slab = allocators::SlabPoolAllocator;
+using Slab = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>;
 
 // The hostile traces of the review, one test each: refused with the file,
 // byte, event and limit, or replayed with bounded state.

@@ -29,11 +29,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "replayer/adopt.h"
 #include "replayer/allocators/registry.h"
 #include "replayer/config.h"
 #include "replayer/isolated_run.h"
 #include "replayer/measure.h"
 #include "replayer/os_stats.h"
+#include "replayer/policy_safety.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/reporters.h"
@@ -172,15 +174,15 @@ int Main(int argc, char** argv) {
   ForEachAllocatorType(CollectPolicies{&policies});
 
   if (config.list_policies) {
-    const std::vector<std::string> defaults = allocators::DefaultPolicyNames();
-    for (const AllocatorInfo& info : AllAllocators()) {
-      const bool in_default =
-          std::find(defaults.begin(), defaults.end(), info.name) != defaults.end();
-      std::printf("%-40s %-9s %s%s\n", info.name.c_str(), info.family.c_str(),
-                  info.description.c_str(), in_default ? " [default]" : "");
-    }
-    std::printf("\n[default]: in --policies=default, with the fastest article policy of each "
-                "storage kind.\n");
+    // --format: table (the default), markdown (the adopt table of the docs)
+    // or cc (replayer/catalog_types.cc, every type compiled); checked by
+    // ReplayerConfigFromFlags.
+    const std::string& format = config.list_format;
+    const std::string text =
+        format == "cc" ? CatalogTypesSource(AllAllocators())
+                       : FormatPolicyList(AllAllocators(), allocators::DefaultPolicyNames(),
+                                          format == "markdown");
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
 
@@ -262,8 +264,10 @@ int Main(int argc, char** argv) {
                    program.path.c_str(), static_cast<double>(s.limits.memory_bytes) / (1 << 20),
                    static_cast<double>(claimed) / (1 << 20));
     }
+    const std::vector<std::string> names =
+        use_default ? SafeVariants(selected, program.arena_usage) : selected;
     TraceReport report =
-        MeasureTrace(program, selected, use_default, policies, self_path, s, shared_fds[i]);
+        MeasureTrace(program, names, use_default, policies, self_path, s, shared_fds[i]);
     close(shared_fds[i]);
     any_failed |= report.failed_policies > 0;
     reports.push_back(std::move(report));

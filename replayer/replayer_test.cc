@@ -45,7 +45,7 @@ Output RunReplayer(const std::string& args, const std::string& env = "") {
 
 #if defined(__SANITIZE_ADDRESS__)
 // Few policies, and no preloaded mallocs: they cannot load beside ASan.
-constexpr const char* kPolicies = "malloc,slab,bump,pool/boundary/exp/st/stack/free";
+constexpr const char* kPolicies = "malloc,slab/st/single,bump,pool/boundary/exp/st/stack/free";
 constexpr bool kAsan = true;
 #else
 constexpr const char* kPolicies = "*";
@@ -126,14 +126,15 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
 }
 
 TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab,bump traces/simple_map.trace"));
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single,bump traces/simple_map.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   // The verdict comes first, then the table.
   const size_t verdict = o.out.find("VERDICT");
   ASSERT_NE(verdict, std::string::npos) << o.out;
   EXPECT_LT(verdict, o.out.find("policy "));
   for (const char* line : {"fastest:", "smallest RSS:", "recommended:", "rule:", "noise floor:",
-                           "disturbed:"}) {
+                           "disturbed:", "Adopt:", "adopt (T: your container's element type):",
+                           "  slab/st/single: alloctrace::pool::SlabAllocator<T,"}) {
     EXPECT_NE(o.out.find(line), std::string::npos) << line << "\n" << o.out;
   }
   EXPECT_NE(o.out.find("machine: "), std::string::npos);
@@ -149,16 +150,16 @@ TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
 TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
   const Output o = RunReplayer("--list-policies");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const char* name : {"malloc", "slab", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
+  for (const char* name : {"malloc", "slab/st/single", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
     EXPECT_NE(o.out.find(name), std::string::npos) << name;
   }
   const Output dashed = RunReplayer(
-      "--min-runs=1 --max-runs=1 --rss-samples=100 --policies=slab --format=csv traces/single.trace");
+      "--min-runs=1 --max-runs=1 --rss-samples=100 --policies=slab/st/single --format=csv traces/single.trace");
   EXPECT_EQ(dashed.exit_code, 0) << dashed.err;
 }
 
 TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=slab --format=json traces/bulk.trace"));
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* key :
        {"\"verdict\": {\"fastest\": [", "\"smallest_rss\": [", "\"recommended\": \"",
@@ -166,7 +167,12 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
         "\"vs_malloc\": {\"median\": ", "\"noise_floor\": {\"median\": ", "\"runs\": [{\"round\": ",
         "\"kind\": \"cold\"", "\"kind\": \"warm\"", "\"cpu_s\": ", "\"wall_s\": ",
         "\"minor_faults\": ", "\"involuntary_switches\": ", "\"peak_rss_bytes\": ",
-        "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\""}) {
+        "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\"",
+        "\"adopt\": {\"policy\": \"slab/st/single\", \"cpp_type\": "
+        "\"alloctrace::pool::SlabAllocator<T, alloctrace::pool::SingleThreaded, "
+        "alloctrace::pool::HoldingSingleton>\", \"header\": \"pool/pool_allocator.h\", "
+        "\"bazel_target\": \"@alloctrace//pool\", \"cmake_target\": \"alloctrace::pool\"}",
+        "\"adopt\": {\"policy\": \"malloc\", \"how\": "}) {
     EXPECT_NE(o.out.find(key), std::string::npos) << key;
   }
   // slab and malloc (always run: the reference), three runs of two passes.
@@ -179,7 +185,7 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
 }
 
 TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab --format=csv traces/bulk.trace"));
+  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto rows = CsvRows(o.out);
   ASSERT_EQ(rows.size(), 2u) << o.out;
@@ -190,7 +196,7 @@ TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
     EXPECT_GE(std::stod(row.at("ns_per_op_hi")), std::stod(row.at("ns_per_op")));
   }
   const Output runs = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab --format=csv-runs traces/bulk.trace"));
+      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv-runs traces/bulk.trace"));
   ASSERT_EQ(runs.exit_code, 0) << runs.err;
   EXPECT_EQ(CsvRows(runs.out).size(), 2u * 3u * 2u) << runs.out;
 }
@@ -200,24 +206,24 @@ TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
 // status 3.
 TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
   const Output o = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab,pmr_monotonic traces/simple_map.trace"),
-      "ALLOCTRACE_TEST_FAULT=slab:2:segv");
+      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single,pmr_monotonic traces/simple_map.trace"),
+      "ALLOCTRACE_TEST_FAULT=slab/st/single:2:segv");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.err.find("a policy FAILED"), std::string::npos) << o.err;
   // ASan turns the signal into its own report and abort; the run still fails.
-  const std::string expected = kAsan ? "FAILED slab: 1 of 3 runs failed; first: run 2: "
-                                     : "FAILED slab: 1 of 3 runs failed; first: run 2: crashed "
+  const std::string expected = kAsan ? "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: "
+                                     : "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: crashed "
                                        "with signal 11";
   EXPECT_NE(o.out.find(expected), std::string::npos) << o.out;
   for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
-    if (absl::StartsWith(line, "slab ")) ADD_FAILURE() << "slab ranked: " << line;
+    if (absl::StartsWith(line, "slab/st/single ")) ADD_FAILURE() << "slab ranked: " << line;
     if (absl::StartsWith(line, "  fastest:") || absl::StartsWith(line, "  recommended:")) {
       EXPECT_EQ(line.find("slab"), absl::string_view::npos) << line;
     }
   }
   const Output json = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab --format=json traces/simple_map.trace"),
-      "ALLOCTRACE_TEST_FAULT=slab:1:exit");
+      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=json traces/simple_map.trace"),
+      "ALLOCTRACE_TEST_FAULT=slab/st/single:1:exit");
   EXPECT_EQ(json.exit_code, 3);
   EXPECT_NE(json.out.find("\"status\": \"FAILED\", \"error\": \"1 of 3 runs failed; first: run 1: "
                           "exited with code 7\""),
@@ -228,12 +234,12 @@ TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
 
 TEST(ReplayerTest, ChildPastItsTimeLimitIsKilledAndReported) {
   const Output o = RunReplayer(
-      absl::StrCat(kFewRuns, " --run_timeout=2 --format=csv --policies=malloc,slab "
+      absl::StrCat(kFewRuns, " --run_timeout=2 --format=csv --policies=malloc,slab/st/single "
                    "traces/single.trace"),
-      "ALLOCTRACE_TEST_FAULT=slab:1:hang");
+      "ALLOCTRACE_TEST_FAULT=slab/st/single:1:hang");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   // A time-out stops the policy at once: each would cost the limit again.
-  EXPECT_NE(o.out.find(",slab,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
+  EXPECT_NE(o.out.find(",slab/st/single,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
                        "time limit of 2 s per run,"),
             std::string::npos)
       << o.out;
@@ -296,6 +302,44 @@ TEST(ReplayerTest, DefaultSetHasNoBumpAndOneArticlePolicyPerStorageKind) {
   EXPECT_EQ(ordered, 1);
 }
 
+// A producer/consumer trace: thread 1 allocates in the global heap, thread
+// 2 frees. A pool without a lock would have its free lists changed by two
+// threads at once in the program: it is skipped, with why, never run or
+// recommended; the exit status is 0 (a skip is not a failure).
+TEST(ReplayerTest, PolicyThatIsNotThreadSafeIsSkippedOnASharedArena) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/two_threads.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Alloc(1, 0, 0x10000 + 64 * i, Shape{48, 1, 8});
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Free(2, 0, 0x10000 + 64 * i);
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack,slab/mt/stack ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("skipped slab/st/stack: not thread-safe: arena 0 is used by threads 1 and 2"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("note: arena 0 is used by threads 1 and 2: policies that are not "
+                       "thread-safe are"),
+            std::string::npos)
+      << o.out;
+  for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
+    if (absl::StartsWith(line, "  recommended:")) {
+      EXPECT_EQ(line.find("slab/st/"), absl::string_view::npos) << line;
+    }
+  }
+  const Output json = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack --format=json ", path));
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"status\": \"skipped\", \"error\": \"not thread-safe: arena 0 is "
+                          "used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"arena_sharing\": \"arena 0 is used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
+}
+
 TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
   const std::string path = absl::StrCat(testing::TempDir(), "/arenas_only.trace");
   {
@@ -305,7 +349,7 @@ TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
     (*w)->ArenaDestroy(0, 1);
     ASSERT_TRUE((*w)->Finish().ok());
   }
-  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc,slab ", path));
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc,slab/st/single ", path));
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("no memory operations in this trace"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("VERDICT"), std::string::npos) << o.out;
@@ -370,7 +414,9 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--budget=abc traces/single.trace", 2, "replayer: --budget=abc: 'abc' is not a number"},
       {"--min_runs=1.5 traces/single.trace", 2, "--min_runs=1.5: '1.5' is not an integer"},
       {"--policies=slabb traces/single.trace", 2,
-       "replayer: unknown policy 'slabb'; did you mean slab?"},
+       "replayer: unknown policy 'slabb'; did you mean slab/*?"},
+      {"--policies=tcmaloc traces/single.trace", 2,
+       "replayer: unknown policy 'tcmaloc'; did you mean tcmalloc?"},
       {"--min_runs=0 traces/single.trace", 2, "--min_runs=0"},
       {"--precision=0 traces/single.trace", 2, "--precision=0"},
       {"--passes=0 traces/single.trace", 2, "--passes=0"},

@@ -4,11 +4,14 @@
 #include "replayer/report.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "replayer/adopt.h"
 
 namespace alloctrace {
 namespace {
@@ -125,6 +128,20 @@ std::string DisturbanceWords(const TraceReport& t) {
   return s;
 }
 
+// What a report says of the trace before its verdict: one heap, arenas
+// shared by threads, arenas of one block.
+std::vector<std::string> TraceNotes(const TraceReport& t) {
+  std::vector<std::string> notes;
+  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (!t.arena_sharing.empty()) {
+    notes.push_back(absl::StrCat(t.arena_sharing,
+                                 ": policies that are not thread-safe are not run, never "
+                                 "recommended"));
+  }
+  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
+  return notes;
+}
+
 // The verdict block, as lines of at most 80 columns.
 std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
@@ -152,6 +169,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("FAILED:", absl::StrCat(t.failed_policies, " polic", t.failed_policies == 1 ? "y" : "ies",
                                  " failed (below); they are not ranked"));
   }
+  if (!v.recommended.empty()) line("Adopt:", AdoptWords(v.adopt));
   return o;
 }
 
@@ -170,8 +188,8 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
   for (const TraceReport& t : reports) {
     absl::StrAppend(&o, TraceTitle(t));
     if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
-    if (const std::string note = OneHeapNote(t); !note.empty()) {
-      absl::StrAppend(&o, "note: ", note, "\n");
+    for (const std::string& note : TraceNotes(t)) {
+      absl::StrAppend(&o, Wrap("note: " + note, 80, 6), "\n");
     }
     if (t.no_memory_ops) {
       absl::StrAppend(&o, NoOpsLine(t), "\n\n");
@@ -208,6 +226,11 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       absl::StrAppendFormat(&o, "! CI wider than +-%.0f%%:\n", 100 * ctx.precision);
       for (const std::string& n : notes) absl::StrAppend(&o, Wrap("  " + n, 80, 4), "\n");
     }
+    absl::StrAppend(&o, "adopt (T: your container's element type):\n");
+    for (const PolicyResult& p : t.policies) {
+      absl::StrAppend(&o, Wrap(absl::StrCat("  ", p.name, ": ", AdoptWords(p.adopt)), 80, 4),
+                      "\n");
+    }
     absl::StrAppend(&o, "\n");
   }
   absl::StrAppend(
@@ -235,6 +258,13 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
 }
 
 namespace {
+
+// The type as code, the rest as words.
+std::string MdAdopt(const allocators::Adoption& a) {
+  if (a.cpp_type.empty()) return a.how;
+  const std::string words = AdoptWords(a);
+  return absl::StrCat("`", a.cpp_type, "`", words.substr(a.cpp_type.size()));
+}
 
 std::string MdEstimate(const Estimate& e, bool bold) {
   if (!e.has_data()) return "-";
@@ -277,28 +307,29 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
     const std::string title = TraceTitle(t);
     absl::StrAppend(&o, "### ", t.trace_path, "\n\n", title.substr(title.find('\n') + 1), "\n");
     if (!t.cut_short.empty()) absl::StrAppend(&o, "Warning: ", t.cut_short, "\n\n");
-    if (const std::string note = OneHeapNote(t); !note.empty()) {
-      absl::StrAppend(&o, "Note: ", note, ".\n\n");
-    }
+    for (const std::string& note : TraceNotes(t)) absl::StrAppend(&o, "Note: ", note, ".\n\n");
     if (t.no_memory_ops) {
       absl::StrAppend(&o, NoOpsLine(t), ".\n\n");
       continue;
     }
     absl::StrAppend(&o, "**Verdict** (", PassWords(ctx), "): ", t.verdict.sentence, "\n\n");
+    if (!t.verdict.recommended.empty()) {
+      absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
+    }
     absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ",
                     DisturbanceWords(t), ".\n\n");
     absl::StrAppend(&o,
                     "| policy | family | warm ns/op [95% CI] | cold ns/op [95% CI] | x malloc "
                     "[95% CI] | peak RSS [95% CI] | x ideal | minor faults | runs | re-runs | "
-                    "RSS course |\n");
-    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+                    "RSS course | adopt (`T`: the element type) |\n");
+    absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
     std::vector<std::string> notes;
     for (const PolicyResult& p : t.policies) {
       if (!p.ok()) {
         absl::StrAppend(&o, "| ", p.name, " | ", p.family, " | ",
                         p.status == PolicyResult::Status::kFailed ? "**FAILED**: " : "skipped: ",
-                        p.failure, " | | | | | | | | |\n");
+                        p.failure, " | | | | | | | | | ", MdAdopt(p.adopt), " |\n");
         continue;
       }
       const std::string rss =
@@ -316,7 +347,7 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
                                  : "-",
           " | ", rss, " | ", absl::StrFormat("%.2f", p.overhead), " | ",
           absl::StrFormat("%.0f", p.minor_faults), " | ", p.runs, " | ", p.reruns, " | ",
-          Sparkline(p.rss_course, 16), " |\n");
+          Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
       if (!p.precise && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));
     }
     if (!notes.empty()) {

@@ -48,7 +48,8 @@ std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportConte
       "cold_ns_per_op,cold_ns_per_op_lo,cold_ns_per_op_hi,warm_ns_per_op,warm_ns_per_op_lo,"
       "warm_ns_per_op_hi,peak_rss_bytes,peak_rss_lo,peak_rss_hi,tied_fastest,tied_smallest_rss,"
       "recommended,ideal_bytes,overhead,final_rss_bytes,minor_faults,major_faults,teardown_ms,"
-      "ops,noise_floor,noise_floor_lo,noise_floor_hi,clock,rank_by,passes,machine,date,touch\n";
+      "ops,noise_floor,noise_floor_lo,noise_floor_hi,clock,rank_by,passes,machine,date,touch,"
+      "cpp_type,header,bazel_target,cmake_target,adopt_how\n";
   for (const TraceReport& t : reports) {
     for (const PolicyResult& p : t.policies) {
       absl::StrAppend(
@@ -62,7 +63,10 @@ std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportConte
           absl::StrFormat("%.4f,%.0f,%.0f,%.0f,%.4f", p.overhead, p.final_rss, p.minor_faults,
                           p.major_faults, p.teardown_ms),
           ",", t.ops, ",", CsvEstimate(t.noise_floor), ",", ctx.clock, ",", ctx.rank_by, ",",
-          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", ctx.touch, "\n");
+          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", ctx.touch, ",",
+          CsvField(p.adopt.cpp_type), ",", CsvField(p.adopt.header), ",",
+          CsvField(p.adopt.bazel_target), ",", CsvField(p.adopt.cmake_target), ",",
+          CsvField(p.adopt.how), "\n");
     }
   }
   return o;
@@ -111,6 +115,20 @@ std::string JsonNames(const std::vector<std::string>& names) {
   return absl::StrCat("[", absl::StrJoin(q, ", "), "]");
 }
 
+// {"policy", "cpp_type", "header", "bazel_target", "cmake_target"} for a
+// type to paste, {"policy", "how"} for a malloc.
+std::string JsonAdopt(const std::string& policy, const allocators::Adoption& a) {
+  if (a.cpp_type.empty()) {
+    return absl::StrCat("{\"policy\": ", JsonString(policy), ", \"how\": ", JsonString(a.how),
+                        "}");
+  }
+  return absl::StrCat("{\"policy\": ", JsonString(policy), ", \"cpp_type\": ",
+                      JsonString(a.cpp_type), ", \"header\": ", JsonString(a.header),
+                      ", \"bazel_target\": ", JsonString(a.bazel_target),
+                      ", \"cmake_target\": ", JsonString(a.cmake_target),
+                      a.how.empty() ? "" : absl::StrCat(", \"how\": ", JsonString(a.how)), "}");
+}
+
 std::string JsonVerdict(const TraceReport& t) {
   const Verdict& v = t.verdict;
   return absl::StrCat("{\"fastest\": ", JsonNames(v.fastest),
@@ -119,7 +137,8 @@ std::string JsonVerdict(const TraceReport& t) {
                       ", \"recommended\": ",
                       v.recommended.empty() ? "null" : JsonString(v.recommended),
                       ", \"rule\": ", JsonString(v.rule), ", \"sentence\": ",
-                      JsonString(t.no_memory_ops ? NoOpsLine(t) : v.sentence), "}");
+                      JsonString(t.no_memory_ops ? NoOpsLine(t) : v.sentence), ", \"adopt\": ",
+                      v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt), "}");
 }
 
 std::string JsonRun(const RunRecord& rr) {
@@ -164,6 +183,8 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
                     ",\n      \"peak_live_objects\": ", t.peak_live_objects,
                     ",\n      \"cut_short\": ", JsonString(t.cut_short),
                     ",\n      \"one_heap_note\": ", JsonString(OneHeapNote(t)),
+                    ",\n      \"arena_sharing\": ", JsonString(t.arena_sharing),
+                    ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
                     ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
                     ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ",
                     t.failed_policies, ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),
@@ -179,7 +200,9 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
       ps.push_back(absl::StrCat(
           "        {\"policy\": ", JsonString(p.name), ", \"family\": ", JsonString(p.family),
           ", \"note\": ", JsonString(p.note), ", \"status\": ", JsonString(StatusWord(p)),
-          ", \"error\": ", JsonString(p.failure), ", \"runs_ok\": ", p.runs,
+          ", \"error\": ", JsonString(p.failure),
+          ",\n         \"adopt\": ", JsonAdopt(p.name, p.adopt), ",\n         ",
+          "\"runs_ok\": ", p.runs,
           ", \"attempts\": ", p.attempts, ", \"runs_failed\": ", p.failed,
           ", \"reruns\": ", p.reruns, ", \"disturbed_kept\": ", p.disturbed_kept,
           ", \"stop\": ", JsonString(p.stop_reason), ", \"precise\": ",

@@ -24,7 +24,7 @@ using report::FormatValue;
 using report::Unit;
 
 // At most this many RSS courses in one memory profile; past it the chart
-// shows the policies the verdict names, malloc and slab, then by rank.
+// shows the policies the verdict names and malloc, then by rank.
 constexpr size_t kMaxProfileSeries = 12;
 
 bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
@@ -145,7 +145,6 @@ std::vector<const HtmlPolicy*> ProfilePolicies(const HtmlTrace& t) {
   for (const std::string& n : t.verdict.smallest_rss) wanted.push_back(n);
   wanted.push_back(t.verdict.recommended);
   wanted.push_back("malloc");
-  wanted.push_back("slab");
   for (const HtmlPolicy* p : all) wanted.push_back(p->name);  // then by rank
   std::vector<const HtmlPolicy*> chosen;
   std::set<std::string> seen;
@@ -186,7 +185,7 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
       "requested them, before any allocator's rounding or headers.",
       shown.size() < contenders
           ? absl::StrCat(" ", shown.size(), " of ", contenders,
-                         " policies drawn: those the verdict names, malloc, slab, then by rank.")
+                         " policies drawn: those the verdict names, malloc, then by rank.")
           : "");
   return report::RenderLineChart(c);
 }

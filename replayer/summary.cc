@@ -94,6 +94,8 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
   t.ops = program.memory_ops();
   t.arena_events = program.arena_events;
   t.threads = program.threads;
+  t.arena_sharing = program.arena_usage.SharingWords();
+  t.arena_shape = program.arena_usage.ShapeWords();
   t.peak_live_bytes = program.peak_live_bytes;
   t.peak_live_objects = program.peak_live_objects;
   t.cut_short = program.cut_short;
@@ -118,6 +120,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
     s.name = pr.name;
     s.family = pr.family;
     s.note = pr.note;
+    s.adopt = pr.adopt;
     s.runs = static_cast<int>(pr.runs.size());
     s.attempts = pr.attempts;
     s.failed = pr.failed;
@@ -243,6 +246,7 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
   }
   const PolicyResult& rec = t.policies[pick[0]];
   v.recommended = rec.name;
+  v.adopt = rec.adopt;
   std::string speed_words =
       v.fastest.size() == 1 ? absl::StrCat(v.fastest[0], " is the fastest")
                             : absl::StrCat(NameList(v.fastest), " are tied for the fastest");

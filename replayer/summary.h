@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "replayer/allocators/allocator_concept.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
 #include "replayer/stats.h"
@@ -33,6 +34,7 @@ struct PolicyRuns {
   std::string name;
   std::string family;  // "baseline", "article", "ours", "external"
   std::string note;    // why it is in the set, if not obvious
+  allocators::Adoption adopt;   // how a user adopts it
   std::vector<RunRecord> runs;  // the successful ones
   int attempts = 0;             // runs started, failed ones included
   int failed = 0;
@@ -59,6 +61,7 @@ struct ReportContext {
 struct PolicyResult {
   enum class Status { kOk, kFailed, kSkipped };
   std::string name, family, note;
+  allocators::Adoption adopt;
   Status status = Status::kOk;
   std::string failure;  // kFailed: "k of n runs failed; first: ..."; kSkipped: why
   int runs = 0;         // successful runs
@@ -89,6 +92,7 @@ struct Verdict {
   std::vector<std::string> smallest_rss;
   Estimate smallest_rss_bytes;
   std::string recommended;  // "" if nothing can be recommended
+  allocators::Adoption adopt;  // of the recommended policy
   std::string rule;         // the rule that picked it, in words
   std::string sentence;     // the verdict in one paragraph
 };
@@ -106,6 +110,11 @@ struct TraceReport {
   uint64_t ops = 0;  // memory ops per pass
   uint64_t arena_events = 0;
   uint64_t threads = 0;
+  // ArenaUsageSummary's words: which arenas several threads use (policies
+  // that are not thread-safe are skipped then), and whether most arenas
+  // hold one block. "" when there is nothing to say.
+  std::string arena_sharing;
+  std::string arena_shape;
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;
   std::string cut_short;

@@ -68,6 +68,17 @@ inline constexpr char kFamilyExternal[] = "external";  // tcmalloc, jemalloc, mi
 inline constexpr char kFamilyArticle[] = "article";    // the 48 article policies
 inline constexpr char kFamilyOurs[] = "ours";          // alloctrace's own policy
 
+// How a user puts an allocator into their own program: the C++ type to
+// paste (with `T` as the element type) and where it comes from, or, for a
+// malloc, what to link or preload.
+struct Adoption {
+  std::string cpp_type;      // "" for a malloc: see `how`
+  std::string header;        // what to #include for cpp_type
+  std::string bazel_target;  // "" where none is needed (the standard library)
+  std::string cmake_target;
+  std::string how;           // for a malloc (or with a caveat): in words
+};
+
 struct AllocatorInfo {
   std::string name;         // Unique; no spaces, commas or glob characters.
   std::string family;       // One of the kFamily* constants.
@@ -75,6 +86,9 @@ struct AllocatorInfo {
   // A malloc library the run's process must be started with (LD_PRELOAD),
   // as a file name the dynamic loader finds; empty for none.
   std::string preload = {};
+  Adoption adopt = {};
+  // A::kThreadSafe, filled in by the registry (registry.h).
+  bool thread_safe = false;
 };
 
 // Whether A has the concept's members with the right signatures.

@@ -10,9 +10,13 @@
 namespace alloctrace::allocators {
 
 AllocatorInfo MallocAllocator::Info() {
-  return {"malloc", kFamilyBaseline,
-          "the process's malloc/free/realloc (glibc unless another is "
-          "preloaded); aligned_alloc above 16"};
+  AllocatorInfo info{"malloc", kFamilyBaseline,
+                     "the process's malloc/free/realloc (glibc unless another is "
+                     "preloaded); aligned_alloc above 16"};
+  info.adopt.how =
+      "nothing to change: glibc malloc serves std::allocator (through operator new) unless "
+      "another malloc is linked or preloaded";
+  return info;
 }
 
 void* MallocAllocator::AlignedAllocate(size_t bytes, size_t align) {
@@ -22,26 +26,39 @@ void* MallocAllocator::AlignedAllocate(size_t bytes, size_t align) {
 }
 
 AllocatorInfo NewAllocator::Info() {
-  return {"new", kFamilyBaseline,
-          "std::allocator: ::operator new/delete, sized and aligned overloads"};
+  AllocatorInfo info{"new", kFamilyBaseline,
+                     "std::allocator: ::operator new/delete, sized and aligned overloads"};
+  info.adopt = Adoption{"std::allocator<T>", "memory", "", "", "the standard default"};
+  return info;
 }
 
 AllocatorInfo PmrUnsyncPoolAllocator::Info() {
-  return {"pmr_unsync_pool", kFamilyBaseline,
-          "std::pmr::unsynchronized_pool_resource over new_delete_resource, "
-          "one per run"};
+  AllocatorInfo info{"pmr_unsync_pool", kFamilyBaseline,
+                     "std::pmr::unsynchronized_pool_resource over new_delete_resource, "
+                     "one per run"};
+  info.adopt = Adoption{"std::pmr::polymorphic_allocator<T>", "memory_resource", "", "",
+                        "give every container the same std::pmr::unsynchronized_pool_resource "
+                        "(over new_delete_resource), as the replay does; used from one thread"};
+  return info;
 }
 
 AllocatorInfo PmrMonotonicAllocator::Info() {
-  return {"pmr_monotonic", kFamilyBaseline,
-          "std::pmr::monotonic_buffer_resource over new_delete_resource, one "
-          "per run; frees are no-ops"};
+  AllocatorInfo info{"pmr_monotonic", kFamilyBaseline,
+                     "std::pmr::monotonic_buffer_resource over new_delete_resource, one "
+                     "per run; frees are no-ops"};
+  info.adopt = Adoption{"std::pmr::polymorphic_allocator<T>", "memory_resource", "", "",
+                        "give every container the same std::pmr::monotonic_buffer_resource "
+                        "(over new_delete_resource), as the replay does; nothing is freed "
+                        "before the resource goes"};
+  return info;
 }
 
 AllocatorInfo BumpAllocator::Info() {
-  return {"bump", kFamilyBaseline,
-          "pointer bump through a pre-faulted 64 MiB slab, never frees: the "
-          "harness's own cost (its RSS figures mean nothing)"};
+  AllocatorInfo info{"bump", kFamilyBaseline,
+                     "pointer bump through a pre-faulted 64 MiB slab, never frees: the "
+                     "harness's own cost (its RSS figures mean nothing)"};
+  info.adopt.how = "not an allocator to adopt: the replay harness's own cost";
+  return info;
 }
 
 BumpAllocator::BumpAllocator() {

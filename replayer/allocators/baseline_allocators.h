@@ -83,19 +83,32 @@ template <ExternalMalloc kWhich>
 class PreloadedMallocAllocator : public MallocAllocator {
  public:
   static AllocatorInfo Info() {
+    AllocatorInfo info;
     switch (kWhich) {
       case ExternalMalloc::kTcmalloc:
-        return {"tcmalloc", kFamilyExternal,
+        info = {"tcmalloc", kFamilyExternal,
                 "gperftools tcmalloc (minimal), preloaded: malloc/free/realloc/calloc",
                 "libtcmalloc_minimal.so.4"};
+        info.adopt.how =
+            "link the program with -ltcmalloc_minimal (Debian: libgoogle-perftools-dev), or "
+            "start it with LD_PRELOAD=libtcmalloc_minimal.so.4";
+        break;
       case ExternalMalloc::kJemalloc:
-        return {"jemalloc", kFamilyExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
+        info = {"jemalloc", kFamilyExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
                 "libjemalloc.so.2"};
+        info.adopt.how =
+            "link the program with -ljemalloc (Debian: libjemalloc-dev), or start it with "
+            "LD_PRELOAD=libjemalloc.so.2";
+        break;
       case ExternalMalloc::kMimalloc:
-        return {"mimalloc", kFamilyExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
+        info = {"mimalloc", kFamilyExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
                 "libmimalloc.so.2"};
+        info.adopt.how =
+            "link the program with -lmimalloc (Debian: libmimalloc-dev), or start it with "
+            "LD_PRELOAD=libmimalloc.so.2";
+        break;
     }
-    return {};
+    return info;
   }
 };
 

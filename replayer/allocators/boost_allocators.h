@@ -44,6 +44,9 @@
 
 namespace alloctrace::allocators {
 
+inline constexpr char kBoostHeader[] = "boost/pool/pool_alloc.hpp";
+inline constexpr char kBoostCMakeTarget[] = "Boost::headers";
+
 // kOrdered: pool_allocator's ordered_malloc/ordered_free; otherwise
 // fast_pool_allocator's malloc/free.
 template <typename Tag, typename Mutex, bool kOrdered>
@@ -151,20 +154,29 @@ using BoostFastPoolNoLockAllocator =
 
 template <>
 inline AllocatorInfo BoostPoolAllocator::Info() {
-  return {"boost_pool", kFamilyBaseline,
-          "boost::pool_allocator: singleton_pool per 8-byte size class to 128, "
-          "ordered free list"};
+  AllocatorInfo info{"boost_pool", kFamilyBaseline,
+                     "boost::pool_allocator: singleton_pool per 8-byte size class to 128, "
+                     "ordered free list"};
+  info.adopt = Adoption{"boost::pool_allocator<T>", kBoostHeader, "", kBoostCMakeTarget, ""};
+  return info;
 }
 template <>
 inline AllocatorInfo BoostFastPoolAllocator::Info() {
-  return {"boost_fast_pool", kFamilyBaseline,
-          "boost::fast_pool_allocator: singleton_pool per 8-byte size class to "
-          "128, default mutex"};
+  AllocatorInfo info{"boost_fast_pool", kFamilyBaseline,
+                     "boost::fast_pool_allocator: singleton_pool per 8-byte size class to "
+                     "128, default mutex"};
+  info.adopt = Adoption{"boost::fast_pool_allocator<T>", kBoostHeader, "", kBoostCMakeTarget, ""};
+  return info;
 }
 template <>
 inline AllocatorInfo BoostFastPoolNoLockAllocator::Info() {
-  return {"boost_fast_pool_nolock", kFamilyBaseline,
-          "boost::fast_pool_allocator with details::pool::null_mutex"};
+  AllocatorInfo info{"boost_fast_pool_nolock", kFamilyBaseline,
+                     "boost::fast_pool_allocator with details::pool::null_mutex"};
+  info.adopt = Adoption{
+      "boost::fast_pool_allocator<T, boost::default_user_allocator_new_delete, "
+      "boost::details::pool::null_mutex>",
+      kBoostHeader, "", kBoostCMakeTarget, ""};
+  return info;
 }
 
 }  // namespace alloctrace::allocators

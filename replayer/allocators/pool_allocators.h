@@ -1,218 +1,167 @@
-// The pool policies as replay allocators (allocator_concept.h): the 48
-// article combinations (ArticlePoolAllocator) and alloctrace's own "slab"
-// (SlabPoolAllocator). Both call the library in //pool directly, as a
-// user's PoolAllocator<T, ...> would.
+// The pool policies as replay allocators (allocator_concept.h): one
+// template, PoolPolicyAllocator<A>, over every type A of the pool catalog
+// (pool/catalog.h), the allocator a user adopts.
 //
-// Holding: a Stack-holding article allocator keeps one pool per arena in a
-// vector indexed by arena id (arena 0 always exists), creates it on
-// ArenaCreated (or first use) and destroys it, with every block still in it,
-// on ArenaDestroyed. ReserveArenas(limit) sizes that vector up front (the
-// replay loop calls it untimed), so the loop never grows it. A Singleton-holding one uses the process-wide pool of
-// HoldingSingleton for every arena and purges it (ReleaseAll) on destruction;
-// one live instance per type. "slab" uses one pool for the whole run.
+// An arena of the trace is an allocator instance of the program (a
+// container and its copies), so the replay keeps per arena exactly what
+// one instance of A keeps: one `Holding::Handle<PoolT>`. With Stack holding
+// that is a pool per arena, created on ArenaCreated (or first use) and
+// released, with every block still in it, on ArenaDestroyed; with Singleton
+// holding every handle names the one process-wide pool, which the
+// destructor purges (ReleaseAll; one live instance per type).
+// ReserveArenas(limit) sizes the table of handles up front (the replay loop
+// calls it untimed), so the loop never grows it.
 //
-// Thread-safety: the article allocators as their threading policy (arena
-// events need external synchronization); "slab": none.
-// Failure: nullptr from Allocate only when the system is out of memory.
+// Thread-safety: as the pool's threading policy (arena events need external
+// synchronization). Failure: nullptr from Allocate only when the system is
+// out of memory.
 #ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_POOL_ALLOCATORS_H_
 #define ALLOCTRACE_REPLAYER_ALLOCATORS_POOL_ALLOCATORS_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "absl/strings/str_cat.h"
+#include "pool/catalog.h"
 #include "replayer/allocators/allocator_concept.h"
-#include "pool/policies.h"
-#include "pool/policy_name.h"
-#include "pool/pool.h"
-#include "pool/slab_pool.h"
-#include "pool/small_node_pool.h"
-#include "pool/storage_policies.h"
 
 namespace alloctrace::allocators {
 namespace allocators_internal {
 
-// One pool per arena, in a vector indexed by arena id.
 template <typename PoolT>
-class PerArenaPools {
+struct IsArticlePool : std::false_type {};
+template <typename S, typename G, typename T, bool kDelete, size_t kMaxSmall>
+struct IsArticlePool<pool::Pool<S, G, T, kDelete, kMaxSmall>> : std::true_type {};
+
+template <typename PoolT, typename = void>
+struct HasAllocateZeroed : std::false_type {};
+template <typename PoolT>
+struct HasAllocateZeroed<PoolT, std::void_t<decltype(std::declval<PoolT&>().AllocateZeroed(
+                                    size_t{}, size_t{}))>> : std::true_type {};
+
+template <typename PoolT, typename = void>
+struct HasReallocate : std::false_type {};
+template <typename PoolT>
+struct HasReallocate<PoolT, std::void_t<decltype(std::declval<PoolT&>().Reallocate(
+                                nullptr, size_t{}, size_t{}, size_t{}))>> : std::true_type {};
+
+// One holding handle per arena, in a vector indexed by arena id (arena 0
+// always exists).
+template <typename PoolT, typename Handle>
+class PerArenaHandles {
  public:
-  PerArenaPools() { pools_.push_back(std::make_unique<PoolT>()); }
+  PerArenaHandles() { handles_.emplace_back(std::in_place); }
 
   PoolT& For(uint32_t arena) {
-    if (ABSL_PREDICT_TRUE(arena < pools_.size())) {
-      PoolT* pool = pools_[arena].get();
-      if (ABSL_PREDICT_TRUE(pool != nullptr)) return *pool;
+    if (ABSL_PREDICT_TRUE(arena < handles_.size())) {
+      const std::optional<Handle>& handle = handles_[arena];
+      if (ABSL_PREDICT_TRUE(handle.has_value())) return handle->pool();
     }
     return Create(arena);
   }
   void Created(uint32_t arena) { Create(arena); }
-  // Makes room for arenas [0, limit) so that no later call grows the table
-  // (the replay loop calls it before timing; arenas are dense indexes).
   void Reserve(uint32_t limit) {
-    if (limit > pools_.size()) pools_.resize(limit);
+    if (limit > handles_.size()) handles_.resize(limit);
   }
-  // Releases every block of the arena. Arena 0 always exists.
+  // The arena's last allocator instance is gone: with Stack holding its
+  // pool goes with it. Arena 0 always exists.
   void Destroyed(uint32_t arena) {
-    if (arena != 0 && arena < pools_.size()) pools_[arena].reset();
+    if (arena != 0 && arena < handles_.size()) handles_[arena].reset();
   }
 
  private:
   ABSL_ATTRIBUTE_NOINLINE PoolT& Create(uint32_t arena) {
-    if (arena >= pools_.size()) pools_.resize(size_t{arena} + 1);
-    if (pools_[arena] == nullptr) pools_[arena] = std::make_unique<PoolT>();
-    return *pools_[arena];
+    if (arena >= handles_.size()) handles_.resize(size_t{arena} + 1);
+    if (!handles_[arena].has_value()) handles_[arena].emplace();
+    return handles_[arena]->pool();
   }
 
-  std::vector<std::unique_ptr<PoolT>> pools_;
+  std::vector<std::optional<Handle>> handles_;
 };
 
-// The process-wide pool of a holding policy, for every arena.
-template <typename PoolT, typename Holding>
-class SharedPool {
+// Every handle of a Singleton holding names the same pool: no table.
+template <typename PoolT, typename Handle>
+class SharedHandle {
  public:
-  PoolT& For(uint32_t /*arena*/) { return Holding::template Instance<PoolT>(); }
+  PoolT& For(uint32_t /*arena*/) { return Handle().pool(); }
   void Created(uint32_t /*arena*/) {}
   void Reserve(uint32_t /*limit*/) {}
   void Destroyed(uint32_t /*arena*/) {}
-  ~SharedPool() { Holding::template Instance<PoolT>().ReleaseAll(); }
+  ~SharedHandle() { Handle().pool().ReleaseAll(); }
 
  private:
-  SingleInstanceGuard<SharedPool> guard_;
+  SingleInstanceGuard<SharedHandle> guard_;
 };
-
-inline const char* Describe(pool::StorageSimple) {
-  return "simple storage (last-used chunk first, O(c) alloc and free)";
-}
-inline const char* Describe(pool::StorageBoundary) {
-  return "boundary storage (full/non-full apart, O(1) alloc, O(c) free)";
-}
-inline const char* Describe(pool::StorageOrdered) {
-  return "ordered storage (chunk map by address, O(c) alloc, O(log c) free)";
-}
-inline const char* Describe(pool::GrowthLinear) { return "255 blocks per chunk"; }
-inline const char* Describe(pool::GrowthExponential) {
-  return "chunks doubling from 16 blocks to 1 MiB";
-}
-inline const char* Describe(pool::SingleThreaded) { return "no lock"; }
-inline const char* Describe(pool::MultiThreaded) { return "a mutex per pool"; }
-inline const char* Describe(pool::HoldingStack) { return "a pool per arena"; }
-inline const char* Describe(pool::HoldingSingleton) { return "one shared pool"; }
 
 }  // namespace allocators_internal
 
-template <typename Storage, typename Growth, typename Threading,
-          typename Holding, bool kDelete>
-class ArticlePoolAllocator
-    : public ReplayAllocatorDefaults<
-          ArticlePoolAllocator<Storage, Growth, Threading, Holding, kDelete>> {
+// A: a catalog type, pool::BasicPoolAllocator<std::byte, PoolT, Holding>.
+template <typename A>
+class PoolPolicyAllocator : public ReplayAllocatorDefaults<PoolPolicyAllocator<A>> {
  public:
-  using PoolType = pool::Pool<Storage, Growth, Threading, kDelete>;
-  static constexpr bool kThreadSafe = Threading::kThreadSafe;
-  static constexpr bool kReusesFreedBlocks = kDelete;
+  using CatalogType = A;
+  using PoolType = typename A::pool_type;
+  using Holding = typename A::holding_policy;
+  static constexpr bool kThreadSafe = PoolType::ThreadingPolicy::kThreadSafe;
+  static constexpr bool kReusesFreedBlocks = PoolType::kFreesBlocks;
   static constexpr bool kArenaReleasesBlocks = Holding::kPoolPerInstance;
 
   static AllocatorInfo Info() {
-    using allocators_internal::Describe;
-    return {pool::PolicyName<Storage, Growth, Threading, Holding, kDelete>(),
-            kFamilyArticle,
-            absl::StrCat("article pool: ", Describe(Storage()), ", ",
-                         Describe(Growth()), ", ", Describe(Threading()), ", ",
-                         Describe(Holding()),
-                         kDelete ? "" : ", frees are no-ops")};
+    const pool::PolicyEntry entry = pool::EntryOf<A>();
+    AllocatorInfo info{entry.name,
+                       allocators_internal::IsArticlePool<PoolType>::value ? kFamilyArticle
+                                                                           : kFamilyOurs,
+                       entry.description};
+    info.adopt = Adoption{entry.cpp_type, pool::kHeader, pool::kBazelTarget,
+                          pool::kCMakeTarget, ""};
+    return info;
   }
 
   void* Allocate(size_t bytes, size_t align, uint32_t arena) {
-    return pools_.For(arena).Allocate(bytes, align);
+    return handles_.For(arena).Allocate(bytes, align);
   }
+  // Optional concept member: only where the pool has its own.
+  template <typename P = PoolType,
+            typename = std::enable_if_t<allocators_internal::HasAllocateZeroed<P>::value>>
   void* AllocateZeroed(size_t bytes, size_t align, uint32_t arena) {
-    return pools_.For(arena).AllocateZeroed(bytes, align);
+    return handles_.For(arena).AllocateZeroed(bytes, align);
   }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
-    pools_.For(arena).Deallocate(p, bytes, align);
+    handles_.For(arena).Deallocate(p, bytes, align);
   }
-  // In place where the block allows; large blocks by realloc (pool.h).
+  // In place where the pool can (pool.h, slab_pool.h); otherwise allocate,
+  // copy and free.
   void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
-    return pools_.For(arena).Reallocate(p, old_bytes, new_bytes, align);
+    if constexpr (allocators_internal::HasReallocate<PoolType>::value) {
+      return handles_.For(arena).Reallocate(p, old_bytes, new_bytes, align);
+    } else {
+      return ReallocateByCopy(*this, p, old_bytes, new_bytes, align, arena);
+    }
   }
-  void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
-  void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
-  // Sizes the table of pools by arena for arenas [0, limit).
-  void ReserveArenas(uint32_t limit) { pools_.Reserve(limit); }
+  void ArenaCreated(uint32_t arena) { handles_.Created(arena); }
+  void ArenaDestroyed(uint32_t arena) { handles_.Destroyed(arena); }
+  // Sizes the table of handles by arena for arenas [0, limit).
+  void ReserveArenas(uint32_t limit) { handles_.Reserve(limit); }
 
  private:
+  using Handle = typename Holding::template Handle<PoolType>;
   std::conditional_t<Holding::kPoolPerInstance,
-                     allocators_internal::PerArenaPools<PoolType>,
-                     allocators_internal::SharedPool<PoolType, Holding>>
-      pools_;
+                     allocators_internal::PerArenaHandles<PoolType, Handle>,
+                     allocators_internal::SharedHandle<PoolType, Handle>>
+      handles_;
 };
 
-// alloctrace's own policy (pool/slab_pool.h), one pool per run.
-class SlabPoolAllocator : public ReplayAllocatorDefaults<SlabPoolAllocator> {
- public:
-  using PoolType = pool::SlabPool<pool::SingleThreaded>;
-  static constexpr bool kThreadSafe = false;
-  static constexpr bool kReusesFreedBlocks = true;
-  static constexpr bool kArenaReleasesBlocks = false;
-
-  static AllocatorInfo Info() {
-    return {"slab", kFamilyOurs,
-            "ours: 8-byte size classes to 256 found by arithmetic, per-class "
-            "LIFO free lists, O(1) sized free, bump from mmapped slabs"};
-  }
-
-  void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
-    return pool_.Allocate(bytes, align);
-  }
-  void* AllocateZeroed(size_t bytes, size_t align, uint32_t /*arena*/) {
-    return pool_.AllocateZeroed(bytes, align);
-  }
-  void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
-    pool_.Deallocate(p, bytes, align);
-  }
-  // In place within a size class; large blocks by realloc (slab_pool.h).
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t /*arena*/) {
-    return pool_.Reallocate(p, old_bytes, new_bytes, align);
-  }
-
- private:
-  PoolType pool_;
-};
-
-// The small-node pool (pool/small_node_pool.h), one per arena as
-// foonathan/memory's profiler gives each allocator instance its own pool:
-// released, with every block still in it, when its arena is destroyed.
-class SmallNodePoolAllocator : public ReplayAllocatorDefaults<SmallNodePoolAllocator> {
- public:
-  using PoolType = pool::SmallNodePool<pool::SingleThreaded>;
-  static constexpr bool kThreadSafe = false;
-  static constexpr bool kReusesFreedBlocks = true;
-  static constexpr bool kArenaReleasesBlocks = true;
-
-  static AllocatorInfo Info() {
-    return {PoolType::kName, kFamilyOurs,
-            "small-node pool (Modern C++ Design): chunks of <= 255 blocks, free "
-            "lists of one-byte indices, exact sizes from 1 byte; a pool per arena"};
-  }
-
-  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
-    return pools_.For(arena).Allocate(bytes, align);
-  }
-  void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
-    pools_.For(arena).Deallocate(p, bytes, align);
-  }
-  void ArenaCreated(uint32_t arena) { pools_.Created(arena); }
-  void ArenaDestroyed(uint32_t arena) { pools_.Destroyed(arena); }
-
- private:
-  allocators_internal::PerArenaPools<PoolType> pools_;
-};
+// The replay allocators of the library's aliases, for tests and benchmarks.
+template <typename Storage, typename Growth, typename Threading, typename Holding, bool kDelete>
+using ArticlePoolAllocator =
+    PoolPolicyAllocator<pool::PoolAllocator<std::byte, Storage, Growth, Threading, Holding, kDelete>>;
+template <typename Threading, typename Holding>
+using SlabPoolAllocator = PoolPolicyAllocator<pool::SlabAllocator<std::byte, Threading, Holding>>;
 
 }  // namespace alloctrace::allocators
 

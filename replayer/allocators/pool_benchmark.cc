@@ -30,7 +30,8 @@ using allocators::ArticlePoolAllocator;
 using allocators::BoostFastPoolAllocator;
 using allocators::BoostFastPoolNoLockAllocator;
 using allocators::MallocAllocator;
-using allocators::SlabPoolAllocator;
+using SlabSingle = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>;
+using SlabStack = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingStack>;
 using SimpleLinearStack =
     ArticlePoolAllocator<pool::StorageSimple, pool::GrowthLinear,
                          pool::SingleThreaded, pool::HoldingStack, true>;
@@ -132,7 +133,8 @@ ALLOCTRACE_ALLOC_FREE(SimpleLinearStack);
 ALLOCTRACE_ALLOC_FREE(BoundaryExpStack);
 ALLOCTRACE_ALLOC_FREE(OrderedLinearSingleton);
 ALLOCTRACE_ALLOC_FREE(BoundaryExpSingletonMt);
-ALLOCTRACE_ALLOC_FREE(SlabPoolAllocator);
+ALLOCTRACE_ALLOC_FREE(SlabSingle);
+ALLOCTRACE_ALLOC_FREE(SlabStack);
 
 BENCHMARK_TEMPLATE(NodeChurn, MallocAllocator);
 BENCHMARK_TEMPLATE(NodeChurn, BoostFastPoolAllocator);
@@ -141,7 +143,8 @@ BENCHMARK_TEMPLATE(NodeChurn, SimpleLinearStack);
 BENCHMARK_TEMPLATE(NodeChurn, BoundaryExpStack);
 BENCHMARK_TEMPLATE(NodeChurn, OrderedLinearSingleton);
 BENCHMARK_TEMPLATE(NodeChurn, BoundaryExpSingletonMt);
-BENCHMARK_TEMPLATE(NodeChurn, SlabPoolAllocator);
+BENCHMARK_TEMPLATE(NodeChurn, SlabSingle);
+BENCHMARK_TEMPLATE(NodeChurn, SlabStack);
 
 BENCHMARK_TEMPLATE(StdMapChurn, std::allocator<MapNode>);
 BENCHMARK_TEMPLATE(StdMapChurn, boost::fast_pool_allocator<MapNode>);

@@ -39,6 +39,10 @@ std::vector<std::string> DefaultPolicyNames() {
   std::vector<std::string> names;
   for (const AllocatorInfo& info : AllAllocators()) {
     if (info.family == kFamilyArticle || info.name == "bump") continue;
+    // Of our pools, the single-threaded variants in both holdings; their
+    // thread-safe twins replace them on traces that need it
+    // (replayer/policy_safety.h).
+    if (info.family == kFamilyOurs && info.thread_safe) continue;
     names.push_back(info.name);
   }
   return names;
@@ -93,11 +97,21 @@ absl::StatusOr<std::vector<std::string>> SelectAllocators(
       }
     }
     if (!matched) {
-      // A plain name (no glob) may be a typo of one: suggest the nearest.
+      // A plain name (no glob) may be a typo of a name, or of a family
+      // ("slab" for slab/*): suggest the nearest name or family glob.
       std::string near;
       if (pattern.find_first_of("*?") == absl::string_view::npos) {
         std::vector<std::string> names;
         for (const AllocatorInfo& info : all) names.push_back(info.name);
+        for (const AllocatorInfo& info : all) {
+          for (size_t slash = info.name.find('/'); slash != std::string::npos;
+               slash = info.name.find('/', slash + 1)) {
+            std::string family = info.name.substr(0, slash) + "/*";
+            if (std::find(names.begin(), names.end(), family) == names.end()) {
+              names.push_back(std::move(family));
+            }
+          }
+        }
         near = NearestName(pattern, names);
       }
       return absl::InvalidArgumentError(

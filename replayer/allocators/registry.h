@@ -12,10 +12,10 @@
 // Names (unique; no spaces, commas or glob characters):
 //   baselines  malloc, new, boost_pool, boost_fast_pool,
 //              boost_fast_pool_nolock, pmr_unsync_pool, pmr_monotonic, bump
-//   ours       slab, small_node
+//   ours       slab/<threading>/<holding>, small_node/<threading>/<holding>
 //   article    pool/<storage>/<growth>/<threading>/<holding>/<delete>, 48 of
-//              them (pool/policy_name.h), e.g.
-//              pool/boundary/exp/st/stack/free
+//              them, e.g. pool/boundary/exp/st/stack/free
+// (the pool policies are the pool catalog's types: pool/catalog.h).
 //
 // Thread-safety: all functions are thread-safe (no mutable state).
 #ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_REGISTRY_H_
@@ -33,18 +33,26 @@
 namespace alloctrace::allocators {
 namespace allocators_internal {
 
+// A::Info() with what the registry knows from A's type.
+template <typename A>
+AllocatorInfo InfoOf() {
+  AllocatorInfo info = A::Info();
+  info.thread_safe = A::kThreadSafe;
+  return info;
+}
+
 template <typename F, typename... A>
 void ForEachType(TypeList<A...>, F& f) {
   static_assert((IsReplayAllocator<A>::value && ...),
                 "every registered type models the replay allocator concept");
-  (f.template operator()<A>(A::Info()), ...);
+  (f.template operator()<A>(InfoOf<A>()), ...);
 }
 
 template <typename F, typename... A>
 bool WithType(TypeList<A...>, std::string_view name, F& f) {
   bool found = false;
   // Short-circuits at the first match.
-  ((A::Info().name == name ? (f.template operator()<A>(A::Info()), found = true)
+  ((A::Info().name == name ? (f.template operator()<A>(InfoOf<A>()), found = true)
                            : false) ||
    ...);
   return found;
@@ -72,8 +80,12 @@ std::vector<AllocatorInfo> AllAllocators();
 // The default set's fixed part, in listing order: every baseline but
 // `bump` (it never frees, so it is a harness floor, not a contender, and a
 // long trace would need the sum of every size ever allocated), the
-// preloaded mallocs and `slab`. The replayer adds the fastest article
-// policy of each storage kind, picked per trace (ArticleStorageKinds).
+// preloaded mallocs, and slab and small_node single-threaded with both
+// holdings (a pool per container, one shared pool), so the verdict chooses
+// between the holdings by measurement. The replayer adds the fastest
+// article policy of each storage kind, picked per trace
+// (ArticleStorageKinds), and swaps in thread-safe variants for traces that
+// share an arena between threads (replayer/policy_safety.h).
 std::vector<std::string> DefaultPolicyNames();
 
 // The article grid's storage kinds ("simple", "boundary", "ordered"); the

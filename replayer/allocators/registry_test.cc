@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 
 TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   const std::vector<AllocatorInfo> all = AllAllocators();
-  ASSERT_EQ(all.size(), 61u);
+  ASSERT_EQ(all.size(), 67u);
   std::set<std::string> names;
   int baseline = 0, external = 0, article = 0, ours = 0;
   for (const AllocatorInfo& info : all) {
@@ -29,12 +29,13 @@ TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   EXPECT_EQ(baseline, 8);
   EXPECT_EQ(external, 3);
   EXPECT_EQ(article, 48);
-  EXPECT_EQ(ours, 2);  // slab, small_node
+  EXPECT_EQ(ours, 8);  // slab, small_node: st/mt x stack/single
   EXPECT_EQ(all.front().name, "malloc");
   for (const char* name :
        {"malloc", "new", "boost_pool", "boost_fast_pool",
         "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic", "bump",
-        "slab", "small_node", "tcmalloc", "jemalloc", "mimalloc", "pool/simple/lin/st/stack/free",
+        "slab/st/stack", "slab/mt/single", "small_node/st/stack", "small_node/mt/single",
+        "tcmalloc", "jemalloc", "mimalloc", "pool/simple/lin/st/stack/free",
         "pool/ordered/exp/mt/single/keep",
         "pool/boundary/exp/st/stack/free"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
@@ -54,9 +55,10 @@ TEST(RegistryTest, DispatchesToTheTypeByName) {
   std::vector<std::string> seen;
   EXPECT_TRUE(WithAllocatorType("pool/ordered/lin/mt/stack/free",
                                 RecordName{&seen}));
-  EXPECT_TRUE(WithAllocatorType("slab", RecordName{&seen}));
+  EXPECT_TRUE(WithAllocatorType("slab/st/single", RecordName{&seen}));
   EXPECT_FALSE(WithAllocatorType("hoard", RecordName{&seen}));
-  EXPECT_THAT(seen, ElementsAre("pool/ordered/lin/mt/stack/free", "slab"));
+  EXPECT_FALSE(WithAllocatorType("slab", RecordName{&seen}));  // the holding is part of it
+  EXPECT_THAT(seen, ElementsAre("pool/ordered/lin/mt/stack/free", "slab/st/single"));
 
   std::vector<std::string> all;
   ForEachAllocatorType(RecordName{&all});
@@ -84,10 +86,11 @@ TEST(MatchesGlobTest, MatchesStarsAndQuestionMarks) {
 }
 
 TEST(SelectAllocatorsTest, SelectsInPatternOrderWithoutDuplicates) {
-  auto selected = SelectAllocators(" slab, malloc ,pool/*/lin/st/stack/*,slab");
+  auto selected = SelectAllocators(" slab/st/*, malloc ,pool/*/lin/st/stack/*,slab/st/stack");
   ASSERT_TRUE(selected.ok()) << selected.status();
   EXPECT_THAT(*selected,
-              ElementsAre("slab", "malloc", "pool/simple/lin/st/stack/free",
+              ElementsAre("slab/st/stack", "slab/st/single", "malloc",
+                          "pool/simple/lin/st/stack/free",
                           "pool/simple/lin/st/stack/keep",
                           "pool/boundary/lin/st/stack/free",
                           "pool/boundary/lin/st/stack/keep",
@@ -109,7 +112,9 @@ TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
             "unknown policy 'foo'; see --list-policies");
   // A plain name near a policy's is taken for a typo of it; a glob is not.
   EXPECT_EQ(SelectAllocators("slabb").status().message(),
-            "unknown policy 'slabb'; did you mean slab? See --list-policies");
+            "unknown policy 'slabb'; did you mean slab/*? See --list-policies");
+  EXPECT_EQ(SelectAllocators("slab/st/stak").status().message(),
+            "unknown policy 'slab/st/stak'; did you mean slab/st/stack? See --list-policies");
   EXPECT_EQ(SelectAllocators("tcmaloc").status().message(),
             "unknown policy 'tcmaloc'; did you mean tcmalloc? See --list-policies");
   EXPECT_EQ(SelectAllocators("slabb*").status().message(),
@@ -119,15 +124,19 @@ TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("--list-policies"));
 }
 
-TEST(RegistryTest, DefaultSetIsBaselinesButBumpExternalAndSlab) {
+TEST(RegistryTest, DefaultSetIsBaselinesButBumpExternalAndOurSingleThreadedPools) {
   const std::vector<std::string> names = DefaultPolicyNames();
   const std::set<std::string> set(names.begin(), names.end());
   EXPECT_EQ(set.count("bump"), 0u) << "bump never frees: not a contender";
   for (const char* name : {"malloc", "new", "boost_pool", "boost_fast_pool",
                            "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic",
-                           "tcmalloc", "jemalloc", "mimalloc", "slab"}) {
+                           "tcmalloc", "jemalloc", "mimalloc", "slab/st/stack",
+                           "slab/st/single", "small_node/st/stack", "small_node/st/single"}) {
     EXPECT_EQ(set.count(name), 1u) << name;
   }
+  // Both holdings are measured, so the verdict chooses between them.
+  EXPECT_EQ(set.count("slab/mt/stack"), 0u);
+  EXPECT_EQ(set.count("slab/mt/single"), 0u);
   for (const std::string& name : names) EXPECT_NE(name.rfind("pool/", 0), 0u) << name;
   for (const std::string& kind : ArticleStorageKinds()) {
     absl::StatusOr<std::vector<std::string>> grid = SelectAllocators("pool/" + kind + "/*");

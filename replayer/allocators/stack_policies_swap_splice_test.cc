@@ -100,8 +100,8 @@ TEST(StackPoliciesTest, EveryPolicyReplaysSwapsAndSplicesCorrectly) {
   int stack_policies = 0, checked = 0;
   ForEachAllocatorType(ReplayChecked{&*program, &stack_policies, &checked});
   EXPECT_EQ(checked, static_cast<int>(AllAllocators().size()));
-  // 24 article pools with stack holding, and small_node.
-  EXPECT_EQ(stack_policies, 25);
+  // 24 article pools with stack holding, slab and small_node with it, st and mt.
+  EXPECT_EQ(stack_policies, 28);
 }
 
 }  // namespace

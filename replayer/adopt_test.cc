@@ -1,0 +1,103 @@
+#include "replayer/adopt.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "replayer/allocators/registry.h"
+
+namespace alloctrace {
+namespace {
+
+using allocators::AllAllocators;
+using allocators::AllocatorInfo;
+using ::testing::HasSubstr;
+
+std::string ReadRunfile(const std::string& path) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  std::ifstream in(std::string(dir ? dir : ".") + "/" + (ws ? ws : "") + "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(AdoptTest, CatalogTypesFileIsUpToDate) {
+  EXPECT_EQ(ReadRunfile("replayer/catalog_types.cc"), CatalogTypesSource(AllAllocators()))
+      << "regenerate: bazel run //replayer -- --list-policies --format=cc > "
+         "replayer/catalog_types.cc";
+}
+
+TEST(AdoptTest, EveryPolicySaysHowToAdoptIt) {
+  for (const AllocatorInfo& info : AllAllocators()) {
+    EXPECT_FALSE(AdoptWords(info.adopt).empty()) << info.name;
+    if (info.family == "article" || info.family == "ours") {
+      EXPECT_THAT(info.adopt.cpp_type, HasSubstr("alloctrace::pool::")) << info.name;
+      EXPECT_EQ(info.adopt.header, "pool/pool_allocator.h") << info.name;
+      EXPECT_EQ(info.adopt.cmake_target, "alloctrace::pool") << info.name;
+    }
+    if (info.family == "external") {
+      EXPECT_TRUE(info.adopt.cpp_type.empty()) << info.name;
+      EXPECT_THAT(info.adopt.how, HasSubstr("LD_PRELOAD=" + info.preload)) << info.name;
+    }
+  }
+}
+
+TEST(AdoptTest, SlabAndSmallNodeHaveBothHoldingsAndThreadings) {
+  std::vector<std::string> names;
+  for (const AllocatorInfo& info : AllAllocators()) names.push_back(info.name);
+  for (const char* pool : {"slab", "small_node"}) {
+    for (const char* threading : {"st", "mt"}) {
+      for (const char* holding : {"stack", "single"}) {
+        const std::string name = std::string(pool) + "/" + threading + "/" + holding;
+        EXPECT_THAT(names, ::testing::Contains(name));
+      }
+    }
+  }
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("slab")));
+}
+
+TEST(AdoptTest, TheTypeNamesItsHolding) {
+  for (const AllocatorInfo& info : AllAllocators()) {
+    if (info.name == "slab/st/single") {
+      EXPECT_EQ(info.adopt.cpp_type,
+                "alloctrace::pool::SlabAllocator<T, alloctrace::pool::SingleThreaded, "
+                "alloctrace::pool::HoldingSingleton>");
+      EXPECT_FALSE(info.thread_safe);
+    }
+    if (info.name == "slab/mt/stack") {
+      EXPECT_EQ(info.adopt.cpp_type,
+                "alloctrace::pool::SlabAllocator<T, alloctrace::pool::MultiThreaded, "
+                "alloctrace::pool::HoldingStack>");
+      EXPECT_TRUE(info.thread_safe);
+    }
+  }
+}
+
+TEST(AdoptTest, AdoptWordsNamesHeaderAndTargets) {
+  allocators::Adoption a{"alloctrace::pool::SlabAllocator<T>", "pool/pool_allocator.h",
+                         "@alloctrace//pool", "alloctrace::pool", ""};
+  EXPECT_EQ(AdoptWords(a),
+            "alloctrace::pool::SlabAllocator<T> (#include \"pool/pool_allocator.h\"; Bazel "
+            "@alloctrace//pool; CMake alloctrace::pool)");
+  allocators::Adoption std_alloc{"std::allocator<T>", "memory", "", "", ""};
+  EXPECT_EQ(AdoptWords(std_alloc), "std::allocator<T> (#include <memory>)");
+}
+
+TEST(AdoptTest, ListShowsEveryPolicyWithItsType) {
+  const std::vector<AllocatorInfo> all = AllAllocators();
+  const std::string list = FormatPolicyList(all, allocators::DefaultPolicyNames(), false);
+  const std::string markdown = FormatPolicyList(all, allocators::DefaultPolicyNames(), true);
+  for (const AllocatorInfo& info : all) {
+    EXPECT_THAT(list, HasSubstr(info.name + " ")) << info.name;
+    EXPECT_THAT(list, HasSubstr("    adopt: " + AdoptWords(info.adopt) + "\n")) << info.name;
+    EXPECT_THAT(markdown, HasSubstr("| `" + info.name + "` |")) << info.name;
+  }
+}
+
+}  // namespace
+}  // namespace alloctrace

@@ -1,0 +1,43 @@
+#include "replayer/policy_safety.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "replayer/allocators/registry.h"
+
+namespace alloctrace {
+
+std::string UnsafeReason(const allocators::AllocatorInfo& info, const ArenaUsageSummary& usage) {
+  if (info.thread_safe || usage.shared_count == 0) return "";
+  return absl::StrCat("not thread-safe: ", usage.SharingWords());
+}
+
+std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
+                                      const ArenaUsageSummary& usage) {
+  if (usage.shared_count == 0) return names;
+  const std::vector<allocators::AllocatorInfo> all = allocators::AllAllocators();
+  auto find = [&](const std::string& name) -> const allocators::AllocatorInfo* {
+    for (const allocators::AllocatorInfo& info : all) {
+      if (info.name == name) return &info;
+    }
+    return nullptr;
+  };
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    std::string chosen = name;
+    const allocators::AllocatorInfo* info = find(name);
+    const size_t st = name.find("/st/");
+    if (info != nullptr && !info->thread_safe && st != std::string::npos) {
+      std::string mt = name;
+      mt.replace(st, 4, "/mt/");
+      const allocators::AllocatorInfo* variant = find(mt);
+      if (variant != nullptr && variant->thread_safe) chosen = mt;
+    }
+    if (std::find(out.begin(), out.end(), chosen) == out.end()) out.push_back(chosen);
+  }
+  return out;
+}
+
+}  // namespace alloctrace
