@@ -46,7 +46,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -206,8 +205,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "runs one built-in workload in situ with a chosen allocator and prints its time.\n"
       "usage: insitu --workload=NAME [--allocator=NAME] [--param=name=value] [--seed=N]");
-  AcceptDashedFlags(argc, argv);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "insitu");
   if (args.size() > 1) return UsageError(absl::StrCat("unexpected argument: ", args[1]));
   const std::vector<WorkloadDef>& names = WorkloadDefs<StdAlloc>();
   const std::vector<WorkloadDef>& mt_names = MultiThreadedWorkloadDefs<StdAlloc>();

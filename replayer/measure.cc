@@ -210,10 +210,7 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int* shared_fd_out) {
-  const ReplayView view = ViewOf(program);
-  const int shared_fd = ShareReplayView(view);
-  *shared_fd_out = shared_fd;
+                         const std::string& self, const MeasureSettings& s, int shared_fd) {
   Measurer measurer(policies, self, shared_fd, s, program.path);
   std::mt19937_64 rng(s.seed);
   std::vector<Measured> set;

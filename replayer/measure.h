@@ -71,7 +71,7 @@ struct Measured {
 // How the runs are made and when they stop.
 struct MeasureSettings {
   RunOptions run_options;
-  std::string touch;
+  std::string touch = "program";  // --touch, passed on to the children
   ChildLimits limits;
   ReportContext ctx;
   int max_runs = 500;
@@ -98,11 +98,11 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 // Measures `names` on one trace. With `screen`: with the race, every
 // article policy races with them; without, the fastest article policy of
 // each storage kind in a short screen is added.
-// `*shared_fd_out` is the program's shared memfd (negative if it could not
-// be made; then no run succeeds); the caller closes it.
+// `shared_fd` is `program` shared by ShareReplayView (the children map it);
+// the caller made it, before any run, and closes it.
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int* shared_fd_out);
+                         const std::string& self, const MeasureSettings& s, int shared_fd);
 
 }  // namespace alloctrace
 

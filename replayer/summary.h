@@ -53,9 +53,9 @@ struct PolicyRuns {
 struct ReportContext {
   std::string machine;
   std::string date;
-  std::string touch;
+  std::string touch = "program";  // "none", "first", "whole" or "program"
   std::string clock = "cpu";     // "cpu" (thread CPU time) or "wall"
-  std::string rank_by = "warm";  // the pass kind that ranks: "warm" or "cold"
+  std::string rank_by = "cold";  // the pass kind that ranks: "cold" or "warm"
   int passes = 1;                // passes per run at most (1: cold only)
   double warm_ms = 0;            // warm passes add up to at least this
   double precision = 0.03;       // target CI half-width, as a fraction
