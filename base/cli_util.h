@@ -2,8 +2,12 @@
 #ifndef ALLOCTRACE_BASE_CLI_UTIL_H_
 #define ALLOCTRACE_BASE_CLI_UTIL_H_
 
+#include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace alloctrace {
 
@@ -30,6 +34,36 @@ inline void AcceptDashedFlags(int argc, char** argv) {
     }
   }
 }
+
+// The Levenshtein distance between `a` and `b`: the fewest single-character
+// insertions, deletions and substitutions that turn one into the other.
+// O(|a| * |b|) time, O(|b|) memory.
+size_t EditDistance(absl::string_view a, absl::string_view b);
+
+// The candidate nearest to `name` by EditDistance, if it is near enough to
+// be the one meant (at most max(2, |name| / 3) edits away); "" if none is.
+// Ties go to the candidate listed first.
+std::string NearestName(absl::string_view name, const std::vector<std::string>& candidates);
+
+// Checks the flags of a command line against the flags registered with
+// Abseil, before absl::ParseCommandLine sees them: returns "" if every
+// "--name", "--name=value", "--name value", "--noname" (booleans) names a
+// registered flag with a value its type parses, else one line saying what
+// is wrong, as "unknown flag --polices; did you mean --policies?" or
+// "--budget=abc: not a number". Names may be spelled with dashes (as
+// AcceptDashedFlags allows); the message uses the spelling typed. Stops at a
+// bare "--"; skips names listed in --undefok; leaves --flagfile, --fromenv
+// and --tryfromenv to Abseil.
+std::string CheckCommandLineFlags(int argc, char* const* argv);
+
+// absl::ParseCommandLine with the usage contract of this project's programs:
+// dashed names are accepted (AcceptDashedFlags, so argv is rewritten in
+// place); an unknown flag or a malformed value prints "PROGRAM: MESSAGE"
+// (CheckCommandLineFlags) on stderr and exits with status 2, never Abseil's
+// 1, also for what only Abseil detects (a bad --flagfile). --help and its
+// kin keep Abseil's behaviour. Returns the positional arguments, argv[0]
+// first.
+std::vector<char*> ParseCommandLineOrExitUsage(int argc, char** argv, const char* program);
 
 }  // namespace alloctrace
 

@@ -4,7 +4,9 @@ Pure functions over plain numbers (no subprocesses, no clocks), so they are
 tested on their own (analysis_test.py):
 
   median(xs), bootstrap_ci(xs)        an interval for a median
-  tie_ranks(items)                    ranks where overlapping intervals tie
+  paired_ratio(ref, xs), paired_tie   THE tie rule, as the replayer's (stats.h)
+  tie_ranks(items, runs)              ranks where paired ties (else overlaps) tie
+  replay_rounds(policy_json, phase)   ns/op per round from one policy's entry
   spearman(a, b)                      rank correlation of two rankings
   replay_figures(policy_json, phase)  ns/op and its interval from one policy's entry
   saving(base, xs)                    a saving and its interval, paired by round
@@ -52,13 +54,69 @@ def overlaps(a, b):
     return a[0] <= b[1] and b[0] <= a[1]
 
 
-def tie_ranks(items):
+def _by_round(xs):
+    return dict(xs) if isinstance(xs, dict) else dict(enumerate(xs))
+
+
+def paired_ratio(reference, subject):
+    """reference / subject round by round, as (median, lo, hi) with the
+    bootstrap 95% interval; None without a common round. Each side is a dict
+    round -> value, or a list whose index is the round (runs made in rounds,
+    A B C A B C, as the fidelity check and the replayer make them)."""
+    ref, sub = _by_round(reference), _by_round(subject)
+    ratios = [ref[r] / x for r, x in sorted(sub.items()) if r in ref and x > 0]
+    if not ratios:
+        return None
+    lo, hi = bootstrap_ci(ratios)
+    return (median(ratios), lo, hi)
+
+
+def noise_margin(floor):
+    """How far a noise floor's interval (median, lo, hi) reaches from 1:
+    max(hi - 1, 1 - lo, 0); 0 without one."""
+    if floor is None or None in floor[1:]:
+        return 0.0
+    return max(floor[2] - 1, 1 - floor[1], 0.0)
+
+
+def paired_tie(ratio, margin=0.0):
+    """THE tie rule, the replayer's too (replayer/stats.h PairedTie): two
+    policies are tied when the 95% interval of their ratio paired by round
+    (paired_ratio) includes 1, or lies within the noise floor, within
+    [1/(1+m), 1+m] for the noise margin m. No common round (None): not tied.
+    """
+    if ratio is None:
+        return False
+    _, lo, hi = ratio
+    if lo <= 1 <= hi:
+        return True
+    m = max(margin, 0.0)
+    return lo >= 1 / (1 + m) and hi <= 1 + m
+
+
+def tie_ranks(items, runs=None, margin=0.0):
     """Ranks (1 = smallest value) of items, a dict name -> (value, lo, hi).
 
-    Sorted by value; a run of items whose intervals all overlap one another
-    is a tie and shares the average of its ranks. An item without an
-    interval (lo, hi None) ties only with equal values.
+    Sorted by value; a run of items tied with one another (every pair) is a
+    tie and shares the average of its ranks. Two items with per-round
+    figures in `runs` (name -> dict round -> value, or list by round) tie by
+    paired_tie of their paired_ratio under the noise margin; otherwise when
+    their intervals overlap, and an item without an interval (lo, hi None)
+    ties only with equal values.
     """
+    runs = runs or {}
+
+    def tied(a, b):
+        if a in runs and b in runs:
+            r = paired_ratio(runs[a], runs[b])
+            if r is not None:
+                return paired_tie(r, margin)
+        v, lo, hi = items[a]
+        gv, glo, ghi = items[b]
+        if None in (lo, hi, glo, ghi):
+            return v == gv
+        return overlaps((lo, hi), (glo, ghi))
+
     order = sorted(items, key=lambda k: (items[k][0], k))
     ranks = {}
     i = 0
@@ -66,14 +124,7 @@ def tie_ranks(items):
         group = [order[i]]
         j = i + 1
         while j < len(order):
-            v, lo, hi = items[order[j]]
-            ok = True
-            for g in group:
-                gv, glo, ghi = items[g]
-                if None in (lo, hi, glo, ghi):
-                    ok = ok and v == gv
-                else:
-                    ok = ok and overlaps((lo, hi), (glo, ghi))
+            ok = all(tied(order[j], g) for g in group)
             if not ok:
                 break
             group.append(order[j])
@@ -141,6 +192,23 @@ def replay_figures(p, phase="warm"):
     raise ReplayFormatError(f"policy {name}: no {phase} ns_per_op in the replayer's JSON")
 
 
+def replay_rounds(p, phase="warm", ops=None, clock="cpu"):
+    """{round: ns/op} of one entry of the replayer's "policies", from its
+    "runs": the cold pass, or the mean of the warm passes, by the clock
+    ("cpu_s" or "wall_s"), over the trace's memory ops. {} when the entry has
+    no runs or ops is unknown."""
+    if not ops:
+        return {}
+    key = "wall_s" if clock == "wall" else "cpu_s"
+    out = {}
+    for run in p.get("runs") or []:
+        passes = [q for q in run.get("passes", []) if q.get("kind") == phase]
+        if not passes or "round" not in run:
+            continue
+        out[run["round"]] = 1e9 * sum(q[key] for q in passes) / len(passes) / ops
+    return out
+
+
 def saving(base, xs):
     """(median saving ms, (lo, hi) its 95% interval in ms, paired) of xs
     against base, both lists of seconds.
@@ -163,7 +231,7 @@ def saving(base, xs):
                                                   diffs[int(math.ceil(0.975 * 1999))]), False)
 
 
-def compare(insitu, replay, ops):
+def compare(insitu, replay, ops, replay_runs=None, replay_margin=0.0):
     """Per-allocator figures of one workload or program.
 
     insitu: name -> list of seconds (the in-situ runs), with BASELINE among
@@ -174,8 +242,11 @@ def compare(insitu, replay, ops):
     see saving()) with its interval, the predicted saving, whether the
     actual saving is outside noise (its interval excludes 0) and the
     prediction's relative error; rho is the Spearman correlation of the two
-    orderings (None when undefined; in situ, allocators whose intervals of
-    the median overlap are tied).
+    orderings (None when undefined). Ties follow paired_tie: in situ, paired
+    by round when every allocator has as many runs (the check's rounds; no
+    noise floor is measured there, so the margin is 0), else by overlapping
+    intervals; in the replay, by replay_runs (name -> {round: ns/op},
+    replay_rounds) under replay_margin (the replay's noise floor).
     """
     names = [n for n in insitu if n in replay]
     stats = {}
@@ -211,7 +282,11 @@ def compare(insitu, replay, ops):
             row["within_tolerance"] = (significant and row["error"] is not None and
                                        abs(row["error"]) <= SAVING_TOLERANCE)
         rows.append(row)
-    rho = spearman(tie_ranks(stats), tie_ranks({n: replay[n] for n in names}))
+    lengths = {len(insitu[n]) for n in names}
+    insitu_runs = ({n: insitu[n] for n in names}
+                   if len(lengths) == 1 and min(lengths) >= 2 else None)
+    rho = spearman(tie_ranks(stats, insitu_runs),
+                   tie_ranks({n: replay[n] for n in names}, replay_runs, replay_margin))
     return rows, rho
 
 

@@ -8,6 +8,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analysis  # noqa: E402
 
 
+def overlaps_of(items, a, b):
+    return analysis.overlaps(items[a][1:], items[b][1:])
+
+
 class StatisticsTest(unittest.TestCase):
     def test_median(self):
         self.assertEqual(analysis.median([3, 1, 2]), 2)
@@ -32,6 +36,62 @@ class StatisticsTest(unittest.TestCase):
             "c": (3.0, 2.9, 3.1),
         })
         self.assertEqual(ranks, {"a": 1.5, "b": 1.5, "c": 3})
+
+    def test_paired_tie_is_the_replayers_rule(self):
+        # The cases of replayer/stats_test.cc PairedTieIncludesOneOrLiesWithinTheNoiseFloor.
+        self.assertTrue(analysis.paired_tie((1.02, 0.99, 1.05), 0))
+        self.assertFalse(analysis.paired_tie((1.05, 1.02, 1.08), 0))
+        self.assertTrue(analysis.paired_tie((1.05, 1.02, 1.08), 0.10))
+        self.assertFalse(analysis.paired_tie((1.05, 1.02, 1.12), 0.10))
+        self.assertTrue(analysis.paired_tie((0.95, 0.93, 0.97), 0.10))
+        self.assertFalse(analysis.paired_tie(None, 1))
+        self.assertFalse(analysis.paired_tie((1.28, 1.27, 1.33), 0.03))
+        self.assertAlmostEqual(analysis.noise_margin((0.991, 0.968, 1.002)), 0.032)
+        self.assertEqual(analysis.noise_margin(None), 0.0)
+
+    def test_paired_ratio_pairs_by_round(self):
+        drift = [10, 12, 8, 11, 9, 12, 8, 10]
+        r = analysis.paired_ratio(drift, [x / 2 for x in drift])
+        self.assertEqual(r, (2.0, 2.0, 2.0))
+        # Dicts pair by their round keys; rounds in one side only are left out.
+        r = analysis.paired_ratio({0: 4.0, 1: 6.0, 5: 9.0}, {0: 2.0, 1: 3.0, 2: 1.0})
+        self.assertEqual(r, (2.0, 2.0, 2.0))
+        self.assertIsNone(analysis.paired_ratio({0: 1.0}, {1: 1.0}))
+
+    def test_paired_runs_break_a_tie_of_overlapping_intervals(self):
+        # The machine drifts +-20% between rounds; c is 5% slower in every
+        # round. Unpaired intervals overlap; the paired ratio excludes 1.
+        drift = [10, 12, 8, 11, 9, 12, 8, 10, 11, 9, 12, 8]
+        runs = {"a": drift, "c": [x * 1.05 for x in drift]}
+        items = {}
+        for n, xs in runs.items():
+            lo, hi = analysis.bootstrap_ci(xs)
+            items[n] = (analysis.median(xs), lo, hi)
+        self.assertEqual(analysis.tie_ranks(items), {"a": 1.5, "c": 1.5})
+        self.assertEqual(analysis.tie_ranks(items, runs), {"a": 1, "c": 2})
+        # Within a noise floor of 6%, a tie again.
+        self.assertEqual(analysis.tie_ranks(items, runs, 0.06), {"a": 1.5, "c": 1.5})
+
+    def test_new_users_paradox_malloc_is_not_tied_with_a_faster_policy(self):
+        # slab at 1.28x malloc's speed in every round (+-2%), rounds drifting 2x.
+        drift = [10, 20, 11, 19, 12, 18, 10, 20, 13, 17, 11, 19]
+        slab = [x / 1.28 * (1.02, 0.98, 1.0)[i % 3] for i, x in enumerate(drift)]
+        runs = {"malloc": drift, "slab": slab}
+        items = {n: (analysis.median(xs),) + analysis.bootstrap_ci(xs) for n, xs in runs.items()}
+        self.assertTrue(overlaps_of(items, "malloc", "slab"))
+        ranks = analysis.tie_ranks(items, runs)
+        self.assertEqual(ranks, {"slab": 1, "malloc": 2})
+
+    def test_replay_rounds_reads_each_run(self):
+        p = {"policy": "slab", "runs": [
+            {"round": 0, "passes": [{"kind": "cold", "cpu_s": 2e-6, "wall_s": 4e-6},
+                                    {"kind": "warm", "cpu_s": 1e-6, "wall_s": 1e-6},
+                                    {"kind": "warm", "cpu_s": 3e-6, "wall_s": 3e-6}]},
+            {"round": 3, "passes": [{"kind": "cold", "cpu_s": 4e-6, "wall_s": 4e-6}]}]}
+        self.assertEqual(analysis.replay_rounds(p, "cold", 1000), {0: 2.0, 3: 4.0})
+        self.assertEqual(analysis.replay_rounds(p, "warm", 1000), {0: 2.0})
+        self.assertEqual(analysis.replay_rounds(p, "cold", 1000, "wall"), {0: 4.0, 3: 4.0})
+        self.assertEqual(analysis.replay_rounds(p, "cold", None), {})
 
     def test_tie_needs_every_member_to_overlap(self):
         ranks = analysis.tie_ranks({

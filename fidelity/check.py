@@ -16,7 +16,9 @@ reads each replay's cold pass and its warm passes (--phase); and, per
 model (touch mode and phase), reports per allocator the in-situ time (median, bootstrap 95% interval),
 the replay's ns/op x ops, the saving against glibc in situ and as the replay
 predicts it, and per workload Spearman's rank correlation of the two
-orderings, where allocators whose intervals overlap are tied.
+orderings, where allocators are tied as the replayer ties them
+(analysis.paired_tie: the ratio paired by round has a 95% interval that
+includes 1 or lies within the noise floor).
 
 With --program, PROG ARGS is run whole under each malloc (the process's
 time), captured (//tracer:capture) and replayed the same way. In-situ time
@@ -117,14 +119,16 @@ def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
 def replay(trace, policies, runs, touch, phases):
     """The replayer's figures for `policies` on `trace`:
     ({phase: {policy: (ns, lo, hi)}}, trace_json). One replay gives both
-    phases: its cold pass and its warm passes."""
+    phases: its cold pass and its warm passes. Every policy makes `runs`
+    runs (--race=false: none is eliminated)."""
     cmd = [REPLAYER, "--format=json", "--quiet", f"--min_runs={runs}", f"--max_runs={runs}",
-           f"--touch={touch}",
+           "--race=false", f"--touch={touch}",
            "--policies=" + ",".join(policies), trace]
     out = run(cmd).stdout
     try:
         doc = json.loads(out)
-        t = doc["traces"][0]
+        t = dict(doc["traces"][0], clock=doc.get("clock", "cpu"),
+                 rank_by=doc.get("rank_by", "cold"))
         figures = {phase: {} for phase in phases}
         for p in t["policies"]:
             if p.get("status", "ok") != "ok":
@@ -223,7 +227,16 @@ def finish(entry, seconds, policy_of, trace, args):
         entry["arena_events"] = t.get("arena_events")
         for phase, figures in by_phase.items():
             rep = {d: figures[p] for d, p in policy_of.items()}
-            rows, rho = analysis.compare(seconds, rep, t["ops"])
+            # The replay's ties as the replayer decides them: paired by
+            # round, within its noise floor (of the ranking pass only).
+            runs_of = {p["policy"]: p for p in t["policies"]}
+            rep_runs = {d: analysis.replay_rounds(runs_of.get(p, {}), phase, t["ops"],
+                                                  t.get("clock", "cpu"))
+                        for d, p in policy_of.items()}
+            floor = t.get("noise_floor") or {}
+            margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
+                      if phase == t.get("rank_by") and "ci95" in floor else 0.0)
+            rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
             for row in rows:
                 row["policy"] = policy_of[row["allocator"]]
             entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho}

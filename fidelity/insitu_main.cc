@@ -22,6 +22,14 @@
 // replay of that one arena does, and a per-object pool would be meaningless.
 // "replay_policy" is the replayer's name for the allocator this run used.
 //
+// The multi-threaded workloads (`mt_workload` in --list;
+// tracer/workloads/thread_workloads.h) share allocator instances between
+// threads, so they run only with the thread-safe allocators (`mt_allocator`
+// in --list: std, which is whatever malloc is loaded, slab/mt and
+// boost_fast_pool); any other is refused as a usage error. "seconds" is then
+// the wall time of the whole run, and "cpu_seconds" the process's CPU time
+// (every thread's: the calling thread only starts and joins them).
+//
 // Exit status: 0 and one JSON line on stdout; 2 and a message on stderr for
 // bad flags or parameters.
 #include <dlfcn.h>
@@ -38,7 +46,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -66,6 +73,7 @@ namespace {
 namespace ap = pool;
 using workloads::RunFn;
 using workloads::WorkloadDef;
+using workloads::MultiThreadedWorkloadDefs;
 using workloads::WorkloadDefs;
 
 template <typename T>
@@ -90,6 +98,10 @@ struct AllocatorChoice {
   std::string replay_single;  // replay policy for the one global-heap pool
   const std::vector<WorkloadDef>* stack_defs;
   const std::vector<WorkloadDef>* single_defs;
+  // The multi-threaded workloads with this allocator; null if it is not
+  // thread-safe.
+  const std::vector<WorkloadDef>* mt_stack_defs = nullptr;
+  const std::vector<WorkloadDef>* mt_single_defs = nullptr;
 };
 
 // A pool policy of the catalog in its two holdings; named, as the replayer
@@ -102,6 +114,16 @@ AllocatorChoice CatalogChoice() {
           &WorkloadDefs<Rebound<SingleType>::template Alloc>()};
 }
 
+// A thread-safe pool of the catalog: the single-threaded workloads and the
+// multi-threaded ones.
+template <typename StackType, typename SingleType>
+AllocatorChoice ThreadSafeCatalogChoice() {
+  AllocatorChoice choice = CatalogChoice<StackType, SingleType>();
+  choice.mt_stack_defs = &MultiThreadedWorkloadDefs<Rebound<StackType>::template Alloc>();
+  choice.mt_single_defs = &MultiThreadedWorkloadDefs<Rebound<SingleType>::template Alloc>();
+  return choice;
+}
+
 template <typename Storage, typename Growth>
 AllocatorChoice ArticleChoice() {
   return CatalogChoice<
@@ -112,11 +134,17 @@ AllocatorChoice ArticleChoice() {
 
 const std::vector<AllocatorChoice>& Choices() {
   static const std::vector<AllocatorChoice>* const kChoices = new std::vector<AllocatorChoice>{
-      {"std", "malloc", "malloc", &WorkloadDefs<StdAlloc>(), &WorkloadDefs<StdAlloc>()},
+      {"std", "malloc", "malloc", &WorkloadDefs<StdAlloc>(), &WorkloadDefs<StdAlloc>(),
+       &MultiThreadedWorkloadDefs<StdAlloc>(), &MultiThreadedWorkloadDefs<StdAlloc>()},
       CatalogChoice<ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingStack>,
                     ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingSingleton>>(),
+      ThreadSafeCatalogChoice<
+          ap::SlabAllocator<std::byte, ap::MultiThreaded, ap::HoldingStack>,
+          ap::SlabAllocator<std::byte, ap::MultiThreaded, ap::HoldingSingleton>>(),
+      // boost::fast_pool_allocator's singleton pool takes a mutex by default.
       {"boost_fast_pool", "boost_fast_pool", "boost_fast_pool", &WorkloadDefs<BoostFastPool>(),
-       &WorkloadDefs<BoostFastPool>()},
+       &WorkloadDefs<BoostFastPool>(), &MultiThreadedWorkloadDefs<BoostFastPool>(),
+       &MultiThreadedWorkloadDefs<BoostFastPool>()},
       ArticleChoice<ap::StorageSimple, ap::GrowthExponential>(),
       ArticleChoice<ap::StorageBoundary, ap::GrowthExponential>(),
       ArticleChoice<ap::StorageOrdered, ap::GrowthExponential>(),
@@ -131,11 +159,13 @@ const std::vector<AllocatorChoice>& Choices() {
 // held by that allocator object (HoldingStack) would die with it, so these
 // run with one process-wide pool. records_local_pool and
 // records_singleton_pool take only their pool chunks from the global heap,
-// but a chunk from a dead stack pool crashes all the same.
+// but a chunk from a dead stack pool crashes all the same; larson's blocks
+// are all global-heap blocks, freed through other allocator objects.
 bool UsesGlobalHeap(std::string_view workload) {
   return workload == "shared_ptr_new" || workload == "make_shared" ||
          workload == "records_shared_new" || workload == "records_make_shared" ||
-         workload == "records_local_pool" || workload == "records_singleton_pool";
+         workload == "records_local_pool" || workload == "records_singleton_pool" ||
+         workload == "larson";
 }
 
 std::string MallocProvider() {
@@ -147,9 +177,9 @@ std::string MallocProvider() {
 
 // This thread's CPU time: on a shared machine it leaves out the time the
 // run waited for a core, which wall time does not.
-double ThreadCpuSeconds() {
+double ThreadCpuSeconds(clockid_t clock = CLOCK_THREAD_CPUTIME_ID) {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
@@ -175,26 +205,37 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "runs one built-in workload in situ with a chosen allocator and prints its time.\n"
       "usage: insitu --workload=NAME [--allocator=NAME] [--param=name=value] [--seed=N]");
-  AcceptDashedFlags(argc, argv);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "insitu");
   if (args.size() > 1) return UsageError(absl::StrCat("unexpected argument: ", args[1]));
   const std::vector<WorkloadDef>& names = WorkloadDefs<StdAlloc>();
+  const std::vector<WorkloadDef>& mt_names = MultiThreadedWorkloadDefs<StdAlloc>();
   if (absl::GetFlag(FLAGS_list)) {
     for (const WorkloadDef& d : names) std::printf("workload %s\n", std::string(d.name).c_str());
+    for (const WorkloadDef& d : mt_names) {
+      std::printf("mt_workload %s\n", std::string(d.name).c_str());
+    }
     for (const AllocatorChoice& c : Choices()) {
       std::printf("allocator %s (replay: %s, global heap: %s)\n", c.name.c_str(),
                   c.replay_stack.c_str(), c.replay_single.c_str());
+    }
+    for (const AllocatorChoice& c : Choices()) {
+      if (c.mt_stack_defs != nullptr) std::printf("mt_allocator %s\n", c.name.c_str());
     }
     return 0;
   }
   const std::string workload = absl::GetFlag(FLAGS_workload);
   size_t index = names.size();
+  bool multi_threaded = false;
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i].name == workload) index = i;
   }
-  if (index == names.size()) {
+  for (size_t i = 0; i < mt_names.size(); ++i) {
+    if (mt_names[i].name == workload) index = i, multi_threaded = true;
+  }
+  if (index == names.size() && !multi_threaded) {
     std::vector<std::string> known;
     for (const WorkloadDef& d : names) known.emplace_back(d.name);
+    for (const WorkloadDef& d : mt_names) known.emplace_back(d.name);
     return UsageError(absl::StrCat("--workload=", workload, ": no such workload; one of ",
                                    absl::StrJoin(known, ", ")));
   }
@@ -212,18 +253,31 @@ int Main(int argc, char** argv) {
     return UsageError(absl::StrCat("--allocator=", allocator, ": no such allocator; one of ",
                                    absl::StrJoin(known, ", ")));
   }
+  if (multi_threaded && choice->mt_stack_defs == nullptr) {
+    std::vector<std::string> safe;
+    for (const AllocatorChoice& c : Choices()) {
+      if (c.mt_stack_defs != nullptr) safe.push_back(c.name);
+    }
+    return UsageError(absl::StrCat("--allocator=", allocator, " is not thread-safe, and ",
+                                   workload, " shares allocators between threads; one of ",
+                                   absl::StrJoin(safe, ", ")));
+  }
   const bool global = UsesGlobalHeap(workload);
-  const WorkloadDef& def = (global ? *choice->single_defs : *choice->stack_defs)[index];
+  const std::vector<WorkloadDef>& defs =
+      multi_threaded ? (global ? *choice->mt_single_defs : *choice->mt_stack_defs)
+                     : (global ? *choice->single_defs : *choice->stack_defs);
+  const WorkloadDef& def = defs[index];
   absl::StatusOr<workloads::WorkloadParams> params =
       workloads::ParseWorkloadParams(def.name, def.params, absl::GetFlag(FLAGS_param));
   if (!params.ok()) return UsageError(std::string(params.status().message()));
 
   using Clock = std::chrono::steady_clock;
-  const double cpu0 = ThreadCpuSeconds();
+  const clockid_t cpu_clock = multi_threaded ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+  const double cpu0 = ThreadCpuSeconds(cpu_clock);
   const Clock::time_point t0 = Clock::now();
   def.run(*params, absl::GetFlag(FLAGS_seed));
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  const double cpu_seconds = ThreadCpuSeconds() - cpu0;
+  const double cpu_seconds = ThreadCpuSeconds(cpu_clock) - cpu0;
 
   std::printf(
       "{\"workload\": %s, \"allocator\": %s, \"replay_policy\": %s, \"params\": %s, "

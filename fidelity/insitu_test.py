@@ -34,6 +34,35 @@ class InsituTest(unittest.TestCase):
                 self.assertEqual(line["workload"], w)
                 self.assertGreater(line["cpu_seconds"], 0, f"{w} with {a}")
 
+    def test_multi_threaded_workloads_with_thread_safe_allocators_only(self):
+        """They share allocators between threads: a thread-safe allocator
+        runs them, any other is refused (exit 2), never run into a crash."""
+        listing = subprocess.run([INSITU, "--list"], stdout=subprocess.PIPE, text=True,
+                                 check=True).stdout.splitlines()
+        workloads = [l.split()[1] for l in listing if l.startswith("mt_workload ")]
+        safe = [l.split()[1] for l in listing if l.startswith("mt_allocator ")]
+        self.assertEqual(workloads, ["producer_consumer", "larson", "migration",
+                                     "thread_map_churn"])
+        self.assertEqual(safe, ["std", "slab/mt/stack", "boost_fast_pool"])
+        # Small runs: boost_fast_pool serves arrays by a linear search.
+        small = {"producer_consumer": "messages=2000", "larson": "operations=300",
+                 "migration": "operations=1000", "thread_map_churn": "operations=2000"}
+        for w in workloads:
+            for a in safe:
+                p = subprocess.run([INSITU, f"--workload={w}", f"--allocator={a}",
+                                    f"--param={small[w]}"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   check=False, timeout=120)
+                self.assertEqual(p.returncode, 0, f"{w} with {a}: {p.stderr[-300:]}")
+                line = json.loads(p.stdout.strip().splitlines()[-1])
+                self.assertEqual(line["workload"], w)
+                self.assertGreater(line["cpu_seconds"], 0, f"{w} with {a}")
+            p = subprocess.run([INSITU, f"--workload={w}", "--allocator=slab/st/stack"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               check=False, timeout=120)
+            self.assertEqual(p.returncode, 2, w)
+            self.assertIn("is not thread-safe", p.stderr)
+
     def test_every_replay_name_is_a_replayer_policy(self):
         """The in-situ allocators are the replayer's catalog, by name."""
         listing = subprocess.run([INSITU, "--list"], stdout=subprocess.PIPE, text=True,

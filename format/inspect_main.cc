@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "format/trace_html.h"
 #include "format/trace_stats.h"
@@ -24,8 +23,7 @@ int main(int argc, char** argv) {
       "prints a trace's header, event counts, bytes per event, size histogram, peak live "
       "bytes and objects, and per-arena counts.\n"
       "usage: inspect [--json | --html] [--out=FILE] FILE");
-  alloctrace::AcceptDashedFlags(argc, argv);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = alloctrace::ParseCommandLineOrExitUsage(argc, argv, "inspect");
   if (args.size() != 2) {
     std::fprintf(stderr, "inspect: expected exactly one trace file (got %zu); see --help\n",
                  args.size() - 1);

@@ -1,6 +1,7 @@
 #include "format/test_util.h"
 
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -147,6 +148,22 @@ std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>&
   const std::string path = TempPath(name);
   WriteFile(path, TraceBytes(chunks, footer_events));
   return path;
+}
+
+absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas,
+                                  uint64_t block_bytes) {
+  proto::Header header;
+  header.set_workload("many_arenas");
+  (*header.mutable_labels())["arenas"] = std::to_string(arenas);
+  (*header.mutable_labels())["block_bytes"] = std::to_string(block_bytes);
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(path, header);
+  if (!writer.ok()) return writer.status();
+  TraceWriter& w = **writer;
+  for (uint32_t a = 1; a <= arenas; ++a) {
+    w.ArenaCreate(0, a);
+    w.Alloc(0, a, uint64_t{a} * block_bytes, Shape{block_bytes, 1, 16});
+  }
+  return w.Finish();
 }
 
 std::vector<CraftedTrace> CraftedTraces() {

@@ -70,6 +70,14 @@ struct CraftedTrace {
 };
 std::vector<CraftedTrace> CraftedTraces();
 
+// A trace that claims much memory from few events: `arenas` arenas, each
+// created and given one block of `block_bytes` (aligned to 16) that is never
+// freed, no arena destroyed. A million arenas of 1 KiB is the replayer's
+// memory-bound case (issue 20): every per-arena pool holds at least a chunk.
+// Too large for the fuzzing seeds; write_crafted_traces --many_arenas=N.
+absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas,
+                                  uint64_t block_bytes);
+
 }  // namespace alloctrace::testing_util
 
 #endif  // ALLOCTRACE_FORMAT_TEST_UTIL_H_

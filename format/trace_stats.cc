@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/json.h"
+#include "format/arena_usage.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
@@ -41,6 +42,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   uint64_t index = 0;   // of the event at hand, over the whole trace
   uint64_t stride = 1;  // events per point of the live course
   LivePoint span;       // the point being filled
+  ArenaUsage usage;     // threads and blocks by arena (arena_usage.h)
   // The stats of the arena with dense index `dense`, noting its first and
   // latest use; keyed by the id the trace gave it.
   auto arena = [&](uint32_t dense) -> ArenaStats& {
@@ -66,6 +68,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
           live_bytes -= old;
           --live_objects;
           arena(object_arena[e.old_object]).live_bytes -= old;
+          usage.Free(object_arena[e.old_object], e.thread);
         } else {
           ++st.allocs;
           ++a.allocs;
@@ -73,6 +76,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
         const uint64_t bytes = reader.shapes()[e.shape].bytes();
         object_bytes[e.object] = bytes;
         object_arena[e.object] = e.arena;
+        usage.Alloc(e.arena, e.thread);
         ++live_objects;
         live_bytes += bytes;
         st.bytes_allocated += bytes;
@@ -88,6 +92,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
         ++st.frees;
         const uint64_t bytes = object_bytes[e.object];
         ArenaStats& a = arena(object_arena[e.object]);
+        usage.Free(object_arena[e.object], e.thread);
         ++a.frees;
         a.live_bytes -= bytes;
         live_bytes -= bytes;
@@ -136,6 +141,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   st.has_footer = reader.has_footer();
   st.cut_short = reader.cut_short();
   st.threads = reader.threads_seen();
+  st.arena_usage = usage.Summarize(reader);
   st.live_objects_at_end = live_objects;
   st.live_bytes_at_end = live_bytes;
   return st;
@@ -168,6 +174,18 @@ std::string FormatTraceStatsText(const TraceStats& st) {
                         st.arenas_created, st.arenas_destroyed);
   absl::StrAppendFormat(&o, "%-22s %.2f\n", "bytes per event", st.bytes_per_event());
   absl::StrAppendFormat(&o, "%-22s %d\n", "threads", st.threads);
+  absl::StrAppendFormat(&o, "%-22s %s\n", "arenas shared",
+                        st.arena_usage.shared_count == 0
+                            ? "none: every arena is used by one thread"
+                            : absl::StrCat(st.arena_usage.shared_count, ": ",
+                                           st.arena_usage.SharingWords(),
+                                           "; only thread-safe policies can serve them"));
+  absl::StrAppendFormat(&o, "%-22s %d of %d arenas never hold more than 1 block\n",
+                        "one-block arenas", st.arena_usage.arenas_single_block,
+                        st.arena_usage.arenas_used);
+  if (const std::string shape = st.arena_usage.ShapeWords(); !shape.empty()) {
+    absl::StrAppend(&o, "note: ", shape, "\n");
+  }
   absl::StrAppendFormat(&o, "%-22s %d\n", "distinct shapes", st.shapes);
   absl::StrAppendFormat(&o, "%-22s %s\n", "bytes allocated", HumanBytes(st.bytes_allocated));
   absl::StrAppendFormat(&o, "%-22s %s (%d bytes)\n", "peak live bytes",
@@ -226,6 +244,18 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
   absl::StrAppend(&o, "  \"arenas_created\": ", st.arenas_created, ",\n  \"arenas_destroyed\": ",
                   st.arenas_destroyed, ",\n");
   absl::StrAppend(&o, "  \"threads\": ", st.threads, ",\n  \"shapes\": ", st.shapes, ",\n");
+  std::vector<std::string> shared;
+  for (const SharedArena& a : st.arena_usage.shared) {
+    shared.push_back(absl::StrCat("{\"arena\": ", a.arena, ", \"threads\": [",
+                                  absl::StrJoin(a.threads, ", "),
+                                  "], \"thread_count\": ", a.thread_count, "}"));
+  }
+  absl::StrAppend(&o, "  \"shared_arena_count\": ", st.arena_usage.shared_count,
+                  ",\n  \"shared_arenas\": [", absl::StrJoin(shared, ", "),
+                  "],\n  \"arena_sharing\": ", JsonString(st.arena_usage.SharingWords()),
+                  ",\n  \"arenas_used\": ", st.arena_usage.arenas_used,
+                  ",\n  \"arenas_single_block\": ", st.arena_usage.arenas_single_block,
+                  ",\n  \"arena_shape\": ", JsonString(st.arena_usage.ShapeWords()), ",\n");
   absl::StrAppend(&o, "  \"bytes_allocated\": ", st.bytes_allocated, ",\n");
   absl::StrAppend(&o, "  \"peak_live_bytes\": ", st.peak_live_bytes, ",\n");
   absl::StrAppend(&o, "  \"peak_live_objects\": ", st.peak_live_objects, ",\n");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/arena_usage.h"
 #include "proto/trace.pb.h"
 
 namespace alloctrace {
@@ -55,6 +56,8 @@ struct TraceStats {
   // (size 0 counts under 0).
   std::map<uint64_t, uint64_t> size_histogram;
   std::map<uint32_t, ArenaStats> arenas;  // arena 0 = no arena (global heap)
+  // Which arenas several threads use; how many hold one block at most.
+  ArenaUsageSummary arena_usage;
   // The live course: kLiveCoursePoints to 2x as many points of equal spans
   // (each the maximum over its span, so no peak is lost), in event order.
   static constexpr size_t kLiveCoursePoints = 1024;

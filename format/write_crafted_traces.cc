@@ -1,14 +1,34 @@
 // Writes the crafted traces of format/test_util.h into a directory:
 //   bazel run //format:write_crafted_traces -- $PWD/format/testdata
-// (format/testdata/ holds the result, as seeds for the fuzzers).
+// (format/testdata/ holds the result, as seeds for the fuzzers), or one
+// large crafted trace of N arenas each holding one 1 KiB block never freed:
+//   bazel run //format:write_crafted_traces -- --many_arenas=1000000 $PWD/x.trace
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "format/test_util.h"
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strncmp(argv[1], "--many_arenas=", 14) == 0) {
+    const unsigned long n = std::strtoul(argv[1] + 14, nullptr, 10);
+    if (n == 0 || n >= (1ul << 31)) {
+      std::fprintf(stderr, "write_crafted_traces: --many_arenas=N: N from 1 to 2^31 - 1\n");
+      return 2;
+    }
+    const absl::Status s = alloctrace::testing_util::WriteManyArenasTrace(
+        argv[2], static_cast<uint32_t>(n), 1024);
+    if (!s.ok()) {
+      std::fprintf(stderr, "write_crafted_traces: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+    std::printf("%s\n", argv[2]);
+    return 0;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: write_crafted_traces DIR\n");
+    std::fprintf(stderr,
+                 "usage: write_crafted_traces DIR | write_crafted_traces --many_arenas=N FILE\n");
     return 2;
   }
   for (const auto& t : alloctrace::testing_util::CraftedTraces()) {

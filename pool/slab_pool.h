@@ -15,7 +15,9 @@
 //    non-empty; Deallocate pushes unless the class is the "large" sentinel.
 //    Requests over kMaxSmall, or aligned beyond 256, map to that sentinel
 //    class, whose free list is always empty, so they cost no extra branch on
-//    the small path and go to malloc/aligned_alloc in the slow path.
+//    the small path and go to malloc/aligned_alloc in the slow path,
+//    linked in a LargeBlockList (a 32-byte header each) so that releasing
+//    the pool (Stack holding: its container goes) frees them too.
 //  - When the free list is empty the class bump-allocates from its current
 //    span. Spans are page-aligned runs carved from slabs; a class's spans
 //    double from 16 KiB to 1 MiB. Slabs are mmapped, doubling from 1 MiB to
@@ -45,6 +47,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "pool/large_block_list.h"
 #include "pool/page_map.h"
 #include "pool/policies.h"
 
@@ -102,8 +105,9 @@ class SlabPool {
   // Allocate, with the first `bytes` bytes zero. A large request comes from
   // calloc, which does not write pages fresh from the system.
   void* AllocateZeroed(size_t bytes, size_t align) {
-    if (ClassIndex(bytes, align) == kLargeClass && align <= alignof(std::max_align_t)) {
-      return std::calloc(1, bytes);
+    if (ClassIndex(bytes, align) == kLargeClass) {
+      std::lock_guard<Mutex> lock(mutex_);
+      return large_.AllocateZeroed(bytes, align);
     }
     void* block = Allocate(bytes, align);
     if (block != nullptr) std::memset(block, 0, bytes);
@@ -122,7 +126,10 @@ class SlabPool {
     const size_t new_class = ClassIndex(new_bytes, align);
     if (old_class == new_class) {
       if (old_class != kLargeClass) return block;
-      if (align <= alignof(std::max_align_t)) return std::realloc(block, new_bytes);
+      if (LargeBlockList::CanReallocate(align)) {
+        std::lock_guard<Mutex> lock(mutex_);
+        return large_.Reallocate(block, new_bytes);
+      }
     }
     void* fresh = Allocate(new_bytes, align);
     if (fresh == nullptr) return nullptr;
@@ -136,7 +143,7 @@ class SlabPool {
     std::lock_guard<Mutex> lock(mutex_);
     const size_t index = ClassIndex(bytes, align);
     if (ABSL_PREDICT_FALSE(index == kLargeClass)) {
-      std::free(block);
+      large_.Deallocate(block);
       return;
     }
     SizeClass& size_class = classes_[index];
@@ -144,12 +151,13 @@ class SlabPool {
     size_class.free_list = block;
   }
 
-  // Unmaps every slab: all small blocks, live or not, are gone. Blocks on the
-  // malloc path are not tracked and stay with their owners.
+  // Unmaps every slab and frees every block on the malloc path: all blocks,
+  // live or not, are gone (Stack holding: the container went).
   void ReleaseAll() {
     std::lock_guard<Mutex> lock(mutex_);
     UnmapSlabs();
     ResetClasses();
+    large_.ReleaseAll();
   }
 
   // Bytes mapped for slabs.
@@ -179,11 +187,7 @@ class SlabPool {
   // large request from malloc.
   ABSL_ATTRIBUTE_NOINLINE void* Refill(SizeClass& size_class, size_t bytes,
                                        size_t align) {
-    if (&size_class == &classes_[kLargeClass]) {
-      if (align <= alignof(std::max_align_t)) return std::malloc(bytes);
-      const size_t rounded = (bytes + align - 1) & ~(align - 1);
-      return std::aligned_alloc(align, rounded == 0 ? align : rounded);
-    }
+    if (&size_class == &classes_[kLargeClass]) return large_.Allocate(bytes, align);
     const size_t span_bytes = size_class.next_span_bytes;
     char* span = CarveSpan(span_bytes);
     if (span == nullptr) return nullptr;
@@ -242,6 +246,8 @@ class SlabPool {
   size_t slab_left_;
   size_t next_slab_bytes_;
   std::vector<Slab> slabs_;
+  // Blocks on the malloc path, linked so that releasing the pool frees them.
+  LargeBlockList large_;
 };
 
 }  // namespace alloctrace::pool

@@ -32,6 +32,29 @@ TEST(AdoptTest, CatalogTypesFileIsUpToDate) {
          "replayer/catalog_types.cc";
 }
 
+// The docs' adopt table is the generated one, and each row the README
+// shows is one of its rows.
+TEST(AdoptTest, DocsAndReadmeTablesAreTheCatalogs) {
+  const std::string table =
+      FormatPolicyList(AllAllocators(), allocators::DefaultPolicyNames(), /*markdown=*/true);
+  const std::string docs = ReadRunfile("docs/adopt.md");
+  EXPECT_THAT(docs, HasSubstr("\n\n" + table))
+      << "regenerate the table in docs/adopt.md: bazel run //replayer -- --list-policies "
+         "--format=markdown";
+  EXPECT_TRUE(docs.size() >= table.size() &&
+              docs.compare(docs.size() - table.size(), table.size(), table) == 0)
+      << "docs/adopt.md ends with the table";
+  const std::string readme = ReadRunfile("README.md");
+  int rows = 0;
+  std::istringstream lines(readme);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0 || line.find("alloctrace::pool::") == std::string::npos) continue;
+    ++rows;
+    EXPECT_THAT(table, HasSubstr(line + "\n")) << "README row not in the catalog: " << line;
+  }
+  EXPECT_GE(rows, 4) << "README section 6 shows catalog rows";
+}
+
 TEST(AdoptTest, EveryPolicySaysHowToAdoptIt) {
   for (const AllocatorInfo& info : AllAllocators()) {
     EXPECT_FALSE(AdoptWords(info.adopt).empty()) << info.name;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "replayer/policy_safety.h"
+#include "replayer/race.h"
 #include "replayer/stats.h"
 
 namespace alloctrace {
@@ -92,13 +93,24 @@ class Measurer {
         }
         return false;
       }
+      // Only the passes that rank count: measured on simple_map and
+      // list_churn, a run disturbed in its other passes reads its ranking
+      // figure as undisturbed runs do (README, "Disturbed runs").
+      const bool warm = RanksWarm(s_.ctx);
       bool disturbed = r->migrations > 0;
-      for (const PassFigures& f : r->passes) disturbed |= f.involuntary_switches > 0;
+      const size_t first = warm ? 1 : 0;
+      const size_t last = warm ? r->passes.size() : std::min<size_t>(1, r->passes.size());
+      for (size_t i = first; i < last; ++i) disturbed |= r->passes[i].involuntary_switches > 0;
       ++runs_seen_;
       disturbed_seen_ += disturbed;
       // On a machine so busy that most runs are disturbed, a re-run would
       // be disturbed too: re-runs stop once half of 20 or more runs were.
-      const bool busy = runs_seen_ >= 20 && 2 * disturbed_seen_ >= runs_seen_;
+      // And re-runs never make more than a tenth of the runs: on a loaded
+      // machine they would eat the race's total budget (measured: 105 of 287
+      // runs at load 8).
+      const int reruns = disturbed_seen_ - kept_disturbed_;
+      const bool busy = runs_seen_ >= 20 &&
+                        (2 * disturbed_seen_ >= runs_seen_ || 10 * reruns >= runs_seen_);
       if (disturbed && attempt < s_.max_reruns && !busy) {
         ++record.reruns;
         continue;
@@ -208,33 +220,39 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
   }
 }
 
-TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* schedule,
-                         const std::vector<std::string>& names,
+TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& settings,
-                         int* shared_fd_out) {
+                         const std::string& self, const MeasureSettings& settings, int shared_fd,
+                         const ThreadSchedule* schedule, int schedule_fd) {
   MeasureSettings s = settings;
   if (s.ctx.clock == "auto") s.ctx.clock = schedule != nullptr ? "wall" : "cpu";
-  const ReplayView view = ViewOf(program);
-  const int shared_fd = ShareReplayView(view);
-  *shared_fd_out = shared_fd;
-  int schedule_fd = -1;
-  if (schedule != nullptr) {
-    schedule_fd = ShareThreadSchedule(*schedule);
-    if (schedule_fd < 0 && shared_fd >= 0) {
-      close(shared_fd);
-      *shared_fd_out = -1;
-      return TraceReport();
-    }
-  }
-  Measurer measurer(policies, self, shared_fd, schedule_fd, s, program.path);
+  Measurer measurer(policies, self, shared_fd, schedule != nullptr ? schedule_fd : -1, s,
+                    program.path);
   std::mt19937_64 rng(s.seed);
   std::vector<Measured> set;
   for (const std::string& name : names) {
     set.push_back(MakeMeasured(policies, name, name, program));
   }
 
-  if (screen) {
+  if (screen && s.race) {
+    // The article grid enters the race like any other policy.
+    for (const std::string& kind : allocators::ArticleStorageKinds()) {
+      absl::StatusOr<std::vector<std::string>> grid =
+          SelectAllocators(absl::StrCat("pool/", kind, "/*"));
+      if (!grid.ok()) continue;
+      for (const std::string& name : *grid) {
+        const auto same = [&](const Measured& m) { return m.policy == name; };
+        if (std::any_of(set.begin(), set.end(), same)) continue;
+        // Only the policies that may serve the trace enter.
+        Measured m = MakeMeasured(policies, name, name, program);
+        if (!m.runs.skipped.empty()) continue;
+        m.runs.note = absl::StrFormat("one of the %d %s-storage article policies in the race",
+                                      static_cast<int>(grid->size()), kind);
+        m.runs.screen_kind = kind;
+        set.push_back(std::move(m));
+      }
+    }
+  } else if (screen) {
     for (const std::string& kind : allocators::ArticleStorageKinds()) {
       absl::StatusOr<std::vector<std::string>> grid =
           SelectAllocators(absl::StrCat("pool/", kind, "/*"));
@@ -277,6 +295,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
         m.runs.note = absl::StrFormat(
             "the fastest of the %d %s-storage article policies in a %d-run screen",
             static_cast<int>(screened.size()), kind, s.screen_runs);
+        m.runs.screen_kind = kind;
         set.push_back(std::move(m));
       }
     }
@@ -297,6 +316,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
   }
   Measured noise = MakeMeasured(policies, "malloc", kNoiseName, program);
 
+  int entrants = 0;  // of the race, for its correction
+  for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
+  int looks = 0;
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -304,6 +326,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
     for (size_t i = 0; i < set.size(); ++i) {
       if (i != malloc_index && !set[i].done) others_active = true;
     }
+    // The leader runs as long as anyone does, so every racing run has its pair.
+    const size_t leader = s.race ? RaceLeader(set, s.ctx) : set.size();
     Measured& ref = set[malloc_index];
     // malloc runs as long as anyone does, so every run has its pair.
     const bool ref_active = !ref.fatal && (others_active || !ref.done) &&
@@ -311,11 +335,27 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
     if (!others_active && !ref_active) break;
     order.clear();
     for (size_t i = 0; i < set.size(); ++i) {
-      if (i == malloc_index ? ref_active : !set[i].done) order.push_back(i);
+      if (i == malloc_index ? ref_active : !set[i].done || (i == leader && others_active)) {
+        order.push_back(i);
+      }
     }
     order.push_back(set.size());  // the noise set
     std::shuffle(order.begin(), order.end(), rng);
+    // With the race, the total budget is checked before every run (a round
+    // of sixty policies on a busy machine takes seconds), but never in the
+    // first round: every policy gets a run, so none is left unmeasured.
+    auto total_spent = [&] {
+      double spent = noise.spent;
+      for (const Measured& m : set) spent += m.spent;
+      return spent;
+    };
+    const bool bounded = s.race && s.total_budget_seconds > 0;
+    bool budget_spent = false;
     for (size_t i : order) {
+      if (bounded && round > 0 && total_spent() >= s.total_budget_seconds) {
+        budget_spent = true;
+        break;
+      }
       if (i == set.size()) {
         if (ref_active) measurer.RunOnce(noise, round);
       } else {
@@ -325,6 +365,25 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
     ++round;
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);
+    }
+    if (s.race) {
+      const bool warm = RanksWarm(s.ctx);
+      const double margin = NoiseMargin(
+          PairedRatio(FiguresByRound(ref.runs.runs, warm, s.ctx.clock),
+                      FiguresByRound(noise.runs.runs, warm, s.ctx.clock)));
+      const size_t new_leader = RaceLeader(set, s.ctx);
+      if (round >= s.race_min_runs) {
+        RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
+      }
+      if (budget_spent || (bounded && total_spent() >= s.total_budget_seconds)) {
+        for (Measured& m : set) {
+          if (m.done) continue;
+          m.done = true;
+          m.runs.stop_reason = absl::StrFormat("total budget of %.0f s spent (--total_budget)",
+                                               s.total_budget_seconds);
+        }
+        break;
+      }
     }
     if (!others_active && ref.done) break;
     if (round >= s.max_runs * (s.max_reruns + 1)) break;  // a backstop, never reached in practice
@@ -338,7 +397,6 @@ TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* sch
   TraceReport report = Summarize(program, runs, noise.runs, s.ctx, round);
   report.disturbance = measurer.Counts();
   if (schedule != nullptr) {
-    close(schedule_fd);
     report.replay_threads = static_cast<uint32_t>(schedule->streams.size());
     report.sync_points = schedule->sync_points;
     report.cross_thread_frees = schedule->cross_thread_frees;

@@ -5,14 +5,26 @@
 // --max_runs is reached.
 //
 // Contract:
-// - A run disturbed by an involuntary context switch or a CPU migration is
-//   run again, up to MeasureSettings::max_reruns times, unless most runs so far
-//   were disturbed (a busy machine); then it is kept and counted.
+// - A run disturbed by an involuntary context switch in its ranking passes
+//   (the cold pass, or the warm ones with rank_by warm) or by a CPU
+//   migration is run again, up to MeasureSettings::max_reruns times, unless
+//   most runs so far were disturbed (a busy machine) or re-runs already make
+//   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count: they leave the
+//   ranking figure as it is (measured; README).
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
 //   ("malloc (again)") gives the noise floor.
-// - With the screen, the fastest article policy of each storage kind in a
-//   short screen (MeasureSettings::screen_runs runs each) is added to the set.
+// - With the race (MeasureSettings::race, the default; race.h), a policy
+//   shown slower than the leader (paired by round, error rate corrected for
+//   the repeated looks) is eliminated and runs no more; the leader runs as
+//   long as anyone does, so every racing run has a leader's run to pair
+//   with; all runs stop once MeasureSettings::total_budget_seconds of runs
+//   are spent (0: no total limit; checked before every run after the first
+//   round, so every policy gets at least one run). With the screen, every article policy
+//   enters the same race.
+// - Without the race, with the screen, the fastest article policy of each
+//   storage kind in a short screen (MeasureSettings::screen_runs runs each)
+//   is added to the set.
 // - A failed run (crash, error, time or memory limit) is never hidden: the
 //   policy is reported failed with its first error.
 // - The child is `self` re-executed with --internal_run_policy=NAME,
@@ -60,11 +72,12 @@ struct Measured {
   bool done = false;
   bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
 };
+// (An eliminated policy has done and runs.eliminated set.)
 
 // How the runs are made and when they stop.
 struct MeasureSettings {
   RunOptions run_options;
-  std::string touch;
+  std::string touch = "program";  // --touch, passed on to the children
   ChildLimits limits;
   ReportContext ctx;
   int max_runs = 500;
@@ -72,6 +85,12 @@ struct MeasureSettings {
   int screen_runs = 3;
   uint64_t seed = 1;  // of the run order shuffled in each round
   bool progress = false;  // progress lines on stderr
+  bool race = true;       // successive elimination (race.h)
+  int race_min_runs = 5;  // paired runs before a policy can be eliminated
+  double total_budget_seconds = 16;  // with the race: runs of all policies per trace; 0: none
+  // Whether a multi-threaded trace is replayed per thread (the caller
+  // builds and shares its ThreadSchedule for MeasureTrace) or serialized.
+  ReplayThreads threads = ReplayThreads::kAuto;
 };
 
 // The stopping rule, after each round.
@@ -85,17 +104,20 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
 // budget after min_runs runs, or made max_runs runs.
 void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s);
 
-// Measures `names` on one trace. With `screen`, first picks the fastest
-// article policy of each storage kind in a short screen and adds it.
-// With a `schedule` (not null) the trace is replayed per thread; the
-// context's clock "auto" resolves to wall for it, else to cpu. Either way a
-// policy that may not serve the trace (policy_safety.h) is skipped, saying why.
-// `*shared_fd_out` is the program's shared memfd (negative if it could not
-// be made; then no run succeeds); the caller closes it.
-TraceReport MeasureTrace(const ReplayProgram& program, const ThreadSchedule* schedule,
-                         const std::vector<std::string>& names,
+// Measures `names` on one trace. With `screen`: with the race, every
+// article policy races with them; without, the fastest article policy of
+// each storage kind in a short screen is added.
+// `shared_fd` is `program` shared by ShareReplayView (the children map it);
+// the caller made it, before any run, and closes it.
+// With a `schedule` (not null) the trace is replayed per thread: then
+// `schedule_fd` is it shared by ShareThreadSchedule, also made by the
+// caller before any run and closed by it; the context's clock "auto"
+// resolves to wall for it, else to cpu. Either way a policy that may not
+// serve the trace (policy_safety.h) is skipped, saying why.
+TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                          bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int* shared_fd_out);
+                         const std::string& self, const MeasureSettings& s, int shared_fd,
+                         const ThreadSchedule* schedule = nullptr, int schedule_fd = -1);
 
 }  // namespace alloctrace
 

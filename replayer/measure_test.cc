@@ -2,10 +2,12 @@
 // timing, no child processes).
 #include "replayer/measure.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "replayer/race.h"
 #include "replayer/summary.h"
 
 namespace alloctrace {
@@ -129,6 +131,65 @@ TEST(UpdateDoneTest, ADoneEntryStaysAsItIs) {
   m.runs.stop_reason = "skipped";
   UpdateDone(m, nullptr, s);
   EXPECT_EQ(m.runs.stop_reason, "skipped");
+}
+
+// Runs whose warm pass takes base[i % size] * factor ns in round i.
+Measured Drifting(const std::string& name, int rounds, double factor) {
+  static const double kBase[] = {50, 60, 45, 55, 52, 58, 47, 61};
+  std::vector<double> v;
+  for (int i = 0; i < rounds; ++i) v.push_back(kBase[i % 8] * factor);
+  return WithRuns(name, v);
+}
+
+TEST(RaceTest, TheLevelSplitsAlphaOverEntrantsAndLooks) {
+  EXPECT_NEAR(RaceLevel(1, 1), 6 * 0.05 / (M_PI * M_PI), 1e-12);
+  EXPECT_NEAR(RaceLevel(2, 10), RaceLevel(1, 1) / 40, 1e-12);
+  // Summed over every look, at most alpha per entrant.
+  double sum = 0;
+  for (int t = 1; t <= 100000; ++t) sum += RaceLevel(t, 1);
+  EXPECT_LE(sum, kRaceAlpha);
+  EXPECT_GT(sum, 0.99 * kRaceAlpha);
+}
+
+TEST(RaceTest, TheLeaderIsTheLowestMedianThatRaces) {
+  const MeasureSettings s = TestSettings();
+  std::vector<Measured> set = {Drifting("malloc", 5, 2), Drifting("slab", 5, 1),
+                               Drifting("bump", 5, 0.1), Drifting("crashed", 5, 0.5)};
+  set[3].runs.failed = 1;
+  EXPECT_EQ(RaceLeader(set, s.ctx), 1u);  // bump and the failed one do not race
+  set[1].runs.eliminated = true;
+  EXPECT_EQ(RaceLeader(set, s.ctx), 0u);
+}
+
+TEST(RaceTest, AClearlySlowerPolicyIsEliminatedWithItsReason) {
+  const MeasureSettings s = TestSettings();  // race_min_runs 5
+  std::vector<Measured> set = {Drifting("malloc", 5, 2), Drifting("slab", 5, 1),
+                               Drifting("boost_pool", 5, 3.1), Drifting("tied", 5, 1.0)};
+  // tied is within 1% of slab, one way or the other, round by round.
+  for (size_t i = 0; i < set[3].runs.runs.size(); ++i) {
+    PassFigures& warm = set[3].runs.runs[i].result.passes[1];
+    warm.cpu_seconds *= i % 2 ? 1.01 : 0.99;
+  }
+  EXPECT_EQ(RaceLook(set, 1, 0, 0.02, 1, 3, s), 1);
+  EXPECT_TRUE(set[2].done);
+  EXPECT_TRUE(set[2].runs.eliminated);
+  EXPECT_EQ(set[2].runs.stop_reason,
+            "eliminated after 5 runs: 3.10x [3.10, 3.10] slower than slab");
+  EXPECT_FALSE(set[3].done);  // tied
+  EXPECT_FALSE(set[0].done);  // the reference is never raced out
+  EXPECT_FALSE(set[1].done);  // nor the leader
+}
+
+TEST(RaceTest, NoEliminationBeforeMinRunsOrWithinTheNoiseFloor) {
+  const MeasureSettings s = TestSettings();
+  std::vector<Measured> few = {Drifting("malloc", 4, 2), Drifting("slab", 4, 1),
+                               Drifting("boost_pool", 4, 3)};
+  EXPECT_EQ(RaceLook(few, 1, 0, 0, 1, 2, s), 0);
+  // 5% slower in every round, but two malloc run sets read 10% apart.
+  std::vector<Measured> near = {Drifting("malloc", 8, 2), Drifting("slab", 8, 1),
+                                Drifting("close", 8, 1.05)};
+  EXPECT_EQ(RaceLook(near, 1, 0, 0.10, 1, 2, s), 0);
+  EXPECT_EQ(RaceLook(near, 1, 0, 0.0, 1, 2, s), 1);
 }
 
 }  // namespace

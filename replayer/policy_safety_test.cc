@@ -1,11 +1,60 @@
 #include "replayer/policy_safety.h"
 
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "replayer/allocators/registry.h"
 
 namespace alloctrace {
 namespace {
 
-allocators::AllocatorInfo Info(bool thread_safe, bool state_per_arena) {
+using ::testing::ElementsAre;
+
+ArenaUsageSummary SharedByTwoThreads() {
+  ArenaUsageSummary usage;
+  usage.shared_count = 1;
+  usage.shared.push_back(SharedArena{0, {1, 2}, 2});
+  return usage;
+}
+
+allocators::AllocatorInfo Info(const std::string& name) {
+  for (const allocators::AllocatorInfo& info : allocators::AllAllocators()) {
+    if (info.name == name) return info;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  return {};
+}
+
+TEST(PolicySafetyTest, NotThreadSafeOnASharedArenaSaysWhy) {
+  EXPECT_EQ(UnsafeReason(Info("slab/st/single"), SharedByTwoThreads()),
+            "not thread-safe: arena 0 is used by threads 1 and 2");
+  EXPECT_EQ(UnsafeReason(Info("boost_fast_pool_nolock"), SharedByTwoThreads()),
+            "not thread-safe: arena 0 is used by threads 1 and 2");
+  EXPECT_EQ(UnsafeReason(Info("pmr_unsync_pool"), SharedByTwoThreads()),
+            "not thread-safe: arena 0 is used by threads 1 and 2");
+}
+
+TEST(PolicySafetyTest, ThreadSafePoliciesAndUnsharedTracesAreFine) {
+  for (const char* name : {"malloc", "new", "tcmalloc", "boost_fast_pool", "slab/mt/single",
+                           "pool/boundary/exp/mt/stack/free"}) {
+    EXPECT_EQ(UnsafeReason(Info(name), SharedByTwoThreads()), "") << name;
+  }
+  EXPECT_EQ(UnsafeReason(Info("slab/st/single"), ArenaUsageSummary()), "");
+}
+
+TEST(PolicySafetyTest, DefaultSetTakesTheThreadSafeVariantsOnSharedTraces) {
+  const std::vector<std::string> defaults = {"malloc", "slab/st/stack", "slab/st/single",
+                                             "small_node/st/single", "pmr_unsync_pool"};
+  EXPECT_EQ(SafeVariants(defaults, ArenaUsageSummary()), defaults);
+  // pmr_unsync_pool has no thread-safe variant: it stays, to be skipped with its reason.
+  EXPECT_THAT(SafeVariants(defaults, SharedByTwoThreads()),
+              ElementsAre("malloc", "slab/mt/stack", "slab/mt/single", "small_node/mt/single",
+                          "pmr_unsync_pool"));
+}
+
+allocators::AllocatorInfo InfoWith(bool thread_safe, bool state_per_arena) {
   allocators::AllocatorInfo info;
   info.name = "p";
   info.thread_safe = thread_safe;
@@ -17,21 +66,21 @@ TEST(PolicySafetyTest, SharedArenaSkipsEveryPolicyThatIsNotThreadSafe) {
   ArenaUsageSummary usage;
   usage.shared.push_back(SharedArena{0, {1, 2}, 2});
   usage.shared_count = 1;
-  EXPECT_EQ(UnsafeReason(Info(false, true), usage),
+  EXPECT_EQ(UnsafeReason(InfoWith(false, true), usage),
             "not thread-safe: arena 0 is used by threads 1 and 2");
-  EXPECT_EQ(UnsafeReason(Info(true, false), usage), "");
+  EXPECT_EQ(UnsafeReason(InfoWith(true, false), usage), "");
   // Said once: the shared-state rule adds nothing then.
-  EXPECT_EQ(UnsafeSharedStateReason(Info(false, false), usage, 2), "");
+  EXPECT_EQ(UnsafeSharedStateReason(InfoWith(false, false), usage, 2), "");
 }
 
 // Arenas each thread keeps to itself: a pool per arena may serve them
 // unlocked; one pool for every arena may not.
 TEST(PolicySafetyTest, OnePoolForEveryArenaNeedsOneThread) {
   const ArenaUsageSummary usage;  // nothing shared
-  EXPECT_EQ(UnsafeSharedStateReason(Info(false, true), usage, 2), "");
-  EXPECT_EQ(UnsafeSharedStateReason(Info(false, false), usage, 1), "");
-  EXPECT_EQ(UnsafeSharedStateReason(Info(true, false), usage, 2), "");
-  EXPECT_EQ(UnsafeSharedStateReason(Info(false, false), usage, 3),
+  EXPECT_EQ(UnsafeSharedStateReason(InfoWith(false, true), usage, 2), "");
+  EXPECT_EQ(UnsafeSharedStateReason(InfoWith(false, false), usage, 1), "");
+  EXPECT_EQ(UnsafeSharedStateReason(InfoWith(true, false), usage, 2), "");
+  EXPECT_EQ(UnsafeSharedStateReason(InfoWith(false, false), usage, 3),
             "not thread-safe: its one pool serves every arena, and the trace's 3 threads "
             "allocate in them");
 }

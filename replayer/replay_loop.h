@@ -45,7 +45,7 @@ enum class Touch { kNone, kFirst, kWhole, kProgram };
 inline constexpr size_t kProgramTouchBytes = 256;
 
 struct RunOptions {
-  Touch touch = Touch::kFirst;
+  Touch touch = Touch::kProgram;  // the replayer's default (config.h)
   int rss_samples = 200;  // RSS readings over the cold pass (the course)
   // Passes: the cold one, then warm ones until they add up to
   // min_warm_seconds (wall), at least one, at most max_passes in all.

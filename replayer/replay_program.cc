@@ -1,12 +1,8 @@
 #include "replayer/replay_program.h"
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -15,70 +11,10 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "base/io.h"
 #include "format/arena_usage.h"
 #include "format/trace_reader.h"
 
 namespace alloctrace {
-
-namespace {
-
-struct SharedHeader {
-  uint64_t magic;
-  uint64_t num_ops, num_big, num_reallocs;
-  uint64_t object_limit, arena_limit, memory_ops, live_at_end;
-};
-constexpr uint64_t kSharedMagic = 0x616c6c6f63763032;  // "allocv02"
-
-}  // namespace
-
-int ShareReplayView(const ReplayView& v) {
-  // Not close-on-exec: the re-executed child maps it.
-  const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-replay", 0));
-  if (fd < 0) return -1;
-  uint64_t num_big = 0, num_reallocs = 0;
-  for (size_t i = 0; i < v.num_ops; ++i) {
-    if (v.ops[i].bytes == kBigSize) num_big = std::max<uint64_t>(num_big, v.ops[i].aux + 1);
-    num_reallocs += v.ops[i].kind == ReplayKind::kRealloc;
-  }
-  const SharedHeader h{kSharedMagic, v.num_ops, num_big, num_reallocs,
-                       v.object_limit, v.arena_limit, v.memory_ops, v.live_at_end};
-  if (WriteAll(fd, &h, sizeof h) != 0 || WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) != 0 ||
-      WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) != 0 ||
-      WriteAll(fd, v.reallocs, num_reallocs * sizeof(ReallocInfo)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(SharedHeader))) {
-    return absl::InvalidArgumentError("no shared replay program on the given fd");
-  }
-  void* m = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
-  const auto* h = static_cast<const SharedHeader*>(m);
-  const size_t need = sizeof *h + h->num_ops * sizeof(ReplayOp) +
-                      h->num_big * sizeof(uint64_t) + h->num_reallocs * sizeof(ReallocInfo);
-  if (h->magic != kSharedMagic || need != static_cast<size_t>(st.st_size)) {
-    return absl::InvalidArgumentError("shared replay program is malformed");
-  }
-  const char* p = static_cast<const char*>(m) + sizeof *h;
-  ReplayView v;
-  v.ops = reinterpret_cast<const ReplayOp*>(p);
-  v.num_ops = h->num_ops;
-  p += h->num_ops * sizeof(ReplayOp);
-  v.big_sizes = reinterpret_cast<const uint64_t*>(p);
-  p += h->num_big * sizeof(uint64_t);
-  v.reallocs = reinterpret_cast<const ReallocInfo*>(p);
-  v.object_limit = static_cast<uint32_t>(h->object_limit);
-  v.arena_limit = static_cast<uint32_t>(h->arena_limit);
-  v.memory_ops = h->memory_ops;
-  v.live_at_end = h->live_at_end;
-  return v;
-}
 
 namespace {
 
@@ -200,6 +136,308 @@ class Progress {
   bool shown_ = false;
 };
 
+// Builds a ReplayProgram from the events of one trace, in the order the
+// reader streams them: OnEvent dispatches to one method per event kind, each
+// of which works out the op's fields (as scalars of an OpFields, which
+// OpBlocks::Append stores) and keeps the tables by object, shape and arena
+// that later events need.
+//
+// Contract: events come from `reader` as StreamEvents hands them over, so
+// ids are dense (below the reader's limits), a free or realloc names a live
+// object, and an event's shape is below reader.shapes().size(). A returned
+// error names the file and the event's index; the builder is not used after
+// one. Finish, after the last event, completes the program.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(TraceReader& reader, ReplayProgram& p)
+      : reader_(reader), p_(p), ops_(ExpectedOps(reader)) {
+    arena_pending_destroy_.resize(1, 0);  // index 0: no arena
+  }
+
+  // One event (the reader's on_event). The On* methods return false after
+  // setting error_, so the common path builds no absl::Status of its own.
+  absl::Status OnEvent(const Event& e) {
+    OpFields op;
+    switch (e.kind) {
+      case OpKind::kAlloc:
+        if (ABSL_PREDICT_FALSE(!OnAlloc(e, op))) return std::move(error_);
+        break;
+      case OpKind::kFree:
+        if (ABSL_PREDICT_FALSE(!OnFree(e, op))) return std::move(error_);
+        break;
+      case OpKind::kRealloc:
+        if (ABSL_PREDICT_FALSE(!OnRealloc(e, op))) return std::move(error_);
+        break;
+      case OpKind::kArenaCreate:
+        OnArenaCreate(e, op);
+        break;
+      case OpKind::kArenaDestroy:
+        if (!OnArenaDestroy(e, op)) {
+          ++event_index_;
+          return absl::OkStatus();
+        }
+        break;
+      default:
+        ++event_index_;
+        return absl::OkStatus();
+    }
+    Append(op, e.thread);
+    p_.peak_live_bytes = std::max(p_.peak_live_bytes, live_bytes_);
+    p_.peak_live_objects = std::max(p_.peak_live_objects, live_objects_);
+    ++event_index_;
+    return absl::OkStatus();
+  }
+
+  // The record of the object an event frees, fetched from memory while the
+  // decoder works through the ops before it (the reader's on_ahead): with a
+  // million live objects the table is far larger than the caches, and
+  // waiting for it is most of the builder's time otherwise.
+  // The id is unvalidated and may lie past the table: the address is
+  // computed as an integer (no out-of-range pointer) and a prefetch of any
+  // address cannot fault.
+  void Prefetch(uint32_t object) const {
+    PrefetchAddress(reinterpret_cast<uintptr_t>(objects_.data()) +
+                    uintptr_t{object} * sizeof(ObjectInfo));
+  }
+
+  // After the last event: the op array, and what the reader counted.
+  void Finish() {
+    ops_.JoinInto(&p_.ops);
+    p_.object_limit = reader_.object_id_limit();
+    p_.arena_limit = reader_.arena_index_limit();
+    p_.threads = reader_.threads_seen();
+    p_.arena_usage = usage_.Summarize(reader_);
+    p_.live_at_end = live_objects_;
+    if (!reader_.has_footer()) p_.cut_short = reader_.cut_short();
+  }
+
+ private:
+  // What an op takes from a shape, worked out once per shape instead of
+  // once per event.
+  struct ShapeOp {
+    uint64_t bytes;
+    ReplayKind alloc_kind;
+    uint8_t align_log2;
+  };
+  // By object id: what a later free or realloc of the object needs. One
+  // 8-byte record per id (sizes and alignments are in the shape table,
+  // which stays in cache): a free costs one cache miss, and a million live
+  // objects take 8 MB, not 16.
+  struct ObjectInfo {
+    uint32_t shape;  // index into shape_ops_, or kVariant + index into variant_ops_
+    uint32_t arena;
+  };
+  // The fields of the op an event makes (kind and arena are always set).
+  struct OpFields {
+    uint32_t object = 0, bytes = 0, arena;
+    ReplayKind kind;
+    uint8_t align_log2 = 0;
+    uint16_t aux = 0;
+  };
+  // Shape index kVariant + i is variant_ops_[i]: a shape with the alignment
+  // of the object a REALLOC replaced (a realloc keeps its block's
+  // alignment), made only where that differs from the shape's own, once per
+  // (shape, alignment).
+  static constexpr uint32_t kVariant = uint32_t{1} << 31;
+
+  // A program takes an op per event at most. The footer's count is only a
+  // claim until it is checked at the end of the file (a trace whose footer
+  // disagrees is refused then); so it is used only where a wrong count
+  // costs nothing but speed, and not if the array could not fit in memory.
+  static size_t ExpectedOps(const TraceReader& reader) {
+    const uint64_t expected_ops = reader.footer_events_hint();
+    const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    return expected_ops <= memory / sizeof(ReplayOp) ? expected_ops : 0;
+  }
+
+  bool OnAlloc(const Event& e, OpFields& op) {
+    if (ABSL_PREDICT_FALSE(e.shape >= shape_ops_.size()) && !AddShapes()) return false;
+    const ShapeOp s = shape_ops_[e.shape];
+    op.kind = s.alloc_kind;
+    op.object = e.object;
+    op.arena = e.arena;
+    op.align_log2 = s.align_log2;
+    if (!Fit(s.bytes, op)) return false;
+    CoverObject(e.object);
+    objects_[e.object] = ObjectInfo{e.shape, e.arena};
+    live_bytes_ += s.bytes;
+    ++live_objects_;
+    ++p_.allocs;
+    usage_.Alloc(e.arena, e.thread);
+    return true;
+  }
+
+  // Arenas destroyed while objects of theirs are still live (possible in a
+  // whole-program trace) are destroyed in the replay after their last free,
+  // so a pool released with its arena is never used afterwards: such a
+  // free makes two ops, the free and the destroy.
+  bool OnFree(const Event& e, OpFields& op) {
+    const ObjectInfo o = objects_[e.object];
+    const ShapeOp s = ShapeOpOf(o.shape);
+    op.kind = ReplayKind::kFree;
+    op.object = e.object;
+    // Freed into the arena it came from, with the size it was given.
+    op.arena = o.arena;
+    op.align_log2 = s.align_log2;
+    if (!Fit(s.bytes, op)) return false;
+    live_bytes_ -= s.bytes;
+    --live_objects_;
+    ++p_.frees;
+    usage_.Free(op.arena, e.thread);
+    if (usage_.live(op.arena) == 0 && arena_pending_destroy_[op.arena]) {
+      Append(op, e.thread);
+      arena_pending_destroy_[op.arena] = 0;
+      op.kind = ReplayKind::kArenaDestroy;
+      op.object = op.bytes = op.align_log2 = op.aux = 0;
+      ++p_.arena_events;
+    }
+    return true;
+  }
+
+  bool OnRealloc(const Event& e, OpFields& op) {
+    if (ABSL_PREDICT_FALSE(e.shape >= shape_ops_.size()) && !AddShapes()) return false;
+    const ShapeOp s = shape_ops_[e.shape];
+    const ObjectInfo old = objects_[e.old_object];
+    const ShapeOp old_s = ShapeOpOf(old.shape);
+    op.kind = ReplayKind::kRealloc;
+    op.object = e.object;
+    op.arena = old.arena;
+    op.align_log2 = old_s.align_log2;
+    // The realloc side table is consumed in order; bytes and aux are unused.
+    p_.reallocs.push_back({e.old_object, old_s.bytes, s.bytes});
+    live_bytes_ += s.bytes - old_s.bytes;
+    CoverObject(e.object);
+    objects_[e.object] = ObjectInfo{
+        s.align_log2 == old_s.align_log2 ? e.shape : Variant(e.shape, old_s.align_log2),
+        old.arena};
+    ++p_.reallocs_count;
+    usage_.Free(old.arena, e.thread);  // a use of the arena by this thread
+    usage_.Alloc(old.arena, e.thread);
+    return true;
+  }
+
+  void OnArenaCreate(const Event& e, OpFields& op) {
+    if (e.arena >= arena_pending_destroy_.size()) {
+      arena_pending_destroy_.resize(size_t{e.arena} + 1, 0);
+    }
+    op.kind = ReplayKind::kArenaCreate;
+    op.arena = e.arena;
+    ++p_.arena_events;
+  }
+
+  // Returns false if the arena still holds live objects: its destroy then
+  // waits for their last free (OnFree) and makes no op now.
+  bool OnArenaDestroy(const Event& e, OpFields& op) {
+    if (usage_.live(e.arena) > 0) {
+      arena_pending_destroy_[e.arena] = 1;
+      return false;
+    }
+    op.kind = ReplayKind::kArenaDestroy;
+    op.arena = e.arena;
+    ++p_.arena_events;
+    return true;
+  }
+
+  // Stores `op`, made by an event of `thread`, and the thread of the op:
+  // until a second thread shows up op_threads stays empty (every op so far
+  // was thread 0's); then it is filled with zeros up to the ops before and
+  // kept from there on.
+  void Append(const OpFields& op, uint32_t thread) {
+    ops_.Append(op.object, op.bytes, op.arena, op.kind, op.align_log2, op.aux);
+    ++ops_appended_;
+    if (ABSL_PREDICT_TRUE(thread == 0 && p_.op_threads.empty())) return;
+    if (p_.op_threads.empty()) p_.op_threads.resize(ops_appended_ - 1, 0);
+    p_.op_threads.push_back(thread);
+  }
+
+  // Sets op.bytes to `size`; a size of 4 GiB or more goes to big_sizes,
+  // op.bytes being kBigSize and op.aux its index. False (error_ set) past
+  // the program's limit.
+  bool Fit(uint64_t size, OpFields& op) {
+    if (ABSL_PREDICT_TRUE(size < kBigSize)) {
+      op.bytes = static_cast<uint32_t>(size);
+      return true;
+    }
+    op.bytes = kBigSize;
+    return AddBigSize(size, &op.aux);
+  }
+
+  // Adds a size of 4 GiB or more to big_sizes and sets *index to its index;
+  // false (error_ set) if there are too many.
+  ABSL_ATTRIBUTE_NOINLINE bool AddBigSize(uint64_t bytes, uint16_t* index) {
+    if (p_.big_sizes.size() >= 0xffff) {
+      error_ = absl::UnimplementedError(absl::StrCat(
+          p_.path, ": event ", event_index_,
+          ": more than 65535 allocations of 4 GiB or more (the replay program's limit)"));
+      return false;
+    }
+    p_.big_sizes.push_back(bytes);
+    *index = static_cast<uint16_t>(p_.big_sizes.size() - 1);
+    return true;
+  }
+
+  // The reader adds shapes as chunks define them; an event's shape is
+  // below reader_.shapes().size(). False (error_ set) past the program's
+  // limit.
+  ABSL_ATTRIBUTE_NOINLINE bool AddShapes() {
+    const std::vector<Shape>& shapes = reader_.shapes();
+    if (shapes.size() > kVariant) {
+      error_ = absl::UnimplementedError(
+          absl::StrCat(p_.path, ": event ", event_index_, ": more than ", kVariant,
+                       " shapes (the replay program's limit)"));
+      return false;
+    }
+    for (size_t i = shape_ops_.size(); i < shapes.size(); ++i) {
+      const Shape& s = shapes[i];
+      shape_ops_.push_back(ShapeOp{s.bytes(),
+                                   s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc,
+                                   static_cast<uint8_t>(__builtin_ctzll(s.align))});
+    }
+    return true;
+  }
+
+  ShapeOp ShapeOpOf(uint32_t shape) const {
+    return ABSL_PREDICT_TRUE(shape < kVariant) ? shape_ops_[shape]
+                                               : variant_ops_[shape - kVariant];
+  }
+
+  // `shape` with alignment align_log2 instead of its own.
+  uint32_t Variant(uint32_t shape, uint8_t align_log2) {
+    const uint32_t next = kVariant + static_cast<uint32_t>(variant_ops_.size());
+    auto [it, added] = variant_index_.try_emplace(std::make_pair(shape, align_log2), next);
+    if (added) {
+      ShapeOp v = shape_ops_[shape];
+      v.align_log2 = align_log2;
+      variant_ops_.push_back(v);
+    }
+    return it->second;
+  }
+
+  // Tables by id grow as new ids appear (vector::resize grows the capacity
+  // geometrically, so this is amortized linear); ids past them come only
+  // with ALLOC, REALLOC (new object) and ARENA_CREATE.
+  void CoverObject(uint32_t object) {
+    if (ABSL_PREDICT_FALSE(object >= objects_.size())) objects_.resize(size_t{object} + 1);
+  }
+
+  TraceReader& reader_;
+  ReplayProgram& p_;
+  OpBlocks ops_;
+  std::vector<ShapeOp> shape_ops_, variant_ops_;  // by the trace's shape index
+  absl::flat_hash_map<std::pair<uint32_t, uint8_t>, uint32_t> variant_index_;
+  // By object id; the reader keeps ids dense, so as long as the trace's id
+  // count.
+  std::vector<ObjectInfo> objects_;
+  uint64_t live_bytes_ = 0, live_objects_ = 0;
+  // Threads and live blocks by arena (format/arena_usage.h).
+  ArenaUsage usage_;
+  std::vector<uint8_t> arena_pending_destroy_;  // by dense arena index
+  uint64_t event_index_ = 0;
+  uint64_t ops_appended_ = 0;  // Append calls so far
+  absl::Status error_;  // why the last On* method returned false
+};
+
 }  // namespace
 
 absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
@@ -210,244 +448,15 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   p.path = path;
   p.header = reader.header();
   Progress progress(path);
-  // A program takes an op per event at most. The footer's count is only a
-  // claim until it is checked at the end of the file (a trace whose footer
-  // disagrees is refused then); so it is used only where a wrong count
-  // costs nothing but speed, and not if the array could not fit in memory.
-  const uint64_t expected_ops = reader.footer_events_hint();
-  const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                          static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  OpBlocks ops(expected_ops <= memory / sizeof(ReplayOp) ? expected_ops : 0);
-  // What an op takes from a shape, worked out once per shape instead of
-  // once per event.
-  struct ShapeOp {
-    uint64_t bytes;
-    ReplayKind alloc_kind;
-    uint8_t align_log2;
-  };
-  // By the trace's shape index. Index kVariant + i is variant_ops[i]: a
-  // shape with the alignment of the object a REALLOC replaced (a realloc
-  // keeps its block's alignment), made only where that differs from the
-  // shape's own, once per (shape, alignment).
-  constexpr uint32_t kVariant = uint32_t{1} << 31;
-  std::vector<ShapeOp> shape_ops, variant_ops;
-  absl::flat_hash_map<std::pair<uint32_t, uint8_t>, uint32_t> variant_index;
-  // By object id: what a later free or realloc of the object needs. The
-  // reader keeps ids dense, so these are as long as the trace's id count.
-  // One 8-byte record per id (sizes and alignments are in the shape
-  // table, which stays in cache): a free costs one cache miss, and a
-  // million live objects take 8 MB, not 16.
-  struct ObjectInfo {
-    uint32_t shape;  // index into shape_ops, or kVariant + index into variant_ops
-    uint32_t arena;
-  };
-  std::vector<ObjectInfo> objects;
-  uint64_t live_bytes = 0, live_objects = 0;
-  // By dense arena index. Arenas destroyed while objects of theirs are still
-  // live (possible in a whole-program trace) are destroyed in the replay
-  // after their last free, so a pool released with its arena is never used
-  // afterwards.
-  // Threads and live blocks by arena (format/arena_usage.h).
-  ArenaUsage usage;
-  std::vector<uint8_t> arena_pending_destroy;
-  uint64_t event_index = 0;
-  uint64_t ops_appended = 0;  // ops.Append calls so far
-  // Records the thread of an op just appended. Until a second thread shows
-  // up op_threads stays empty (every op so far was thread 0's); then it is
-  // filled with zeros up to the ops before and kept from there on.
-  auto note_thread = [&](uint32_t thread) {
-    ++ops_appended;
-    if (ABSL_PREDICT_TRUE(thread == 0 && p.op_threads.empty())) return;
-    if (p.op_threads.empty()) p.op_threads.resize(ops_appended - 1, 0);
-    p.op_threads.push_back(thread);
-  };
-
-  // Adds a size of 4 GiB or more to big_sizes, for an op whose bytes are
-  // kBigSize and aux its index (returned).
-  auto add_big_size = [&](uint64_t bytes) -> absl::StatusOr<uint16_t> {
-    if (p.big_sizes.size() >= 0xffff) {
-      return absl::UnimplementedError(absl::StrCat(
-          p.path, ": event ", event_index,
-          ": more than 65535 allocations of 4 GiB or more (the replay program's limit)"));
-    }
-    p.big_sizes.push_back(bytes);
-    return static_cast<uint16_t>(p.big_sizes.size() - 1);
-  };
-
-  // The record of the object an event frees, fetched from memory while the
-  // decoder works through the ops before it (the reader's on_ahead): with a
-  // million live objects the table is far larger than the caches, and
-  // waiting for it is most of the builder's time otherwise.
-  // The id is unvalidated and may lie past the table: the address is
-  // computed as an integer (no out-of-range pointer) and a prefetch of any
-  // address cannot fault.
-  auto prefetch = [&](uint32_t object) {
-    PrefetchAddress(reinterpret_cast<uintptr_t>(objects.data()) +
-                    uintptr_t{object} * sizeof(ObjectInfo));
-  };
-  arena_pending_destroy.resize(1, 0);  // index 0: no arena
-  // Tables by id grow as new ids appear (vector::resize grows the capacity
-  // geometrically, so this is amortized linear); ids past them come only
-  // with ALLOC, REALLOC (new object) and ARENA_CREATE.
-  auto cover_object = [&](uint32_t object) {
-    if (ABSL_PREDICT_FALSE(object >= objects.size())) objects.resize(size_t{object} + 1);
-  };
-  // The reader adds shapes as chunks define them; an event's shape is
-  // below reader.shapes().size().
-  auto add_shapes = [&]() -> absl::Status {
-    const std::vector<Shape>& shapes = reader.shapes();
-    if (shapes.size() > kVariant) {
-      return absl::UnimplementedError(
-          absl::StrCat(p.path, ": event ", event_index, ": more than ", kVariant,
-                       " shapes (the replay program's limit)"));
-    }
-    for (size_t i = shape_ops.size(); i < shapes.size(); ++i) {
-      const Shape& s = shapes[i];
-      shape_ops.push_back(ShapeOp{s.bytes(),
-                                  s.zeroed ? ReplayKind::kAllocZeroed : ReplayKind::kAlloc,
-                                  static_cast<uint8_t>(__builtin_ctzll(s.align))});
-    }
-    return absl::OkStatus();
-  };
-  auto shape_op = [&](uint32_t shape) -> ShapeOp {
-    return ABSL_PREDICT_TRUE(shape < kVariant) ? shape_ops[shape] : variant_ops[shape - kVariant];
-  };
-  // `shape` with alignment align_log2 instead of its own.
-  auto variant = [&](uint32_t shape, uint8_t align_log2) -> uint32_t {
-    const uint32_t next = kVariant + static_cast<uint32_t>(variant_ops.size());
-    auto [it, added] = variant_index.try_emplace(std::make_pair(shape, align_log2), next);
-    if (added) {
-      ShapeOp v = shape_ops[shape];
-      v.align_log2 = align_log2;
-      variant_ops.push_back(v);
-    }
-    return it->second;
-  };
-  // Each case works out the op's fields as scalars; OpBlocks::Append
-  // stores them.
-  auto on_event = [&](const Event& e) -> absl::Status {
-    ReplayKind kind;
-    uint32_t object = 0, arena, bytes = 0;
-    uint8_t align_log2 = 0;
-    uint16_t aux = 0;
-    // Sizes of 4 GiB or more go to big_sizes.
-    auto fit = [&](uint64_t size) -> absl::Status {
-      if (ABSL_PREDICT_TRUE(size < kBigSize)) {
-        bytes = static_cast<uint32_t>(size);
-        return absl::OkStatus();
-      }
-      absl::StatusOr<uint16_t> index = add_big_size(size);
-      if (!index.ok()) return index.status();
-      bytes = kBigSize;
-      aux = *index;
-      return absl::OkStatus();
-    };
-    switch (e.kind) {
-      case OpKind::kAlloc: {
-        if (ABSL_PREDICT_FALSE(e.shape >= shape_ops.size())) {
-          if (absl::Status st = add_shapes(); !st.ok()) return st;
-        }
-        const ShapeOp s = shape_ops[e.shape];
-        kind = s.alloc_kind;
-        object = e.object;
-        arena = e.arena;
-        align_log2 = s.align_log2;
-        if (absl::Status st = fit(s.bytes); !st.ok()) return st;
-        cover_object(e.object);
-        objects[e.object] = ObjectInfo{e.shape, e.arena};
-        live_bytes += s.bytes;
-        ++live_objects;
-        ++p.allocs;
-        usage.Alloc(e.arena, e.thread);
-        break;
-      }
-      case OpKind::kFree: {
-        const ObjectInfo o = objects[e.object];
-        const ShapeOp s = shape_op(o.shape);
-        kind = ReplayKind::kFree;
-        object = e.object;
-        // Freed into the arena it came from, with the size it was given.
-        arena = o.arena;
-        align_log2 = s.align_log2;
-        if (absl::Status st = fit(s.bytes); !st.ok()) return st;
-        live_bytes -= s.bytes;
-        --live_objects;
-        ++p.frees;
-        usage.Free(arena, e.thread);
-        if (usage.live(arena) == 0 && arena_pending_destroy[arena]) {
-          ops.Append(object, bytes, arena, kind, align_log2, aux);
-          note_thread(e.thread);
-          arena_pending_destroy[arena] = 0;
-          kind = ReplayKind::kArenaDestroy;
-          object = bytes = align_log2 = aux = 0;
-          ++p.arena_events;
-        }
-        break;
-      }
-      case OpKind::kRealloc: {
-        if (ABSL_PREDICT_FALSE(e.shape >= shape_ops.size())) {
-          if (absl::Status st = add_shapes(); !st.ok()) return st;
-        }
-        const ShapeOp s = shape_ops[e.shape];
-        const ObjectInfo old = objects[e.old_object];
-        const ShapeOp old_s = shape_op(old.shape);
-        kind = ReplayKind::kRealloc;
-        object = e.object;
-        arena = old.arena;
-        align_log2 = old_s.align_log2;
-        // The realloc side table is consumed in order; bytes and aux are unused.
-        p.reallocs.push_back({e.old_object, old_s.bytes, s.bytes});
-        live_bytes += s.bytes - old_s.bytes;
-        cover_object(e.object);
-        objects[e.object] = ObjectInfo{
-            s.align_log2 == old_s.align_log2 ? e.shape : variant(e.shape, old_s.align_log2),
-            old.arena};
-        ++p.reallocs_count;
-        usage.Free(old.arena, e.thread);  // a use of the arena by this thread
-        usage.Alloc(old.arena, e.thread);
-        break;
-      }
-      case OpKind::kArenaCreate:
-        if (e.arena >= arena_pending_destroy.size()) {
-          arena_pending_destroy.resize(size_t{e.arena} + 1, 0);
-        }
-        kind = ReplayKind::kArenaCreate;
-        arena = e.arena;
-        ++p.arena_events;
-        break;
-      case OpKind::kArenaDestroy:
-        if (usage.live(e.arena) > 0) {
-          arena_pending_destroy[e.arena] = 1;
-          ++event_index;
-          return absl::OkStatus();
-        }
-        kind = ReplayKind::kArenaDestroy;
-        arena = e.arena;
-        ++p.arena_events;
-        break;
-      default:
-        ++event_index;
-        return absl::OkStatus();
-    }
-    ops.Append(object, bytes, arena, kind, align_log2, aux);
-    note_thread(e.thread);
-    p.peak_live_bytes = std::max(p.peak_live_bytes, live_bytes);
-    p.peak_live_objects = std::max(p.peak_live_objects, live_objects);
-    ++event_index;
-    return absl::OkStatus();
-  };
-  if (absl::Status s =
-          reader.StreamEvents([&]() { progress.Update(reader); }, on_event, prefetch);
+  ProgramBuilder builder(reader, p);
+  if (absl::Status s = reader.StreamEvents(
+          [&]() { progress.Update(reader); },
+          [&](const Event& e) { return builder.OnEvent(e); },
+          [&](uint32_t object) { builder.Prefetch(object); });
       !s.ok()) {
     return s;
   }
-  ops.JoinInto(&p.ops);
-  p.object_limit = reader.object_id_limit();
-  p.arena_limit = reader.arena_index_limit();
-  p.threads = reader.threads_seen();
-  p.arena_usage = usage.Summarize(reader);
-  p.live_at_end = live_objects;
-  if (!reader.has_footer()) p.cut_short = reader.cut_short();
+  builder.Finish();
   return p;
 }
 

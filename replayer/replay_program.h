@@ -96,9 +96,11 @@ inline ReplayView ViewOf(const ReplayProgram& p) {
 }
 
 // Writes the view's arrays into an anonymous in-memory file (memfd) that a
-// child process inherits across exec, and maps such a file back. Returns
-// the fd, or -1 with errno set.
-int ShareReplayView(const ReplayView& view);
+// child process inherits across exec (not close-on-exec), and returns its
+// fd, which the caller closes. Errors: Internal naming the call that failed
+// and why ("cannot share the replay program: memfd_create: ..."), with no
+// fd left open.
+absl::StatusOr<int> ShareReplayView(const ReplayView& view);
 // Maps `fd` (from ShareReplayView) read-only; the mapping lives as long as
 // the process.
 absl::StatusOr<ReplayView> MapSharedReplayView(int fd);

@@ -25,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -34,83 +32,17 @@
 #include "absl/strings/str_split.h"
 #include "replayer/adopt.h"
 #include "replayer/allocators/registry.h"
+#include "replayer/config.h"
 #include "replayer/isolated_run.h"
 #include "replayer/measure.h"
 #include "replayer/os_stats.h"
 #include "replayer/policy_safety.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
-#include "replayer/report.h"
-#include "replayer/report_html.h"
+#include "replayer/reporters.h"
 #include "replayer/thread_replay.h"
 #include "replayer/thread_schedule.h"
 #include "base/cli_util.h"
-
-ABSL_FLAG(std::string, policies, "default",
-          "comma-separated policy names or globs (* and ?) to run, or 'default': every "
-          "baseline but bump, tcmalloc, jemalloc, mimalloc, slab, and the fastest article "
-          "policy of each storage kind (picked per trace in a short screen); '*' runs all. "
-          "glibc malloc always runs: it is the reference of every ratio. See --list-policies");
-ABSL_FLAG(bool, list_policies, false, "list every policy with its family and description, then exit");
-ABSL_FLAG(double, precision, 3,
-          "target: runs continue until the 95% CI of each policy's median ns/op, and of its "
-          "ratio to malloc, is within +- this many percent (or its budget is spent)");
-ABSL_FLAG(double, budget, 3, "seconds of runs per policy and trace before it stops short of the precision");
-ABSL_FLAG(int, min_runs, 10, "runs per policy at least");
-ABSL_FLAG(int, max_runs, 500, "runs per policy at most");
-ABSL_FLAG(int, passes, 50,
-          "passes over the trace in each run at most: the first is cold (fresh process, fresh "
-          "pages), the rest warm (the allocator's memory reused), reported apart; 1: cold only");
-ABSL_FLAG(double, warm_ms, 5,
-          "warm passes continue until they add up to this many milliseconds (at least one)");
-// The defaults (cold, program) are the replay model whose predictions came
-// closest to the programs run for real (//fidelity:check; README, "How far
-// the replay can be trusted"); warm and first remain for comparison.
-ABSL_FLAG(std::string, rank_by, "cold",
-          "which passes rank the policies and make the verdict: cold (the first pass over the "
-          "trace, as a program that runs its work once pays it) or warm (the later passes)");
-ABSL_FLAG(std::string, clock, "auto",
-          "what times a pass and ranks: cpu (the replay threads' CPU time, user + system, "
-          "without waits at sync points), wall (steady clock; per thread: the concurrent "
-          "section, what the program would feel) or auto: cpu on one-thread replays, wall on "
-          "per-thread replays, where contention and waiting are part of the cost");
-ABSL_FLAG(std::string, threads, "auto",
-          "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
-          "thread, started together, ordered only where an object or arena passes between "
-          "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
-          "global order: no contention). One-thread traces always replay on one thread");
-ABSL_FLAG(int, max_reruns, 2,
-          "times a run disturbed by an involuntary context switch or a CPU migration is run "
-          "again before it is kept as it is");
-ABSL_FLAG(int, screen_runs, 3, "with --policies=default: runs of each article policy in the screen");
-ABSL_FLAG(double, run_timeout, 0,
-          "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
-          "memory op (two passes)");
-ABSL_FLAG(double, memory_limit_mb, 0,
-          "the child's data limit (RLIMIT_DATA) in MiB; exceeding it fails the run; 0: the "
-          "trace's ideal peak live bytes times --memory_limit_factor plus "
-          "--memory_limit_floor_mb; -1: none");
-ABSL_FLAG(double, memory_limit_factor, 16, "see --memory_limit_mb");
-ABSL_FLAG(double, memory_limit_floor_mb, 512, "see --memory_limit_mb");
-ABSL_FLAG(uint64_t, seed, 1, "seed of the run order shuffled in each round");
-ABSL_FLAG(std::string, touch, "program",
-          "what the replay writes into each new block, as a constructor would: none, first "
-          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
-ABSL_FLAG(std::string, format, "table",
-          "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
-          "run and pass), json or html (one self-contained page with charts); several, "
-          "comma-separated, with as many --out files, write one measurement in each");
-ABSL_FLAG(std::string, out, "",
-          "write the report to this file instead of standard output (comma-separated: one per "
-          "--format)");
-ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run's cold pass (its course)");
-ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
-// Internal: how the replayer re-executes itself for one run. Not for people.
-ABSL_FLAG(std::string, internal_run_policy, "", "internal: run one policy, report to a pipe");
-ABSL_FLAG(int, internal_result_fd, -1, "internal: the pipe for --internal_run_policy");
-ABSL_FLAG(int, internal_program_fd, -1, "internal: the shared replay program to run");
-ABSL_FLAG(int, internal_attempt, 0, "internal: the run's number for its policy (from 1)");
-ABSL_FLAG(int, internal_schedule_fd, -1, "internal: the shared thread schedule (per-thread run)");
 
 namespace alloctrace {
 namespace {
@@ -192,20 +124,21 @@ void MaybeInjectFault(const std::string& policy, int attempt) {
 }
 
 // A re-executed child: one run of one policy, its result to the pipe.
-int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
-  const int fd = absl::GetFlag(FLAGS_internal_result_fd);
+int ChildMain(const RunnablePolicy& policy, const ReplayerConfig& config,
+              const RunOptions& options) {
+  const int fd = config.internal_result_fd;
   if (fd < 0) return Fail(kExitUsage, "bad internal run");
   // The parent decoded the trace; this process maps the result and so
   // allocates nothing before the run but what the runtime does.
-  absl::StatusOr<ReplayView> p = MapSharedReplayView(absl::GetFlag(FLAGS_internal_program_fd));
+  absl::StatusOr<ReplayView> p = MapSharedReplayView(config.internal_program_fd);
   if (!p.ok()) return Fail(kExitBadInput, std::string(p.status().message()));
   std::optional<ThreadScheduleView> schedule;
-  if (const int schedule_fd = absl::GetFlag(FLAGS_internal_schedule_fd); schedule_fd >= 0) {
-    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(schedule_fd);
+  if (config.internal_schedule_fd >= 0) {
+    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(config.internal_schedule_fd);
     if (!v.ok()) return Fail(kExitBadInput, std::string(v.status().message()));
     schedule = *std::move(v);
   }
-  MaybeInjectFault(policy.info.name, absl::GetFlag(FLAGS_internal_attempt));
+  MaybeInjectFault(policy.info.name, config.internal_attempt);
   RunResult r;
   const std::string& preload = policy.info.preload;
   const std::string provider = MallocProvider();
@@ -236,24 +169,24 @@ int Main(int argc, char** argv) {
       "usage: replayer [flags] TRACE [TRACE...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace\n"
       "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
-      "2 bad usage; 3 the report was written but a policy FAILED (a run crashed, exited\n"
-      "with an error, hit its memory limit or was killed at its time limit).");
+      "2 bad usage (an unknown flag or policy, a malformed or out-of-range value); 3 the\n"
+      "report was written but a policy FAILED (a run crashed, exited with an error, hit its\n"
+      "memory limit or was killed at its time limit).");
   std::string command_line = "replayer";  // as typed, for the HTML report
   for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
-  AcceptDashedFlags(argc, argv);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "replayer");
+  absl::StatusOr<ReplayerConfig> parsed = ReplayerConfigFromFlags();
+  if (!parsed.ok()) return Fail(kExitUsage, std::string(parsed.status().message()));
+  const ReplayerConfig& config = *parsed;
 
   std::map<std::string, RunnablePolicy> policies;
   ForEachAllocatorType(CollectPolicies{&policies});
 
-  if (absl::GetFlag(FLAGS_list_policies)) {
+  if (config.list_policies) {
     // --format: table (the default), markdown (the adopt table of the docs)
-    // or cc (replayer/catalog_types.cc, every type compiled).
-    const std::string format = absl::GetFlag(FLAGS_format);
-    if (format != "table" && format != "markdown" && format != "cc") {
-      return Fail(kExitUsage, absl::StrCat("--list-policies --format=", format,
-                                           ": must be table, markdown or cc"));
-    }
+    // or cc (replayer/catalog_types.cc, every type compiled); checked by
+    // ReplayerConfigFromFlags.
+    const std::string& format = config.list_format;
     const std::string text =
         format == "cc" ? CatalogTypesSource(AllAllocators())
                        : FormatPolicyList(AllAllocators(), allocators::DefaultPolicyNames(),
@@ -262,128 +195,29 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
 
-  MeasureSettings s;
-  const int samples = absl::GetFlag(FLAGS_rss_samples);
-  if (samples < 1 || samples > 100000) {
-    return Fail(kExitUsage, absl::StrCat("--rss_samples=", samples, ": must be 1 to 100000"));
-  }
-  s.run_options.rss_samples = samples;
-  const int passes = absl::GetFlag(FLAGS_passes);
-  if (passes < 1 || passes > 1000) {
-    return Fail(kExitUsage, absl::StrCat("--passes=", passes, ": must be 1 to 1000"));
-  }
-  s.run_options.max_passes = passes;
-  const double warm_ms = absl::GetFlag(FLAGS_warm_ms);
-  if (!(warm_ms >= 0 && warm_ms <= 1e6)) {
-    return Fail(kExitUsage, absl::StrCat("--warm_ms=", warm_ms, ": must be 0 to 1000000"));
-  }
-  s.run_options.min_warm_seconds = warm_ms / 1e3;
-  s.touch = absl::GetFlag(FLAGS_touch);
-  if (s.touch == "none") {
-    s.run_options.touch = Touch::kNone;
-  } else if (s.touch == "first") {
-    s.run_options.touch = Touch::kFirst;
-  } else if (s.touch == "whole") {
-    s.run_options.touch = Touch::kWhole;
-  } else if (s.touch == "program") {
-    s.run_options.touch = Touch::kProgram;
-  } else {
-    return Fail(kExitUsage,
-                absl::StrCat("--touch=", s.touch, ": must be none, first, whole or program"));
-  }
-  const std::vector<std::string> formats = absl::StrSplit(absl::GetFlag(FLAGS_format), ',');
-  for (const std::string& format : formats) {
-    if (format != "table" && format != "markdown" && format != "csv" && format != "csv-runs" &&
-        format != "json" && format != "html") {
-      return Fail(kExitUsage, absl::StrCat("--format=", format,
-                                           ": must be table, markdown, csv, csv-runs, json or html"));
-    }
-  }
-  const std::string out_flag = absl::GetFlag(FLAGS_out);
-  std::vector<std::string> outs;
-  if (formats.size() == 1 && !out_flag.empty()) {
-    outs.push_back(out_flag);
-  } else if (!out_flag.empty()) {
-    outs = absl::StrSplit(out_flag, ',');
-  }
-  if (formats.size() > 1 && outs.size() != formats.size()) {
-    return Fail(kExitUsage, absl::StrCat("--format=", absl::GetFlag(FLAGS_format), " needs ",
-                                         formats.size(), " comma-separated --out files"));
-  }
-  const double precision = absl::GetFlag(FLAGS_precision);
-  if (!(precision > 0 && precision <= 100)) {
-    return Fail(kExitUsage, absl::StrCat("--precision=", precision, ": must be above 0, at most 100"));
-  }
-  const double budget = absl::GetFlag(FLAGS_budget);
-  if (!(budget >= 0 && budget <= 86400)) {
-    return Fail(kExitUsage, absl::StrCat("--budget=", budget, ": must be 0 to 86400 seconds"));
-  }
-  s.ctx.min_runs = absl::GetFlag(FLAGS_min_runs);
-  s.max_runs = absl::GetFlag(FLAGS_max_runs);
-  if (s.ctx.min_runs < 1 || s.ctx.min_runs > 100000 || s.max_runs < s.ctx.min_runs ||
-      s.max_runs > 100000) {
-    return Fail(kExitUsage, absl::StrCat("--min_runs=", s.ctx.min_runs, ", --max_runs=", s.max_runs,
-                                         ": need 1 <= min_runs <= max_runs <= 100000"));
-  }
-  s.seed = absl::GetFlag(FLAGS_seed);
-  s.max_reruns = absl::GetFlag(FLAGS_max_reruns);
-  if (s.max_reruns < 0 || s.max_reruns > 100) {
-    return Fail(kExitUsage, absl::StrCat("--max_reruns=", s.max_reruns, ": must be 0 to 100"));
-  }
-  s.screen_runs = absl::GetFlag(FLAGS_screen_runs);
-  if (s.screen_runs < 1 || s.screen_runs > 1000) {
-    return Fail(kExitUsage, absl::StrCat("--screen_runs=", s.screen_runs, ": must be 1 to 1000"));
-  }
-  s.ctx.rank_by = absl::GetFlag(FLAGS_rank_by);
-  if (s.ctx.rank_by != "warm" && s.ctx.rank_by != "cold") {
-    return Fail(kExitUsage, absl::StrCat("--rank_by=", s.ctx.rank_by, ": must be warm or cold"));
-  }
-  if (s.ctx.rank_by == "warm" && passes < 2) s.ctx.rank_by = "cold";  // no warm pass to rank by
-  s.ctx.clock = absl::GetFlag(FLAGS_clock);
-  if (s.ctx.clock != "cpu" && s.ctx.clock != "wall" && s.ctx.clock != "auto") {
-    return Fail(kExitUsage, absl::StrCat("--clock=", s.ctx.clock, ": must be auto, cpu or wall"));
-  }
-  const std::string threads_flag = absl::GetFlag(FLAGS_threads);
-  if (threads_flag != "auto" && threads_flag != "one") {
-    return Fail(kExitUsage, absl::StrCat("--threads=", threads_flag, ": must be auto or one"));
-  }
-  const double run_timeout = absl::GetFlag(FLAGS_run_timeout);
-  const double memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
-  const double memory_factor = absl::GetFlag(FLAGS_memory_limit_factor);
-  const double memory_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
-  if (!(run_timeout >= 0) || !(memory_limit_mb >= -1) || !(memory_factor >= 0) ||
-      !(memory_floor_mb >= 0)) {
-    return Fail(kExitUsage,
-                "--run_timeout, --memory_limit_factor and --memory_limit_floor_mb must be >= 0, "
-                "--memory_limit_mb >= -1");
-  }
-  s.ctx.precision = precision / 100;
-  s.ctx.budget_seconds = budget;
-  s.ctx.passes = passes;
-  s.ctx.warm_ms = warm_ms;
-  s.ctx.touch = s.touch;
-
-  const std::string policy_flag = absl::GetFlag(FLAGS_policies);
-  const bool use_default = policy_flag == "default";
+  MeasureSettings s = ToMeasureSettings(config);
+  const bool use_default = config.policies == "default";
   std::vector<std::string> selected;
   if (use_default) {
     selected = allocators::DefaultPolicyNames();
   } else {
-    absl::StatusOr<std::vector<std::string>> sel = SelectAllocators(policy_flag);
+    absl::StatusOr<std::vector<std::string>> sel = SelectAllocators(config.policies);
     if (!sel.ok()) return Fail(kExitUsage, std::string(sel.status().message()));
     selected = *std::move(sel);
   }
-  const bool quiet = absl::GetFlag(FLAGS_quiet);
-  s.progress = !quiet && isatty(STDERR_FILENO);
+  s.progress = !config.quiet && isatty(STDERR_FILENO);
 
-  const std::string child_policy = absl::GetFlag(FLAGS_internal_run_policy);
-  if (!child_policy.empty()) {
-    auto it = policies.find(child_policy);
+  if (!config.internal_run_policy.empty()) {
+    auto it = policies.find(config.internal_run_policy);
     if (it == policies.end()) return Fail(kExitUsage, "bad internal run");
-    return ChildMain(it->second, s.run_options);
+    return ChildMain(it->second, config, s.run_options);
   }
 
   if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
+
+  // What the machine can give a child, read once before the traces are
+  // decoded (the decoded programs take memory too).
+  const int64_t machine_cap = MachineMemoryCap();
 
   // Decode and validate every trace before any timing.
   std::vector<ReplayProgram> programs;
@@ -402,8 +236,10 @@ int Main(int argc, char** argv) {
   // any timing: a trace with too many threads is refused here.
   std::vector<std::optional<ThreadSchedule>> schedules(programs.size());
   for (size_t i = 0; i < programs.size(); ++i) {
-    ReplayProgram& program = programs[i];
-    if (threads_flag == "one" || program.threads <= 1 || program.memory_ops() == 0) continue;
+    const ReplayProgram& program = programs[i];
+    if (s.threads == ReplayThreads::kOne || program.threads <= 1 || program.memory_ops() == 0) {
+      continue;
+    }
     absl::StatusOr<ThreadSchedule> schedule = BuildThreadSchedule(program);
     if (!schedule.ok()) return Fail(kExitBadInput, std::string(schedule.status().message()));
     schedules[i] = *std::move(schedule);
@@ -417,60 +253,71 @@ int Main(int argc, char** argv) {
   const ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
   const std::string self_path = self_len > 0 ? std::string(self, self_len) : argv[0];
 
+  // Every program is shared before any run: if one cannot be, nothing is
+  // measured (an error now, not after the other traces' runs).
+  std::vector<int> shared_fds;
+  for (const ReplayProgram& program : programs) {
+    if (program.memory_ops() == 0) {
+      shared_fds.push_back(-1);
+      continue;
+    }
+    absl::StatusOr<int> fd = ShareReplayView(ViewOf(program));
+    if (!fd.ok()) return Fail(kExitBadInput, absl::StrCat(program.path, ": ", fd.status().message()));
+    shared_fds.push_back(*fd);
+  }
+  // And so is every thread schedule (-1: the trace replays serialized).
+  std::vector<int> schedule_fds(programs.size(), -1);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    if (!schedules[i]) continue;
+    absl::StatusOr<int> fd = ShareThreadSchedule(*schedules[i]);
+    if (!fd.ok()) {
+      return Fail(kExitBadInput, absl::StrCat(programs[i].path, ": ", fd.status().message()));
+    }
+    schedule_fds[i] = *fd;
+  }
+
   std::vector<TraceReport> reports;
   bool any_failed = false;
   for (size_t i = 0; i < programs.size(); ++i) {
-    ReplayProgram& program = programs[i];
+    const ReplayProgram& program = programs[i];
     if (program.memory_ops() == 0) {
       // Nothing to time: say so rather than rank zeros.
       reports.push_back(Summarize(program, {}, PolicyRuns{}, s.ctx, 0));
       continue;
     }
-    s.limits.wall_seconds =
-        run_timeout > 0 ? run_timeout : 60 + 1e-4 * static_cast<double>(program.memory_ops());
-#if defined(__SANITIZE_ADDRESS__)
-    // ASan reserves terabytes of shadow address space: no data limit fits.
-    s.limits.memory_bytes = 0;
-#else
-    const double table_bytes = 32.0 * (program.object_limit + 1);
-    s.limits.memory_bytes =
-        memory_limit_mb < 0 ? 0
-        : memory_limit_mb > 0
-            ? static_cast<int64_t>(memory_limit_mb * (1 << 20))
-            : static_cast<int64_t>(static_cast<double>(program.peak_live_bytes) * memory_factor +
-                                   memory_floor_mb * (1 << 20) + table_bytes);
-#endif
-    int shared_fd = -1;
+    s.limits = ChildLimitsFor(config, program, machine_cap);
+    const int64_t claimed = ChildLimitsFor(config, program, 0).memory_bytes;
+    if (!config.quiet && s.limits.memory_bytes < claimed) {
+      std::fprintf(stderr,
+                   "replayer: note: %s: each child's memory limit is %.0f MiB, half the memory "
+                   "available, not the %.0f MiB the trace's ideal peak would allow "
+                   "(--memory_limit_mb)\n",
+                   program.path.c_str(), static_cast<double>(s.limits.memory_bytes) / (1 << 20),
+                   static_cast<double>(claimed) / (1 << 20));
+    }
     const std::vector<std::string> names =
         use_default ? SafeVariants(selected, program.arena_usage) : selected;
-    TraceReport report = MeasureTrace(program, schedules[i] ? &*schedules[i] : nullptr, names,
-                                      use_default, policies, self_path, s, &shared_fd);
-    if (shared_fd < 0) {
-      return Fail(kExitBadInput, absl::StrCat("cannot share the replay program: ", std::strerror(errno)));
-    }
-    close(shared_fd);
+    TraceReport report =
+        MeasureTrace(program, names, use_default, policies, self_path, s, shared_fds[i],
+                     schedules[i] ? &*schedules[i] : nullptr, schedule_fds[i]);
+    close(shared_fds[i]);
+    if (schedule_fds[i] >= 0) close(schedule_fds[i]);
     any_failed |= report.failed_policies > 0;
     reports.push_back(std::move(report));
   }
 
   s.ctx.machine = DescribeMachine();
   s.ctx.date = Today();
-  for (size_t i = 0; i < formats.size(); ++i) {
-    const std::string& format = formats[i];
-    std::string text;
-    if (format == "table") text = FormatTable(reports, s.ctx);
-    if (format == "markdown") text = FormatMarkdown(reports, s.ctx);
-    if (format == "csv") text = FormatCsv(reports, s.ctx);
-    if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
-    if (format == "json") text = FormatJson(reports, s.ctx);
-    if (format == "html") text = FormatHtml(reports, programs, s.ctx, command_line);
-    if (outs.empty()) {
+  const ReportInput input{reports, programs, s.ctx, command_line};
+  for (size_t i = 0; i < config.formats.size(); ++i) {
+    const std::string text = FindReportFormat(config.formats[i])->render(input);
+    if (config.outs.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       continue;
     }
-    absl::Status st = WriteFileAtomically(ResolveUserPath(outs[i]), text);
+    absl::Status st = WriteFileAtomically(ResolveUserPath(config.outs[i]), text);
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
-    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", outs[i].c_str());
+    if (!config.quiet) std::fprintf(stderr, "replayer: wrote %s\n", config.outs[i].c_str());
   }
   if (any_failed) {
     std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",

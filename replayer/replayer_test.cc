@@ -282,24 +282,82 @@ TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
   }
 }
 
-TEST(ReplayerTest, DefaultSetHasNoBumpAndOneArticlePolicyPerStorageKind) {
+// Without the race, the screen adds one article policy per storage kind;
+// with it (the default), every article policy races and keeps its row.
+TEST(ReplayerTest, DefaultSetHasNoBumpAndTheArticlePoliciesOfEachStorageKind) {
   if (kAsan) GTEST_SKIP() << "the default set preloads mallocs, which cannot load beside ASan";
-  const Output o = RunReplayer(
-      "--min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 --format=csv "
-      "traces/single.trace");
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  int simple = 0, boundary = 0, ordered = 0;
-  for (const auto& row : CsvRows(o.out)) {
-    const std::string& name = row.at("policy");
-    EXPECT_NE(name, "bump");
-    EXPECT_NE(name, "malloc (again)");
-    simple += absl::StartsWith(name, "pool/simple/");
-    boundary += absl::StartsWith(name, "pool/boundary/");
-    ordered += absl::StartsWith(name, "pool/ordered/");
+  for (const bool race : {false, true}) {
+    const Output o = RunReplayer(absl::StrCat(
+        "--race=", race ? "true" : "false",
+        " --min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 "
+        "--format=csv traces/single.trace"));
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    int simple = 0, boundary = 0, ordered = 0;
+    for (const auto& row : CsvRows(o.out)) {
+      const std::string& name = row.at("policy");
+      EXPECT_NE(name, "bump");
+      EXPECT_NE(name, "malloc (again)");
+      simple += absl::StartsWith(name, "pool/simple/");
+      boundary += absl::StartsWith(name, "pool/boundary/");
+      ordered += absl::StartsWith(name, "pool/ordered/");
+    }
+    EXPECT_EQ(simple, race ? 16 : 1);
+    EXPECT_EQ(boundary, race ? 16 : 1);
+    EXPECT_EQ(ordered, race ? 16 : 1);
   }
-  EXPECT_EQ(simple, 1);
-  EXPECT_EQ(boundary, 1);
-  EXPECT_EQ(ordered, 1);
+}
+
+// The race's total budget stops every policy where it is, but never before
+// each has made a run: none is left unmeasured (and so reported FAILED).
+TEST(ReplayerTest, TheTotalBudgetLeavesNoPolicyWithoutARun) {
+  const Output o = RunReplayer(
+      "--total_budget=0.001 --policies=malloc,slab/st/single,new,pool/simple/exp/st/stack/free "
+      "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=1 --format=csv traces/single.trace");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto rows = CsvRows(o.out);
+  ASSERT_EQ(rows.size(), 4u) << o.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("policy");
+    EXPECT_EQ(row.at("runs"), "1") << row.at("policy");
+  }
+}
+
+// A producer/consumer trace: thread 1 allocates in the global heap, thread
+// 2 frees. A pool without a lock would have its free lists changed by two
+// threads at once in the program: it is skipped, with why, never run or
+// recommended; the exit status is 0 (a skip is not a failure).
+TEST(ReplayerTest, PolicyThatIsNotThreadSafeIsSkippedOnASharedArena) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/two_threads.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Alloc(1, 0, 0x10000 + 64 * i, Shape{48, 1, 8});
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Free(2, 0, 0x10000 + 64 * i);
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack,slab/mt/stack ", path));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("skipped slab/st/stack: not thread-safe: arena 0 is used by threads 1 and 2"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("note: arena 0 is used by threads 1 and 2: policies that are not "
+                       "thread-safe are"),
+            std::string::npos)
+      << o.out;
+  for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
+    if (absl::StartsWith(line, "  recommended:")) {
+      EXPECT_EQ(line.find("slab/st/"), absl::string_view::npos) << line;
+    }
+  }
+  const Output json = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack --format=json ", path));
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"status\": \"skipped\", \"error\": \"not thread-safe: arena 0 is "
+                          "used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("\"arena_sharing\": \"arena 0 is used by threads 1 and 2\""),
+            std::string::npos)
+      << json.out;
 }
 
 TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
@@ -368,6 +426,17 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"traces/no_such.trace", 1, "traces/no_such.trace: cannot open trace"},
       {dir + "/garbage.trace", 1, "not an alloctrace trace"},
       {"--policies=nosuch traces/single.trace", 2, "nosuch"},
+      // Usage errors exit 2 (not Abseil's 1) and suggest the nearest name.
+      {"--polices=slab traces/single.trace", 2,
+       "replayer: unknown flag --polices; did you mean --policies?"},
+      {"--min-rus=1 traces/single.trace", 2,
+       "replayer: unknown flag --min-rus; did you mean --min-runs?"},
+      {"--budget=abc traces/single.trace", 2, "replayer: --budget=abc: 'abc' is not a number"},
+      {"--min_runs=1.5 traces/single.trace", 2, "--min_runs=1.5: '1.5' is not an integer"},
+      {"--policies=slabb traces/single.trace", 2,
+       "replayer: unknown policy 'slabb'; did you mean slab/*?"},
+      {"--policies=tcmaloc traces/single.trace", 2,
+       "replayer: unknown policy 'tcmaloc'; did you mean tcmalloc?"},
       {"--min_runs=0 traces/single.trace", 2, "--min_runs=0"},
       {"--precision=0 traces/single.trace", 2, "--precision=0"},
       {"--passes=0 traces/single.trace", 2, "--passes=0"},

@@ -120,28 +120,16 @@ std::string NoiseWords(const TraceReport& t) {
 std::string DisturbanceWords(const TraceReport& t) {
   const DisturbanceCounts& d = t.disturbance;
   std::string s = absl::StrFormat(
-      "%d of %d runs were disturbed (involuntary context switch or CPU migration); %d re-run, "
+      "%d of %d runs were disturbed (involuntary context switch in the ranking passes or CPU "
+      "migration); %d re-run, "
       "%d kept as they were",
       d.disturbed, d.runs, d.disturbed - d.kept, d.kept);
   if (d.runs >= 20 && 2 * d.disturbed >= d.runs) {
     absl::StrAppend(&s, " (the machine is busy: re-runs stopped once half were disturbed)");
+  } else if (d.runs >= 20 && 10 * (d.disturbed - d.kept) >= d.runs) {
+    absl::StrAppend(&s, " (re-runs stopped at a tenth of the runs)");
   }
   return s;
-}
-
-// What a report says of the trace before its verdict: one heap, arenas
-// shared by threads, arenas of one block.
-std::vector<std::string> TraceNotes(const TraceReport& t) {
-  std::vector<std::string> notes;
-  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
-  if (!t.arena_sharing.empty()) {
-    notes.push_back(absl::StrCat(t.arena_sharing,
-                                 ": policies that are not thread-safe are not run, never "
-                                 "recommended"));
-  }
-  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
-  if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
-  return notes;
 }
 
 // The verdict block, as lines of at most 80 columns.
@@ -202,7 +190,7 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     absl::StrAppendFormat(&o, "%-*s %7s %6s %6s %-14s %7s %3s\n", kNameW, "policy",
                           warm ? "warm ns" : "cold ns", "+-CI", warm ? "cold" : "warm",
                           "xmalloc 95% CI", "peakRSS", "n");
-    std::vector<std::string> notes, failures;
+    std::vector<std::string> notes, failures, eliminated;
     for (const PolicyResult& p : t.policies) {
       const std::string name =
           p.name.size() > kNameW ? p.name.substr(0, kNameW - 1) + "~" : p.name;
@@ -218,18 +206,30 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       const std::string ratio = RatioCell(p.vs_malloc);
       absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameW, name,
                             Num(p.ns_per_op.median), p.tied_fastest ? "*" : " ",
-                            Pct(p.ns_per_op), p.precise || p.name == "bump" ? " " : "!",
+                            Pct(p.ns_per_op),
+                            p.eliminated ? "x" : p.precise || p.name == "bump" ? " " : "!",
                             other.has_data() ? Num(other.median) : "-", ratio,
                             Mib(p.peak_rss.median), p.tied_smallest_rss ? "*" : " ", p.runs);
-      if (!p.precise && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));
+      if (p.eliminated) {
+        eliminated.push_back(Wrap(absl::StrCat("  ", p.name, ": ", p.stop_reason), 80, 4));
+      } else if (!p.precise && p.name != "bump") {
+        notes.push_back(NotPreciseNote(p, ctx));
+      }
     }
     for (const std::string& f : failures) absl::StrAppend(&o, f, "\n");
+    if (!eliminated.empty()) {
+      absl::StrAppend(&o, "x eliminated by the race (paired ratio to the leader of the time, 95% "
+                          "CI; not held to the precision):\n");
+      for (const std::string& e : eliminated) absl::StrAppend(&o, e, "\n");
+    }
     if (!notes.empty()) {
       absl::StrAppendFormat(&o, "! CI wider than +-%.0f%%:\n", 100 * ctx.precision);
       for (const std::string& n : notes) absl::StrAppend(&o, Wrap("  " + n, 80, 4), "\n");
     }
+    // The contenders' types (every policy's: --format=markdown, csv, json).
     absl::StrAppend(&o, "adopt (T: your container's element type):\n");
     for (const PolicyResult& p : t.policies) {
+      if (!p.ok() || p.eliminated || p.screened_out || p.name == "bump") continue;
       absl::StrAppend(&o, Wrap(absl::StrCat("  ", p.name, ": ", AdoptWords(p.adopt)), 80, 4),
                       "\n");
     }
@@ -242,8 +242,10 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
                "); +-CI: half the 95% bootstrap CI of that median; xmalloc: glibc malloc's "
                "ns/op over this one's, median of per-round ratios with its 95% CI (>1 is "
                "faster); peakRSS: peak resident above the run's own trimmed baseline, cold "
-               "pass; n: runs. * in the tied group of the best (95% CI overlapping the best's; "
-               "bump, which never frees, is not a contender). ! CI not within the target. "
+               "pass; n: runs. * in the tied group of the best (the 95% CI of its ratio to the "
+               "best, paired by round, includes 1 or lies within the noise floor; "
+               "bump, which never frees, is not a contender). ! CI not within the target. x "
+               "eliminated by the race. "
                "Every run's figures: --format=json or --format=csv-runs."),
            80, 0),
       "\n");
@@ -326,7 +328,7 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
                     "RSS course | adopt (`T`: the element type) |\n");
     absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
-    std::vector<std::string> notes;
+    std::vector<std::string> notes, eliminated;
     for (const PolicyResult& p : t.policies) {
       if (!p.ok()) {
         absl::StrAppend(&o, "| ", p.name, " | ", p.family, " | ",
@@ -341,7 +343,8 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
                              " [", Mib(p.peak_rss.lo), ", ", Mib(p.peak_rss.hi), "]")
               : "-";
       absl::StrAppend(
-          &o, "| ", p.name, p.precise || p.name == "bump" ? "" : " !", " | ", p.family, " | ",
+          &o, "| ", p.name, p.precise || p.eliminated || p.name == "bump" ? "" : " !", " | ",
+          p.family, " | ",
           MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
           MdEstimate(p.cold_ns_per_op, !warm && p.tied_fastest), " | ",
           p.vs_malloc.has_data() ? absl::StrFormat("%.2f [%.2f, %.2f]", p.vs_malloc.median,
@@ -350,17 +353,23 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
           " | ", rss, " | ", absl::StrFormat("%.2f", p.overhead), " | ",
           absl::StrFormat("%.0f", p.minor_faults), " | ", p.runs, " | ", p.reruns, " | ",
           Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
-      if (!p.precise && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));
+      if (p.eliminated) eliminated.push_back(absl::StrCat(p.name, ": ", p.stop_reason));
+      if (!p.precise && !p.eliminated && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));
     }
     if (!notes.empty()) {
       absl::StrAppendFormat(&o, "\n! CI wider than +-%.0f%%: %s.\n", 100 * ctx.precision,
                             absl::StrJoin(notes, "; "));
     }
+    if (!eliminated.empty()) {
+      absl::StrAppend(&o, "\nEliminated by the race (not held to the precision): ",
+                      absl::StrJoin(eliminated, "; "), ".\n");
+    }
     absl::StrAppend(&o, "\n");
   }
   absl::StrAppendFormat(
       &o,
-      "Bold: in the tied group of the best (95%% CIs overlapping). !: CI not within the target. "
+      "Bold: in the tied group of the best (the 95%% CI of the ratio paired by round includes 1 "
+      "or lies within the noise floor). !: CI not within the target. "
       "Machine: %s. %s; %s; %s; runs until +-%.0f%% or %.0f s per policy, at least %d; "
       "touch=%s.\n",
       ctx.machine, ctx.date, PassPlan(ctx), ClockWords(ctx.clock), 100 * ctx.precision,

@@ -100,6 +100,9 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
     absl::StrAppend(&o, "<p><strong>Recommended:</strong> ",
                     v.recommended.empty() ? "none" : Escape(v.recommended), " &mdash; ",
                     Escape(v.rule), ".</p>");
+    if (!v.adopt.empty()) {
+      absl::StrAppend(&o, "<p><strong>Adopt:</strong> <code>", Escape(v.adopt), "</code></p>");
+    }
   }
   if (!v.sentence.empty()) absl::StrAppend(&o, "<p>", Escape(v.sentence), "</p>");
   if (t.noise_floor.has_value()) {
@@ -195,7 +198,7 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
   c.id = id;
   c.title = absl::StrCat("Time per memory op (", t.interval_kind, ")");
   c.x = SpeedAxis(t.policies, /*with_floor=*/true);
-  c.highlight_label = "tied with the fastest (intervals overlap)";
+  c.highlight_label = "tied with the fastest (paired ratio's CI includes 1 or is within noise)";
   const HtmlPolicy* best = nullptr;
   for (const HtmlPolicy& p : t.policies) {
     if (Contender(p) && (best == nullptr || p.ns_per_op.value < best->ns_per_op.value)) best = &p;
@@ -311,13 +314,16 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
 
 std::string TableHtml(const HtmlTrace& t, const std::string& id) {
   report::HtmlTable table({"#", "policy", "family", "runs", "ns/op", t.interval_kind,
-                           "x malloc", "peak RSS", "x ideal", "minor faults", "status"},
-                          {true, false, false, true, true, true, true, true, true, true, false});
+                           "x malloc", "peak RSS", "x ideal", "minor faults", "status",
+                           "adopt (T: the element type)"},
+                          {true, false, false, true, true, true, true, true, true, true, false,
+                           false});
   int rank = 0;
   for (const HtmlPolicy& p : t.policies) {
     if (!p.ok) {
-      table.AddRow({"", p.name, p.family, absl::StrCat(p.runs), "", "", "", "", "", "", p.status},
-                   "failed");
+      table.AddRow(
+          {"", p.name, p.family, absl::StrCat(p.runs), "", "", "", "", "", "", p.status, p.adopt},
+          "failed");
       continue;
     }
     const std::string status = p.floor ? "harness floor" : (p.tied_fastest ? "tied fastest" : "");
@@ -330,7 +336,8 @@ std::string TableHtml(const HtmlTrace& t, const std::string& id) {
          p.vs_malloc.has_value() ? Interval(p.vs_malloc, Unit::kRatio) : "",
          p.peak_rss.has_value() ? Interval(p.peak_rss, Unit::kBytes) : "",
          std::isfinite(p.overhead) ? absl::StrFormat("%.2f", p.overhead) : "",
-         std::isfinite(p.minor_faults) ? absl::StrFormat("%.0f", p.minor_faults) : "", status},
+         std::isfinite(p.minor_faults) ? absl::StrFormat("%.0f", p.minor_faults) : "", status,
+         p.adopt},
         p.tied_fastest ? "tied" : "");
   }
   return table.Render(absl::StrCat("id=\"", Escape(id), "\""));

@@ -34,6 +34,7 @@ struct HtmlEstimate {
 
 struct HtmlPolicy {
   std::string name, family;
+  std::string adopt;  // the C++ type to paste and where it comes from, or how
   bool ok = false;
   std::string status;  // when not ok: "FAILED: ..." or "skipped: ..."
   int runs = 0;
@@ -51,6 +52,7 @@ struct HtmlVerdict {
   std::vector<std::string> smallest_rss;
   double smallest_rss_bytes = NAN;
   std::string recommended;
+  std::string adopt;  // how to adopt the recommended policy
   std::string rule;
   std::string sentence;  // the verdict as one paragraph, if the statistics write one
 };

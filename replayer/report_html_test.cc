@@ -66,7 +66,7 @@ class ReportHtmlTest : public ::testing::Test {
     std::vector<PolicyRuns> runs;
     runs.push_back(Runs("malloc", 30, 200000));
     runs.push_back(Runs("slab", 10, 150000));
-    runs.push_back(Runs(kHostileScript, 10.02, 400000));  // tied with slab
+    runs.push_back(Runs(kHostileScript, 10, 400000));  // tied with slab (ratio 1 by round)
     runs.push_back(Runs("bump", 3, 64 << 20));
     runs.push_back(Runs("pool/simple/lin/st/stack/free", 20, 180000));
     runs.push_back(Runs("pool/simple/exp/st/stack/free", 15, 190000));

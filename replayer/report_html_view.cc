@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "replayer/adopt.h"
 #include "replayer/replay_program.h"
 #include "replayer/report_html.h"
 #include "replayer/summary.h"
@@ -78,7 +80,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   t.peak_live_bytes = report.peak_live_bytes;
   t.peak_live_objects = report.peak_live_objects;
   t.cut_short = report.cut_short;
-  t.note = OneHeapNote(report);
+  t.note = absl::StrJoin(TraceNotes(report), ". ");
   LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
   t.interval_kind = "95% CI of the median";
   t.noise_floor = FromEstimate(report.noise_floor);
@@ -86,6 +88,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
     HtmlPolicy p;
     p.name = r.name;
     p.family = r.family;
+    p.adopt = AdoptWords(r.adopt);
     p.ok = r.ok();
     p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
                : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
@@ -109,6 +112,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   t.verdict.smallest_rss = v.smallest_rss;
   if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
   t.verdict.recommended = v.recommended;
+  if (!v.recommended.empty()) t.verdict.adopt = AdoptWords(v.adopt);
   t.verdict.rule = v.rule;
   t.verdict.sentence = v.sentence;
   return t;

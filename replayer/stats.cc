@@ -67,4 +67,80 @@ std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates) {
   return tied;
 }
 
+double NoiseMargin(const Estimate& noise_floor) {
+  if (!noise_floor.has_data()) return 0;
+  return std::max({noise_floor.hi - 1, 1 - noise_floor.lo, 0.0});
+}
+
+bool PairedTie(const Estimate& ratio, double noise_margin) {
+  if (!ratio.has_data()) return false;
+  if (ratio.lo <= 1 && ratio.hi >= 1) return true;
+  const double m = std::max(noise_margin, 0.0);
+  return ratio.lo >= 1 / (1 + m) && ratio.hi <= 1 + m;
+}
+
+namespace {
+
+// The regularized incomplete beta function I_x(a, b), by Lentz's continued
+// fraction (as in Numerical Recipes' betacf), accurate to ~1e-12.
+double BetaFraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < 1e-14) break;
+  }
+  return h;
+}
+
+double RegularizedBeta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * BetaFraction(a, b, x) / a;
+  return 1 - front * BetaFraction(b, a, 1 - x) / b;
+}
+
+}  // namespace
+
+double StudentTUpperTail(double t, int df) {
+  const double v = df;
+  const double tail = 0.5 * RegularizedBeta(v / 2, 0.5, v / (v + t * t));
+  return t >= 0 ? tail : 1 - tail;
+}
+
+double SlowerPValue(const std::vector<double>& log_ratios, double margin) {
+  const size_t n = log_ratios.size();
+  if (n < 2) return 1;
+  double mean = 0;
+  for (double x : log_ratios) mean += x;
+  mean /= static_cast<double>(n);
+  double ss = 0;
+  for (double x : log_ratios) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / static_cast<double>(n - 1));
+  const double diff = mean - std::log1p(std::max(margin, 0.0));
+  if (sd == 0) return diff > 0 ? 0 : 1;
+  const double t = diff / (sd / std::sqrt(static_cast<double>(n)));
+  return StudentTUpperTail(t, static_cast<int>(n - 1));
+}
+
 }  // namespace alloctrace

@@ -46,6 +46,27 @@ bool Overlaps(const Estimate& a, const Estimate& b);
 // Estimates without data are never tied. Empty if none has data.
 std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates);
 
+// The noise margin m read from a noise floor (two identical allocators
+// compared, paired by round): how far its 95% CI reaches from 1,
+// max(hi - 1, 1 - lo, 0). 0 without data.
+double NoiseMargin(const Estimate& noise_floor);
+
+// THE tie rule (fidelity/analysis.py's paired_tie is the same): given the
+// paired ratio of two policies' ns/op (the median over common rounds of one's
+// figure over the other's, with its 95% CI), they are tied when the CI
+// includes 1, or lies within the noise floor: within [1/(1+m), 1+m] for the
+// noise margin m. No data (no common round): not tied.
+bool PairedTie(const Estimate& ratio, double noise_margin);
+
+// P(T > t) for Student's t with `df` >= 1 degrees of freedom.
+double StudentTUpperTail(double t, int df);
+
+// The one-sided paired t-test of the race (measure.h): the p-value of
+// "mean log ratio <= log(1 + margin)" against "greater", from the per-round
+// log ratios (slower policy's ns/op over the leader's). 1 with fewer than two
+// ratios; 0 if they are all equal and above the margin.
+double SlowerPValue(const std::vector<double>& log_ratios, double margin);
+
 }  // namespace alloctrace
 
 #endif  // ALLOCTRACE_REPLAYER_STATS_H_

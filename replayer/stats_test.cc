@@ -66,5 +66,46 @@ TEST(StatsTest, TiesAreOverlapsWithTheLowest) {
   EXPECT_EQ(TiedWithLowest({same, same}).size(), 2u);
 }
 
+TEST(StatsTest, PairedTieIncludesOneOrLiesWithinTheNoiseFloor) {
+  EXPECT_TRUE(PairedTie({1.02, 0.99, 1.05, 10}, 0));   // includes 1
+  EXPECT_FALSE(PairedTie({1.05, 1.02, 1.08, 10}, 0));  // excludes 1, no noise
+  EXPECT_TRUE(PairedTie({1.05, 1.02, 1.08, 10}, 0.10));   // within +-10%
+  EXPECT_FALSE(PairedTie({1.05, 1.02, 1.12, 10}, 0.10));  // reaches beyond it
+  EXPECT_TRUE(PairedTie({0.95, 0.93, 0.97, 10}, 0.10));   // either side
+  EXPECT_FALSE(PairedTie(Estimate{}, 1));                 // no common round
+  // The new user's paradox: 1.28x [1.27, 1.33] is no tie under a 3% floor.
+  EXPECT_FALSE(PairedTie({1.28, 1.27, 1.33, 10}, 0.03));
+}
+
+TEST(StatsTest, NoiseMarginIsHowFarTheFloorReachesFromOne) {
+  EXPECT_NEAR(NoiseMargin({0.991, 0.968, 1.002, 20}), 0.032, 1e-12);
+  EXPECT_NEAR(NoiseMargin({1.04, 1.01, 1.06, 20}), 0.06, 1e-12);
+  EXPECT_EQ(NoiseMargin(Estimate{}), 0);
+}
+
+TEST(StatsTest, StudentTailMatchesTables) {
+  EXPECT_NEAR(StudentTUpperTail(0, 5), 0.5, 1e-12);
+  EXPECT_NEAR(StudentTUpperTail(12.706, 1), 0.025, 1e-4);
+  EXPECT_NEAR(StudentTUpperTail(2.776, 4), 0.025, 1e-4);
+  EXPECT_NEAR(StudentTUpperTail(8.610, 4), 0.0005, 2e-5);
+  EXPECT_NEAR(StudentTUpperTail(-2.776, 4), 0.975, 1e-4);
+  EXPECT_NEAR(StudentTUpperTail(1.96, 100000), 0.025, 1e-4);
+}
+
+TEST(StatsTest, SlowerPValueTestsTheLogRatioAgainstTheMargin) {
+  // Three times slower, steadily: tiny p even at five rounds.
+  const std::vector<double> slow = {std::log(3.0), std::log(3.1), std::log(2.9), std::log(3.05),
+                                    std::log(2.95)};
+  EXPECT_LT(SlowerPValue(slow, 0.03), 1e-5);
+  // Around 1: no evidence of being slower.
+  const std::vector<double> tie = {0.01, -0.02, 0.015, -0.01, 0.0};
+  EXPECT_GT(SlowerPValue(tie, 0), 0.3);
+  // 5% slower is within a 10% noise margin: not shown slower than it.
+  const std::vector<double> five = {std::log(1.05), std::log(1.04), std::log(1.06)};
+  EXPECT_GT(SlowerPValue(five, 0.10), 0.5);
+  EXPECT_EQ(SlowerPValue({1.0}, 0), 1);
+  EXPECT_EQ(SlowerPValue({1.0, 1.0}, 0), 0);
+}
+
 }  // namespace
 }  // namespace alloctrace

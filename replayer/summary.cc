@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -55,6 +57,19 @@ std::string OneHeapNote(const TraceReport& t) {
          "by all";
 }
 
+std::vector<std::string> TraceNotes(const TraceReport& t) {
+  std::vector<std::string> notes;
+  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (!t.arena_sharing.empty()) {
+    notes.push_back(absl::StrCat(t.arena_sharing,
+                                 ": policies that are not thread-safe are not run, never "
+                                 "recommended"));
+  }
+  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
+  if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
+  return notes;
+}
+
 double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {
   if (r.ops == 0 || r.passes.empty()) return -1;
   const bool cpu = clock != "wall";
@@ -67,13 +82,10 @@ double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {
   return 1e9 * s / (static_cast<double>(r.ops) * static_cast<double>(r.passes.size() - 1));
 }
 
-namespace {
+bool RanksWarm(const ReportContext& ctx) { return ctx.rank_by == "warm" && ctx.passes > 1; }
 
-bool IsContender(const PolicyResult& p) { return p.ok() && p.name != "bump"; }
-
-// Per-round figures of a policy's runs.
-std::map<int, double> ByRound(const std::vector<RunRecord>& runs, bool warm,
-                              const std::string& clock) {
+std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool warm,
+                                     const std::string& clock) {
   std::map<int, double> out;
   for (const RunRecord& rr : runs) {
     const double v = RunNsPerOp(rr.result, warm, clock);
@@ -82,14 +94,8 @@ std::map<int, double> ByRound(const std::vector<RunRecord>& runs, bool warm,
   return out;
 }
 
-std::vector<double> Values(const std::map<int, double>& m) {
-  std::vector<double> v;
-  for (const auto& [round, x] : m) v.push_back(x);
-  return v;
-}
-
-// reference / subject, for rounds in both.
-Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
+Estimate PairedRatio(const std::map<int, double>& reference,
+                     const std::map<int, double>& subject) {
   std::vector<double> ratios;
   for (const auto& [round, x] : subject) {
     auto it = reference.find(round);
@@ -98,168 +104,231 @@ Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int,
   return MedianWithCi(ratios);
 }
 
+namespace {
+
+// bump never frees (it is the harness floor); an eliminated policy was shown
+// slower than the race's leader, so, as the article policies a screen left
+// out, it neither joins the fastest group nor sets the smallest peak RSS
+// the recommendation is held to (its row keeps its figures).
+// A screened-out article policy is not one either (ScreenArticlePolicies).
+bool IsContender(const PolicyResult& p) {
+  return p.ok() && p.name != "bump" && !p.eliminated && !p.screened_out;
+}
+
+std::vector<double> Values(const std::map<int, double>& m) {
+  std::vector<double> v;
+  for (const auto& [round, x] : m) v.push_back(x);
+  return v;
+}
+
+// Whether an estimate's CI excludes 1.
+bool ExcludesOne(const Estimate& e) { return e.has_data() && (e.lo > 1 || e.hi < 1); }
+
 }  // namespace
 
-TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,
-                      const PolicyRuns& noise, const ReportContext& ctx, int rounds) {
-  TraceReport t;
-  t.trace_path = program.path;
-  t.workload = program.header.workload();
-  t.ops = program.memory_ops();
-  t.arena_events = program.arena_events;
-  t.threads = program.threads;
-  t.clock = ctx.clock;
-  t.arena_sharing = program.arena_usage.SharingWords();
-  t.arena_shape = program.arena_usage.ShapeWords();
-  t.peak_live_bytes = program.peak_live_bytes;
-  t.peak_live_objects = program.peak_live_objects;
-  t.cut_short = program.cut_short;
-  t.no_memory_ops = program.memory_ops() == 0;
-  t.rounds = rounds;
-  const bool rank_warm = ctx.rank_by == "warm" && ctx.passes > 1;
-
-  std::map<int, double> malloc_cold, malloc_warm;
-  for (const PolicyRuns& pr : all) {
-    if (pr.name == "malloc" && pr.failed == 0) {
-      malloc_cold = ByRound(pr.runs, false, ctx.clock);
-      malloc_warm = ByRound(pr.runs, true, ctx.clock);
+PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& malloc_cold,
+                             const std::map<int, double>& malloc_warm,
+                             uint64_t peak_live_bytes, const ReportContext& ctx) {
+  PolicyResult s;
+  s.name = pr.name;
+  s.family = pr.family;
+  s.note = pr.note;
+  s.adopt = pr.adopt;
+  s.runs = static_cast<int>(pr.runs.size());
+  s.attempts = pr.attempts;
+  s.failed = pr.failed;
+  s.stop_reason = pr.stop_reason;
+  s.eliminated = pr.eliminated;
+  s.screen_kind = pr.screen_kind;
+  s.raw = pr.runs;
+  for (const RunRecord& rr : pr.runs) {
+    s.reruns += rr.reruns;
+    s.disturbed_kept += rr.disturbed;
+  }
+  if (!pr.skipped.empty()) {
+    s.status = PolicyResult::Status::kSkipped;
+    s.failure = pr.skipped;
+  } else if (pr.failed > 0 || pr.runs.empty()) {
+    s.status = PolicyResult::Status::kFailed;
+    s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
+                                             " runs failed; first: ", pr.first_error)
+                              : "no run was made";
+  }
+  if (pr.runs.empty()) return s;
+  const bool rank_warm = RanksWarm(ctx);
+  const std::map<int, double> cold = FiguresByRound(pr.runs, false, ctx.clock);
+  const std::map<int, double> warm = FiguresByRound(pr.runs, true, ctx.clock);
+  s.cold_ns_per_op = MedianWithCi(Values(cold));
+  s.warm_ns_per_op = MedianWithCi(Values(warm));
+  if (!malloc_cold.empty()) s.cold_vs_malloc = PairedRatio(malloc_cold, cold);
+  if (!malloc_warm.empty()) s.warm_vs_malloc = PairedRatio(malloc_warm, warm);
+  s.ns_per_op = rank_warm ? s.warm_ns_per_op : s.cold_ns_per_op;
+  s.vs_malloc = rank_warm ? s.warm_vs_malloc : s.cold_vs_malloc;
+  std::vector<double> peak, final_rss, minflt, majflt, teardown;
+  for (const RunRecord& rr : pr.runs) {
+    peak.push_back(static_cast<double>(rr.result.peak_rss));
+    final_rss.push_back(static_cast<double>(rr.result.final_rss));
+    minflt.push_back(static_cast<double>(rr.result.minor_faults));
+    majflt.push_back(static_cast<double>(rr.result.major_faults));
+    teardown.push_back(rr.result.teardown_seconds * 1e3);
+  }
+  s.peak_rss = MedianWithCi(peak);
+  s.final_rss = Median(final_rss);
+  s.minor_faults = Median(minflt);
+  s.major_faults = Median(majflt);
+  s.teardown_ms = Median(teardown);
+  s.overhead = peak_live_bytes > 0 ? s.peak_rss.median / peak_live_bytes : 0;
+  // The course of the run whose cold time is nearest the median.
+  double best_d = std::numeric_limits<double>::max();
+  for (const RunRecord& rr : pr.runs) {
+    const double d = std::fabs(RunNsPerOp(rr.result, false, ctx.clock) - s.cold_ns_per_op.median);
+    if (d < best_d) {
+      best_d = d;
+      s.rss_course = rr.result.rss_course;
     }
   }
-  if (!noise.runs.empty() && noise.failed == 0) {
-    const std::map<int, double> second = ByRound(noise.runs, rank_warm, ctx.clock);
-    t.noise_floor = PairedRatio(rank_warm ? malloc_warm : malloc_cold, second);
-  }
+  const bool ratio_needed = s.name != "malloc" && s.vs_malloc.has_data();
+  s.precise = s.runs >= 2 && s.ns_per_op.HalfWidth() <= ctx.precision &&
+              (!ratio_needed || s.vs_malloc.HalfWidth() <= ctx.precision);
+  return s;
+}
 
-  for (const PolicyRuns& pr : all) {
-    PolicyResult s;
-    s.name = pr.name;
-    s.family = pr.family;
-    s.note = pr.note;
-    s.adopt = pr.adopt;
-    s.runs = static_cast<int>(pr.runs.size());
-    s.attempts = pr.attempts;
-    s.failed = pr.failed;
-    s.stop_reason = pr.stop_reason;
-    s.raw = pr.runs;
-    for (const RunRecord& rr : pr.runs) {
-      s.reruns += rr.reruns;
-      s.disturbed_kept += rr.disturbed;
+std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
+                                     const std::vector<size_t>& members,
+                                     const ReportContext& ctx, double noise_margin) {
+  std::vector<size_t> group;
+  size_t best = policies.size();
+  for (size_t i : members) {
+    if (!policies[i].ns_per_op.has_data()) continue;
+    if (best == policies.size() || policies[i].ns_per_op.median < policies[best].ns_per_op.median) {
+      best = i;
     }
-    if (!pr.skipped.empty()) {
-      s.status = PolicyResult::Status::kSkipped;
-      s.failure = pr.skipped;
-    } else if (pr.failed > 0 || pr.runs.empty()) {
-      s.status = PolicyResult::Status::kFailed;
-      s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
-                                               " runs failed; first: ", pr.first_error)
-                                : "no run was made";
-    }
-    if (!pr.runs.empty()) {
-      const std::map<int, double> cold = ByRound(pr.runs, false, ctx.clock);
-      const std::map<int, double> warm = ByRound(pr.runs, true, ctx.clock);
-      s.cold_ns_per_op = MedianWithCi(Values(cold));
-      s.warm_ns_per_op = MedianWithCi(Values(warm));
-      if (!malloc_cold.empty()) s.cold_vs_malloc = PairedRatio(malloc_cold, cold);
-      if (!malloc_warm.empty()) s.warm_vs_malloc = PairedRatio(malloc_warm, warm);
-      s.ns_per_op = rank_warm ? s.warm_ns_per_op : s.cold_ns_per_op;
-      s.vs_malloc = rank_warm ? s.warm_vs_malloc : s.cold_vs_malloc;
-      std::vector<double> peak, final_rss, minflt, majflt, teardown;
-      for (const RunRecord& rr : pr.runs) {
-        peak.push_back(static_cast<double>(rr.result.peak_rss));
-        final_rss.push_back(static_cast<double>(rr.result.final_rss));
-        minflt.push_back(static_cast<double>(rr.result.minor_faults));
-        majflt.push_back(static_cast<double>(rr.result.major_faults));
-        teardown.push_back(rr.result.teardown_seconds * 1e3);
+  }
+  if (best == policies.size()) return group;
+  const bool warm = RanksWarm(ctx);
+  const std::map<int, double> best_rounds = FiguresByRound(policies[best].raw, warm, ctx.clock);
+  group.push_back(best);
+  for (size_t i : members) {
+    if (i == best || !policies[i].ns_per_op.has_data()) continue;
+    // The policy's ns/op over the best's, round by round (>= 1: slower).
+    const Estimate ratio =
+        PairedRatio(FiguresByRound(policies[i].raw, warm, ctx.clock), best_rounds);
+    const bool tied = ratio.has_data() ? PairedTie(ratio, noise_margin)
+                                       : Overlaps(policies[i].ns_per_op, policies[best].ns_per_op);
+    if (tied) group.push_back(i);
+  }
+  // malloc against the others by the ratio shown beside every row.
+  auto malloc_it = std::find_if(group.begin(), group.end(),
+                                [&](size_t i) { return policies[i].name == "malloc"; });
+  if (malloc_it != group.end()) {
+    std::vector<size_t> kept;
+    bool drop_malloc = false;
+    for (size_t i : group) {
+      if (i == *malloc_it || !ExcludesOne(policies[i].vs_malloc)) {
+        kept.push_back(i);
+        continue;
       }
-      s.peak_rss = MedianWithCi(peak);
-      s.final_rss = Median(final_rss);
-      s.minor_faults = Median(minflt);
-      s.major_faults = Median(majflt);
-      s.teardown_ms = Median(teardown);
-      s.overhead = program.peak_live_bytes > 0 ? s.peak_rss.median / program.peak_live_bytes : 0;
-      // The course of the run whose cold time is nearest the median.
-      double best_d = std::numeric_limits<double>::max();
-      for (const RunRecord& rr : pr.runs) {
-        const double d = std::fabs(RunNsPerOp(rr.result, false, ctx.clock) - s.cold_ns_per_op.median);
-        if (d < best_d) {
-          best_d = d;
-          s.rss_course = rr.result.rss_course;
-        }
+      const bool faster_than_malloc = policies[i].vs_malloc.lo > 1;
+      if (faster_than_malloc && *malloc_it != best) {
+        drop_malloc = true;
+        kept.push_back(i);
+      } else if (i == best) {
+        drop_malloc = true;  // the fastest stays, whatever the ratio says
+        kept.push_back(i);
       }
-      const bool ratio_needed = s.name != "malloc" && s.vs_malloc.has_data();
-      s.precise = s.runs >= 2 && s.ns_per_op.HalfWidth() <= ctx.precision &&
-                  (!ratio_needed || s.vs_malloc.HalfWidth() <= ctx.precision);
     }
-    t.failed_policies += s.status == PolicyResult::Status::kFailed;
-    t.policies.push_back(std::move(s));
+    if (drop_malloc) kept.erase(std::find(kept.begin(), kept.end(), *malloc_it));
+    group = std::move(kept);
   }
-  auto rank = [](const PolicyResult& p) {
-    return p.status == PolicyResult::Status::kOk ? 0 : p.status == PolicyResult::Status::kFailed ? 1 : 2;
-  };
-  std::stable_sort(t.policies.begin(), t.policies.end(),
-                   [&](const PolicyResult& a, const PolicyResult& b) {
-                     if (rank(a) != rank(b)) return rank(a) < rank(b);
-                     return a.ns_per_op.median < b.ns_per_op.median;
-                   });
-  if (t.no_memory_ops) return t;
+  std::stable_sort(group.begin() + 1, group.end(), [&](size_t a, size_t b) {
+    return policies[a].ns_per_op.median < policies[b].ns_per_op.median;
+  });
+  return group;
+}
 
-  // Ties: contenders whose interval overlaps the best's. bump never frees
-  // (it is the harness floor), so it is not a contender.
+void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
+  std::map<std::string, std::vector<size_t>> kinds;
+  for (size_t i = 0; i < t->policies.size(); ++i) {
+    const PolicyResult& p = t->policies[i];
+    if (!p.screen_kind.empty() && p.ok() && !p.eliminated) kinds[p.screen_kind].push_back(i);
+  }
+  const double margin = NoiseMargin(t->noise_floor);
+  for (const auto& [kind, members] : kinds) {
+    const std::vector<size_t> kept = FastestTiedGroup(t->policies, members, ctx, margin);
+    if (kept.empty()) continue;
+    for (size_t i : members) {
+      if (std::find(kept.begin(), kept.end(), i) != kept.end()) continue;
+      PolicyResult& p = t->policies[i];
+      p.screened_out = true;
+      p.note = absl::StrCat("slower than ", t->policies[kept[0]].name, ", the fastest ", kind,
+                            "-storage article policy: screened out, not a contender");
+    }
+  }
+}
+
+void MarkTies(TraceReport* t, const ReportContext& ctx) {
   std::vector<size_t> idx;
-  std::vector<Estimate> speed, rss;
-  for (size_t i = 0; i < t.policies.size(); ++i) {
-    if (!IsContender(t.policies[i])) continue;
+  std::vector<Estimate> rss;
+  for (size_t i = 0; i < t->policies.size(); ++i) {
+    if (!IsContender(t->policies[i])) continue;
     idx.push_back(i);
-    speed.push_back(t.policies[i].ns_per_op);
-    rss.push_back(t.policies[i].peak_rss);
+    rss.push_back(t->policies[i].peak_rss);
   }
-  Verdict& v = t.verdict;
-  for (size_t k : TiedWithLowest(speed)) t.policies[idx[k]].tied_fastest = true;
-  for (size_t k : TiedWithLowest(rss)) t.policies[idx[k]].tied_smallest_rss = true;
+  Verdict& v = t->verdict;
+  const std::vector<size_t> fastest =
+      FastestTiedGroup(t->policies, idx, ctx, NoiseMargin(t->noise_floor));
+  for (size_t i : fastest) {
+    t->policies[i].tied_fastest = true;
+    v.fastest.push_back(t->policies[i].name);
+  }
+  if (!fastest.empty()) v.fastest_vs_malloc = t->policies[fastest[0]].vs_malloc;
+  for (size_t k : TiedWithLowest(rss)) t->policies[idx[k]].tied_smallest_rss = true;
   double smallest = std::numeric_limits<double>::max();
-  for (const PolicyResult& p : t.policies) {
-    if (p.tied_fastest) v.fastest.push_back(p.name);
+  for (const PolicyResult& p : t->policies) {
     if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
   }
-  for (const PolicyResult& p : t.policies) {
-    if (p.tied_fastest && v.fastest_vs_malloc.n == 0) v.fastest_vs_malloc = p.vs_malloc;
+  for (const PolicyResult& p : t->policies) {
     if (p.tied_smallest_rss) v.smallest_rss.push_back(p.name);
     if (IsContender(p) && p.peak_rss.median == smallest) v.smallest_rss_bytes = p.peak_rss;
   }
+}
 
-  // The recommendation: among contenders whose peak RSS is within the slack
-  // of the smallest, the group tied with the fastest; of that group, the
-  // smallest peak RSS (then the name), so that noise between tied policies
-  // cannot change the pick.
+void Recommend(TraceReport* t, const ReportContext& ctx) {
+  // Among contenders whose peak RSS is within the slack of the smallest,
+  // the group tied with the fastest; of that group, the smallest peak RSS
+  // (then the name), so that noise between tied policies cannot change the
+  // pick.
+  Verdict& v = t->verdict;
+  double smallest = std::numeric_limits<double>::max();
+  for (const PolicyResult& p : t->policies) {
+    if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
+  }
   const double limit = smallest * (1 + ctx.rss_slack);
   std::vector<size_t> cand;
-  std::vector<Estimate> cand_speed;
-  for (size_t i = 0; i < t.policies.size(); ++i) {
-    const PolicyResult& p = t.policies[i];
-    if (IsContender(p) && p.peak_rss.median <= limit) {
-      cand.push_back(i);
-      cand_speed.push_back(p.ns_per_op);
-    }
+  for (size_t i = 0; i < t->policies.size(); ++i) {
+    const PolicyResult& p = t->policies[i];
+    if (IsContender(p) && p.peak_rss.median <= limit) cand.push_back(i);
   }
-  std::vector<size_t> pick;
-  for (size_t k : TiedWithLowest(cand_speed)) pick.push_back(cand[k]);
+  std::vector<size_t> pick = FastestTiedGroup(t->policies, cand, ctx, NoiseMargin(t->noise_floor));
   std::sort(pick.begin(), pick.end(), [&](size_t a, size_t b) {
-    const PolicyResult& x = t.policies[a];
-    const PolicyResult& y = t.policies[b];
+    const PolicyResult& x = t->policies[a];
+    const PolicyResult& y = t->policies[b];
     if (x.peak_rss.median != y.peak_rss.median) return x.peak_rss.median < y.peak_rss.median;
     return x.name < y.name;
   });
   const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
-  v.rule = absl::StrCat("the fastest policy among those whose median peak RSS is within ",
+  v.rule = absl::StrCat("the fastest policy among the contenders (not eliminated by the "
+                        "race, not screened out) whose median peak RSS is within ",
                         slack_pct,
-                        "% of the smallest; of the policies tied with it (95% CIs of median "
-                        "ns/op overlapping), the one with the smallest peak RSS");
-  const std::string pass = rank_warm ? "warm passes" : "the cold pass";
+                        "% of the smallest; of the policies tied with it (the 95% CI of the "
+                        "ratio paired by round includes 1 or lies within the noise floor), "
+                        "the one with the smallest peak RSS");
+  const std::string pass = RanksWarm(ctx) ? "warm passes" : "the cold pass";
   if (pick.empty()) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";
-    return t;
+    return;
   }
-  const PolicyResult& rec = t.policies[pick[0]];
+  const PolicyResult& rec = t->policies[pick[0]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
   std::string speed_words =
@@ -276,10 +345,58 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
                             rec.vs_malloc.median, rec.vs_malloc.lo, rec.vs_malloc.hi)
           : "";
   v.sentence = absl::StrCat(
-      "On ", t.trace_path, " (", pass, ", ", ClockWords(t.clock), "), ", speed_words, vs,
+      "On ", t->trace_path, " (", pass, ", ", ClockWords(t->clock), "), ", speed_words, vs,
       "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
       Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
       Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");
+}
+
+TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,
+                      const PolicyRuns& noise, const ReportContext& ctx, int rounds) {
+  TraceReport t;
+  t.trace_path = program.path;
+  t.workload = program.header.workload();
+  t.ops = program.memory_ops();
+  t.arena_events = program.arena_events;
+  t.threads = program.threads;
+  t.clock = ctx.clock == "auto" ? "cpu" : ctx.clock;  // as RunNsPerOp reads it
+  t.arena_sharing = program.arena_usage.SharingWords();
+  t.arena_shape = program.arena_usage.ShapeWords();
+  t.peak_live_bytes = program.peak_live_bytes;
+  t.peak_live_objects = program.peak_live_objects;
+  t.cut_short = program.cut_short;
+  t.no_memory_ops = program.memory_ops() == 0;
+  t.rounds = rounds;
+  const bool rank_warm = RanksWarm(ctx);
+
+  std::map<int, double> malloc_cold, malloc_warm;
+  for (const PolicyRuns& pr : all) {
+    if (pr.name == "malloc" && pr.failed == 0) {
+      malloc_cold = FiguresByRound(pr.runs, false, ctx.clock);
+      malloc_warm = FiguresByRound(pr.runs, true, ctx.clock);
+    }
+  }
+  if (!noise.runs.empty() && noise.failed == 0) {
+    const std::map<int, double> second = FiguresByRound(noise.runs, rank_warm, ctx.clock);
+    t.noise_floor = PairedRatio(rank_warm ? malloc_warm : malloc_cold, second);
+  }
+  for (const PolicyRuns& pr : all) {
+    PolicyResult s = SummarizePolicy(pr, malloc_cold, malloc_warm, program.peak_live_bytes, ctx);
+    t.failed_policies += s.status == PolicyResult::Status::kFailed;
+    t.policies.push_back(std::move(s));
+  }
+  auto rank = [](const PolicyResult& p) {
+    return p.status == PolicyResult::Status::kOk ? 0 : p.status == PolicyResult::Status::kFailed ? 1 : 2;
+  };
+  std::stable_sort(t.policies.begin(), t.policies.end(),
+                   [&](const PolicyResult& a, const PolicyResult& b) {
+                     if (rank(a) != rank(b)) return rank(a) < rank(b);
+                     return a.ns_per_op.median < b.ns_per_op.median;
+                   });
+  if (t.no_memory_ops) return t;
+  ScreenArticlePolicies(&t, ctx);
+  MarkTies(&t, ctx);
+  Recommend(&t, ctx);
   return t;
 }
 

@@ -11,6 +11,7 @@
 #define ALLOCTRACE_REPLAYER_SUMMARY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,17 +42,24 @@ struct PolicyRuns {
   std::string first_error;      // "run 2: crashed with signal 11 (...)"
   std::string skipped;          // why it was not run (library not installed)
   std::string stop_reason;      // why its runs stopped (precise, budget, ...)
+  bool eliminated = false;      // dropped by the race (stop_reason says when, why)
+  // The storage kind if it joined the set as one of the article grid's
+  // (--policies=default): only the fastest of its kind, and those tied with
+  // it, are contenders (ScreenArticlePolicies). "" otherwise.
+  std::string screen_kind;
 };
 
 // How the runs were made and are to be read.
 struct ReportContext {
   std::string machine;
   std::string date;
-  std::string touch;
-  // "cpu" (thread CPU time), "wall", or "auto": cpu for serialized
-  // replays, wall for per-thread ones (TraceReport::clock is the resolved one).
-  std::string clock = "cpu";
-  std::string rank_by = "warm";  // the pass kind that ranks: "warm" or "cold"
+  std::string touch = "program";  // "none", "first", "whole" or "program"
+  // "cpu" (thread CPU time), "wall", or "auto" (the command line's
+  // default): cpu for serialized replays, wall for per-thread ones.
+  // MeasureTrace resolves it; Summarize takes an unresolved "auto" as cpu
+  // (a serialized replay). TraceReport::clock is the resolved one.
+  std::string clock = "auto";
+  std::string rank_by = "cold";  // the pass kind that ranks: "cold" or "warm"
   int passes = 1;                // passes per run at most (1: cold only)
   double warm_ms = 0;            // warm passes add up to at least this
   double precision = 0.03;       // target CI half-width, as a fraction
@@ -72,6 +80,9 @@ struct PolicyResult {
   int reruns = 0;          // runs re-run for being disturbed
   int disturbed_kept = 0;  // runs kept though disturbed
   std::string stop_reason;
+  bool eliminated = false;  // dropped by the race: not held to the precision
+  std::string screen_kind;  // as PolicyRuns::screen_kind
+  bool screened_out = false;  // slower than the fastest of its screen_kind
   bool precise = false;  // both CIs within the precision
   Estimate ns_per_op;    // the ranking pass kind (ReportContext::rank_by)
   Estimate vs_malloc;    // malloc's ns/op over this one's, paired by round (>1: faster)
@@ -99,7 +110,8 @@ struct Verdict {
   std::string sentence;     // the verdict in one paragraph
 };
 
-// Runs disturbed by an involuntary context switch or a CPU migration.
+// Runs disturbed by an involuntary context switch in their ranking passes or
+// a CPU migration.
 struct DisturbanceCounts {
   int runs = 0;       // successful runs made, re-runs included
   int disturbed = 0;  // of them, disturbed
@@ -139,9 +151,59 @@ struct TraceReport {
   DisturbanceCounts disturbance;
 };
 
-// `noise` holds the second malloc run set (may be empty).
+// `noise` holds the second malloc run set (may be empty). The steps, in
+// order: SummarizePolicy for each policy (then sorted: ok by median ns/op,
+// then failed, then skipped), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
                       const PolicyRuns& noise, const ReportContext& ctx, int rounds);
+
+// Whether the context ranks by the warm passes (rank_by warm, passes > 1).
+bool RanksWarm(const ReportContext& ctx);
+
+// A policy's figure per round (RunNsPerOp; runs without the pass left out).
+std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool warm,
+                                     const std::string& clock);
+
+// reference / subject per round in both, as a median with its 95% CI.
+Estimate PairedRatio(const std::map<int, double>& reference,
+                     const std::map<int, double>& subject);
+
+// Step 1: one policy's figures, status and precision; its ratios to the
+// malloc figures given by round (none if empty).
+PolicyResult SummarizePolicy(const PolicyRuns& runs, const std::map<int, double>& malloc_cold,
+                             const std::map<int, double>& malloc_warm,
+                             uint64_t peak_live_bytes, const ReportContext& ctx);
+
+// The tied group among `members` (indexes into `policies`, all ok): the
+// fastest by median ns/op, and each member whose paired ratio to it
+// (FiguresByRound of the ranking pass, PairedRatio) is a PairedTie under the
+// noise margin; and malloc is never in a group with a policy whose ratio to
+// malloc (vs_malloc) excludes 1: of that pair the slower by that ratio
+// leaves (never the fastest). Fastest first, then by median. Members
+// without a common round with the fastest are tied only if their CIs of
+// the median overlap its (no pairing possible).
+std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
+                                     const std::vector<size_t>& members,
+                                     const ReportContext& ctx, double noise_margin);
+
+// Step 2a: the screen of the article grid. Of the policies with the same
+// screen_kind (ok, not eliminated), those outside the FastestTiedGroup of
+// that kind are screened_out, with a note saying so: the screen kept the
+// fastest article policy of each storage kind, and the race keeps its rule.
+void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
+
+// Step 2: tied_fastest (FastestTiedGroup of the contenders: ok, not bump,
+// not eliminated, not screened_out),
+// tied_smallest_rss (peak RSS CIs overlapping the smallest's) and the
+// verdict's fastest, fastest_vs_malloc, smallest_rss, smallest_rss_bytes.
+// Uses t->noise_floor.
+void MarkTies(TraceReport* t, const ReportContext& ctx);
+
+// Step 3: the recommendation, its rule and sentence: among contenders (as
+// in step 2) whose
+// median peak RSS is within ctx.rss_slack of the smallest, the
+// FastestTiedGroup; of it, the smallest median peak RSS (then the name).
+void Recommend(TraceReport* t, const ReportContext& ctx);
 
 // Words the verdict sentence shares with the reports: bytes as "512K" or
 // "1.5M", names as "a, b and c", the clock as "thread CPU time".
@@ -154,6 +216,10 @@ std::string NoOpsLine(const TraceReport& t);
 // (a whole-program capture, or allocations from the global heap): "" for
 // any other trace.
 std::string OneHeapNote(const TraceReport& t);
+// What every report says of a trace before its verdict: OneHeapNote, the
+// arenas several threads share (and that single-threaded policies are not
+// run), and whether most arenas hold one block. Empty if nothing.
+std::vector<std::string> TraceNotes(const TraceReport& t);
 
 // What every report says of a trace replayed per thread: its threads, sync
 // points, cross-thread frees and what ranks it; "" for a serialized replay.

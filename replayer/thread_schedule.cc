@@ -239,9 +239,14 @@ constexpr uint64_t kScheduleMagic = 0x616c6c6f63743032;  // "alloct02"
 
 }  // namespace
 
-int ShareThreadSchedule(const ThreadSchedule& s) {
+absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s) {
+  auto failed = [](const char* call, int error) {
+    return absl::InternalError(
+        absl::StrCat("cannot share the thread schedule: ", call, ": ", std::strerror(error)));
+  };
+  // Not close-on-exec: the re-executed child maps it.
   const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-schedule", 0));
-  if (fd < 0) return -1;
+  if (fd < 0) return failed("memfd_create", errno);
   const SharedHeader h{kScheduleMagic,     s.streams.size(),           s.sync_points,
                        s.cross_thread_frees, s.slot_limit, s.realloc_old_slots.size(),
                        s.leftovers.size()};
@@ -260,8 +265,9 @@ int ShareThreadSchedule(const ThreadSchedule& s) {
   ok = ok && WriteAll(fd, s.realloc_old_slots.data(),
                       s.realloc_old_slots.size() * sizeof(uint32_t)) == 0;
   if (!ok) {
+    const int error = errno;
     close(fd);
-    return -1;
+    return failed("write", error);
   }
   return fd;
 }

@@ -85,6 +85,11 @@ struct LeftoverBlock {
   uint32_t unused = 0;  // no padding of unknown value in the shared file
 };
 
+// How a trace recorded on several threads is replayed (--threads): kAuto,
+// one OS thread per traced thread (a ThreadSchedule); kOne, one thread in
+// the recorded global order. One-thread traces always replay on one thread.
+enum class ReplayThreads { kAuto, kOne };
+
 struct ThreadSchedule {
   std::vector<ThreadStream> streams;  // by dense thread index
   uint32_t slot_limit = 0;            // pointer table size
@@ -116,9 +121,10 @@ struct ThreadScheduleView {
 };
 ThreadScheduleView ViewOf(const ThreadSchedule& s);
 
-// As ShareReplayView: a memfd a re-executed child inherits, and its
-// mapping. Returns the fd or -1 with errno set.
-int ShareThreadSchedule(const ThreadSchedule& s);
+// As ShareReplayView (replay_program.h): a memfd a re-executed child
+// inherits, and its mapping. InternalError naming the failed call if the
+// memfd cannot be made or written; the caller closes the fd.
+absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s);
 absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd);
 
 }  // namespace alloctrace

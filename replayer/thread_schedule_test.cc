@@ -219,8 +219,9 @@ TEST(ThreadScheduleTest, SharedScheduleMapsBack) {
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
   ASSERT_TRUE(s.ok()) << s.status();
-  const int fd = ShareThreadSchedule(*s);
-  ASSERT_GE(fd, 0);
+  absl::StatusOr<int> shared = ShareThreadSchedule(*s);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  const int fd = *shared;
   absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(fd);
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_EQ(v->streams.size(), 2u);

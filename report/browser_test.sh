@@ -54,7 +54,7 @@ done
 # the overview's heat map and table, then each trace's charts. A policy set
 # with a pair in each of the article's five dimensions, and no preloaded
 # malloc (they cannot run beside ASan).
-policies='malloc,slab,bump,pmr_monotonic,pool/*/*/st/stack/*,pool/simple/exp/mt/stack/free,pool/simple/exp/st/single/free'
+policies='malloc,slab/st/*,bump,pmr_monotonic,pool/*/*/st/stack/*,pool/simple/exp/mt/stack/free,pool/simple/exp/st/single/free'
 "$REPLAYER" --quiet --min_runs=3 --max_runs=3 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0 --rss_samples=50 --policies="$policies" --format=html \
   --out="$tmp/replay_hostile.html" traces/list_churn.trace "$tmp/hostile.trace"
 render "$tmp/replay_hostile.html" "$tmp/replay_hostile" 3000

@@ -52,7 +52,7 @@ out=docs/replay_results.md
   echo
   echo "## Every checked-in trace, the default set"
   echo
-  echo "Baselines (not bump), tcmalloc, jemalloc, mimalloc, slab, and the fastest"
+  echo "Baselines (not bump), tcmalloc, jemalloc, mimalloc, slab and small_node (st, both holdings), and the fastest"
   echo "article policy of each storage kind (picked per trace in a 3-run screen)."
   echo "\`replayer${extra:+ $extra} --format=markdown traces/*.trace\`"
   echo

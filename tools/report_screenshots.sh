@@ -18,13 +18,13 @@ trap 'rm -rf "$tmp"' EXIT
 mv inspect.html "$tmp/inspect.html"
 mv report.html "$tmp/replay.html"
 "$bin/replayer/replayer" --quiet --budget=1 --format=html --out=report.html \
-  --policies='malloc,new,slab,tcmalloc,jemalloc,mimalloc,boost_*,pmr_*,pool/*/exp/st/stack/free' \
+  --policies='malloc,new,slab/st/*,small_node/st/*,tcmalloc,jemalloc,mimalloc,boost_*,pmr_*,pool/*/exp/st/stack/free' \
   traces/simple_map.trace traces/random.trace traces/list_churn.trace \
   traces/unordered_map.trace traces/make_shared.trace traces/bulk.trace
 mv report.html "$tmp/overview.html"
 # The article's grid, for the policy effects.
 "$bin/replayer/replayer" --quiet --min_runs=5 --budget=0.3 --format=html --out=report.html \
-  --policies='malloc,slab,pool/*' traces/random.trace
+  --policies='malloc,slab/st/*,pool/*' traces/random.trace
 mv report.html "$tmp/grid.html"
 wc -c "$tmp"/*.html | sed '$d' | awk '{printf "report_screenshots: %s is %d bytes\n", $2, $1}'
 

@@ -70,26 +70,45 @@ run_examples() {
     g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  # Every policy's C++ type as the reports print it (replayer/catalog_types.cc),
+  # compiled against the installed package and run: what a user pastes builds.
+  step "catalog types, installed package" bash -c '
+    set -e
+    export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
+    g++ -std=c++17 -O1 -o "$1/catalog_types" replayer/catalog_types.cc \
+      $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
+    "$1/catalog_types"' _ "$tmp"
   rm -rf "$tmp"
 }
 
-example() {  # $1: name, $2: the trace it writes, rest: the command
-  local name=$1 trace=$2 log
-  shift 2
-  log=$(mktemp)
+step() {  # $1: name, rest: the command; passes if it exits 0
+  local name=$1
+  shift
+  STEP_LOG=$(mktemp)
   echo "== $name"
-  if "$@" >"$log" 2>&1 &&
-     bazel run --color=no --curses=no //format:inspect -- "$trace" >>"$log" 2>&1 &&
-     grep -q '^complete' "$log"; then
-    grep -E '^app:|^complete' "$log"
+  if "$@" >"$STEP_LOG" 2>&1; then
+    tail -n 1 "$STEP_LOG"
     passed=$((passed + 1))
   else
-    tail -n 40 "$log"
+    tail -n 40 "$STEP_LOG"
     echo "FAILED: $name"
     failed=$((failed + 1))
     overall=1
   fi
-  rm -f "$log"
+  rm -f "$STEP_LOG"
+}
+
+example() {  # $1: name, $2: the trace it writes, rest: the command
+  local name=$1 trace=$2
+  shift 2
+  # The app runs, inspect reads its trace as complete; the app's lines and
+  # inspect's verdict are shown.
+  step "$name" bash -c '
+    trace=$1
+    shift
+    "$@" && bazel run --color=no --curses=no //format:inspect -- "$trace" >"$trace.inspect" &&
+      grep -q "^complete" "$trace.inspect" && grep -E "^complete" "$trace.inspect"' \
+    _ "$trace" "$@"
 }
 
 run_suite

@@ -7,7 +7,6 @@
 // Exit status: 0 on success, 2 for a usage error (unknown workload, bad
 // parameter, missing flag, positional argument), 1 if the trace cannot be
 // written.
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -55,29 +53,6 @@ std::string Str(std::string_view s) { return std::string(s); }
 int UsageError(const std::string& message) {
   std::fprintf(stderr, "record: %s\n", message.c_str());
   return kExitUsage;
-}
-
-// absl::ParseCommandLine reports a malformed or unknown flag and calls
-// exit(1); this program's contract says usage errors exit 2. The handler
-// turns an exit that happens while flags are being parsed into _Exit(2).
-std::atomic<bool> parsing_flags{false};
-void ExitTwiceIfParsingFlags() {
-  if (parsing_flags.load()) {
-    std::fflush(nullptr);
-    std::_Exit(kExitUsage);
-  }
-}
-
-// --help and friends exit with Abseil's own status.
-bool IsAbslUsageFlag(std::string_view arg) {
-  if (arg.empty() || arg[0] != '-') return false;
-  arg.remove_prefix(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
-  arg = arg.substr(0, arg.find('='));
-  for (std::string_view name : {"help", "helpfull", "helpshort", "helppackage", "helpon",
-                                "helpmatch", "version", "only_check_args"}) {
-    if (arg == name) return true;
-  }
-  return false;
 }
 
 // Abseil keeps only the last occurrence of a repeated flag. --param may be
@@ -130,6 +105,9 @@ void PrintWorkloads() {
     std::printf("%s\n  %s\n  source: %s\n  seed: %s\n", Str(info.name).c_str(),
                 Str(info.description).c_str(), Str(info.source).c_str(),
                 info.seeded ? "changes the allocations" : "not used");
+    if (info.multi_threaded) {
+      std::printf("  threads: several; which thread frees which object varies from run to run\n");
+    }
     std::printf("  %-22s %10s  %-22s %s\n", "param", "default", "source's value", "meaning");
     for (const ParamSpec& spec : info.params) {
       std::printf("  %-22s %10lld  %-22s %s\n", Str(spec.name).c_str(),
@@ -148,19 +126,11 @@ int Run(int argc, char** argv) {
       "[--timestamps]\n       record --list");
   std::vector<std::string> merged = MergeRepeatedParam(argc, argv);
   std::vector<char*> merged_argv;
-  bool usage_flag = false;
-  for (std::string& arg : merged) {
-    merged_argv.push_back(arg.data());
-    usage_flag = usage_flag || IsAbslUsageFlag(arg);
-  }
+  for (std::string& arg : merged) merged_argv.push_back(arg.data());
   merged_argv.push_back(nullptr);
-  if (!usage_flag) {
-    std::atexit(ExitTwiceIfParsingFlags);
-    parsing_flags.store(true);
-  }
-  const std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(merged.size()), merged_argv.data());
-  parsing_flags.store(false);
+  // An unknown flag or a bad value exits 2 with a suggestion, not Abseil's 1.
+  const std::vector<char*> positional = ParseCommandLineOrExitUsage(
+      static_cast<int>(merged.size()), merged_argv.data(), "record");
 
   if (positional.size() > 1) {
     return UsageError(absl::StrCat("unexpected argument '", positional[1],

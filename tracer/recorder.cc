@@ -1,6 +1,7 @@
 #include "tracer/recorder.h"
 
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,23 +23,34 @@ namespace recorder_internal {
 
 thread_local ThreadRing* tls_ring = nullptr;
 thread_local bool tls_excluded = false;
-// Set once this thread's ring owner is destroyed: later events are dropped.
+// Set once this thread's ring is detached at thread exit: later events are
+// dropped (and counted).
 thread_local bool tls_dead = false;
 
-// Destroys the thread's ring when the thread exits.
-struct RingOwner {
-  ThreadRing* ring = nullptr;
-  ~RingOwner() {
-    // exit() destroys the main thread's thread-locals before it runs atexit
-    // handlers and static destructors: keep the main thread's ring so their
-    // events are still recorded (it is drained by Stop, like any live ring).
-    if (getpid() == static_cast<pid_t>(syscall(SYS_gettid))) return;
-    tls_dead = true;
-    tls_ring = nullptr;
-    if (ring != nullptr) Recorder::Global().DetachThread(ring);
-  }
-};
-thread_local RingOwner tls_owner;
+// Detaches the exiting thread's ring. A pthread key destructor, not a C++
+// thread_local destructor: glibc runs every thread_local destructor of the
+// thread first, so containers in thread_local storage (a lazily made
+// per-thread cache, say) still record their frees and arena destructions,
+// which a thread_local owner destroyed before them would drop. Never runs
+// for the main thread on exit(): its ring stays attached for atexit
+// handlers and static destructors, and Stop drains it like any live ring.
+void DetachAtThreadExit(void* ring) {
+  tls_dead = true;
+  tls_ring = nullptr;
+  Recorder::Global().DetachThread(static_cast<ThreadRing*>(ring));
+}
+
+pthread_key_t RingKey() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    if (pthread_key_create(&k, &DetachAtThreadExit) != 0) {
+      std::fprintf(stderr, "alloctrace: pthread_key_create failed\n");
+      std::abort();
+    }
+    return k;
+  }();
+  return key;
+}
 
 bool Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0) == 0; }
 
@@ -191,8 +203,9 @@ ThreadRing* Recorder::AttachThread() {
   ThreadRing* r = recorder_internal::tls_ring;
   if (r == nullptr) {
     r = new ThreadRing;
-    recorder_internal::tls_owner.ring = r;
     recorder_internal::tls_ring = r;
+    // The value is what DetachAtThreadExit gets when the thread exits.
+    pthread_setspecific(recorder_internal::RingKey(), r);
   }
   LockedRings rings(*drainer_);
   if (!rings.empty() && !multi_thread_.load()) EnterMultiThreadMode(rings);

@@ -64,7 +64,7 @@ struct RecordingStats {
 
 namespace recorder_internal {
 struct ThreadRing;
-struct RingOwner;
+void DetachAtThreadExit(void* ring);
 class RingDrainer;
 class LockedRings;
 // See Recorder::ThreadExcluded.
@@ -164,7 +164,7 @@ class Recorder {
   void EnterMultiThreadMode(recorder_internal::LockedRings& rings);
   void AutoStart();
   void DetachThread(recorder_internal::ThreadRing* ring);
-  friend struct recorder_internal::RingOwner;
+  friend void recorder_internal::DetachAtThreadExit(void* ring);
 
   std::atomic<bool> active_{false};
   std::atomic<bool> ever_started_{false};

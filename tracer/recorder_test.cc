@@ -7,6 +7,7 @@
 #include <atomic>
 #include <list>
 #include <map>
+#include <set>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -140,6 +141,118 @@ TEST(RecorderTest, SwitchToMultiThreadMidRecording) {
   EXPECT_EQ(st->allocs, 80000u);
   EXPECT_EQ(st->frees, 80000u);
   EXPECT_EQ(stats.unmatched_frees, 0u);
+}
+
+// Each event carries the thread that made it. Thread t allocates blocks of
+// its own size (100 + t bytes) and frees half of them itself; the main
+// thread frees the other half after the join. Read back: every block of a
+// size was allocated by one thread, a different one per size, and never by
+// the main thread; each thread's own frees carry its id, the main thread's
+// carry the main thread's. The main thread records first (an arena), so it
+// starts in single-thread mode and the switch to numbered events happens
+// while the workers run.
+TEST(RecorderTest, EachEventCarriesTheThreadThatMadeIt) {
+  RecordingOptions o;
+  o.path = TempPath("thread_ids.trace");
+  o.chunk_events = 1024;
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  constexpr int kThreads = 6;
+  constexpr int kBlocks = 3000;
+  TA<char> alloc;  // shared: one arena for every thread
+  std::vector<std::vector<char*>> kept(kThreads);
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &alloc, &kept] {
+        TA<char> mine = alloc;
+        for (int i = 0; i < kBlocks; ++i) {
+          char* p = mine.allocate(100 + t);
+          if (i % 2 == 0) {
+            mine.deallocate(p, 100 + t);
+          } else {
+            kept[t].push_back(p);
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    for (char* p : kept[t]) alloc.deallocate(p, 100 + t);
+  }
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  EXPECT_EQ(stats.threads, kThreads + 1u);
+
+  auto reader = TraceReader::Open(o.path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::map<uint64_t, std::set<uint32_t>> alloc_threads;  // size -> threads allocating it
+  std::map<uint64_t, std::map<uint32_t, int>> free_threads;  // size -> thread -> frees
+  std::vector<uint64_t> object_size;
+  std::set<uint32_t> arena_event_threads;
+  std::vector<Event> events;
+  while (true) {
+    auto more = (*reader)->NextChunk(&events);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const Event& e : events) {
+      if (e.kind == OpKind::kAlloc) {
+        const uint64_t size = (*reader)->shapes()[e.shape].count;
+        alloc_threads[size].insert(e.thread);
+        if (e.object >= object_size.size()) object_size.resize(e.object + 1);
+        object_size[e.object] = size;
+      } else if (e.kind == OpKind::kFree) {
+        ++free_threads[object_size[e.object]][e.thread];
+      } else if (e.kind == OpKind::kArenaCreate || e.kind == OpKind::kArenaDestroy) {
+        arena_event_threads.insert(e.thread);
+      }
+    }
+  }
+  // The arena is created and destroyed on the main thread.
+  ASSERT_EQ(arena_event_threads.size(), 1u);
+  const uint32_t main_thread = *arena_event_threads.begin();
+  ASSERT_EQ(alloc_threads.size(), static_cast<size_t>(kThreads));
+  std::set<uint32_t> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    const uint64_t size = 100 + t;
+    ASSERT_EQ(alloc_threads[size].size(), 1u) << "size " << size;
+    const uint32_t worker = *alloc_threads[size].begin();
+    EXPECT_NE(worker, main_thread);
+    workers.insert(worker);
+    EXPECT_EQ(free_threads[size][worker], kBlocks / 2) << "freed by the thread itself";
+    EXPECT_EQ(free_threads[size][main_thread], kBlocks / 2) << "freed by the main thread";
+    EXPECT_EQ(free_threads[size].size(), 2u);
+  }
+  EXPECT_EQ(workers.size(), static_cast<size_t>(kThreads)) << "one id per thread";
+}
+
+// A thread_local container made lazily (the thread_local is touched before
+// the thread's first event) is destroyed at thread exit after anything the
+// recorder itself keeps per thread was set up; its frees and its arena's
+// destruction must still be recorded, not dropped.
+thread_local std::unique_ptr<std::vector<int, TA<int>>> tls_cache;
+
+TEST(RecorderTest, ThreadLocalContainersFreedAtThreadExitAreRecorded) {
+  RecordingOptions o;
+  o.path = TempPath("thread_local.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([] {
+      if (!tls_cache) tls_cache = std::make_unique<std::vector<int, TA<int>>>();
+      for (int i = 0; i < 1000; ++i) tls_cache->push_back(i);
+    });
+  }
+  for (auto& th : threads) th.join();
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  EXPECT_EQ(stats.dropped_events, 0u);
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->frees, st->allocs);
+  EXPECT_EQ(st->arenas_created, 3u);
+  EXPECT_EQ(st->arenas_destroyed, 3u);
+  EXPECT_EQ(st->threads, 3u);
 }
 
 // A process that dies mid-recording leaves every chunk written so far.

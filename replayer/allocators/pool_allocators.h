@@ -84,18 +84,21 @@ class PerArenaHandles {
   std::vector<std::optional<Handle>> handles_;
 };
 
-// Every handle of a Singleton holding names the same pool: no table.
+// Every handle of a Singleton holding names the same pool: no table, and
+// the pool's address is looked up once (not the function-local static's
+// guard on every call).
 template <typename PoolT, typename Handle>
 class SharedHandle {
  public:
-  PoolT& For(uint32_t /*arena*/) { return Handle().pool(); }
+  PoolT& For(uint32_t /*arena*/) { return pool_; }
   void Created(uint32_t /*arena*/) {}
   void Reserve(uint32_t /*limit*/) {}
   void Destroyed(uint32_t /*arena*/) {}
-  ~SharedHandle() { Handle().pool().ReleaseAll(); }
+  ~SharedHandle() { pool_.ReleaseAll(); }
 
  private:
   SingleInstanceGuard<SharedHandle> guard_;
+  PoolT& pool_ = Handle().pool();
 };
 
 }  // namespace allocators_internal

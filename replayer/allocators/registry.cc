@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/cli_util.h"
 
 namespace alloctrace::allocators {
 namespace {
@@ -96,8 +97,27 @@ absl::StatusOr<std::vector<std::string>> SelectAllocators(
       }
     }
     if (!matched) {
+      // A plain name (no glob) may be a typo of a name, or of a family
+      // ("slab" for slab/*): suggest the nearest name or family glob.
+      std::string near;
+      if (pattern.find_first_of("*?") == absl::string_view::npos) {
+        std::vector<std::string> names;
+        for (const AllocatorInfo& info : all) names.push_back(info.name);
+        for (const AllocatorInfo& info : all) {
+          for (size_t slash = info.name.find('/'); slash != std::string::npos;
+               slash = info.name.find('/', slash + 1)) {
+            std::string family = info.name.substr(0, slash) + "/*";
+            if (std::find(names.begin(), names.end(), family) == names.end()) {
+              names.push_back(std::move(family));
+            }
+          }
+        }
+        near = NearestName(pattern, names);
+      }
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown policy '", pattern, "'; see --list-policies"));
+          absl::StrCat("unknown policy '", pattern, "'",
+                       near.empty() ? "" : absl::StrCat("; did you mean ", near, "?"),
+                       near.empty() ? "; see --list-policies" : " See --list-policies"));
     }
   }
   if (!any_pattern) {

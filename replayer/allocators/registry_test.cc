@@ -110,6 +110,15 @@ TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
   EXPECT_EQ(selected.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(selected.status().message(),
             "unknown policy 'foo'; see --list-policies");
+  // A plain name near a policy's is taken for a typo of it; a glob is not.
+  EXPECT_EQ(SelectAllocators("slabb").status().message(),
+            "unknown policy 'slabb'; did you mean slab/*? See --list-policies");
+  EXPECT_EQ(SelectAllocators("slab/st/stak").status().message(),
+            "unknown policy 'slab/st/stak'; did you mean slab/st/stack? See --list-policies");
+  EXPECT_EQ(SelectAllocators("tcmaloc").status().message(),
+            "unknown policy 'tcmaloc'; did you mean tcmalloc? See --list-policies");
+  EXPECT_EQ(SelectAllocators("slabb*").status().message(),
+            "unknown policy 'slabb*'; see --list-policies");
   auto empty = SelectAllocators(" , ");
   ASSERT_FALSE(empty.ok());
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("--list-policies"));

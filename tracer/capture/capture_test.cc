@@ -41,6 +41,7 @@ std::string Runfile(const std::string& path) {
 
 std::string CaptureBin() { return Runfile("tracer/capture/capture"); }
 std::string TestProg() { return Runfile("tracer/capture/capture_testprog"); }
+std::string MtProgram() { return Runfile("examples/mt_program/mt_program"); }
 
 std::string TempDir(const std::string& name) {
   std::string dir = testing::TempDir();
@@ -342,6 +343,46 @@ TEST(CaptureTest, ThreadsAndCrossThreadFrees) {
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_GE(stats->allocs, 4u * 20000);
   EXPECT_GE(stats->threads, 4u);
+}
+
+// examples/mt_program, a program with no alloctrace code: 2 producers
+// `new` 3000 messages each (a Message and its payload), 2 consumers
+// `delete` them. The trace names the threads, and every message's two
+// blocks are freed on another thread than the one that allocated them.
+TEST(CaptureTest, UninstrumentedProducerConsumerProgram) {
+  const std::string out = TempDir("mt_program") + "/mt.trace";
+  RunResult r = Capture(out, {MtProgram(), "2", "2", "3000"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "2 producers, 2 consumers, 3000 messages each"))
+      << r.output;
+  auto reader = TraceReader::Open(out);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<uint32_t> alloc_thread;
+  std::map<uint32_t, uint64_t> allocs_by_thread;
+  uint64_t cross_thread_frees = 0;
+  std::vector<Event> events;
+  while (true) {
+    auto more = (*reader)->NextChunk(&events);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const Event& e : events) {
+      if (e.kind == OpKind::kAlloc) {
+        if (e.object >= alloc_thread.size()) alloc_thread.resize(e.object + 1);
+        alloc_thread[e.object] = e.thread;
+        ++allocs_by_thread[e.thread];
+      } else if (e.kind == OpKind::kFree && e.object < alloc_thread.size()) {
+        cross_thread_frees += alloc_thread[e.object] != e.thread;
+      }
+      EXPECT_EQ(e.arena, 0u) << "capture records the global heap only";
+    }
+  }
+  EXPECT_TRUE((*reader)->has_footer());
+  // The main thread, two producers and at least one consumer.
+  EXPECT_GE((*reader)->footer().threads(), 4u);
+  uint64_t producer_threads = 0;
+  for (const auto& [thread, allocs] : allocs_by_thread) producer_threads += allocs >= 2 * 3000;
+  EXPECT_EQ(producer_threads, 2u);
+  EXPECT_GE(cross_thread_frees, 2u * 2 * 3000);
 }
 
 TEST(CaptureTest, Sort) {

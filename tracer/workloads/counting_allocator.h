@@ -13,15 +13,22 @@
 //
 // The log checks that every free matches a live block of the same size,
 // alignment and arena, and records a readable error otherwise (a free of an
-// unknown block is not passed to operator delete). Not thread-safe.
+// unknown block is not passed to operator delete).
+//
+// Thread-safety: allocators may allocate and free from any thread while the
+// log is current (a mutex orders the events; each event says which thread,
+// numbered densely from 0 in order of first event). The log itself is
+// created, read and destroyed by one thread, with no allocation under way.
 #ifndef ALLOCTRACE_TRACER_WORKLOADS_COUNTING_ALLOCATOR_H_
 #define ALLOCTRACE_TRACER_WORKLOADS_COUNTING_ALLOCATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -39,10 +46,11 @@ struct CountingEvent {
   uint64_t bytes;
   uint64_t align;
   uint64_t block;  // ordinal of the allocation (for a free: of the block freed)
+  uint32_t thread = 0;  // the thread that made the call, dense in order of first event
 
   friend bool operator==(const CountingEvent& a, const CountingEvent& b) {
     return a.alloc == b.alloc && a.arena == b.arena && a.bytes == b.bytes && a.align == b.align &&
-           a.block == b.block;
+           a.block == b.block && a.thread == b.thread;
   }
 };
 
@@ -76,15 +84,21 @@ class CountingLog {
   }
 
   std::shared_ptr<ArenaState> NewArena() {
-    return std::make_shared<ArenaState>(ArenaState{this, ++arenas_});
+    uint32_t arena;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      arena = ++arenas_;
+    }
+    return std::make_shared<ArenaState>(ArenaState{this, arena});
   }
   const std::shared_ptr<ArenaState>& GlobalArena() const { return global_; }
 
   void* Allocate(uint32_t arena, uint64_t bytes, uint64_t align) {
     void* p = ::operator new (bytes, std::align_val_t{align});
+    std::lock_guard<std::mutex> l(mu_);
     const uint64_t block = allocs_++;
     live_[p] = Block{arena, bytes, align, block};
-    events_.push_back({true, arena, bytes, align, block});
+    events_.push_back({true, arena, bytes, align, block, ThisThread()});
     bytes_allocated_ += bytes;
     live_bytes_ += bytes;
     if (live_bytes_ > peak_live_bytes_) peak_live_bytes_ = live_bytes_;
@@ -93,6 +107,7 @@ class CountingLog {
   }
 
   void Deallocate(void* p, uint32_t arena, uint64_t bytes, uint64_t align) {
+    std::unique_lock<std::mutex> l(mu_);
     auto it = live_.find(p);
     if (it == live_.end()) {
       errors_.push_back(
@@ -108,7 +123,10 @@ class CountingLog {
     live_.erase(it);
     ++frees_;
     live_bytes_ -= block.bytes;
-    events_.push_back({false, arena, bytes, align, block.block});
+    events_.push_back({false, arena, bytes, align, block.block, ThisThread()});
+    // Recorded before the memory is given back: another thread cannot be
+    // handed the address, and log an allocation of it, before this free.
+    l.unlock();
     ::operator delete (p, std::align_val_t{block.align});
   }
 
@@ -121,8 +139,23 @@ class CountingLog {
   uint64_t peak_live_blocks() const { return peak_live_blocks_; }
   uint64_t peak_live_bytes() const { return peak_live_bytes_; }
   uint32_t arenas_created() const { return arenas_; }
+  uint32_t threads() const { return static_cast<uint32_t>(threads_.size()); }
 
  private:
+  // A number of the calling thread's own, never given to another thread of
+  // the process. Not std::thread::id: a thread started after another was
+  // joined often gets the joined thread's id.
+  static uint64_t ThreadSerial() {
+    static std::atomic<uint64_t> next{0};
+    thread_local const uint64_t serial = next.fetch_add(1, std::memory_order_relaxed);
+    return serial;
+  }
+  // The calling thread's dense number in this log. Requires mu_.
+  uint32_t ThisThread() {
+    return threads_.try_emplace(ThreadSerial(), static_cast<uint32_t>(threads_.size()))
+        .first->second;
+  }
+
   struct Block {
     uint32_t arena;
     uint64_t bytes;
@@ -132,6 +165,8 @@ class CountingLog {
 
   static inline CountingLog* current_ = nullptr;
   CountingLog* const previous_;
+  std::mutex mu_;  // guards everything below that allocators change
+  std::unordered_map<uint64_t, uint32_t> threads_;  // ThreadSerial() -> dense number
   std::shared_ptr<ArenaState> global_;
   uint32_t arenas_ = 0;
   std::unordered_map<void*, Block> live_;

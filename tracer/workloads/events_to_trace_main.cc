@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -151,8 +150,7 @@ absl::StatusOr<Events> ReadEvents(const std::string& path) {
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "turns stdlib_events output into a trace.\nusage: events_to_trace --in=EVENTS --out=TRACE");
-  AcceptDashedFlags(argc, argv);
-  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  const std::vector<char*> positional = ParseCommandLineOrExitUsage(argc, argv, "events_to_trace");
   if (positional.size() > 1 || absl::GetFlag(FLAGS_in).empty() ||
       absl::GetFlag(FLAGS_out).empty()) {
     std::fprintf(stderr, "events_to_trace: usage: events_to_trace --in=EVENTS --out=TRACE\n");

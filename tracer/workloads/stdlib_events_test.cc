@@ -140,6 +140,12 @@ TEST(StdlibEventsTest, UsageErrorsExitTwo) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.err.find("unknown workload 'no_such'"), std::string::npos) << o.err;
   EXPECT_EQ(RunCommand(absl::StrCat(kConvert, " --in=x")).exit_code, 2);
+  // A misspelled flag exits 2 (not Abseil's 1) with the nearest name.
+  const Output typo = RunCommand(absl::StrCat(kConvert, " --inn=x --out=y"));
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("events_to_trace: unknown flag --inn; did you mean --in?"),
+            std::string::npos)
+      << typo.err;
 }
 
 }  // namespace

@@ -3,6 +3,11 @@
 // WorkloadDefs<std::allocator>() runs plain, and tests instantiate it with a
 // counting allocator. tracer/workloads/workloads.h is the registry programs use.
 //
+// MultiThreadedWorkloadDefs<Alloc>() are the workloads that run several
+// threads (thread_workloads.h), kept apart because they need an Alloc that is
+// safe to share between threads: instantiating them with a single-threaded
+// pool compiles, and corrupts it at run time.
+//
 // Defaults are small (each trace roughly 5k to 100k events, and runs that
 // touch at most a few hundred MB: 1016-byte records are copied by value);
 // the source's own values are in ParamSpec::source_value where the source
@@ -19,6 +24,7 @@
 #include "tracer/workloads/node_workloads.h"
 #include "tracer/workloads/record_workloads.h"
 #include "tracer/workloads/shared_ptr_workloads.h"
+#include "tracer/workloads/thread_workloads.h"
 #include "tracer/workloads/workload_params.h"
 
 namespace alloctrace::workloads {
@@ -35,6 +41,18 @@ inline constexpr std::string_view kSourceRecords =
     "\"Writing functional code in C++ III: Performance of different allocation schemes\" "
     "(lucabol.com, 2012)";
 inline constexpr std::string_view kSourceAlloctrace = "alloctrace (no source article)";
+// mimalloc-bench's multi-threaded stressors.
+inline constexpr std::string_view kSourceXmalloc =
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), xmalloc-test (Lever and Boreham, "
+    "USENIX 2000)";
+inline constexpr std::string_view kSourceLarson =
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), larson (Larson and Krishnan, ISMM 1998)";
+inline constexpr std::string_view kSourceMstress =
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), mstress (mimalloc's test-stress.c: its "
+    "transfer array)";
+inline constexpr std::string_view kSourceGlibcThread =
+    "mimalloc-bench (github.com/daanx/mimalloc-bench), glibc-thread (glibc's "
+    "bench-malloc-thread.c)";
 
 struct WorkloadDef {
   std::string_view name;
@@ -43,6 +61,9 @@ struct WorkloadDef {
   std::vector<ParamSpec> params;
   bool seeded;  // whether the seed changes the sequence of allocations and frees
   RunFn run;
+  // Runs several threads: Alloc must be thread-safe, and which thread frees
+  // which object depends on the scheduler (see thread_workloads.h).
+  bool multi_threaded = false;
 };
 
 namespace table_internal {
@@ -92,6 +113,16 @@ inline std::vector<ParamSpec> PodVectorParams() {
   std::vector<ParamSpec> params = RecordParams(1000);
   params.push_back({"buffer_percent", 10, "200 and 10 (N = 2 x howMany, howMany / 10)",
                     "the stack buffer's records, in percent of records", 0});
+  return params;
+}
+
+// `params` followed by min_size and max_size, block sizes drawn uniformly.
+inline std::vector<ParamSpec> WithBlockSizes(std::vector<ParamSpec> params, int64_t min_size,
+                                             int64_t max_size, std::string_view source_min = "",
+                                             std::string_view source_max = "") {
+  params.push_back({"min_size", min_size, source_min, "smallest block, bytes"});
+  params.push_back(
+      {"max_size", max_size, source_max, "largest block, bytes (below min_size: min_size)"});
   return params;
 }
 
@@ -209,6 +240,53 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
         {"operations", 40000, "", "random lookups, inserts and erases (a third each)"}},
        true,
        &RunUnorderedMap<Alloc>},
+  };
+  return *kDefs;
+}
+
+// The multi-threaded workloads; Alloc must meet thread_workloads.h's
+// contract (copies used concurrently from several threads).
+template <template <typename> class Alloc>
+const std::vector<WorkloadDef>& MultiThreadedWorkloadDefs() {
+  using table_internal::WithBlockSizes;
+  static const std::vector<WorkloadDef>* const kDefs = new std::vector<WorkloadDef>{
+      {"producer_consumer",
+       "producer threads build messages (vectors of random size) with one shared allocator "
+       "and pass them through a bounded queue to consumer threads, which free them",
+       kSourceXmalloc,
+       WithBlockSizes({{"producers", 2, "100", "producer threads"},
+                       {"consumers", 2, "100", "consumer threads"},
+                       {"messages", 10000, "", "messages per producer"},
+                       {"queue_capacity", 256, "", "most messages waiting in the queue"}},
+                      16, 512),
+       true, &RunProducerConsumer<Alloc>, true},
+      {"larson",
+       "lineages of threads, each thread inheriting its predecessor's live blocks (global "
+       "heap), replacing random ones, and leaving them to its successor",
+       kSourceLarson,
+       WithBlockSizes({{"threads", 4, "the number of cores", "concurrent lineages of threads"},
+                       {"generations", 4, "", "threads per lineage, one after another"},
+                       {"operations", 2500, "", "blocks replaced per thread"},
+                       {"slots", 500, "5000 (chunks per thread)", "live blocks per lineage"}},
+                      8, 1000, "8", "1000"),
+       true, &RunLarson<Alloc>, true},
+      {"migration",
+       "threads swap newly allocated blocks into random slots of one shared array and free "
+       "the blocks they take out, most made by other threads; one shared allocator",
+       kSourceMstress,
+       WithBlockSizes({{"threads", 4, "", "threads"},
+                       {"operations", 5000, "", "blocks swapped in per thread"},
+                       {"slots", 1000, "", "slots of the shared array"}},
+                      16, 256),
+       true, &RunMigration<Alloc>, true},
+      {"thread_map_churn",
+       "threads each insert and erase random keys in a std::map<int, int> of their own; "
+       "nothing crosses threads",
+       kSourceGlibcThread,
+       {{"threads", 4, "", "threads, each with its own map"},
+        {"operations", 10000, "", "random inserts or erases per thread"},
+        {"keys", 2000, "", "keys are drawn from [0, keys)"}},
+       true, &RunThreadMapChurn<Alloc>, true},
   };
   return *kDefs;
 }

@@ -9,14 +9,18 @@ namespace alloctrace::workloads {
 
 const std::vector<WorkloadInfo>& AllWorkloads() {
   static const std::vector<WorkloadInfo>* const kAll = [] {
-    const std::vector<WorkloadDef>& traced = WorkloadDefs<TraceAllocator>();
-    const std::vector<WorkloadDef>& plain = WorkloadDefs<std::allocator>();
     auto* all = new std::vector<WorkloadInfo>;
-    for (size_t i = 0; i < traced.size(); ++i) {
-      const WorkloadDef& def = traced[i];
-      all->push_back(
-          {def.name, def.description, def.source, def.params, def.seeded, def.run, plain[i].run});
-    }
+    auto add = [all](const std::vector<WorkloadDef>& traced,
+                     const std::vector<WorkloadDef>& plain) {
+      for (size_t i = 0; i < traced.size(); ++i) {
+        const WorkloadDef& def = traced[i];
+        all->push_back({def.name, def.description, def.source, def.params, def.seeded, def.run,
+                        plain[i].run, def.multi_threaded});
+      }
+    };
+    add(WorkloadDefs<TraceAllocator>(), WorkloadDefs<std::allocator>());
+    // TraceAllocator and std::allocator are both safe to share between threads.
+    add(MultiThreadedWorkloadDefs<TraceAllocator>(), MultiThreadedWorkloadDefs<std::allocator>());
     return all;
   }();
   return *kAll;

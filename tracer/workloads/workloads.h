@@ -9,7 +9,8 @@
 //   w->run_traced(*p, /*seed=*/1);
 //
 // A run is deterministic for (params, seed): same allocations and frees in the
-// same order, and it frees everything it allocates before it returns. Each
+// same order (for a multi_threaded workload: per thread, see below), and it
+// frees everything it allocates before it returns. Each
 // container is its own allocator instance (arena); what a program would take
 // from `new` or std::make_shared is recorded in arena 0.
 //
@@ -39,6 +40,10 @@ struct WorkloadInfo {
   // `params` must be this workload's (from DefaultParams or ParseParams).
   void (*run_traced)(const WorkloadParams& params, uint64_t seed);
   void (*run_plain)(const WorkloadParams& params, uint64_t seed);
+  // Runs several threads (tracer/workloads/thread_workloads.h): which thread
+  // frees which object, and the order of the threads' events, vary from run
+  // to run; what each thread allocates does not.
+  bool multi_threaded = false;
 
   WorkloadParams DefaultParams() const { return WorkloadParams(name, params); }
   // The defaults with "name=value" overrides applied; errors name the

@@ -437,7 +437,8 @@ TEST(RegistryTest, NamesAreTheAgreedOnes) {
                                 "array_bulk", "array_bulk_reversed", "array_butterfly",
                                 "records_by_value", "records_pod_vector", "records_local_pool",
                                 "records_shared_new", "records_singleton_pool",
-                                "records_make_shared", "list_churn", "unordered_map"}));
+                                "records_make_shared", "list_churn", "unordered_map",
+                                "producer_consumer", "larson", "migration", "thread_map_churn"}));
   for (const std::string& name : names) {
     EXPECT_TRUE(std::all_of(name.begin(), name.end(), [](char c) {
       return std::islower(c) || c == '_';

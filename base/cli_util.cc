@@ -1,0 +1,220 @@
+#include "base/cli_util.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/marshalling.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace alloctrace {
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  // One row of the dynamic-programming table at a time: row[j] is the
+  // distance between the prefix of `a` read so far and b[0, j).
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];  // the distance of a[0, i-1) and b[0, j-1)
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string NearestName(absl::string_view name, const std::vector<std::string>& candidates) {
+  const size_t most = std::max<size_t>(2, name.size() / 3);
+  const std::string* best = nullptr;
+  size_t best_distance = most + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = EditDistance(name, c);
+    if (d < best_distance) {
+      best = &c;
+      best_distance = d;
+    }
+  }
+  return best == nullptr ? "" : *best;
+}
+
+namespace {
+
+// Abseil's own flags that print help or read flags from elsewhere: what
+// they do is Abseil's business.
+bool IsAbslOwnFlag(absl::string_view name) {
+  for (absl::string_view own : {"help", "helpfull", "helpshort", "helppackage", "helpon",
+                               "helpmatch", "version", "only_check_args", "flagfile", "fromenv",
+                               "tryfromenv", "undefok"}) {
+    if (name == own) return true;
+  }
+  return false;
+}
+
+bool IsHelpFlag(absl::string_view name) {
+  return IsAbslOwnFlag(name) && name != "flagfile" && name != "fromenv" &&
+         name != "tryfromenv" && name != "undefok";
+}
+
+// The flag's name as Abseil knows it: dashes read as underscores.
+std::string Canonical(absl::string_view name) {
+  std::string s(name);
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+// Whether `value` parses as the flag's type; if not, what it should be. A
+// type this function does not know is left to Abseil.
+bool ValueParses(const absl::CommandLineFlag& flag, absl::string_view value, std::string* what) {
+  std::string error;
+  auto check = [&](auto* dummy, const char* words) {
+    if (absl::ParseFlag(std::string(value), dummy, &error)) return true;
+    *what = words;
+    return false;
+  };
+  if (flag.IsOfType<bool>()) {
+    bool v;
+    return check(&v, "true or false");
+  }
+  if (flag.IsOfType<int>()) {
+    int v;
+    return check(&v, "an integer");
+  }
+  if (flag.IsOfType<int64_t>()) {
+    int64_t v;
+    return check(&v, "an integer");
+  }
+  if (flag.IsOfType<uint64_t>()) {
+    uint64_t v;
+    return check(&v, "a non-negative integer");
+  }
+  if (flag.IsOfType<double>()) {
+    double v;
+    return check(&v, "a number");
+  }
+  return true;  // strings, lists: any text
+}
+
+}  // namespace
+
+std::string CheckCommandLineFlags(int argc, char* const* argv) {
+  // Names the user allowed to be unknown (--undefok=a,b), wherever given.
+  std::vector<std::string> undefok;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view a = argv[i];
+    if (a == "--") break;
+    for (absl::string_view prefix : {"--undefok=", "-undefok="}) {
+      if (a.substr(0, prefix.size()) == prefix) {
+        for (absl::string_view n : absl::StrSplit(a.substr(prefix.size()), ',')) {
+          undefok.push_back(Canonical(n));
+        }
+      }
+    }
+  }
+  std::vector<std::string> names;  // suggestions: what a person may type
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->IsRetired() || absl::StartsWith(name, "internal_") || IsAbslOwnFlag(name)) continue;
+    names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    // As Abseil: "-" and non-dashed words are positional, "--" ends flags.
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    if (arg == "--") break;
+    const absl::string_view dashes = arg.substr(0, arg[1] == '-' ? 2 : 1);
+    absl::string_view body = arg.substr(dashes.size());
+    const size_t eq = body.find('=');
+    const absl::string_view typed = body.substr(0, eq);
+    const bool has_value = eq != absl::string_view::npos;
+    const absl::string_view value = has_value ? body.substr(eq + 1) : absl::string_view();
+    const std::string name = Canonical(typed);
+    if (IsAbslOwnFlag(name)) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr && absl::StartsWith(name, "no")) {
+      // --noquiet: the negative form of a boolean, which takes no value.
+      const absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
+      if (positive != nullptr && positive->IsOfType<bool>()) {
+        if (has_value) return absl::StrCat(dashes, typed, " takes no value");
+        continue;
+      }
+    }
+    if (flag == nullptr || flag->IsRetired()) {
+      if (std::find(undefok.begin(), undefok.end(), name) != undefok.end()) continue;
+      std::string near = NearestName(name, names);
+      if (near.empty()) return absl::StrCat("unknown flag ", dashes, typed, "; see --help");
+      // Suggest in the spelling typed: with dashes if the user used them.
+      if (typed.find('-') != absl::string_view::npos) std::replace(near.begin(), near.end(), '_', '-');
+      return absl::StrCat("unknown flag ", dashes, typed, "; did you mean ", dashes, near, "?");
+    }
+    std::string what;
+    if (has_value) {
+      if (!ValueParses(*flag, value, &what)) {
+        return absl::StrCat(arg, ": '", value, "' is not ", what);
+      }
+      continue;
+    }
+    if (flag->IsOfType<bool>()) continue;  // --quiet: true
+    // "--budget 3": the next argument is the value.
+    if (i + 1 >= argc) return absl::StrCat(dashes, typed, " needs a value (", dashes, typed, "=...)");
+    ++i;
+    if (!ValueParses(*flag, argv[i], &what)) {
+      return absl::StrCat(dashes, typed, " ", argv[i], ": '", argv[i], "' is not ", what);
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// absl::ParseCommandLine reports what it cannot parse and calls exit(1);
+// usage errors here exit 2. While it parses, an exit becomes _Exit(2).
+std::atomic<bool> parsing_flags{false};
+void ExitUsageIfParsingFlags() {
+  if (parsing_flags.load()) {
+    std::fflush(nullptr);
+    std::_Exit(2);
+  }
+}
+
+}  // namespace
+
+std::vector<char*> ParseCommandLineOrExitUsage(int argc, char** argv, const char* program) {
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-') continue;
+    a.remove_prefix(a[1] == '-' ? 2 : 1);
+    help = help || IsHelpFlag(Canonical(a.substr(0, a.find('='))));
+  }
+  if (!help) {
+    const std::string error = CheckCommandLineFlags(argc, argv);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: %s\n", program, error.c_str());
+      std::exit(2);
+    }
+  }
+  AcceptDashedFlags(argc, argv);
+  if (help) return absl::ParseCommandLine(argc, argv);
+  static const bool registered = std::atexit(ExitUsageIfParsingFlags) == 0;
+  (void)registered;
+  parsing_flags.store(true);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  parsing_flags.store(false);
+  return positional;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,86 @@
+#include "base/cli_util.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "gtest/gtest.h"
+
+// Flags of this test binary, for CheckCommandLineFlags.
+ABSL_FLAG(std::string, policies, "default", "test: a string flag");
+ABSL_FLAG(double, budget, 3, "test: a double flag");
+ABSL_FLAG(int, min_runs, 10, "test: an int flag");
+ABSL_FLAG(uint64_t, seed, 1, "test: an unsigned flag");
+ABSL_FLAG(bool, quiet, false, "test: a boolean flag");
+ABSL_FLAG(std::string, internal_run_policy, "", "test: never suggested");
+
+namespace alloctrace {
+namespace {
+
+TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("slab", "slab"), 0u);
+  EXPECT_EQ(EditDistance("", "slab"), 4u);
+  EXPECT_EQ(EditDistance("slab", ""), 4u);
+  EXPECT_EQ(EditDistance("slabb", "slab"), 1u);     // deletion
+  EXPECT_EQ(EditDistance("polices", "policies"), 1u);  // insertion
+  EXPECT_EQ(EditDistance("budgat", "budget"), 1u);  // substitution
+  EXPECT_EQ(EditDistance("budgte", "budget"), 2u);  // a transposition is two edits
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("sitting", "kitten"), 3u);  // symmetric
+}
+
+TEST(NearestNameTest, SuggestsOnlyWhatIsNearEnough) {
+  const std::vector<std::string> names = {"malloc", "slab", "tcmalloc", "jemalloc"};
+  EXPECT_EQ(NearestName("slabb", names), "slab");
+  EXPECT_EQ(NearestName("maloc", names), "malloc");
+  EXPECT_EQ(NearestName("tcmaloc", names), "tcmalloc");
+  EXPECT_EQ(NearestName("nosuch", names), "");
+  EXPECT_EQ(NearestName("x", {}), "");
+  // A tie goes to the one listed first.
+  EXPECT_EQ(NearestName("ab", {"ac", "ad"}), "ac");
+}
+
+// Runs CheckCommandLineFlags on `args` (argv[0] added).
+std::string Check(std::vector<std::string> args) {
+  args.insert(args.begin(), "test");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return CheckCommandLineFlags(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(CheckCommandLineFlagsTest, AcceptsWellFormedFlagsInEverySpelling) {
+  EXPECT_EQ(Check({}), "");
+  EXPECT_EQ(Check({"--policies=slab", "--budget=1.5", "--min_runs=3", "--seed=7", "--quiet",
+                   "trace"}),
+            "");
+  EXPECT_EQ(Check({"--min-runs=3", "-budget=2", "--budget", "4", "--noquiet", "--quiet=false"}),
+            "");
+  EXPECT_EQ(Check({"trace", "-", "--", "--not-a-flag=x"}), "");  // "--" ends the flags
+  EXPECT_EQ(Check({"--help"}), "");                                // Abseil's own
+  EXPECT_EQ(Check({"--undefok=nosuch", "--nosuch=1"}), "");
+}
+
+TEST(CheckCommandLineFlagsTest, UnknownFlagGetsTheNearestNameInTheSpellingTyped) {
+  EXPECT_EQ(Check({"--polices=slab"}), "unknown flag --polices; did you mean --policies?");
+  EXPECT_EQ(Check({"--min-rus=3"}), "unknown flag --min-rus; did you mean --min-runs?");
+  EXPECT_EQ(Check({"-quite"}), "unknown flag -quite; did you mean -quiet?");
+  EXPECT_EQ(Check({"--frobnicate"}), "unknown flag --frobnicate; see --help");
+  // Internal flags are known but never suggested.
+  EXPECT_EQ(Check({"--internal_run_policy=x"}), "");
+  EXPECT_EQ(Check({"--run_policy=x"}), "unknown flag --run_policy; see --help");
+}
+
+TEST(CheckCommandLineFlagsTest, MalformedValueSaysWhatIsExpected) {
+  EXPECT_EQ(Check({"--budget=abc"}), "--budget=abc: 'abc' is not a number");
+  EXPECT_EQ(Check({"--min_runs=1.5"}), "--min_runs=1.5: '1.5' is not an integer");
+  EXPECT_EQ(Check({"--seed=-1"}), "--seed=-1: '-1' is not a non-negative integer");
+  EXPECT_EQ(Check({"--quiet=maybe"}), "--quiet=maybe: 'maybe' is not true or false");
+  EXPECT_EQ(Check({"--budget", "abc"}), "--budget abc: 'abc' is not a number");
+  EXPECT_EQ(Check({"--budget"}), "--budget needs a value (--budget=...)");
+  EXPECT_EQ(Check({"--noquiet=1"}), "--noquiet takes no value");
+}
+
+}  // namespace
+}  // namespace alloctrace

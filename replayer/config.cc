@@ -1,0 +1,355 @@
+#include "replayer/config.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "replayer/reporters.h"
+
+namespace {
+// The flags' defaults, from the one place they are stated.
+const alloctrace::ReplayerConfig& Defaults() {
+  static const alloctrace::ReplayerConfig* const kDefaults = new alloctrace::ReplayerConfig();
+  return *kDefaults;
+}
+}  // namespace
+
+ABSL_FLAG(std::string, policies, Defaults().policies,
+          "comma-separated policy names or globs (* and ?) to run, or 'default': every "
+          "baseline but bump, tcmalloc, jemalloc, mimalloc, slab and small_node "
+          "single-threaded in both holdings, and the article policies (in the race; without "
+          "it the fastest of each storage kind from a short screen); on a trace whose arenas "
+          "several threads share, the thread-safe variants, and policies that are not "
+          "thread-safe are skipped. '*' runs all. glibc malloc always runs: it is the "
+          "reference of every ratio. See --list-policies");
+ABSL_FLAG(bool, list_policies, Defaults().list_policies,
+          "list every policy with its family, description and the C++ type to adopt, then "
+          "exit; with --format=markdown the adopt table, --format=cc a file compiling every "
+          "type");
+ABSL_FLAG(double, precision, Defaults().precision_percent,
+          "target: runs continue until the 95% CI of each policy's median ns/op, and of its "
+          "ratio to malloc, is within +- this many percent (or its budget is spent)");
+ABSL_FLAG(double, budget, Defaults().budget_seconds,
+          "seconds of runs per policy and trace before it stops short of the precision");
+ABSL_FLAG(int, min_runs, Defaults().min_runs, "runs per policy at least");
+ABSL_FLAG(int, max_runs, Defaults().max_runs, "runs per policy at most");
+ABSL_FLAG(int, passes, Defaults().passes,
+          "passes over the trace in each run at most: the first is cold (fresh process, fresh "
+          "pages), the rest warm (the allocator's memory reused), reported apart; 1: cold only");
+ABSL_FLAG(double, warm_ms, Defaults().warm_ms,
+          "warm passes continue until they add up to this many milliseconds (at least one)");
+// The defaults (cold, program) are the replay model whose predictions came
+// closest to the programs run for real (//fidelity:check; README, "How far
+// the replay can be trusted"); warm and first remain for comparison.
+ABSL_FLAG(std::string, rank_by, std::string(alloctrace::RankByName(Defaults().rank_by)),
+          "which passes rank the policies and make the verdict: cold (the first pass over the "
+          "trace, as a program that runs its work once pays it) or warm (the later passes)");
+ABSL_FLAG(std::string, clock, std::string(alloctrace::TimingClockName(Defaults().clock)),
+          "what times a pass and ranks: cpu (the replay threads' CPU time, user + system, "
+          "without waits at sync points), wall (steady clock; per thread: the concurrent "
+          "section, what the program would feel) or auto: cpu on one-thread replays, wall on "
+          "per-thread replays, where contention and waiting are part of the cost");
+ABSL_FLAG(std::string, threads, std::string(alloctrace::ReplayThreadsName(Defaults().threads)),
+          "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
+          "thread, started together, ordered only where an object or arena passes between "
+          "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
+          "global order: no contention). One-thread traces always replay on one thread");
+ABSL_FLAG(int, max_reruns, Defaults().max_reruns,
+          "times a run disturbed by an involuntary context switch or a CPU migration is run "
+          "again before it is kept as it is");
+ABSL_FLAG(int, screen_runs, Defaults().screen_runs,
+          "with --policies=default and --race=false: runs of each article policy in the screen");
+ABSL_FLAG(bool, race, Defaults().race,
+          "race the policies: after each round, a policy whose ratio to the leader's ns/op, "
+          "paired by round, shows it slower by more than the noise floor (one-sided paired "
+          "t-test on log ratios; Bonferroni over the policies and a union bound over the looks, "
+          "look t at level 6*0.05/(pi^2 t^2 K): at most 5% chance of ever eliminating a policy "
+          "tied with the leader) runs no more; its row says when and why. With "
+          "--policies=default every article policy enters the race (no separate screen). "
+          "--race=false: every policy runs until its precision or --budget");
+ABSL_FLAG(int, race_min_runs, Defaults().race_min_runs,
+          "with --race: paired runs before a policy can be eliminated");
+ABSL_FLAG(double, total_budget, Defaults().total_budget_seconds,
+          "with --race: seconds of runs per trace, all policies together, after which every "
+          "policy stops where it is; 0: no total limit");
+ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
+          "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
+          "memory op (two passes)");
+ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
+          "the child's data limit (RLIMIT_DATA) in MiB; exceeding it fails the run; 0: the "
+          "trace's ideal peak live bytes times --memory_limit_factor plus "
+          "--memory_limit_floor_mb, at most half the memory available when the replayer "
+          "starts; -1: none");
+ABSL_FLAG(double, memory_limit_factor, Defaults().memory_limit_factor, "see --memory_limit_mb");
+ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb,
+          "see --memory_limit_mb");
+ABSL_FLAG(uint64_t, seed, Defaults().seed, "seed of the run order shuffled in each round");
+ABSL_FLAG(std::string, touch, std::string(alloctrace::TouchName(Defaults().touch)),
+          "what the replay writes into each new block, as a constructor would: none, first "
+          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
+ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
+          "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
+          "run and pass), json or html (one self-contained page with charts); several, "
+          "comma-separated, with as many --out files, write one measurement in each");
+ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
+          "write the report to this file instead of standard output (comma-separated: one per "
+          "--format)");
+ABSL_FLAG(int, rss_samples, Defaults().rss_samples,
+          "RSS readings taken over each run's cold pass (its course)");
+ABSL_FLAG(bool, quiet, Defaults().quiet, "no progress lines on standard error");
+// Internal: how the replayer re-executes itself for one run. Not for people.
+ABSL_FLAG(std::string, internal_run_policy, Defaults().internal_run_policy,
+          "internal: run one policy, report to a pipe");
+ABSL_FLAG(int, internal_result_fd, Defaults().internal_result_fd,
+          "internal: the pipe for --internal_run_policy");
+ABSL_FLAG(int, internal_program_fd, Defaults().internal_program_fd,
+          "internal: the shared replay program to run");
+ABSL_FLAG(int, internal_attempt, Defaults().internal_attempt,
+          "internal: the run's number for its policy (from 1)");
+ABSL_FLAG(int, internal_schedule_fd, Defaults().internal_schedule_fd,
+          "internal: the shared thread schedule (per-thread run)");
+
+namespace alloctrace {
+
+absl::string_view TimingClockName(TimingClock c) {
+  switch (c) {
+    case TimingClock::kAuto:
+      return "auto";
+    case TimingClock::kCpu:
+      return "cpu";
+    case TimingClock::kWall:
+      return "wall";
+  }
+  return "auto";
+}
+
+absl::string_view ReplayThreadsName(ReplayThreads t) {
+  return t == ReplayThreads::kOne ? "one" : "auto";
+}
+
+absl::string_view RankByName(RankBy r) { return r == RankBy::kWarm ? "warm" : "cold"; }
+
+absl::string_view TouchName(Touch t) {
+  switch (t) {
+    case Touch::kNone:
+      return "none";
+    case Touch::kFirst:
+      return "first";
+    case Touch::kWhole:
+      return "whole";
+    case Touch::kProgram:
+      return "program";
+  }
+  return "program";
+}
+
+absl::StatusOr<TimingClock> ParseTimingClock(absl::string_view text) {
+  for (TimingClock c : {TimingClock::kAuto, TimingClock::kCpu, TimingClock::kWall}) {
+    if (text == TimingClockName(c)) return c;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--clock=", text, ": must be auto, cpu or wall"));
+}
+
+absl::StatusOr<ReplayThreads> ParseReplayThreads(absl::string_view text) {
+  for (ReplayThreads t : {ReplayThreads::kAuto, ReplayThreads::kOne}) {
+    if (text == ReplayThreadsName(t)) return t;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--threads=", text, ": must be auto or one"));
+}
+
+absl::StatusOr<RankBy> ParseRankBy(absl::string_view text) {
+  for (RankBy r : {RankBy::kWarm, RankBy::kCold}) {
+    if (text == RankByName(r)) return r;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--rank_by=", text, ": must be warm or cold"));
+}
+
+absl::StatusOr<Touch> ParseTouch(absl::string_view text) {
+  for (Touch t : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
+    if (text == TouchName(t)) return t;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--touch=", text, ": must be none, first, whole or program"));
+}
+
+absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
+  auto usage = [](auto&&... pieces) { return absl::InvalidArgumentError(absl::StrCat(pieces...)); };
+  ReplayerConfig c;
+  c.policies = absl::GetFlag(FLAGS_policies);
+  c.list_policies = absl::GetFlag(FLAGS_list_policies);
+  c.internal_run_policy = absl::GetFlag(FLAGS_internal_run_policy);
+  c.internal_result_fd = absl::GetFlag(FLAGS_internal_result_fd);
+  c.internal_program_fd = absl::GetFlag(FLAGS_internal_program_fd);
+  c.internal_attempt = absl::GetFlag(FLAGS_internal_attempt);
+  c.internal_schedule_fd = absl::GetFlag(FLAGS_internal_schedule_fd);
+  c.quiet = absl::GetFlag(FLAGS_quiet);
+  if (c.list_policies) {
+    // The policy list has formats of its own, and runs nothing.
+    c.list_format = absl::GetFlag(FLAGS_format);
+    if (c.list_format != "table" && c.list_format != "markdown" && c.list_format != "cc") {
+      return usage("--list-policies --format=", c.list_format, ": must be table, markdown or cc");
+    }
+    return c;
+  }
+  // Checked in the order of the messages the replayer has always given.
+  c.rss_samples = absl::GetFlag(FLAGS_rss_samples);
+  if (c.rss_samples < 1 || c.rss_samples > 100000) {
+    return usage("--rss_samples=", c.rss_samples, ": must be 1 to 100000");
+  }
+  c.passes = absl::GetFlag(FLAGS_passes);
+  if (c.passes < 1 || c.passes > 1000) return usage("--passes=", c.passes, ": must be 1 to 1000");
+  c.warm_ms = absl::GetFlag(FLAGS_warm_ms);
+  if (!(c.warm_ms >= 0 && c.warm_ms <= 1e6)) {
+    return usage("--warm_ms=", c.warm_ms, ": must be 0 to 1000000");
+  }
+  absl::StatusOr<Touch> touch = ParseTouch(absl::GetFlag(FLAGS_touch));
+  if (!touch.ok()) return touch.status();
+  c.touch = *touch;
+  const std::string format_flag = absl::GetFlag(FLAGS_format);
+  c.formats = absl::StrSplit(format_flag, ',');
+  for (const std::string& format : c.formats) {
+    if (FindReportFormat(format) == nullptr) {
+      return usage("--format=", format, ": must be ", ReportFormatList());
+    }
+  }
+  const std::string out_flag = absl::GetFlag(FLAGS_out);
+  c.outs.clear();
+  if (c.formats.size() == 1 && !out_flag.empty()) {
+    c.outs.push_back(out_flag);
+  } else if (!out_flag.empty()) {
+    c.outs = absl::StrSplit(out_flag, ',');
+  }
+  if (c.formats.size() > 1 && c.outs.size() != c.formats.size()) {
+    return usage("--format=", format_flag, " needs ", c.formats.size(),
+                 " comma-separated --out files");
+  }
+  c.precision_percent = absl::GetFlag(FLAGS_precision);
+  if (!(c.precision_percent > 0 && c.precision_percent <= 100)) {
+    return usage("--precision=", c.precision_percent, ": must be above 0, at most 100");
+  }
+  c.budget_seconds = absl::GetFlag(FLAGS_budget);
+  if (!(c.budget_seconds >= 0 && c.budget_seconds <= 86400)) {
+    return usage("--budget=", c.budget_seconds, ": must be 0 to 86400 seconds");
+  }
+  c.min_runs = absl::GetFlag(FLAGS_min_runs);
+  c.max_runs = absl::GetFlag(FLAGS_max_runs);
+  if (c.min_runs < 1 || c.min_runs > 100000 || c.max_runs < c.min_runs || c.max_runs > 100000) {
+    return usage("--min_runs=", c.min_runs, ", --max_runs=", c.max_runs,
+                 ": need 1 <= min_runs <= max_runs <= 100000");
+  }
+  c.seed = absl::GetFlag(FLAGS_seed);
+  c.max_reruns = absl::GetFlag(FLAGS_max_reruns);
+  if (c.max_reruns < 0 || c.max_reruns > 100) {
+    return usage("--max_reruns=", c.max_reruns, ": must be 0 to 100");
+  }
+  c.screen_runs = absl::GetFlag(FLAGS_screen_runs);
+  if (c.screen_runs < 1 || c.screen_runs > 1000) {
+    return usage("--screen_runs=", c.screen_runs, ": must be 1 to 1000");
+  }
+  c.race = absl::GetFlag(FLAGS_race);
+  c.race_min_runs = absl::GetFlag(FLAGS_race_min_runs);
+  if (c.race_min_runs < 2 || c.race_min_runs > 100000) {
+    return usage("--race_min_runs=", c.race_min_runs, ": must be 2 to 100000");
+  }
+  c.total_budget_seconds = absl::GetFlag(FLAGS_total_budget);
+  if (!(c.total_budget_seconds >= 0 && c.total_budget_seconds <= 86400)) {
+    return usage("--total_budget=", c.total_budget_seconds, ": must be 0 to 86400 seconds");
+  }
+  absl::StatusOr<RankBy> rank_by = ParseRankBy(absl::GetFlag(FLAGS_rank_by));
+  if (!rank_by.ok()) return rank_by.status();
+  c.rank_by = *rank_by;
+  absl::StatusOr<TimingClock> clock = ParseTimingClock(absl::GetFlag(FLAGS_clock));
+  if (!clock.ok()) return clock.status();
+  c.clock = *clock;
+  absl::StatusOr<ReplayThreads> threads = ParseReplayThreads(absl::GetFlag(FLAGS_threads));
+  if (!threads.ok()) return threads.status();
+  c.threads = *threads;
+  c.run_timeout_seconds = absl::GetFlag(FLAGS_run_timeout);
+  c.memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
+  c.memory_limit_factor = absl::GetFlag(FLAGS_memory_limit_factor);
+  c.memory_limit_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
+  if (!(c.run_timeout_seconds >= 0) || !(c.memory_limit_mb >= -1) ||
+      !(c.memory_limit_factor >= 0) || !(c.memory_limit_floor_mb >= 0)) {
+    return usage(
+        "--run_timeout, --memory_limit_factor and --memory_limit_floor_mb must be >= 0, "
+        "--memory_limit_mb >= -1");
+  }
+  return c;
+}
+
+MeasureSettings ToMeasureSettings(const ReplayerConfig& c) {
+  MeasureSettings s;
+  s.run_options.rss_samples = c.rss_samples;
+  s.run_options.max_passes = c.passes;
+  s.run_options.min_warm_seconds = c.warm_ms / 1e3;
+  s.run_options.touch = c.touch;
+  s.touch = std::string(TouchName(c.touch));
+  s.max_runs = c.max_runs;
+  s.max_reruns = c.max_reruns;
+  s.screen_runs = c.screen_runs;
+  s.race = c.race;
+  s.race_min_runs = c.race_min_runs;
+  s.total_budget_seconds = c.total_budget_seconds;
+  s.seed = c.seed;
+  s.threads = c.threads;
+  ReportContext& ctx = s.ctx;
+  ctx.touch = s.touch;
+  ctx.clock = std::string(TimingClockName(c.clock));
+  // No warm pass to rank by with one pass.
+  ctx.rank_by = std::string(RankByName(c.passes < 2 ? RankBy::kCold : c.rank_by));
+  ctx.passes = c.passes;
+  ctx.warm_ms = c.warm_ms;
+  ctx.precision = c.precision_percent / 100;
+  ctx.budget_seconds = c.budget_seconds;
+  ctx.min_runs = c.min_runs;
+  return s;
+}
+
+int64_t MachineMemoryCap() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib > 0 ? static_cast<int64_t>(kib) * 1024 / 2 : 0;
+}
+
+ChildLimits ChildLimitsFor(const ReplayerConfig& c, const ReplayProgram& program,
+                           int64_t machine_cap) {
+  ChildLimits limits;
+  limits.wall_seconds = c.run_timeout_seconds > 0
+                            ? c.run_timeout_seconds
+                            : 60 + 1e-4 * static_cast<double>(program.memory_ops());
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan reserves terabytes of shadow address space: no data limit fits.
+  (void)machine_cap;
+  limits.memory_bytes = 0;
+#else
+  if (c.memory_limit_mb < 0) {
+    limits.memory_bytes = 0;
+  } else if (c.memory_limit_mb > 0) {
+    limits.memory_bytes = static_cast<int64_t>(c.memory_limit_mb * (1 << 20));
+  } else {
+    const double table_bytes = 32.0 * (program.object_limit + 1);
+    const double bytes = static_cast<double>(program.peak_live_bytes) * c.memory_limit_factor +
+                         c.memory_limit_floor_mb * (1 << 20) + table_bytes;
+    // A trace's claim is bounded before the conversion (a double past
+    // INT64_MAX does not convert).
+    limits.memory_bytes = machine_cap > 0 && bytes > static_cast<double>(machine_cap)
+                              ? machine_cap
+                              : bytes >= 9e18 ? int64_t{9000000000000000000}
+                                              : static_cast<int64_t>(bytes);
+  }
+#endif
+  return limits;
+}
+
+}  // namespace alloctrace

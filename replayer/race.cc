@@ -1,0 +1,72 @@
+#include "replayer/race.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "replayer/stats.h"
+
+namespace alloctrace {
+
+bool Races(const Measured& m) {
+  return m.runs.skipped.empty() && m.runs.failed == 0 && m.policy != "bump" &&
+         !m.runs.eliminated && !m.runs.runs.empty();
+}
+
+size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx) {
+  size_t leader = set.size();
+  double best = 0;
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (!Races(set[i])) continue;
+    const std::vector<double> v = RankFigures(set[i].runs, ctx);
+    if (v.empty()) continue;
+    const double median = Median(v);
+    if (leader == set.size() || median < best) {
+      leader = i;
+      best = median;
+    }
+  }
+  return leader;
+}
+
+double RaceLevel(int look, int entrants) {
+  constexpr double kPi = 3.14159265358979323846;
+  const double t = look < 1 ? 1 : look;
+  const double k = entrants < 1 ? 1 : entrants;
+  return 6 * kRaceAlpha / (kPi * kPi * t * t * k);
+}
+
+int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double noise_margin,
+             int look, int entrants, const MeasureSettings& s) {
+  if (leader >= set.size()) return 0;
+  const bool warm = RanksWarm(s.ctx);
+  const std::map<int, double> lead = FiguresByRound(set[leader].runs.runs, warm, s.ctx.clock);
+  const double level = RaceLevel(look, entrants);
+  int eliminated = 0;
+  for (size_t i = 0; i < set.size(); ++i) {
+    Measured& m = set[i];
+    if (i == leader || i == reference || m.done || !Races(m)) continue;
+    const std::map<int, double> mine = FiguresByRound(m.runs.runs, warm, s.ctx.clock);
+    std::vector<double> logs;
+    for (const auto& [round, x] : mine) {
+      auto it = lead.find(round);
+      if (it != lead.end()) logs.push_back(std::log(x / it->second));
+    }
+    if (static_cast<int>(logs.size()) < s.race_min_runs) continue;
+    const double p = SlowerPValue(logs, noise_margin);
+    if (p > level) continue;
+    // The policy's ns/op over the leader's, round by round (> 1: slower).
+    const Estimate ratio = PairedRatio(mine, lead);
+    m.done = true;
+    m.runs.eliminated = true;
+    m.runs.stop_reason =
+        absl::StrFormat("eliminated after %d runs: %.2fx [%.2f, %.2f] slower than %s",
+                        static_cast<int>(m.runs.runs.size()), ratio.median, ratio.lo, ratio.hi,
+                        set[leader].runs.name);
+    ++eliminated;
+  }
+  return eliminated;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,43 @@
+// The replayer's output formats (--format=NAME), one table entry each: a
+// name and the function that renders a measurement in that format. A new
+// format is one function and one entry in reporters.cc.
+//
+// Thread-safety: the table is immutable; renderers are pure functions.
+#ifndef ALLOCTRACE_REPLAYER_REPORTERS_H_
+#define ALLOCTRACE_REPLAYER_REPORTERS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "replayer/replay_program.h"
+#include "replayer/summary.h"
+
+namespace alloctrace {
+
+// Everything a report may draw from. `reports` and `programs` are in the
+// same order (one per trace); the references outlive the call.
+struct ReportInput {
+  const std::vector<TraceReport>& reports;
+  const std::vector<ReplayProgram>& programs;
+  const ReportContext& ctx;
+  const std::string& command_line;  // as typed, shown by the HTML page
+};
+
+struct ReportFormat {
+  const char* name;  // the --format value
+  std::string (*render)(const ReportInput& in);
+};
+
+// The format named `name`, nullptr if there is none.
+const ReportFormat* FindReportFormat(absl::string_view name);
+
+// Every format's name, in the table's order.
+std::vector<std::string> ReportFormatNames();
+
+// The names as a phrase of alternatives: "table, markdown, ... or html".
+std::string ReportFormatList();
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_REPORTERS_H_

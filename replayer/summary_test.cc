@@ -1,0 +1,284 @@
+// The verdict engine on synthetic runs: per-policy figures, ties paired by
+// round, and the recommendation. No timing, no child processes.
+#include "replayer/summary.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+// One successful run of 1000 ops: a cold pass of `ns` per op of CPU time.
+RunRecord Run(int round, double ns, int64_t peak_rss) {
+  RunRecord r;
+  r.round = round;
+  r.result.ops = 1000;
+  PassFigures f;
+  f.cpu_seconds = ns * 1000 * 1e-9;
+  f.wall_seconds = f.cpu_seconds;
+  r.result.passes.push_back(f);
+  r.result.peak_rss = peak_rss;
+  return r;
+}
+
+// A policy's runs, one per round, at ns[i] per op in round i.
+PolicyRuns Runs(const std::string& name, const std::vector<double>& ns,
+                int64_t peak_rss = 1 << 20) {
+  PolicyRuns p;
+  p.name = name;
+  p.family = "article";
+  for (size_t i = 0; i < ns.size(); ++i) {
+    p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
+  }
+  p.attempts = static_cast<int>(ns.size());
+  return p;
+}
+
+// `base` scaled by `factor`, round by round (a paired ratio of exactly it).
+std::vector<double> Scaled(const std::vector<double>& base, double factor) {
+  std::vector<double> v;
+  for (double x : base) v.push_back(x * factor);
+  return v;
+}
+
+// Twelve rounds of a machine whose speed drifts by +-20% between rounds:
+// unpaired CIs of medians are wide, ratios paired by round are not.
+const std::vector<double> kDrift = {10, 12, 8, 11, 9, 12, 8, 10, 11, 9, 12, 8};
+
+ReportContext Cold() {
+  ReportContext ctx;
+  ctx.rank_by = "cold";
+  ctx.passes = 1;
+  ctx.clock = "cpu";
+  return ctx;
+}
+
+ReplayProgram Program() {
+  ReplayProgram p;
+  p.path = "synthetic.trace";
+  p.allocs = 500;
+  p.frees = 500;
+  p.peak_live_bytes = 1 << 20;
+  return p;
+}
+
+TraceReport Summarized(const std::vector<PolicyRuns>& runs, const PolicyRuns& noise = {}) {
+  return Summarize(Program(), runs, noise, Cold(), 12);
+}
+
+const PolicyResult& Find(const TraceReport& t, const std::string& name) {
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  static const PolicyResult kNone;
+  return kNone;
+}
+
+TEST(SummarizePolicyTest, FiguresStatusAndRatioToMalloc) {
+  const PolicyRuns malloc = Runs("malloc", kDrift);
+  const PolicyRuns slab = Runs("slab", Scaled(kDrift, 0.5));
+  const std::map<int, double> mc = FiguresByRound(malloc.runs, false, "cpu");
+  const PolicyResult p = SummarizePolicy(slab, mc, {}, 1 << 20, Cold());
+  EXPECT_TRUE(p.ok());
+  EXPECT_EQ(p.runs, 12);
+  EXPECT_NEAR(p.vs_malloc.median, 2.0, 1e-9);
+  EXPECT_NEAR(p.vs_malloc.lo, 2.0, 1e-9);
+  EXPECT_NEAR(p.vs_malloc.hi, 2.0, 1e-9);
+  EXPECT_FALSE(p.precise);  // the ratio is exact, but the ns/op drift +-20%
+  EXPECT_NEAR(p.overhead, 1.0, 1e-9);
+  EXPECT_FALSE(p.warm_ns_per_op.has_data());  // one pass: no warm figure
+}
+
+TEST(SummarizeTest, APairedTieDespiteDrift) {
+  // b is a hair slower than a in half the rounds, faster in the others.
+  std::vector<double> b = kDrift;
+  for (size_t i = 0; i < b.size(); ++i) b[i] *= i % 2 ? 1.01 : 0.99;
+  const TraceReport t =
+      Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift), Runs("b", b)});
+  EXPECT_EQ(t.verdict.fastest.size(), 2u);
+  EXPECT_TRUE(Find(t, "a").tied_fastest);
+  EXPECT_TRUE(Find(t, "b").tied_fastest);
+  EXPECT_FALSE(Find(t, "malloc").tied_fastest);
+}
+
+TEST(SummarizeTest, AClearWinnerThatUnpairedIntervalsWouldHaveTied) {
+  // c is 5% slower in every round; the drift makes both CIs of the median
+  // overlap, but the ratio paired by round excludes 1.
+  const TraceReport t = Summarized(
+      {Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift), Runs("c", Scaled(kDrift, 1.05))});
+  EXPECT_TRUE(Overlaps(Find(t, "a").ns_per_op, Find(t, "c").ns_per_op));
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"a"});
+  EXPECT_FALSE(Find(t, "c").tied_fastest);
+  EXPECT_EQ(t.verdict.recommended, "a");
+  EXPECT_NEAR(t.verdict.fastest_vs_malloc.median, 2.0, 1e-9);
+}
+
+TEST(SummarizeTest, WithinTheNoiseFloorIsATie) {
+  // The same 5% apart, but two malloc run sets read up to 6% apart here.
+  std::vector<double> again = kDrift;
+  for (size_t i = 0; i < again.size(); ++i) again[i] *= i % 2 ? 1.06 : 0.94;
+  PolicyRuns noise = Runs("malloc (again)", Scaled(again, 2));
+  const TraceReport t = Summarized(
+      {Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift), Runs("c", Scaled(kDrift, 1.05))},
+      noise);
+  EXPECT_GE(NoiseMargin(t.noise_floor), 0.05);
+  EXPECT_EQ(t.verdict.fastest, (std::vector<std::string>{"a", "c"}));
+}
+
+TEST(SummarizeTest, AFailedPolicyIsNeverRankedTiedOrRecommended) {
+  PolicyRuns crashed = Runs("fast_but_crashed", Scaled(kDrift, 0.1));
+  crashed.failed = 1;
+  crashed.attempts = 13;
+  crashed.first_error = "run 13: crashed with signal 11";
+  const TraceReport t =
+      Summarized({Runs("malloc", Scaled(kDrift, 2)), crashed, Runs("slab", kDrift)});
+  EXPECT_EQ(t.failed_policies, 1);
+  const PolicyResult& f = Find(t, "fast_but_crashed");
+  EXPECT_EQ(f.status, PolicyResult::Status::kFailed);
+  EXPECT_NE(f.failure.find("1 of 13 runs failed; first: run 13"), std::string::npos);
+  EXPECT_FALSE(f.tied_fastest);
+  EXPECT_EQ(t.policies.back().name, "fast_but_crashed");  // after every ok one
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"slab"});
+  EXPECT_EQ(t.verdict.recommended, "slab");
+}
+
+TEST(SummarizeTest, BumpIsNotAContender) {
+  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2)),
+                                    Runs("bump", Scaled(kDrift, 0.2), 64 << 20),
+                                    Runs("slab", kDrift)});
+  EXPECT_EQ(t.policies.front().name, "bump");  // ranked by its figures
+  EXPECT_FALSE(Find(t, "bump").tied_fastest);
+  EXPECT_FALSE(Find(t, "bump").tied_smallest_rss);
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"slab"});
+  EXPECT_EQ(t.verdict.recommended, "slab");
+}
+
+TEST(SummarizeTest, TheRssSlackRule) {
+  // fast is 20% faster than lean but holds twice its memory: out of the 10%
+  // slack, so lean is recommended though fast is the fastest.
+  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                                    Runs("fast", Scaled(kDrift, 0.8), 2 << 20),
+                                    Runs("lean", kDrift, 1 << 20)});
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"lean"});
+  EXPECT_EQ(t.verdict.recommended, "lean");
+  // Within the slack (5% more memory), the fastest is recommended.
+  const TraceReport u = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                                    Runs("fast", Scaled(kDrift, 0.8), (1 << 20) * 21 / 20),
+                                    Runs("lean", kDrift, 1 << 20)});
+  EXPECT_EQ(u.verdict.recommended, "fast");
+  // Tied in speed: the smaller of the tied group, whatever the medians say.
+  std::vector<double> b = kDrift;
+  for (size_t i = 0; i < b.size(); ++i) b[i] *= i % 2 ? 1.01 : 0.985;
+  const TraceReport w = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                                    Runs("big", kDrift, (1 << 20) * 21 / 20),
+                                    Runs("small", b, 1 << 20)});
+  EXPECT_EQ(w.verdict.fastest.size(), 2u);
+  EXPECT_EQ(w.verdict.recommended, "small");
+}
+
+// The new user's verdict (issue #20) read "fastest: slab, ..., malloc and new
+// (tied); 1.28x [1.27, 1.33] glibc malloc's speed": malloc tied with a
+// policy 27-33% faster than it, round by round.
+TEST(SummarizeTest, MallocIsNeverTiedWithAPolicyWhoseRatioToItExcludesOne) {
+  // Rounds drift by a factor of two. slab is 1.28x malloc's speed in every
+  // round, give or take 2%: unpaired, their CIs of the median overlap. The
+  // fastest, noisy, is twice malloc's speed in 7 rounds and 0.98x in 5: its
+  // paired ratios to malloc and to slab both include 1, so both are tied
+  // with it by the rule, but not with each other.
+  const std::vector<double> drift = {10, 20, 11, 19, 12, 18, 10, 20, 13, 17, 11, 19};
+  std::vector<double> slab, noisy;
+  for (size_t i = 0; i < drift.size(); ++i) {
+    slab.push_back(drift[i] / 1.28 * (i % 3 == 0 ? 1.02 : i % 3 == 1 ? 0.98 : 1.0));
+    noisy.push_back(drift[i] * (i < 7 ? 0.5 : 1.02));
+  }
+  const TraceReport t =
+      Summarized({Runs("malloc", drift), Runs("slab", slab), Runs("noisy", noisy)});
+  const PolicyResult& s = Find(t, "slab");
+  ASSERT_GT(s.vs_malloc.lo, 1.2);
+  ASSERT_LT(s.vs_malloc.hi, 1.35);
+  EXPECT_TRUE(Overlaps(s.ns_per_op, Find(t, "malloc").ns_per_op));  // the old rule's tie
+  EXPECT_EQ(t.verdict.fastest, (std::vector<std::string>{"noisy", "slab"}));
+  EXPECT_FALSE(Find(t, "malloc").tied_fastest);
+  // Wherever malloc is in the fastest group, every ratio beside it includes 1.
+  for (const PolicyResult& p : t.policies) {
+    if (p.tied_fastest && Find(t, "malloc").tied_fastest) {
+      EXPECT_LE(p.vs_malloc.lo, 1);
+      EXPECT_GE(p.vs_malloc.hi, 1);
+    }
+  }
+}
+
+TEST(SummarizeTest, MallocFastestKeepsItsPlaceAndDropsWhatItBeats) {
+  // malloc is the fastest; x is 3% slower in every round, within a wide
+  // noise floor (tied by the rule), but its ratio to malloc excludes 1.
+  std::vector<double> again = kDrift;
+  for (size_t i = 0; i < again.size(); ++i) again[i] *= i % 2 ? 1.06 : 0.94;
+  const TraceReport t = Summarized(
+      {Runs("malloc", kDrift), Runs("x", Scaled(kDrift, 1.03))}, Runs("malloc (again)", again));
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"malloc"});
+  EXPECT_EQ(t.verdict.recommended, "malloc");
+}
+
+TEST(SummarizeTest, EliminatedPoliciesKeepTheirRowAndReason) {
+  PolicyRuns slow = Runs("boost_pool", Scaled(kDrift, 300));
+  slow.eliminated = true;
+  slow.stop_reason = "eliminated after 5 runs: 300x [300, 300] slower than slab";
+  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("slab", kDrift), slow});
+  const PolicyResult& p = Find(t, "boost_pool");
+  EXPECT_TRUE(p.ok());
+  EXPECT_TRUE(p.eliminated);
+  EXPECT_EQ(p.stop_reason, slow.stop_reason);
+  EXPECT_EQ(p.runs, 12);
+  EXPECT_FALSE(p.tied_fastest);
+  EXPECT_EQ(t.verdict.recommended, "slab");
+}
+
+TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
+  // lean holds 15% less than slab but was raced out: slab stays recommended,
+  // as when a screen left lean out. Not eliminated, lean's RSS would rule
+  // slab out and malloc (within 10% of lean, faster) in: list_churn's case.
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  lean.eliminated = true;
+  lean.stop_reason = "eliminated after 5 runs: 1.80x [1.80, 1.80] slower than slab";
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
+                                  Runs("slab", kDrift, 52 << 10), lean};
+  const TraceReport t = Summarized(runs);
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"malloc"});
+  EXPECT_EQ(t.verdict.recommended, "slab");
+  runs[2].eliminated = false;
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+}
+
+TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
+  // Two simple-storage article policies raced, neither eliminated (a race
+  // cut short by its budget): the slower, leaner one is screened out, so it
+  // sets no RSS bar; a policy named alone (no screen_kind) is never.
+  PolicyRuns fast = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 1.6), 512 << 10);
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  fast.screen_kind = lean.screen_kind = "simple";
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
+                                  Runs("slab", kDrift, 52 << 10), fast, lean};
+  const TraceReport t = Summarized(runs);
+  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
+  EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);
+  EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"),
+            std::string::npos);
+  EXPECT_EQ(t.verdict.recommended, "slab");
+  runs[3].screen_kind.clear();  // named by the user: a contender
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+}
+
+TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
+  ReplayProgram p = Program();
+  p.allocs = p.frees = 0;
+  const TraceReport t = Summarize(p, {}, PolicyRuns{}, Cold(), 0);
+  EXPECT_TRUE(t.no_memory_ops);
+  EXPECT_TRUE(t.verdict.recommended.empty());
+}
+
+}  // namespace
+}  // namespace alloctrace
