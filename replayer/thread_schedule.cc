@@ -26,8 +26,13 @@ struct Where {
 
 class Builder {
  public:
-  Builder(const ReplayProgram& p, uint32_t threads)
-      : p_(p), threads_(threads), known_(size_t{threads} * threads, 0) {
+  // `stream_of`: by the trace's dense thread index (op_threads), the
+  // stream its ops go to, below `threads`.
+  Builder(const ReplayProgram& p, const std::vector<uint32_t>& stream_of, uint32_t threads)
+      : p_(p),
+        stream_of_(stream_of),
+        threads_(threads),
+        known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
     slot_of_.resize(size_t{p.object_limit} + 1);
@@ -39,7 +44,7 @@ class Builder {
   ThreadSchedule Build() {
     uint32_t realloc_index = 0;
     for (size_t i = 0; i < p_.ops.size(); ++i) {
-      const uint32_t t = p_.op_threads[i];
+      const uint32_t t = stream_of_[p_.op_threads[i]];
       ThreadStream& stream = s_.streams[t];
       const Where here{t, static_cast<uint32_t>(stream.ops.size())};
       const ReplayOp& op = p_.ops[i];
@@ -182,6 +187,7 @@ class Builder {
   }
 
   const ReplayProgram& p_;
+  const std::vector<uint32_t>& stream_of_;
   const uint32_t threads_;
   ThreadSchedule s_;
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
@@ -205,11 +211,27 @@ absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program)
     return absl::InvalidArgumentError(
         absl::StrCat(program.path, ": no thread per op (a one-thread trace)"));
   }
-  const uint32_t threads = std::max<uint32_t>(1, static_cast<uint32_t>(program.threads));
+  // One stream per thread that made an op, numbered in order of its first
+  // op: the decoder's dense thread indexes also count threads that made no
+  // memory op (as a trace's thread 0 when its events are on threads 1 and
+  // 2), which would otherwise get empty streams or lie past the count.
+  constexpr uint32_t kNone = ~uint32_t{0};
+  std::vector<uint32_t> stream_of;
+  uint32_t threads = 0;
   for (uint32_t t : program.op_threads) {
-    if (t >= threads) return absl::InvalidArgumentError("an op's thread is out of range");
+    // Dense indexes are below the trace's distinct thread count.
+    if (t >= stream_of.size()) stream_of.resize(size_t{t} + 1, kNone);
+    if (stream_of[t] == kNone) {
+      if (threads == kMaxReplayThreads) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            program.path, ": the trace's memory ops are on more than ", kMaxReplayThreads,
+            " threads; the per-thread replay runs at most ", kMaxReplayThreads,
+            " (one OS thread each); --threads=one replays it on one thread"));
+      }
+      stream_of[t] = threads++;
+    }
   }
-  return Builder(program, threads).Build();
+  return Builder(program, stream_of, std::max<uint32_t>(threads, 1)).Build();
 }
 
 ThreadScheduleView ViewOf(const ThreadSchedule& s) {

@@ -91,7 +91,9 @@ struct LeftoverBlock {
 enum class ReplayThreads { kAuto, kOne };
 
 struct ThreadSchedule {
-  std::vector<ThreadStream> streams;  // by dense thread index
+  // One per thread that made a memory op, in order of its first op (the
+  // decoder's dense thread indexes may also count threads that made none).
+  std::vector<ThreadStream> streams;
   uint32_t slot_limit = 0;            // pointer table size
   std::vector<uint32_t> realloc_old_slots;  // by realloc index: the slot it frees
   std::vector<LeftoverBlock> leftovers;

@@ -214,6 +214,30 @@ TEST(ThreadScheduleTest, LeftoversAreFreedFromTheirSlots) {
             "");
 }
 
+// Memory ops on threads 1 and 2 only (no event on thread 0): the decoder's
+// dense indexes run to 2, but there are two streams, one per thread that
+// made an op, in order of its first op (replayer_test's shared-arena trace
+// was refused as "an op's thread is out of range" before).
+TEST(ThreadScheduleTest, StreamsAreTheThreadsThatMadeOps) {
+  std::vector<Step> steps;
+  for (uint64_t i = 0; i < 20; ++i) steps.push_back({Step::kAlloc, 1, 0, 0x1000 + 0x40 * i});
+  for (uint64_t i = 0; i < 20; ++i) steps.push_back({Step::kFree, 2, 0, 0x1000 + 0x40 * i});
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("t12.trace", steps));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->op_threads.size(), p->ops.size());
+  absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->streams.size(), 2u);
+  EXPECT_EQ(s->streams[0].ops.size(), 20u);
+  EXPECT_EQ(s->streams[1].ops.size(), 20u);
+  EXPECT_EQ(s->cross_thread_frees, 20u);
+  RunOptions options;
+  options.max_passes = 2;
+  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
+                 .error),
+            "");
+}
+
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("pc2.trace", ProducerConsumer(10)));
   ASSERT_TRUE(p.ok()) << p.status();
