@@ -33,6 +33,8 @@
 #include "absl/strings/str_split.h"
 #include "replayer/adopt.h"
 #include "replayer/allocators/registry.h"
+#include "replayer/in_situ_cli.h"
+#include "replayer/in_situ_report.h"
 #include "replayer/isolated_run.h"
 #include "replayer/measure.h"
 #include "replayer/os_stats.h"
@@ -94,6 +96,12 @@ ABSL_FLAG(std::string, out, "",
           "--format)");
 ABSL_FLAG(int, rss_samples, 200, "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, false, "no progress lines on standard error");
+// In situ (replayer/in_situ_cli.h; README: "Confirm in situ").
+ABSL_FLAG(int, confirm, 0, "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program "
+          "under the replay's N fastest and the reference; those runs decide");
+ABSL_FLAG(bool, in_situ, false, "with -- PROGRAM [ARGS...], no trace: run it under --policies");
+ABSL_FLAG(std::string, in_situ_log, "", "the program's stdout and stderr in situ (default "
+          "alloctrace-insitu.PID.log)");
 // Internal: how the replayer re-executes itself for one run. Not for people.
 ABSL_FLAG(std::string, internal_run_policy, "", "internal: run one policy, report to a pipe");
 ABSL_FLAG(int, internal_result_fd, -1, "internal: the pipe for --internal_run_policy");
@@ -211,11 +219,24 @@ int ChildMain(const RunnablePolicy& policy, const RunOptions& options) {
   return WriteRunResult(fd, r) ? 0 : 1;
 }
 
+// Writes `text` to `out` ("" : standard output).
+absl::Status WriteReport(const std::string& text, const std::string& out, bool quiet) {
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return absl::OkStatus();
+  }
+  absl::Status st = WriteFileAtomically(ResolveUserPath(out), text);
+  if (st.ok() && !quiet) std::fprintf(stderr, "replayer: wrote %s\n", out.c_str());
+  return st;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "replays allocation traces through pool policies and baseline allocators, each run in a\n"
       "fresh process, until the figures reach a stated precision, and says which to use.\n"
       "usage: replayer [flags] TRACE [TRACE...]\n"
+      "       replayer [flags] --confirm=N TRACE -- PROGRAM [ARGS...]\n"
+      "       replayer [flags] --in_situ --policies=LIST -- PROGRAM [ARGS...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace\n"
       "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
       "2 bad usage; 3 the report was written but a policy FAILED (a run crashed, exited\n"
@@ -223,6 +244,7 @@ int Main(int argc, char** argv) {
   std::string command_line = "replayer";  // as typed, for the HTML report
   for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
   AcceptDashedFlags(argc, argv);
+  std::vector<std::string> program_argv = TakeProgramArgs(argc, argv);  // after "--"
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
 
   std::map<std::string, RunnablePolicy> policies;
@@ -361,6 +383,27 @@ int Main(int argc, char** argv) {
     return ChildMain(it->second, s.run_options);
   }
 
+  const int confirm = absl::GetFlag(FLAGS_confirm);
+  const bool in_situ_only = absl::GetFlag(FLAGS_in_situ);
+  InSituSettings in_situ;
+  if (confirm > 0 || in_situ_only || !program_argv.empty()) {
+    absl::Status st = CheckInSituUsage(confirm, in_situ_only, args.size() - 1, program_argv);
+    const int code = absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput;
+    if (!st.ok()) return Fail(code, std::string(st.message()));
+    in_situ = InSituFromFlags(s, absl::GetFlag(FLAGS_in_situ_log), run_timeout);
+  }
+  if (in_situ_only) {
+    absl::StatusOr<InSituSummary> r =
+        MeasureInSituOnly(program_argv, selected, in_situ, /*drop_unrunnable=*/use_default);
+    if (!r.ok()) return Fail(kExitBadInput, std::string(r.status().message()));
+    for (size_t i = 0; i < formats.size(); ++i) {
+      absl::Status st =
+          WriteReport(WithInSitu(formats[i], "", *r, nullptr), outs.empty() ? "" : outs[i], quiet);
+      if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    }
+    if (r->failed_policies == 0) return kExitOk;
+    return Fail(kExitRunFailed, "a policy FAILED in situ (see the report); exit status 3");
+  }
   if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
 
   // Decode and validate every trace before any timing.
@@ -420,6 +463,11 @@ int Main(int argc, char** argv) {
     reports.push_back(std::move(report));
   }
 
+  if (confirm > 0 && !reports[0].no_memory_ops) {
+    absl::Status st = Confirm(reports[0], confirm, program_argv, in_situ);
+    if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    any_failed |= reports[0].in_situ->failed_policies > 0;
+  }
   s.ctx.machine = DescribeMachine();
   s.ctx.date = Today();
   for (size_t i = 0; i < formats.size(); ++i) {
@@ -431,13 +479,11 @@ int Main(int argc, char** argv) {
     if (format == "csv-runs") text = FormatCsvRuns(reports, s.ctx);
     if (format == "json") text = FormatJson(reports, s.ctx);
     if (format == "html") text = FormatHtml(reports, programs, s.ctx, command_line);
-    if (outs.empty()) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      continue;
+    if (confirm > 0 && reports[0].in_situ != nullptr) {
+      text = WithInSitu(format, text, *reports[0].in_situ, &reports[0]);
     }
-    absl::Status st = WriteFileAtomically(ResolveUserPath(outs[i]), text);
+    absl::Status st = WriteReport(text, outs.empty() ? "" : outs[i], quiet);
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
-    if (!quiet) std::fprintf(stderr, "replayer: wrote %s\n", outs[i].c_str());
   }
   if (any_failed) {
     std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",

@@ -18,13 +18,13 @@ namespace {
 
 void* StdAllocate(void* /*pool*/, size_t bytes, size_t align) {
   if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-    return ::operator new(bytes, std::align_val_t{align}, std::nothrow);
+    return ::operator new (bytes, std::align_val_t{align}, std::nothrow);
   }
   return ::operator new(bytes, std::nothrow);
 }
 void StdDeallocate(void* /*pool*/, void* p, size_t bytes, size_t align) {
   if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-    ::operator delete(p, bytes, std::align_val_t{align});
+    ::operator delete (p, bytes, std::align_val_t{align});
   } else {
     ::operator delete(p, bytes);
   }
@@ -120,8 +120,8 @@ void ResolveSlow() {
       ops = Find(name);
       if (ops == nullptr) {
         std::fprintf(stderr,
-                     "alloctrace: unknown policy '%s' in %s; see replayer --list-policies\n",
-                     name, kEnvPolicy);
+                     "alloctrace: unknown policy '%s' in %s; see replayer --list-policies\n", name,
+                     kEnvPolicy);
         std::fflush(stderr);
         // No destructors or atexit handlers: the program is mid-construction.
         std::_Exit(kUnknownPolicyExit);

@@ -18,7 +18,7 @@
 namespace alloctrace {
 namespace {
 
-constexpr int kLive = 4096;       // map size
+constexpr int kLive = 4096;        // map size
 constexpr int kOpsPerIter = 1024;  // erase + insert pairs per iteration
 
 template <template <typename> class Alloc>
@@ -37,9 +37,9 @@ void Churn(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(m.size());
   }
-  state.counters["ns/op"] = benchmark::Counter(
-      2.0 * kOpsPerIter * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns/op"] =
+      benchmark::Counter(2.0 * kOpsPerIter * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 template <typename T>

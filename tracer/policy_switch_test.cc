@@ -107,8 +107,8 @@ TEST(PolicySwitchTest, NamesAreStdThenTheCatalog) {
 
 TEST(PolicySwitchDeathTest, UnknownPolicyExitsWithStatus2) {
   EXPECT_EXIT(Unknown(), ExitedWithCode(2),
-      "^alloctrace: unknown policy 'no/such/policy' in ALLOCTRACE_POLICY; see replayer "
-      "--list-policies\n$");
+              "^alloctrace: unknown policy 'no/such/policy' in ALLOCTRACE_POLICY; see replayer "
+              "--list-policies\n$");
 }
 
 TEST(PolicySwitchDeathTest, StdServesWithoutRecording) {
@@ -131,9 +131,7 @@ TEST(PolicySwitchDeathTest, AcknowledgesOnTheHandshakeFd) {
   EXPECT_EXIT(AcknowledgeOnce(), ExitedWithCode(0), "");
 }
 
-TEST(PolicySwitchDeathTest, UnsetRecords) {
-  EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), "");
-}
+TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }
 
 }  // namespace
 }  // namespace alloctrace
