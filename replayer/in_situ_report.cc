@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/json.h"
 #include "replayer/adopt.h"
 #include "report/html.h"
@@ -69,6 +70,20 @@ std::string ReplayRank(const TraceReport* replay, const std::string& name) {
     if (p.name == name) return absl::StrCat(rank);
   }
   return "-";
+}
+
+// `text` in lines of at most 80 columns (a longer word stands alone), each
+// after `indent` spaces.
+std::string Wrap80(const std::string& text, size_t indent) {
+  std::string out, line(indent, ' ');
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (line.size() > indent && line.size() + 1 + word.size() > 80) {
+      absl::StrAppend(&out, line, "\n");
+      line.assign(indent, ' ');
+    }
+    absl::StrAppend(&line, line.size() > indent ? " " : "", word);
+  }
+  return absl::StrCat(out, line, "\n");
 }
 
 std::string EstimateJson(const Estimate& e) {
@@ -221,11 +236,16 @@ void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_si
 
 std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   std::string o = absl::StrCat("IN SITU: ", absl::StrJoin(s.argv, " "), "\n");
-  absl::StrAppend(&o, "  ", s.sentence, "\n");
-  absl::StrAppendFormat(
-      &o, "  reference %s (%s); %d rounds in %.1f s; program output: %s\n", s.reference,
-      s.instrumented ? "instrumented: ALLOCTRACE_POLICY" : "not instrumented: mallocs only",
-      s.rounds, s.wall_seconds, s.log_path);
+  absl::StrAppend(&o, Wrap80(s.sentence, 2));
+  const bool ref_failed = std::any_of(s.policies.begin(), s.policies.end(), [](const auto& p) {
+    return p.reference && p.status == "FAILED";
+  });
+  const char* how = ref_failed       ? "its first run failed: instrumentation unknown"
+                    : s.instrumented ? "instrumented: ALLOCTRACE_POLICY"
+                                     : "not instrumented: mallocs only";
+  absl::StrAppendFormat(&o, "  reference %s (%s); %d round%s in %.1f s; program output: %s\n",
+                        s.reference, how, s.rounds, s.rounds == 1 ? "" : "s", s.wall_seconds,
+                        s.log_path);
   absl::StrAppendFormat(&o, "%-30s %5s %7s %7s %-17s %-17s %7s %3s\n", "policy", "rplay", "wall s",
                         "cpu s", "95% CI", "x ref [95% CI]", "peakRSS", "n");
   for (const InSituPolicy& p : s.policies) {
@@ -244,11 +264,12 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   }
   absl::StrAppend(
       &o,
-      "  rplay: the policy's rank in the replay above; wall s, cpu s (user + system): "
-      "medians over the program's runs; 95% CI: of the ranked one (",
-      s.clock,
-      "); x ref: the reference's over this one's, paired by round (>1 faster); peakRSS: "
-      "ru_maxrss; * tied fastest.\n");
+      Wrap80(absl::StrCat("rplay: the policy's rank in the replay above; wall s, cpu s (user + "
+                          "system): medians over the program's runs; 95% CI: of the ranked one (",
+                          s.clock,
+                          "); x ref: the reference's over this one's, paired by round (>1 faster); "
+                          "peakRSS: ru_maxrss; * tied fastest."),
+             2));
   return o;
 }
 

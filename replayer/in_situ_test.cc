@@ -106,19 +106,31 @@ TEST(InSituTest, UninstrumentedProgramSkipsPoolPolicies) {
 }
 
 TEST(InSituTest, ConfirmRunsTheReplaysPicksAndReportsWhetherTheyHeld) {
-  const std::string trace = testing::TempDir() + "/lru.trace";
+  const std::string dir = testing::TempDir();
+  const std::string trace = dir + "/lru.trace";
   ASSERT_EQ(
       RunShell(absl::StrCat("env ALLOCTRACE_OUT=", trace, " ", kDemo, " 20000 500")).exit_code, 0);
+  const std::string outs =
+      absl::StrCat(dir, "/r.json,", dir, "/r.md,", dir, "/r.csv,", dir, "/r.html,", dir, "/r.txt");
   const Output o = RunShell(absl::StrCat(
       kReplayer, " --confirm=2 --policies=malloc,slab/st/single,pool/boundary/exp/st/stack/free ",
-      kFew, " --format=json --in_situ_log=", Log("confirm"), " ", trace, " -- ", kDemo,
-      " 20000 500"));
+      kFew, " --format=json,markdown,csv,html,table --out=", outs,
+      " --in_situ_log=", Log("confirm"), " ", trace, " -- ", kDemo, " 20000 500"));
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_THAT(o.out, HasSubstr("\"in_situ_fastest\": ["));
-  EXPECT_THAT(o.out, HasSubstr("\"replay_pick_held\": "));
-  EXPECT_THAT(o.out, HasSubstr("\"instrumented\": true"));
-  EXPECT_THAT(o.out, HasSubstr("\"in_situ\": {\"wall_s\": {\"median\": "));
-  EXPECT_THAT(o.out, HasSubstr("\"status\": \"ok\""));
+  const std::string json = Slurp(dir + "/r.json");
+  EXPECT_THAT(json, HasSubstr("\"in_situ_fastest\": ["));
+  EXPECT_THAT(json, HasSubstr("\"replay_pick_held\": "));
+  EXPECT_THAT(json, HasSubstr("\"instrumented\": true"));
+  EXPECT_THAT(json, HasSubstr("\"in_situ\": {\"wall_s\": {\"median\": "));
+  EXPECT_THAT(json, HasSubstr("\"status\": \"ok\""));
+  EXPECT_THAT(Slurp(dir + "/r.md"), HasSubstr("| policy | replay rank | replay ns/op | in-situ"));
+  EXPECT_THAT(Slurp(dir + "/r.csv"), HasSubstr("policy,replay_rank,replay_ns_per_op,"));
+  EXPECT_THAT(Slurp(dir + "/r.html"), HasSubstr("<section class=\"in-situ\">"));
+  const std::string table = Slurp(dir + "/r.txt");
+  EXPECT_THAT(table, HasSubstr("IN SITU: "));
+  EXPECT_THAT(table, HasSubstr("reference std (instrumented: ALLOCTRACE_POLICY)"));
+  // The pool policies ran through the switch: the replay's pick is in situ.
+  EXPECT_THAT(table, HasSubstr("slab/st/single"));
   EXPECT_THAT(Slurp(Log("confirm")), HasSubstr("hits of 20000"));
 }
 

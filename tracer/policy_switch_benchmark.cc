@@ -2,7 +2,8 @@
 //   std::allocator                      vs TraceAllocator under `std`
 //   SlabAllocator<T, SingleThreaded, HoldingSingleton>
 //                                       vs TraceAllocator under `slab/st/single`
-// The pairs differ only by the switch's branch and indirect call.
+// each as the churn and as bare allocate/deallocate of 32-byte nodes. The
+// pairs differ only by the switch's branch and indirect call.
 //
 //   bazel run //tracer:policy_switch_benchmark -- --benchmark_repetitions=5
 #include <map>
@@ -42,6 +43,26 @@ void Churn(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// The dispatch alone: 64 allocations of a 32-byte node, then their frees,
+// with nothing else in the loop.
+template <template <typename> class Alloc>
+void AllocFree(benchmark::State& state) {
+  struct Node {
+    char bytes[32];
+  };
+  using Traits = std::allocator_traits<Alloc<Node>>;
+  Alloc<Node> a;
+  Node* blocks[64];
+  for (auto _ : state) {
+    for (Node*& b : blocks) b = Traits::allocate(a, 1);
+    benchmark::DoNotOptimize(blocks);
+    for (Node* b : blocks) Traits::deallocate(a, b, 1);
+  }
+  state.counters["ns/op"] =
+      benchmark::Counter(128.0 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 template <typename T>
 using SlabSingle = pool::SlabAllocator<T, pool::SingleThreaded, pool::HoldingSingleton>;
 
@@ -56,6 +77,21 @@ void BM_SwitchSlab(benchmark::State& state) {
   Churn<TraceAllocator>(state);
 }
 
+void BM_AllocFreeStdAllocator(benchmark::State& state) { AllocFree<std::allocator>(state); }
+void BM_AllocFreeSwitchStd(benchmark::State& state) {
+  policy_switch::ForceForTesting(policy_switch::Find("std"));
+  AllocFree<TraceAllocator>(state);
+}
+void BM_AllocFreeSlabDirect(benchmark::State& state) { AllocFree<SlabSingle>(state); }
+void BM_AllocFreeSwitchSlab(benchmark::State& state) {
+  policy_switch::ForceForTesting(policy_switch::Find("slab/st/single"));
+  AllocFree<TraceAllocator>(state);
+}
+
+BENCHMARK(BM_AllocFreeStdAllocator);
+BENCHMARK(BM_AllocFreeSwitchStd);
+BENCHMARK(BM_AllocFreeSlabDirect);
+BENCHMARK(BM_AllocFreeSwitchSlab);
 BENCHMARK(BM_StdAllocator);
 BENCHMARK(BM_SwitchStd);
 BENCHMARK(BM_SlabDirect);
