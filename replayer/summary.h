@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,8 @@ struct DisturbanceCounts {
   int kept = 0;       // disturbed but kept (re-runs spent or stopped)
 };
 
+struct InSituSummary;  // in_situ.h
+
 struct TraceReport {
   std::string trace_path;
   std::string workload;
@@ -137,6 +140,9 @@ struct TraceReport {
   Verdict verdict;
   int failed_policies = 0;
   DisturbanceCounts disturbance;
+  // With replayer --confirm: the program's own runs, whose verdict is the
+  // report's recommendation (in_situ_report.h: ApplyInSitu).
+  std::shared_ptr<const InSituSummary> in_situ;
 };
 
 // `noise` holds the second malloc run set (may be empty). The steps, in
