@@ -142,6 +142,7 @@ Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
   m.runs.adopt = policy.info.adopt;
+  m.runs.frees_blocks = policy.info.frees_blocks;
   m.runs.skipped = UnsafeReason(policy.info, program.arena_usage);
   if (!m.runs.skipped.empty()) {
     m.done = true;

@@ -37,6 +37,7 @@ struct PolicyRuns {
   std::string family;  // "baseline", "article", "ours", "external"
   std::string note;    // why it is in the set, if not obvious
   allocators::Adoption adopt;   // how a user adopts it
+  bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
   std::vector<RunRecord> runs;  // the successful ones
   int attempts = 0;             // runs started, failed ones included
   int failed = 0;
@@ -69,6 +70,7 @@ struct PolicyResult {
   enum class Status { kOk, kFailed, kSkipped };
   std::string name, family, note;
   allocators::Adoption adopt;
+  bool frees_blocks = true;
   Status status = Status::kOk;
   std::string failure;  // kFailed: "k of n runs failed; first: ..."; kSkipped: why
   int runs = 0;         // successful runs
@@ -150,6 +152,11 @@ struct TraceReport {
 // then failed, then skipped), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
                       const PolicyRuns& noise, const ReportContext& ctx, int rounds);
+
+// Among policies the recommendation cannot tell apart by speed or peak RSS,
+// the order it prefers them in (smaller first): malloc (nothing to change),
+// our pools, the external mallocs, the other baselines, the article's grid.
+int RecommendationPreference(const PolicyResult& p);
 
 // Whether the context ranks by the warm passes (rank_by warm, passes > 1).
 bool RanksWarm(const ReportContext& ctx);

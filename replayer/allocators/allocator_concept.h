@@ -87,8 +87,10 @@ struct AllocatorInfo {
   // as a file name the dynamic loader finds; empty for none.
   std::string preload = {};
   Adoption adopt = {};
-  // A::kThreadSafe, filled in by the registry (registry.h).
+  // A::kThreadSafe and A::kReusesFreedBlocks, filled in by the registry
+  // (registry.h).
   bool thread_safe = false;
+  bool frees_blocks = true;
 };
 
 // Whether A has the concept's members with the right signatures.

@@ -38,6 +38,7 @@ template <typename A>
 AllocatorInfo InfoOf() {
   AllocatorInfo info = A::Info();
   info.thread_safe = A::kThreadSafe;
+  info.frees_blocks = A::kReusesFreedBlocks;
   return info;
 }
 
