@@ -106,8 +106,11 @@ std::vector<double> Values(const std::map<int, double>& m) {
   return v;
 }
 
-// Whether an estimate's CI excludes 1.
-bool ExcludesOne(const Estimate& e) { return e.has_data() && (e.lo > 1 || e.hi < 1); }
+// Whether an estimate's CI excludes 1 (never from fewer than
+// kMinPairedRounds rounds: PairedTie).
+bool ExcludesOne(const Estimate& e) {
+  return e.n >= kMinPairedRounds && (e.lo > 1 || e.hi < 1);
+}
 
 }  // namespace
 
