@@ -58,6 +58,11 @@ def _by_round(xs):
     return dict(xs) if isinstance(xs, dict) else dict(enumerate(xs))
 
 
+# Fewer common rounds than this tell nothing apart (replayer/stats.h
+# kMinPairedRounds).
+MIN_PAIRED_ROUNDS = 3
+
+
 def paired_ratio(reference, subject):
     """reference / subject round by round, as (median, lo, hi) with the
     bootstrap 95% interval; None without a common round. Each side is a dict
@@ -67,6 +72,10 @@ def paired_ratio(reference, subject):
     ratios = [ref[r] / x for r, x in sorted(sub.items()) if r in ref and x > 0]
     if not ratios:
         return None
+    if len(ratios) < MIN_PAIRED_ROUNDS:
+        # One or two ratios give no interval: unknown, which includes 1
+        # (the replayer's PairedTie: too few rounds to tell apart).
+        return (median(ratios), 0.0, math.inf)
     lo, hi = bootstrap_ci(ratios)
     return (median(ratios), lo, hi)
 
@@ -83,7 +92,8 @@ def paired_tie(ratio, margin=0.0):
     """THE tie rule, the replayer's too (replayer/stats.h PairedTie): two
     policies are tied when the 95% interval of their ratio paired by round
     (paired_ratio) includes 1, or lies within the noise floor, within
-    [1/(1+m), 1+m] for the noise margin m. No common round (None): not tied.
+    [1/(1+m), 1+m] for the noise margin m. No common round (None): not tied;
+    fewer than MIN_PAIRED_ROUNDS: the interval is (0, inf), so tied.
     """
     if ratio is None:
         return False

@@ -45,6 +45,10 @@ class StatisticsTest(unittest.TestCase):
         self.assertFalse(analysis.paired_tie((1.05, 1.02, 1.12), 0.10))
         self.assertTrue(analysis.paired_tie((0.95, 0.93, 0.97), 0.10))
         self.assertFalse(analysis.paired_tie(None, 1))
+        # One or two rounds tell nothing apart (the replayer's kMinPairedRounds).
+        self.assertTrue(analysis.paired_tie(analysis.paired_ratio([3.0], [2.0]), 0))
+        self.assertTrue(analysis.paired_tie(analysis.paired_ratio([3.0, 3.1], [2.0, 2.0]), 0))
+        self.assertFalse(analysis.paired_tie(analysis.paired_ratio([3.0, 3.1, 3.0], [2.0] * 3), 0))
         self.assertFalse(analysis.paired_tie((1.28, 1.27, 1.33), 0.03))
         self.assertAlmostEqual(analysis.noise_margin((0.991, 0.968, 1.002)), 0.032)
         self.assertEqual(analysis.noise_margin(None), 0.0)
@@ -54,7 +58,8 @@ class StatisticsTest(unittest.TestCase):
         r = analysis.paired_ratio(drift, [x / 2 for x in drift])
         self.assertEqual(r, (2.0, 2.0, 2.0))
         # Dicts pair by their round keys; rounds in one side only are left out.
-        r = analysis.paired_ratio({0: 4.0, 1: 6.0, 5: 9.0}, {0: 2.0, 1: 3.0, 2: 1.0})
+        r = analysis.paired_ratio({0: 4.0, 1: 6.0, 3: 8.0, 5: 9.0},
+                                  {0: 2.0, 1: 3.0, 2: 1.0, 3: 4.0})
         self.assertEqual(r, (2.0, 2.0, 2.0))
         self.assertIsNone(analysis.paired_ratio({0: 1.0}, {1: 1.0}))
 

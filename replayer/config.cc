@@ -75,7 +75,8 @@ ABSL_FLAG(int, race_min_runs, Defaults().race_min_runs,
           "with --race: paired runs before a policy can be eliminated");
 ABSL_FLAG(double, total_budget, Defaults().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
-          "policy stops where it is; 0: no total limit");
+          "policy stops where it is; on a long trace it stretches, up to 60 s, to "
+          "--race_min_runs rounds at the first round's pace; 0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
           "memory op (two passes)");
@@ -101,6 +102,13 @@ ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
 ABSL_FLAG(int, rss_samples, Defaults().rss_samples,
           "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, Defaults().quiet, "no progress lines on standard error");
+ABSL_FLAG(int, confirm, Defaults().confirm,
+          "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program under the "
+          "replay's N fastest and the reference; those runs decide");
+ABSL_FLAG(bool, in_situ, Defaults().in_situ,
+          "with -- PROGRAM [ARGS...], no trace: run it under --policies");
+ABSL_FLAG(std::string, in_situ_log, Defaults().in_situ_log,
+          "the program's stdout and stderr in situ (default alloctrace-insitu.PID.log)");
 // Internal: how the replayer re-executes itself for one run. Not for people.
 ABSL_FLAG(std::string, internal_run_policy, Defaults().internal_run_policy,
           "internal: run one policy, report to a pipe");
@@ -188,6 +196,9 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.internal_attempt = absl::GetFlag(FLAGS_internal_attempt);
   c.internal_schedule_fd = absl::GetFlag(FLAGS_internal_schedule_fd);
   c.quiet = absl::GetFlag(FLAGS_quiet);
+  c.confirm = absl::GetFlag(FLAGS_confirm);
+  c.in_situ = absl::GetFlag(FLAGS_in_situ);
+  c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
   if (c.list_policies) {
     // The policy list has formats of its own, and runs nothing.
     c.list_format = absl::GetFlag(FLAGS_format);

@@ -68,6 +68,11 @@ struct ReplayerConfig {
   std::vector<std::string> formats = {"table"};  // each a ReportFormat name
   std::vector<std::string> outs;                 // one per format, or none: stdout
   bool quiet = false;
+  // In situ (replayer/in_situ_cli.h): the program after "--" run under the
+  // replay's top `confirm` policies, or (in_situ) under --policies alone.
+  int confirm = 0;
+  bool in_situ = false;
+  std::string in_situ_log;  // "": alloctrace-insitu.PID.log
   // The re-executed child's own flags (not for people).
   std::string internal_run_policy;  // non-empty: this process is a child
   int internal_result_fd = -1;

@@ -151,6 +151,7 @@ Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
   m.runs.name = display_name;
   m.runs.family = policy.info.family;
   m.runs.adopt = policy.info.adopt;
+  m.runs.frees_blocks = policy.info.frees_blocks;
   m.runs.skipped = UnsafeReason(policy.info, program.arena_usage);
   if (m.runs.skipped.empty()) {
     m.runs.skipped = UnsafeSharedStateReason(policy.info, program.arena_usage, program.threads);
@@ -319,6 +320,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   int entrants = 0;  // of the race, for its correction
   for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
   int looks = 0;
+  double total_budget = s.total_budget_seconds;  // may stretch after round 1
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -352,7 +354,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     const bool bounded = s.race && s.total_budget_seconds > 0;
     bool budget_spent = false;
     for (size_t i : order) {
-      if (bounded && round > 0 && total_spent() >= s.total_budget_seconds) {
+      if (bounded && round > 0 && total_spent() >= total_budget) {
         budget_spent = true;
         break;
       }
@@ -363,6 +365,13 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       }
     }
     ++round;
+    if (round == 1 && bounded) {
+      // A long trace: the budget stretches, up to kMaxTotalBudgetSeconds, to
+      // the race's first look (race_min_runs rounds at the first's pace), so
+      // that no verdict rests on a round or two.
+      total_budget = std::max(total_budget, std::min(kMaxTotalBudgetSeconds,
+                                                     s.race_min_runs * total_spent()));
+    }
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);
     }
@@ -375,12 +384,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       if (round >= s.race_min_runs) {
         RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
       }
-      if (budget_spent || (bounded && total_spent() >= s.total_budget_seconds)) {
+      if (budget_spent || (bounded && total_spent() >= total_budget)) {
         for (Measured& m : set) {
           if (m.done) continue;
           m.done = true;
           m.runs.stop_reason = absl::StrFormat("total budget of %.0f s spent (--total_budget)",
-                                               s.total_budget_seconds);
+                                               total_budget);
         }
         break;
       }

@@ -49,6 +49,8 @@
 
 namespace alloctrace {
 
+inline constexpr double kMaxTotalBudgetSeconds = 60;
+
 // One run of a policy over a shared program, in the child.
 using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
@@ -87,6 +89,8 @@ struct MeasureSettings {
   bool progress = false;  // progress lines on stderr
   bool race = true;       // successive elimination (race.h)
   int race_min_runs = 5;  // paired runs before a policy can be eliminated
+  // The budget grows after the first round, up to kMaxTotalBudgetSeconds,
+  // to race_min_runs rounds at the first round's pace (long traces).
   double total_budget_seconds = 16;  // with the race: runs of all policies per trace; 0: none
   // Whether a multi-threaded trace is replayed per thread (the caller
   // builds and shares its ThreadSchedule for MeasureTrace) or serialized.

@@ -36,6 +36,8 @@
 #include "replayer/isolated_run.h"
 #include "replayer/measure.h"
 #include "replayer/os_stats.h"
+#include "replayer/in_situ_cli.h"
+#include "replayer/in_situ_report.h"
 #include "replayer/policy_safety.h"
 #include "replayer/replay_loop.h"
 #include "replayer/replay_program.h"
@@ -162,11 +164,24 @@ int ChildMain(const RunnablePolicy& policy, const ReplayerConfig& config,
   return WriteRunResult(fd, r) ? 0 : 1;
 }
 
+// Writes `text` to `out` ("": standard output).
+absl::Status WriteReport(const std::string& text, const std::string& out, bool quiet) {
+  if (out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return absl::OkStatus();
+  }
+  absl::Status st = WriteFileAtomically(ResolveUserPath(out), text);
+  if (st.ok() && !quiet) std::fprintf(stderr, "replayer: wrote %s\n", out.c_str());
+  return st;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "replays allocation traces through pool policies and baseline allocators, each run in a\n"
       "fresh process, until the figures reach a stated precision, and says which to use.\n"
       "usage: replayer [flags] TRACE [TRACE...]\n"
+      "       replayer [flags] --confirm=N TRACE -- PROGRAM [ARGS...]\n"
+      "       replayer [flags] --in_situ --policies=LIST -- PROGRAM [ARGS...]\n"
       "example: bazel run //replayer -- traces/simple_map.trace\n"
       "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
       "2 bad usage (an unknown flag or policy, a malformed or out-of-range value); 3 the\n"
@@ -174,6 +189,7 @@ int Main(int argc, char** argv) {
       "memory limit or was killed at its time limit).");
   std::string command_line = "replayer";  // as typed, for the HTML report
   for (int i = 1; i < argc; ++i) absl::StrAppend(&command_line, " ", argv[i]);
+  std::vector<std::string> program_argv = TakeProgramArgs(argc, argv);  // after "--"
   std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "replayer");
   absl::StatusOr<ReplayerConfig> parsed = ReplayerConfigFromFlags();
   if (!parsed.ok()) return Fail(kExitUsage, std::string(parsed.status().message()));
@@ -211,6 +227,26 @@ int Main(int argc, char** argv) {
     auto it = policies.find(config.internal_run_policy);
     if (it == policies.end()) return Fail(kExitUsage, "bad internal run");
     return ChildMain(it->second, config, s.run_options);
+  }
+
+  InSituSettings in_situ;
+  if (config.confirm > 0 || config.in_situ || !program_argv.empty()) {
+    absl::Status st = CheckInSituUsage(config.confirm, config.in_situ, args.size() - 1, program_argv);
+    const int code = absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput;
+    if (!st.ok()) return Fail(code, std::string(st.message()));
+    in_situ = InSituFromFlags(s, config.in_situ_log, config.run_timeout_seconds);
+  }
+  if (config.in_situ) {
+    absl::StatusOr<InSituSummary> r =
+        MeasureInSituOnly(program_argv, selected, in_situ, /*drop_unrunnable=*/use_default);
+    if (!r.ok()) return Fail(kExitBadInput, std::string(r.status().message()));
+    for (size_t i = 0; i < config.formats.size(); ++i) {
+      absl::Status st = WriteReport(WithInSitu(config.formats[i], "", *r, nullptr),
+                                    config.outs.empty() ? "" : config.outs[i], config.quiet);
+      if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    }
+    if (r->failed_policies == 0) return kExitOk;
+    return Fail(kExitRunFailed, "a policy FAILED in situ (see the report); exit status 3");
   }
 
   if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
@@ -306,18 +342,22 @@ int Main(int argc, char** argv) {
     reports.push_back(std::move(report));
   }
 
+  if (config.confirm > 0 && !reports[0].no_memory_ops) {
+    absl::Status st = Confirm(reports[0], config.confirm, program_argv, in_situ);
+    if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    any_failed |= reports[0].in_situ->failed_policies > 0;
+  }
+
   s.ctx.machine = DescribeMachine();
   s.ctx.date = Today();
   const ReportInput input{reports, programs, s.ctx, command_line};
   for (size_t i = 0; i < config.formats.size(); ++i) {
-    const std::string text = FindReportFormat(config.formats[i])->render(input);
-    if (config.outs.empty()) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      continue;
+    std::string text = FindReportFormat(config.formats[i])->render(input);
+    if (config.confirm > 0 && reports[0].in_situ != nullptr) {
+      text = WithInSitu(config.formats[i], text, *reports[0].in_situ, &reports[0]);
     }
-    absl::Status st = WriteFileAtomically(ResolveUserPath(config.outs[i]), text);
+    absl::Status st = WriteReport(text, config.outs.empty() ? "" : config.outs[i], config.quiet);
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
-    if (!config.quiet) std::fprintf(stderr, "replayer: wrote %s\n", config.outs[i].c_str());
   }
   if (any_failed) {
     std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",

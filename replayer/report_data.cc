@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/json.h"
+#include "replayer/in_situ_report.h"
 #include "replayer/report.h"
 
 namespace alloctrace {
@@ -129,6 +130,13 @@ std::string JsonAdopt(const std::string& policy, const allocators::Adoption& a) 
                       a.how.empty() ? "" : absl::StrCat(", \"how\": ", JsonString(a.how)), "}");
 }
 
+// With --confirm: the in-situ fields of the verdict.
+std::string InSituVerdictJson(const InSituSummary& s) {
+  return absl::StrCat(", \"in_situ_fastest\": ", JsonNames(s.fastest),
+                      ", \"replay_pick\": ", s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
+                      ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false");
+}
+
 std::string JsonVerdict(const TraceReport& t) {
   const Verdict& v = t.verdict;
   return absl::StrCat("{\"fastest\": ", JsonNames(v.fastest),
@@ -138,7 +146,8 @@ std::string JsonVerdict(const TraceReport& t) {
                       v.recommended.empty() ? "null" : JsonString(v.recommended),
                       ", \"rule\": ", JsonString(v.rule), ", \"sentence\": ",
                       JsonString(t.no_memory_ops ? NoOpsLine(t) : v.sentence), ", \"adopt\": ",
-                      v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt), "}");
+                      v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
+                      t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
 }
 
 std::string JsonRun(const RunRecord& rr) {
@@ -200,7 +209,9 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
                                     "\"kept\": %d}",
                                     t.disturbance.runs, t.disturbance.disturbed,
                                     t.disturbance.kept),
-                    ",\n      \"verdict\": ", JsonVerdict(t), ",\n      \"policies\": [\n");
+                    ",\n      \"verdict\": ", JsonVerdict(t),
+                    t.in_situ == nullptr ? "" : absl::StrCat(",\n      \"in_situ\": ", InSituJson(*t.in_situ)),
+                    ",\n      \"policies\": [\n");
     std::vector<std::string> ps;
     for (const PolicyResult& p : t.policies) {
       std::vector<std::string> runs;
@@ -230,6 +241,9 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
                           p.overhead, p.final_rss, p.minor_faults, p.major_faults,
                           p.teardown_ms),
           ",\n         \"rss_course_bytes\": [", absl::StrJoin(p.rss_course, ","), "]",
+          t.in_situ == nullptr ? ""
+                               : absl::StrCat(",\n         \"in_situ\": ",
+                                              InSituPolicyJson(*t.in_situ, p.name)),
           ",\n         \"runs\": [", absl::StrJoin(runs, ",\n                  "), "]}"));
     }
     absl::StrAppend(&s, absl::StrJoin(ps, ",\n"), "\n      ]\n    }");

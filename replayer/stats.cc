@@ -74,6 +74,7 @@ double NoiseMargin(const Estimate& noise_floor) {
 
 bool PairedTie(const Estimate& ratio, double noise_margin) {
   if (!ratio.has_data()) return false;
+  if (ratio.n < kMinPairedRounds) return true;
   if (ratio.lo <= 1 && ratio.hi >= 1) return true;
   const double m = std::max(noise_margin, 0.0);
   return ratio.lo >= 1 / (1 + m) && ratio.hi <= 1 + m;

@@ -55,7 +55,10 @@ double NoiseMargin(const Estimate& noise_floor);
 // paired ratio of two policies' ns/op (the median over common rounds of one's
 // figure over the other's, with its 95% CI), they are tied when the CI
 // includes 1, or lies within the noise floor: within [1/(1+m), 1+m] for the
-// noise margin m. No data (no common round): not tied.
+// noise margin m. No data (no common round): not tied. Fewer than
+// kMinPairedRounds common rounds: tied (the interval of one or two ratios is
+// no interval; a difference seen in so few rounds is not a result).
+inline constexpr int kMinPairedRounds = 3;
 bool PairedTie(const Estimate& ratio, double noise_margin);
 
 // P(T > t) for Student's t with `df` >= 1 degrees of freedom.

@@ -73,6 +73,10 @@ TEST(StatsTest, PairedTieIncludesOneOrLiesWithinTheNoiseFloor) {
   EXPECT_FALSE(PairedTie({1.05, 1.02, 1.12, 10}, 0.10));  // reaches beyond it
   EXPECT_TRUE(PairedTie({0.95, 0.93, 0.97, 10}, 0.10));   // either side
   EXPECT_FALSE(PairedTie(Estimate{}, 1));                 // no common round
+  // One or two rounds tell nothing apart, whatever their degenerate interval.
+  EXPECT_TRUE(PairedTie({1.5, 1.5, 1.5, 1}, 0));
+  EXPECT_TRUE(PairedTie({1.5, 1.4, 1.6, 2}, 0));
+  EXPECT_FALSE(PairedTie({1.5, 1.4, 1.6, 3}, 0));
   // The new user's paradox: 1.28x [1.27, 1.33] is no tie under a 3% floor.
   EXPECT_FALSE(PairedTie({1.28, 1.27, 1.33, 10}, 0.03));
 }

@@ -121,8 +121,11 @@ std::vector<double> Values(const std::map<int, double>& m) {
   return v;
 }
 
-// Whether an estimate's CI excludes 1.
-bool ExcludesOne(const Estimate& e) { return e.has_data() && (e.lo > 1 || e.hi < 1); }
+// Whether an estimate's CI excludes 1 (never from fewer than
+// kMinPairedRounds rounds: PairedTie).
+bool ExcludesOne(const Estimate& e) {
+  return e.n >= kMinPairedRounds && (e.lo > 1 || e.hi < 1);
+}
 
 }  // namespace
 
@@ -134,6 +137,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.family = pr.family;
   s.note = pr.note;
   s.adopt = pr.adopt;
+  s.frees_blocks = pr.frees_blocks;
   s.runs = static_cast<int>(pr.runs.size());
   s.attempts = pr.attempts;
   s.failed = pr.failed;
@@ -293,6 +297,14 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
   }
 }
 
+int RecommendationPreference(const PolicyResult& p) {
+  if (p.name == "malloc") return 0;  // nothing to change
+  if (p.family == "ours") return 1;
+  if (p.family == "external") return 2;
+  if (p.family == "baseline") return 3;
+  return 4;  // the article's grid
+}
+
 void Recommend(TraceReport* t, const ReportContext& ctx) {
   // Among contenders whose peak RSS is within the slack of the smallest,
   // the group tied with the fastest; of that group, the smallest peak RSS
@@ -310,10 +322,29 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     if (IsContender(p) && p.peak_rss.median <= limit) cand.push_back(i);
   }
   std::vector<size_t> pick = FastestTiedGroup(t->policies, cand, ctx, NoiseMargin(t->noise_floor));
+  // Of the tied group, one pick that noise between its members cannot move:
+  // a policy that frees before one that never does (its memory would only
+  // grow in a longer run); then those whose peak RSS is within a page or 2%
+  // of the group's smallest (peaks read a few pages apart from run to run);
+  // of those, the simplest to adopt (RecommendationPreference), then the name.
+  if (std::any_of(pick.begin(), pick.end(), [&](size_t i) { return t->policies[i].frees_blocks; })) {
+    pick.erase(std::remove_if(pick.begin(), pick.end(),
+                              [&](size_t i) { return !t->policies[i].frees_blocks; }),
+               pick.end());
+  }
+  double least_rss = std::numeric_limits<double>::max();
+  for (size_t i : pick) least_rss = std::min(least_rss, t->policies[i].peak_rss.median);
+  const double rss_tolerance = std::max(4096.0, 0.02 * least_rss);
+  pick.erase(std::remove_if(pick.begin(), pick.end(),
+                            [&](size_t i) {
+                              return t->policies[i].peak_rss.median > least_rss + rss_tolerance;
+                            }),
+             pick.end());
   std::sort(pick.begin(), pick.end(), [&](size_t a, size_t b) {
     const PolicyResult& x = t->policies[a];
     const PolicyResult& y = t->policies[b];
-    if (x.peak_rss.median != y.peak_rss.median) return x.peak_rss.median < y.peak_rss.median;
+    const int px = RecommendationPreference(x), py = RecommendationPreference(y);
+    if (px != py) return px < py;
     return x.name < y.name;
   });
   const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
@@ -322,7 +353,9 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
                         slack_pct,
                         "% of the smallest; of the policies tied with it (the 95% CI of the "
                         "ratio paired by round includes 1 or lies within the noise floor), "
-                        "the one with the smallest peak RSS");
+                        "one that frees its blocks, with the smallest peak RSS (within a page "
+                        "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
+                        "and the article's grid");
   const std::string pass = RanksWarm(ctx) ? "warm passes" : "the cold pass";
   if (pick.empty()) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";

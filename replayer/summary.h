@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct PolicyRuns {
   std::string family;  // "baseline", "article", "ours", "external"
   std::string note;    // why it is in the set, if not obvious
   allocators::Adoption adopt;   // how a user adopts it
+  bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
   std::vector<RunRecord> runs;  // the successful ones
   int attempts = 0;             // runs started, failed ones included
   int failed = 0;
@@ -72,6 +74,7 @@ struct PolicyResult {
   enum class Status { kOk, kFailed, kSkipped };
   std::string name, family, note;
   allocators::Adoption adopt;
+  bool frees_blocks = true;
   Status status = Status::kOk;
   std::string failure;  // kFailed: "k of n runs failed; first: ..."; kSkipped: why
   int runs = 0;         // successful runs
@@ -118,6 +121,8 @@ struct DisturbanceCounts {
   int kept = 0;       // disturbed but kept (re-runs spent or stopped)
 };
 
+struct InSituSummary;  // in_situ.h
+
 struct TraceReport {
   std::string trace_path;
   std::string workload;
@@ -149,6 +154,9 @@ struct TraceReport {
   Verdict verdict;
   int failed_policies = 0;
   DisturbanceCounts disturbance;
+  // With replayer --confirm: the program's own runs, whose verdict is the
+  // report's recommendation (in_situ_report.h: ApplyInSitu).
+  std::shared_ptr<const InSituSummary> in_situ;
 };
 
 // `noise` holds the second malloc run set (may be empty). The steps, in
@@ -156,6 +164,11 @@ struct TraceReport {
 // then failed, then skipped), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
                       const PolicyRuns& noise, const ReportContext& ctx, int rounds);
+
+// Among policies the recommendation cannot tell apart by speed or peak RSS,
+// the order it prefers them in (smaller first): malloc (nothing to change),
+// our pools, the external mallocs, the other baselines, the article's grid.
+int RecommendationPreference(const PolicyResult& p);
 
 // Whether the context ranks by the warm passes (rank_by warm, passes > 1).
 bool RanksWarm(const ReportContext& ctx);

@@ -180,6 +180,28 @@ TEST(SummarizeTest, TheRssSlackRule) {
   EXPECT_EQ(w.verdict.recommended, "small");
 }
 
+// Tied in speed and within a page or 2% in peak RSS, the pick does not
+// follow the noise: a policy that frees beats one that never does, and then
+// our pool beats an article policy, whichever reads a few pages smaller.
+TEST(SummarizeTest, TiedPoliciesOfAlmostEqualRssArePickedByAStableRule) {
+  std::vector<double> b = kDrift;
+  for (size_t i = 0; i < b.size(); ++i) b[i] *= i % 2 ? 1.01 : 0.99;
+  PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", b, (1 << 20) - 8192);
+  keep.frees_blocks = false;
+  PolicyRuns article = Runs("pool/boundary/exp/st/single/free", b, (1 << 20) - 4096);
+  PolicyRuns slab = Runs("slab/st/single", kDrift, 1 << 20);
+  slab.family = "ours";
+  const TraceReport t =
+      Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20), keep, article, slab});
+  EXPECT_EQ(t.verdict.fastest.size(), 3u);
+  EXPECT_EQ(t.verdict.recommended, "slab/st/single");
+  // A clearly smaller RSS (more than 2%) still wins.
+  article = Runs("pool/boundary/exp/st/single/free", b, 900 << 10);
+  const TraceReport u =
+      Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20), keep, article, slab});
+  EXPECT_EQ(u.verdict.recommended, "pool/boundary/exp/st/single/free");
+}
+
 // The new user's verdict (issue #20) read "fastest: slab, ..., malloc and new
 // (tied); 1.28x [1.27, 1.33] glibc malloc's speed": malloc tied with a
 // policy 27-33% faster than it, round by round.

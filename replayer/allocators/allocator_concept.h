@@ -87,8 +87,10 @@ struct AllocatorInfo {
   // as a file name the dynamic loader finds; empty for none.
   std::string preload = {};
   Adoption adopt = {};
-  // A::kThreadSafe, filled in by the registry (registry.h).
+  // A::kThreadSafe and A::kReusesFreedBlocks, filled in by the registry
+  // (registry.h).
   bool thread_safe = false;
+  bool frees_blocks = true;
   // A::kArenaReleasesBlocks, filled in by the registry: each arena has a
   // state of its own (a pool per container), so arenas that threads keep to
   // themselves share nothing. False: one state serves every arena.

@@ -39,6 +39,7 @@ AllocatorInfo InfoOf() {
   AllocatorInfo info = A::Info();
   info.thread_safe = A::kThreadSafe;
   info.state_per_arena = A::kArenaReleasesBlocks;
+  info.frees_blocks = A::kReusesFreedBlocks;
   return info;
 }
 

@@ -1,0 +1,91 @@
+#include "replayer/in_situ_cli.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "base/cli_util.h"
+#include "replayer/in_situ_report.h"
+
+namespace alloctrace {
+
+std::vector<std::string> TakeProgramArgs(int& argc, char** argv) {
+  std::vector<std::string> program;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") != 0) continue;
+    program.assign(argv + i + 1, argv + argc);
+    argc = i;
+    break;
+  }
+  return program;
+}
+
+absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
+                              std::vector<std::string>& program) {
+  if (confirm < 0 || confirm > 100 || (confirm > 0) == in_situ_only || program.empty() ||
+      (confirm > 0 && traces != 1) || (in_situ_only && traces != 0)) {
+    return absl::InvalidArgumentError(
+        "usage: replayer --confirm=N TRACE -- PROGRAM [ARGS...] (N 1 to 100), or replayer "
+        "--in_situ --policies=LIST -- PROGRAM [ARGS...]");
+  }
+  absl::StatusOr<std::string> path = FindProgram(program[0]);
+  if (!path.ok()) return path.status();
+  program[0] = *path;
+  return absl::OkStatus();
+}
+
+InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
+                               double run_timeout) {
+  InSituSettings in;
+  in.min_runs = s.ctx.min_runs;
+  in.max_runs = s.max_runs;
+  in.precision = s.ctx.precision;
+  in.budget_seconds = s.ctx.budget_seconds;
+  in.timeout_seconds = run_timeout;
+  in.rss_slack = s.ctx.rss_slack;
+  // --clock=auto is CPU time here: an in-situ run's cpu_s is the whole
+  // process's, every thread's (auto's wall time is for the per-thread replay).
+  in.clock = s.ctx.clock == "auto" ? "cpu" : s.ctx.clock;
+  in.seed = s.seed;
+  in.progress = s.progress;
+  in.log_path = log.empty() ? "" : ResolveUserPath(log);
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  const std::string probe = dir + "libmalloc_probe.so";
+  if (access(probe.c_str(), R_OK) == 0) in.probe_library = probe;
+  in.launcher = dir + "in_situ_launcher";
+  return in;
+}
+
+absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>& names,
+                                                const InSituSettings& settings,
+                                                bool drop_unrunnable) {
+  std::vector<InSituCandidate> candidates;
+  for (const std::string& name : names) {
+    InSituCandidate c = CandidateFor(name);
+    if (c.skipped.empty() || !drop_unrunnable) candidates.push_back(std::move(c));
+  }
+  absl::StatusOr<InSituSummary> r = MeasureInSitu(argv, std::move(candidates), settings);
+  if (r.ok()) DecideInSitu(*r, "", settings.rss_slack);
+  return r;
+}
+
+absl::Status Confirm(TraceReport& replay, int n, const std::vector<std::string>& argv,
+                     const InSituSettings& settings) {
+  std::vector<InSituCandidate> candidates;
+  for (const std::string& name : ConfirmCandidates(replay, n)) {
+    candidates.push_back(CandidateFor(name));
+  }
+  absl::StatusOr<InSituSummary> r = MeasureInSitu(argv, std::move(candidates), settings);
+  if (!r.ok()) return r.status();
+  DecideInSitu(*r, replay.verdict.recommended, settings.rss_slack);
+  ApplyInSitu(replay, std::make_shared<const InSituSummary>(*std::move(r)));
+  return absl::OkStatus();
+}
+
+}  // namespace alloctrace

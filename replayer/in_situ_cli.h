@@ -1,0 +1,55 @@
+// The replayer's in-situ modes, as replayer_main.cc calls them:
+//   replayer --confirm=N TRACE -- PROGRAM [ARGS...]
+//   replayer --in_situ --policies=LIST -- PROGRAM [ARGS...]
+// Kept out of replayer_main.cc so that the flag parsing there stays the
+// replay's (in_situ.h has the protocol, in_situ_report.h the verdict).
+#ifndef ALLOCTRACE_REPLAYER_IN_SITU_CLI_H_
+#define ALLOCTRACE_REPLAYER_IN_SITU_CLI_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "replayer/in_situ.h"
+#include "replayer/measure.h"
+#include "replayer/summary.h"
+
+namespace alloctrace {
+
+// The words after the first "--" of argv (the program and its arguments);
+// argc is cut to before the "--" so that flag parsing never sees them.
+std::vector<std::string> TakeProgramArgs(int& argc, char** argv);
+
+// Whether the in-situ flags make sense together: InvalidArgument (a usage
+// error) unless exactly one of --confirm=1..100 with one trace or
+// --in_situ with none, and a program after "--"; NotFound or
+// PermissionDenied if the program cannot be run. Makes program[0] the path
+// to execute.
+absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
+                              std::vector<std::string>& program);
+
+// The in-situ settings from the replay's: the same precision, budget, run
+// counts, clock and seed; the time limit of --run_timeout (0: the default
+// of InSituSettings); the launcher and the preload check library found
+// beside this binary.
+InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
+                               double run_timeout);
+
+// --in_situ: the program under `names` (registry names or "std"; with
+// `drop_unrunnable`, names that cannot run in situ are left out rather than
+// reported skipped), no replay, decided without a replay pick.
+absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& argv,
+                                                const std::vector<std::string>& names,
+                                                const InSituSettings& settings,
+                                                bool drop_unrunnable);
+
+// --confirm=n: the program under the replay's n fastest and its pick; the
+// in-situ verdict becomes `replay`'s (ApplyInSitu). Errors: as
+// MeasureInSitu. A FAILED policy is in replay.in_situ->failed_policies.
+absl::Status Confirm(TraceReport& replay, int n, const std::vector<std::string>& argv,
+                     const InSituSettings& settings);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_IN_SITU_CLI_H_

@@ -1,0 +1,52 @@
+// The in-situ verdict (in_situ.h) and how every report format shows the
+// in-situ runs beside the replay's prediction: table and Markdown sections,
+// a CSV with replay and in-situ columns per policy, JSON objects (merged
+// into the replay's JSON by report_data.cc) and an HTML section.
+// Thread-safety: pure functions.
+#ifndef ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_
+#define ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "replayer/in_situ.h"
+#include "replayer/summary.h"
+
+namespace alloctrace {
+
+// The in-situ name a replay policy runs under: malloc and new are the
+// reference (`reference`), anything else itself.
+std::string InSituNameOf(const std::string& replay_name, const std::string& reference);
+
+// Makes the in-situ verdict the report's recommendation: verdict.recommended,
+// adopt, rule and sentence come from `in_situ` (the replay's sentence is
+// kept after it), and `replay` keeps a pointer to the runs for the formats.
+void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_situ);
+
+// The in-situ candidates of --confirm=n: the replay's n fastest contenders
+// (its ranking order) and its pick, each once.
+std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n);
+
+// `text` in `format` (table, markdown, csv, json, html; as report.h and
+// report_html.h write the replay) with the in-situ runs of `replay`
+// added: a section (table, markdown, html), the in-situ CSV with replay
+// columns (csv), nothing for json (report_data.cc merges it). Without a
+// replay, the in-situ report alone.
+std::string WithInSitu(const std::string& format, const std::string& text, const InSituSummary& s,
+                       const TraceReport* replay);
+
+// `replay` may be null (--in_situ without a trace).
+std::string InSituTable(const InSituSummary& s, const TraceReport* replay);
+std::string InSituMarkdown(const InSituSummary& s, const TraceReport* replay);
+std::string InSituCsv(const InSituSummary& s, const TraceReport* replay);
+std::string InSituHtml(const InSituSummary& s, const TraceReport* replay);
+// The whole in-situ measurement as one JSON object.
+std::string InSituJson(const InSituSummary& s);
+// {"wall_s": {"median", "ci95"}, "cpu_s": {...}, "peak_rss_bytes", "runs",
+// "status"} of `policy` (a replay name), "null" if it was not run in situ.
+std::string InSituPolicyJson(const InSituSummary& s, const std::string& policy);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_

@@ -1,0 +1,138 @@
+// End to end: replayer --confirm and --in_situ on real programs, and the
+// bad inputs: an unknown ALLOCTRACE_POLICY, a program that does not exist,
+// one that exits 1 on every run, one that hangs. No timing is asserted.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Output {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `cmd` (a shell command line) with stdout and stderr captured.
+Output RunShell(const std::string& cmd) {
+  const std::string dir = testing::TempDir();
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
+  return Output{WIFEXITED(status) ? WEXITSTATUS(status) : 128, Slurp(out), Slurp(err)};
+}
+
+constexpr char kReplayer[] = "replayer/replayer --quiet";
+constexpr char kDemo[] = "replayer/testprogs/lru_cache_demo";
+constexpr char kTestProg[] = "replayer/testprogs/in_situ_testprog";
+// Few short runs: the tests check behaviour, not figures.
+constexpr char kFew[] = "--min_runs=2 --max_runs=2 --max_reruns=0 --passes=1 --budget=0";
+
+std::string Log(const std::string& name) { return testing::TempDir() + "/" + name + ".log"; }
+
+TEST(InSituTest, UnknownPolicyStopsTheInstrumentedProgram) {
+  const Output o = RunShell(absl::StrCat("env ALLOCTRACE_POLICY=slab/nope ", kDemo, " 1000"));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err,
+            "alloctrace: unknown policy 'slab/nope' in ALLOCTRACE_POLICY; see replayer "
+            "--list-policies\n");
+  EXPECT_EQ(o.out, "");
+}
+
+TEST(InSituTest, MissingProgramIsBadInput) {
+  Output o = RunShell(absl::StrCat(kReplayer, " --in_situ -- /no/such/program"));
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.err, "replayer: cannot run /no/such/program: no such file\n");
+  o = RunShell(
+      absl::StrCat(kReplayer, " --confirm=3 traces/simple_map.trace -- no-such-program-x"));
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.err, "replayer: cannot run no-such-program-x: not found on PATH\n");
+}
+
+TEST(InSituTest, UsageErrors) {
+  Output o = RunShell(absl::StrCat(kReplayer, " --confirm=3 traces/simple_map.trace"));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("usage: replayer --confirm=N TRACE -- PROGRAM"));
+  o = RunShell(absl::StrCat(kReplayer, " --in_situ traces/simple_map.trace -- ", kDemo));
+  EXPECT_EQ(o.exit_code, 2);
+}
+
+TEST(InSituTest, ProgramThatExits1IsAFailedRowWithItsStderr) {
+  const Output o =
+      RunShell(absl::StrCat(kReplayer, " --in_situ --policies=slab/st/single ", kFew,
+                            " --in_situ_log=", Log("exit1"), " -- ", kTestProg, " exit1"));
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_THAT(o.out, HasSubstr("FAILED run 1: exited with code 1"));
+  EXPECT_THAT(o.out, HasSubstr("stderr: in_situ_testprog: cannot open input.cfg"));
+  EXPECT_THAT(o.out, HasSubstr("not run: the reference"));
+  EXPECT_THAT(o.err, HasSubstr("a policy FAILED in situ"));
+  EXPECT_THAT(Slurp(Log("exit1")), HasSubstr("cannot open input.cfg"));
+}
+
+TEST(InSituTest, ProgramThatHangsIsKilledAtTheTimeLimit) {
+  const Output o =
+      RunShell(absl::StrCat(kReplayer, " --in_situ --policies=slab/st/single --run_timeout=1 ",
+                            kFew, " --in_situ_log=", Log("hang"), " -- ", kTestProg, " hang"));
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_THAT(o.out, HasSubstr("FAILED run 1: killed after the time limit of 1 s per run"));
+}
+
+TEST(InSituTest, UninstrumentedProgramSkipsPoolPolicies) {
+  const Output o =
+      RunShell(absl::StrCat(kReplayer, " --in_situ --policies=slab/st/single ", kFew,
+                            " --in_situ_log=", Log("plain"), " -- ", kTestProg, " ok"));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("reference malloc (not instrumented"));
+  EXPECT_THAT(o.out, HasSubstr("skipped the program is not instrumented"));
+  EXPECT_EQ(o.err, "");  // the program's output went to the log
+  EXPECT_THAT(Slurp(Log("plain")), HasSubstr("ok\n"));
+}
+
+TEST(InSituTest, ConfirmRunsTheReplaysPicksAndReportsWhetherTheyHeld) {
+  const std::string dir = testing::TempDir();
+  const std::string trace = dir + "/lru.trace";
+  ASSERT_EQ(
+      RunShell(absl::StrCat("env ALLOCTRACE_OUT=", trace, " ", kDemo, " 20000 500")).exit_code, 0);
+  const std::string outs =
+      absl::StrCat(dir, "/r.json,", dir, "/r.md,", dir, "/r.csv,", dir, "/r.html,", dir, "/r.txt");
+  const Output o = RunShell(absl::StrCat(
+      kReplayer, " --confirm=2 --policies=malloc,slab/st/single,pool/boundary/exp/st/stack/free ",
+      kFew, " --format=json,markdown,csv,html,table --out=", outs,
+      " --in_situ_log=", Log("confirm"), " ", trace, " -- ", kDemo, " 20000 500"));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string json = Slurp(dir + "/r.json");
+  EXPECT_THAT(json, HasSubstr("\"in_situ_fastest\": ["));
+  EXPECT_THAT(json, HasSubstr("\"replay_pick_held\": "));
+  EXPECT_THAT(json, HasSubstr("\"instrumented\": true"));
+  EXPECT_THAT(json, HasSubstr("\"in_situ\": {\"wall_s\": {\"median\": "));
+  EXPECT_THAT(json, HasSubstr("\"status\": \"ok\""));
+  EXPECT_THAT(Slurp(dir + "/r.md"), HasSubstr("| policy | replay rank | replay ns/op | in-situ"));
+  EXPECT_THAT(Slurp(dir + "/r.csv"), HasSubstr("policy,replay_rank,replay_ns_per_op,"));
+  EXPECT_THAT(Slurp(dir + "/r.html"), HasSubstr("<section class=\"in-situ\">"));
+  const std::string table = Slurp(dir + "/r.txt");
+  EXPECT_THAT(table, HasSubstr("IN SITU: "));
+  EXPECT_THAT(table, HasSubstr("reference std (instrumented: ALLOCTRACE_POLICY)"));
+  // The pool policies ran through the switch: the replay's pick is in situ.
+  EXPECT_THAT(table, HasSubstr("slab/st/single"));
+  EXPECT_THAT(Slurp(Log("confirm")), HasSubstr("hits of 20000"));
+}
+
+}  // namespace
+}  // namespace alloctrace

@@ -1,0 +1,137 @@
+// The ALLOCTRACE_POLICY switch of TraceAllocator. The switch resolves once
+// per process, so every case runs in a child of its own (a death test
+// forks before anything here constructs a TraceAllocator).
+#include "tracer/policy_switch.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "pool/catalog.h"
+#include "tracer/trace_allocator.h"
+
+namespace alloctrace {
+namespace {
+
+using ::testing::ExitedWithCode;
+
+template <typename K, typename V>
+using TracedMap = std::map<K, V, std::less<K>, TraceAllocator<std::pair<const K, V>>>;
+
+// In the child: fails the child (exit 1) with `what` unless `ok`.
+void Require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "requirement failed: %s\n", what);
+    std::_Exit(1);
+  }
+}
+
+// Fills and empties two maps under `policy`; exits 0 if they were served
+// as the catalog's holding says and nothing was recorded.
+[[noreturn]] void ServeUnder(const char* policy, bool per_instance) {
+  setenv(policy_switch::kEnvPolicy, policy, 1);
+  TracedMap<int, std::string> a, b;
+  for (int i = 0; i < 1000; ++i) a[i] = std::to_string(i), b[-i] = "x";
+  for (int i = 0; i < 1000; i += 2) a.erase(i);
+  Require(a.size() == 500 && b.size() == 1000, "maps hold what was put in");
+  Require(policy_switch::Active() != nullptr, "a policy is active");
+  Require(std::string(policy_switch::Active()->name) == policy, "the named policy");
+  Require(a.get_allocator().arena_id() == 0, "no arena recorded");
+  const void* pa = a.get_allocator().policy_pool();
+  const void* pb = b.get_allocator().policy_pool();
+  if (std::string(policy) == policy_switch::kStdName) {
+    Require(pa == nullptr && pb == nullptr, "std has no pool");
+  } else {
+    Require(pa != nullptr && pb != nullptr, "a pool serves each map");
+    Require((pa != pb) == per_instance, "stack: a pool per map; single: one pool");
+    // Copies of a map's allocator share its pool.
+    TraceAllocator<int> copy(a.get_allocator());
+    Require(copy.policy_pool() == pa, "a rebound copy shares the pool");
+  }
+  std::_Exit(0);
+}
+
+[[noreturn]] void SingleIsTheSingletonsPool() {
+  setenv(policy_switch::kEnvPolicy, "slab/st/single", 1);
+  TraceAllocator<int> a;
+  using SlabSt = pool::SlabPool<pool::SingleThreaded>;
+  Require(a.policy_pool() == &pool::HoldingSingleton::Instance<SlabSt>(),
+          "the pool SlabAllocator<T, SingleThreaded, HoldingSingleton> uses");
+  std::_Exit(0);
+}
+
+[[noreturn]] void AcknowledgeOnce() {
+  int fds[2];
+  Require(pipe(fds) == 0, "pipe");
+  setenv(policy_switch::kEnvPolicy, "slab/mt/single", 1);
+  setenv(policy_switch::kEnvAckFd, std::to_string(fds[1]).c_str(), 1);
+  std::list<int, TraceAllocator<int>> l = {1, 2, 3};
+  TraceAllocator<int> another;  // resolves nothing again: one line
+  close(fds[1]);
+  char buf[256];
+  const ssize_t n = read(fds[0], buf, sizeof buf);
+  Require(n > 0 && std::string(buf, n) == "alloctrace-policy slab/mt/single\n",
+          "one acknowledgement naming the policy");
+  std::_Exit(0);
+}
+
+[[noreturn]] void UnsetRecords() {
+  unsetenv(policy_switch::kEnvPolicy);
+  setenv("ALLOCTRACE_OUT", (testing::TempDir() + "/unset.trace").c_str(), 1);
+  TraceAllocator<int> a;
+  Require(policy_switch::Active() == nullptr, "recording");
+  Require(a.arena_id() != 0 && a.policy_pool() == nullptr, "a recorded arena");
+  std::_Exit(0);
+}
+
+[[noreturn]] void Unknown() {
+  setenv(policy_switch::kEnvPolicy, "no/such/policy", 1);
+  TraceAllocator<int> a;
+  std::_Exit(0);
+}
+
+TEST(PolicySwitchTest, NamesAreStdThenTheCatalog) {
+  const std::vector<std::string> names = policy_switch::Names();
+  ASSERT_EQ(names.size(), 1 + pool::PoolCatalog::kSize);
+  EXPECT_EQ(names[0], "std");
+  using First = pool::SlabAllocator<std::byte, pool::SingleThreaded, pool::HoldingStack>;
+  const std::string first = pool::EntryOf<First>().name;
+  EXPECT_EQ(names[1], first);
+  for (const std::string& n : names) EXPECT_NE(policy_switch::Find(n), nullptr) << n;
+  EXPECT_EQ(policy_switch::Find("slab"), nullptr);
+}
+
+TEST(PolicySwitchDeathTest, UnknownPolicyExitsWithStatus2) {
+  EXPECT_EXIT(Unknown(), ExitedWithCode(2),
+              "^alloctrace: unknown policy 'no/such/policy' in ALLOCTRACE_POLICY; see replayer "
+              "--list-policies\n$");
+}
+
+TEST(PolicySwitchDeathTest, StdServesWithoutRecording) {
+  EXPECT_EXIT(ServeUnder("std", false), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, StackPoliciesGiveEachContainerAPool) {
+  EXPECT_EXIT(ServeUnder("slab/st/stack", true), ExitedWithCode(0), "");
+  EXPECT_EXIT(ServeUnder("pool/boundary/exp/st/stack/free", true), ExitedWithCode(0), "");
+  EXPECT_EXIT(ServeUnder("small_node/mt/stack", true), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, SinglePoliciesShareTheCatalogsPool) {
+  EXPECT_EXIT(ServeUnder("slab/st/single", false), ExitedWithCode(0), "");
+  EXPECT_EXIT(ServeUnder("pool/ordered/lin/mt/single/keep", false), ExitedWithCode(0), "");
+  EXPECT_EXIT(SingleIsTheSingletonsPool(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, AcknowledgesOnTheHandshakeFd) {
+  EXPECT_EXIT(AcknowledgeOnce(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }
+
+}  // namespace
+}  // namespace alloctrace
