@@ -316,9 +316,13 @@ TEST(ReplayerTest, TheTotalBudgetLeavesNoPolicyWithoutARun) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto rows = CsvRows(o.out);
   ASSERT_EQ(rows.size(), 4u) << o.out;
+  // Every policy has its first-round run; the budget, stretched to the
+  // first look (--race_min_runs rounds at the first round's pace), ends the
+  // rest before --min_runs is reached anywhere past it.
   for (const auto& row : rows) {
     EXPECT_EQ(row.at("status"), "ok") << row.at("policy");
-    EXPECT_EQ(row.at("runs"), "1") << row.at("policy");
+    EXPECT_GE(std::stoi(row.at("runs")), 1) << row.at("policy");
+    EXPECT_LE(std::stoi(row.at("runs")), 6) << row.at("policy");
   }
 }
 
