@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "replayer/allocators/registry.h"
 #include "replayer/in_situ_run.h"
+#include "replayer/os_stats.h"
 #include "tracer/policy_switch.h"
 
 namespace alloctrace {
@@ -32,24 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Where the dynamic loader would find a preload library; empty if nowhere.
-// (measure.cc's lookup, which stays private to measure.cc.)
-std::string FindLibrary(const std::string& name) {
-#if defined(__x86_64__)
-  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#elif defined(__aarch64__)
-  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#else
-  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
-#endif
-  for (const char* dir : kDirs) {
-    const std::string path = absl::StrCat(dir, "/", name);
-    if (access(path.c_str(), R_OK) == 0) return path;
-  }
-  return "";
-}
 
 // The parent's view of one policy while it measures.
 struct Slot {
@@ -302,7 +285,7 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
           "TraceAllocator was constructed), so a pool policy cannot serve it";
     }
     if (s.c.skipped.empty() && !c.preload.empty()) {
-      s.preload_path = FindLibrary(c.preload);
+      s.preload_path = FindPreloadLibrary(c.preload);
       if (s.preload_path.empty()) s.c.skipped = absl::StrCat(c.preload, " is not installed");
       if (set.probe_library.empty()) s.c.skipped = "the preload check library is missing";
     }

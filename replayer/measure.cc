@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "replayer/os_stats.h"
 #include "replayer/policy_safety.h"
 #include "replayer/race.h"
 #include "replayer/stats.h"
@@ -25,23 +26,6 @@ using allocators::SelectAllocators;
 // The name of glibc malloc's second run set, for the noise floor.
 constexpr char kNoiseName[] = "malloc (again)";
 
-// Where the dynamic loader would find a preload library; empty if nowhere.
-std::string FindLibrary(const std::string& name) {
-#if defined(__x86_64__)
-  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#elif defined(__aarch64__)
-  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#else
-  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
-#endif
-  for (const char* dir : kDirs) {
-    const std::string path = absl::StrCat(dir, "/", name);
-    if (access(path.c_str(), R_OK) == 0) return path;
-  }
-  return "";
-}
 
 class Measurer {
  public:
@@ -161,7 +145,7 @@ Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
     return m;
   }
   if (!policy.info.preload.empty()) {
-    m.preload_path = FindLibrary(policy.info.preload);
+    m.preload_path = FindPreloadLibrary(policy.info.preload);
     if (m.preload_path.empty()) {
       m.runs.skipped = absl::StrCat(policy.info.preload, " is not installed");
       m.done = true;

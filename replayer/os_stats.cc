@@ -146,4 +146,21 @@ std::string DescribeMachine() {
                       gnu_get_libc_version());
 }
 
+std::string FindPreloadLibrary(const std::string& name) {
+#if defined(__x86_64__)
+  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#elif defined(__aarch64__)
+  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#else
+  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
+#endif
+  for (const char* dir : kDirs) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    if (access(path.c_str(), R_OK) == 0) return path;
+  }
+  return "";
+}
+
 }  // namespace alloctrace

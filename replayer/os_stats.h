@@ -69,6 +69,10 @@ int64_t ReadMigrations();
 // "Intel(R) Xeon(R) Processor @ 2.50GHz, 2 cores, Linux 6.1 x86_64, glibc 2.36"
 std::string DescribeMachine();
 
+// Where the dynamic loader would find a preload library (a file name such as
+// "libjemalloc.so.2") in the system's library directories; "" if nowhere.
+std::string FindPreloadLibrary(const std::string& name);
+
 }  // namespace alloctrace
 
 #endif  // ALLOCTRACE_REPLAYER_OS_STATS_H_
