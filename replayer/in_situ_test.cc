@@ -12,32 +12,16 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Output {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `cmd` (a shell command line) with stdout and stderr captured.
-Output RunShell(const std::string& cmd) {
-  const std::string dir = testing::TempDir();
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
-  return Output{WIFEXITED(status) ? WEXITSTATUS(status) : 128, Slurp(out), Slurp(err)};
-}
+using testing_util::Output;
+using testing_util::RunShell;
+using testing_util::Slurp;
 
 constexpr char kReplayer[] = "replayer/replayer --quiet";
 constexpr char kDemo[] = "replayer/testprogs/lru_cache_demo";

@@ -15,31 +15,13 @@
 #include "format/wire.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
+#include "replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {
 
-struct Output {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-Output RunReplayer(const std::string& args, const std::string& env = "") {
-  const std::string dir = testing::TempDir();
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const std::string cmd =
-      absl::StrCat(env.empty() ? "" : "env " + env + " ", "replayer/replayer --quiet ", args,
-                   " >", out, " 2>", err);
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  return Output{WIFEXITED(status) ? WEXITSTATUS(status) : 128, slurp(out), slurp(err)};
-}
+using testing_util::Output;
+using testing_util::RunReplayer;
 
 constexpr const char* kOneRun =
     "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0";

@@ -15,33 +15,13 @@
 #include "format/trace_writer.h"
 #include "gtest/gtest.h"
 #include "proto/trace.pb.h"
+#include "replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {
 
-struct Output {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-// Runs the replayer with `args` (a shell word list, no quoting needed),
-// with `env` ("NAME=value ...") set for it.
-Output RunReplayer(const std::string& args, const std::string& env = "") {
-  const std::string dir = testing::TempDir();
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const std::string cmd =
-      absl::StrCat(env.empty() ? "" : "env " + env + " ", "replayer/replayer --quiet ", args,
-                   " >", out, " 2>", err);
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  return Output{WIFEXITED(status) ? WEXITSTATUS(status) : 128, slurp(out), slurp(err)};
-}
+using testing_util::Output;
+using testing_util::RunReplayer;
 
 #if defined(__SANITIZE_ADDRESS__)
 // Few policies, and no preloaded mallocs: they cannot load beside ASan.
