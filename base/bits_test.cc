@@ -1,4 +1,4 @@
-#include "base/bits.h"
+#include "alloctrace/base/bits.h"
 
 #include <cstdint>
 

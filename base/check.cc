@@ -1,4 +1,4 @@
-#include "base/check.h"
+#include "alloctrace/base/check.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "base/cli_util.h"
+#include "alloctrace/base/cli_util.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "base/io.h"
+#include "alloctrace/base/io.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "base/io.h"
+#include "alloctrace/base/io.h"
 
 #include <fcntl.h>
 #include <signal.h>

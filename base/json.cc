@@ -1,6 +1,6 @@
-#include "base/json.h"
+#include "alloctrace/base/json.h"
 
-#include "base/utf8.h"
+#include "alloctrace/base/utf8.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "base/json.h"
+#include "alloctrace/base/json.h"
 
 #include <string>
 

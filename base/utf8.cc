@@ -1,4 +1,4 @@
-#include "base/utf8.h"
+#include "alloctrace/base/utf8.h"
 
 #include <cstdint>
 

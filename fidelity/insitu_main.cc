@@ -50,14 +50,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/cli_util.h"
+#include "alloctrace/base/cli_util.h"
 #include "boost/pool/pool_alloc.hpp"
-#include "pool/policies.h"
-#include "pool/catalog.h"
-#include "pool/pool_allocator.h"
-#include "pool/storage_policies.h"
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_table.h"
+#include "alloctrace/pool/policies.h"
+#include "alloctrace/pool/catalog.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/pool/storage_policies.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_table.h"
 
 ABSL_FLAG(std::string, workload, "", "the built-in workload to run (see --list)");
 ABSL_FLAG(std::string, allocator, "std", "the containers' allocator (see --list)");

@@ -1,4 +1,4 @@
-#include "format/address_map.h"
+#include "alloctrace/format/address_map.h"
 
 #include <map>
 #include <random>

@@ -1,11 +1,11 @@
-#include "format/chunk_decoder.h"
+#include "alloctrace/format/chunk_decoder.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
-#include "format/wire.h"
+#include "alloctrace/format/wire.h"
 
 namespace alloctrace {
 namespace {

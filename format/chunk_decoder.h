@@ -16,8 +16,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "format/trace_format.h"
-#include "format/wire.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/wire.h"
 
 namespace alloctrace {
 

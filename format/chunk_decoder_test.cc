@@ -1,17 +1,17 @@
 // The chunk decoder: every valid encoding of a chunk decodes alike, and
 // hand-made chunks no writer produces are refused with the file, byte
 // offset, event index and what is wrong.
-#include "format/chunk_decoder.h"
+#include "alloctrace/format/chunk_decoder.h"
 
 #include <string>
 #include <vector>
 
-#include "format/test_util.h"
-#include "format/trace_reader.h"
-#include "format/trace_format.h"
-#include "format/wire.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/wire.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 namespace {

@@ -1,11 +1,11 @@
-#include "format/hostile_trace.h"
+#include "alloctrace/format/hostile_trace.h"
 
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "format/trace_writer.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 

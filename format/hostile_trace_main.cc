@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "format/hostile_trace.h"
+#include "alloctrace/format/hostile_trace.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

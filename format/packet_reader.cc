@@ -1,4 +1,4 @@
-#include "format/packet_reader.h"
+#include "alloctrace/format/packet_reader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/trace_format.h"
-#include "format/wire.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/wire.h"
 
 namespace alloctrace {
 

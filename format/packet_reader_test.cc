@@ -1,16 +1,16 @@
 // The framing layer: truncation anywhere is "cut short" (or, before a
 // header is complete, "not a trace"), corrupt framing is an error.
-#include "format/packet_reader.h"
+#include "alloctrace/format/packet_reader.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/test_util.h"
-#include "format/trace_format.h"
-#include "format/trace_reader.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_reader.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "format/test_util.h"
+#include "alloctrace/format/test_util.h"
 
 #include <fstream>
 #include <memory>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/trace_writer.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace::testing_util {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "format/trace_format.h"
-#include "format/trace_reader.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace::testing_util {
 

@@ -1,4 +1,4 @@
-#include "format/trace_format.h"
+#include "alloctrace/format/trace_format.h"
 
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>

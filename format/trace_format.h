@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "format/wire.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/format/wire.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "format/trace_reader.h"
+#include "alloctrace/format/trace_reader.h"
 
 #include <utility>
 

@@ -29,10 +29,10 @@
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/chunk_decoder.h"
-#include "format/packet_reader.h"
-#include "format/trace_format.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/format/chunk_decoder.h"
+#include "alloctrace/format/packet_reader.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 

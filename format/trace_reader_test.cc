@@ -1,18 +1,18 @@
 // Writer -> file -> reader round trips, and the reader against damaged
 // files as a whole. Framing cases are in packet_reader_test, bad ops in
 // chunk_decoder_test.
-#include "format/trace_reader.h"
+#include "alloctrace/format/trace_reader.h"
 
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/test_util.h"
-#include "format/trace_format.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_writer.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 namespace {

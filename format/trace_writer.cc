@@ -1,4 +1,4 @@
-#include "format/trace_writer.h"
+#include "alloctrace/format/trace_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "base/io.h"
+#include "alloctrace/base/io.h"
 
 namespace alloctrace {
 namespace {

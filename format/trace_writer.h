@@ -28,10 +28,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "proto/trace.pb.h"
-#include "format/address_map.h"
-#include "format/trace_format.h"
-#include "format/wire.h"
+#include "alloctrace/proto/trace.pb.h"
+#include "alloctrace/format/address_map.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/wire.h"
 
 namespace alloctrace {
 

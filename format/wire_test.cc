@@ -1,13 +1,13 @@
-#include "format/wire.h"
+#include "alloctrace/format/wire.h"
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "format/trace_format.h"
+#include "alloctrace/format/trace_format.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 namespace {

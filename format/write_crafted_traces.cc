@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "format/test_util.h"
+#include "alloctrace/format/test_util.h"
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strncmp(argv[1], "--many_arenas=", 14) == 0) {

@@ -15,8 +15,8 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "pool/chunk.h"
-#include "base/check.h"
+#include "alloctrace/pool/chunk.h"
+#include "alloctrace/base/check.h"
 
 namespace alloctrace::pool {
 

@@ -27,18 +27,18 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "base/type_list.h"
-#include "pool/policies.h"
-#include "pool/pool.h"
-#include "pool/pool_allocator.h"
-#include "pool/slab_pool.h"
-#include "pool/small_node_pool.h"
-#include "pool/storage_policies.h"
+#include "alloctrace/base/type_list.h"
+#include "alloctrace/pool/policies.h"
+#include "alloctrace/pool/pool.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/pool/slab_pool.h"
+#include "alloctrace/pool/small_node_pool.h"
+#include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::pool {
 
 // Where a user gets the catalog's types.
-inline constexpr char kHeader[] = "pool/pool_allocator.h";
+inline constexpr char kHeader[] = "alloctrace/pool/pool_allocator.h";
 inline constexpr char kBazelTarget[] = "@alloctrace//pool";
 inline constexpr char kCMakeTarget[] = "alloctrace::pool";
 

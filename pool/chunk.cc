@@ -1,10 +1,10 @@
-#include "pool/chunk.h"
+#include "alloctrace/pool/chunk.h"
 
 #include <cstdlib>
 #include <limits>
 #include <new>
 
-#include "base/check.h"
+#include "alloctrace/base/check.h"
 
 namespace alloctrace::pool {
 namespace {

@@ -1,4 +1,4 @@
-#include "pool/chunk.h"
+#include "alloctrace/pool/chunk.h"
 
 #include <cstdint>
 #include <set>

@@ -1,4 +1,4 @@
-#include "pool/large_block_list.h"
+#include "alloctrace/pool/large_block_list.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "pool/pool.h"
-#include "pool/slab_pool.h"
+#include "alloctrace/pool/pool.h"
+#include "alloctrace/pool/slab_pool.h"
 
 namespace alloctrace::pool {
 namespace {

@@ -1,10 +1,10 @@
-#include "pool/page_map.h"
+#include "alloctrace/pool/page_map.h"
 
 #include <sys/mman.h>
 
 #include <atomic>
 
-#include "base/check.h"
+#include "alloctrace/base/check.h"
 
 namespace alloctrace::pool {
 namespace {

@@ -65,12 +65,12 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "pool/bunch.h"
-#include "pool/chunk.h"
-#include "pool/large_block_list.h"
-#include "pool/policies.h"
-#include "base/check.h"
-#include "pool/storage_policies.h"
+#include "alloctrace/pool/bunch.h"
+#include "alloctrace/pool/chunk.h"
+#include "alloctrace/pool/large_block_list.h"
+#include "alloctrace/pool/policies.h"
+#include "alloctrace/base/check.h"
+#include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::pool {
 

@@ -52,11 +52,11 @@
 #include <new>
 #include <type_traits>
 
-#include "pool/policies.h"
-#include "pool/pool.h"
-#include "pool/slab_pool.h"
-#include "pool/small_node_pool.h"
-#include "pool/storage_policies.h"
+#include "alloctrace/pool/policies.h"
+#include "alloctrace/pool/pool.h"
+#include "alloctrace/pool/slab_pool.h"
+#include "alloctrace/pool/small_node_pool.h"
+#include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::pool {
 

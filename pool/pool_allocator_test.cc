@@ -1,4 +1,4 @@
-#include "pool/pool_allocator.h"
+#include "alloctrace/pool/pool_allocator.h"
 
 #include <functional>
 #include <list>

@@ -1,4 +1,4 @@
-#include "pool/pool.h"
+#include "alloctrace/pool/pool.h"
 
 #include <cstdint>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pool/pool_test_util.h"
+#include "alloctrace/pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {

@@ -47,9 +47,9 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "pool/large_block_list.h"
-#include "pool/page_map.h"
-#include "pool/policies.h"
+#include "alloctrace/pool/large_block_list.h"
+#include "alloctrace/pool/page_map.h"
+#include "alloctrace/pool/policies.h"
 
 namespace alloctrace::pool {
 

@@ -1,4 +1,4 @@
-#include "pool/slab_pool.h"
+#include "alloctrace/pool/slab_pool.h"
 
 #include <cstdint>
 #include <cstring>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pool/page_map.h"
-#include "pool/pool_test_util.h"
+#include "alloctrace/pool/page_map.h"
+#include "alloctrace/pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {

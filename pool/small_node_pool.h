@@ -46,9 +46,9 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "base/check.h"
-#include "pool/large_block_list.h"
-#include "pool/policies.h"
+#include "alloctrace/base/check.h"
+#include "alloctrace/pool/large_block_list.h"
+#include "alloctrace/pool/policies.h"
 
 namespace alloctrace::pool {
 

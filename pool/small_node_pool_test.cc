@@ -1,4 +1,4 @@
-#include "pool/small_node_pool.h"
+#include "alloctrace/pool/small_node_pool.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pool/pool_allocator.h"
-#include "pool/pool_test_util.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/pool/pool_test_util.h"
 
 namespace alloctrace::pool {
 namespace {

@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "pool/chunk.h"
-#include "base/check.h"
+#include "alloctrace/pool/chunk.h"
+#include "alloctrace/base/check.h"
 
 namespace alloctrace::pool {
 

@@ -1,4 +1,4 @@
-#include "pool/storage_policies.h"
+#include "alloctrace/pool/storage_policies.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pool/bunch.h"
-#include "pool/policies.h"
+#include "alloctrace/pool/bunch.h"
+#include "alloctrace/pool/policies.h"
 
 namespace alloctrace::pool {
 namespace {

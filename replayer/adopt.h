@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace {
 
-// "alloctrace::pool::SlabAllocator<T, ...> (#include "pool/pool_allocator.h";
+// "alloctrace::pool::SlabAllocator<T, ...> (#include "alloctrace/pool/pool_allocator.h";
 // Bazel @alloctrace//pool, CMake alloctrace::pool)", or for a malloc how to
 // adopt it; "" for nothing.
 std::string AdoptWords(const allocators::Adoption& adopt);

@@ -1,4 +1,4 @@
-#include "replayer/adopt.h"
+#include "alloctrace/replayer/adopt.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replayer/allocators/registry.h"
+#include "alloctrace/replayer/allocators/registry.h"
 
 namespace alloctrace {
 namespace {
@@ -60,7 +60,7 @@ TEST(AdoptTest, EveryPolicySaysHowToAdoptIt) {
     EXPECT_FALSE(AdoptWords(info.adopt).empty()) << info.name;
     if (info.family == "article" || info.family == "ours") {
       EXPECT_THAT(info.adopt.cpp_type, HasSubstr("alloctrace::pool::")) << info.name;
-      EXPECT_EQ(info.adopt.header, "pool/pool_allocator.h") << info.name;
+      EXPECT_EQ(info.adopt.header, "alloctrace/pool/pool_allocator.h") << info.name;
       EXPECT_EQ(info.adopt.cmake_target, "alloctrace::pool") << info.name;
     }
     if (info.family == "external") {
@@ -102,10 +102,10 @@ TEST(AdoptTest, TheTypeNamesItsHolding) {
 }
 
 TEST(AdoptTest, AdoptWordsNamesHeaderAndTargets) {
-  allocators::Adoption a{"alloctrace::pool::SlabAllocator<T>", "pool/pool_allocator.h",
+  allocators::Adoption a{"alloctrace::pool::SlabAllocator<T>", "alloctrace/pool/pool_allocator.h",
                          "@alloctrace//pool", "alloctrace::pool", ""};
   EXPECT_EQ(AdoptWords(a),
-            "alloctrace::pool::SlabAllocator<T> (#include \"pool/pool_allocator.h\"; Bazel "
+            "alloctrace::pool::SlabAllocator<T> (#include \"alloctrace/pool/pool_allocator.h\"; Bazel "
             "@alloctrace//pool; CMake alloctrace::pool)");
   allocators::Adoption std_alloc{"std::allocator<T>", "memory", "", "", ""};
   EXPECT_EQ(AdoptWords(std_alloc), "std::allocator<T> (#include <memory>)");

@@ -11,8 +11,8 @@
 #include <memory>
 #include <boost/pool/pool_alloc.hpp>
 #include <memory_resource>
-#include "pool/pool_allocator.h"
-#include "pool/catalog.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/pool/catalog.h"
 
 // new
 template <class T>

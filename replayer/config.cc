@@ -1,4 +1,4 @@
-#include "replayer/config.h"
+#include "alloctrace/replayer/config.h"
 
 #include <cstdio>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "replayer/reporters.h"
+#include "alloctrace/replayer/reporters.h"
 
 namespace {
 // The flags' defaults, from the one place they are stated.

@@ -1,4 +1,4 @@
-#include "replayer/config.h"
+#include "alloctrace/replayer/config.h"
 
 #include <string>
 
@@ -6,9 +6,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "gtest/gtest.h"
-#include "replayer/measure.h"
-#include "replayer/replay_loop.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/summary.h"
 
 ABSL_DECLARE_FLAG(std::string, rank_by);
 ABSL_DECLARE_FLAG(std::string, clock);

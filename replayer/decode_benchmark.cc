@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "format/trace_reader.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace {
 

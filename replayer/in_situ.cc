@@ -1,4 +1,4 @@
-#include "replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,10 +23,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "replayer/allocators/registry.h"
-#include "replayer/in_situ_run.h"
-#include "replayer/os_stats.h"
-#include "tracer/policy_switch.h"
+#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/in_situ_run.h"
+#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/tracer/policy_switch.h"
 
 namespace alloctrace {
 namespace {

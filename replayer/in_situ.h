@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "replayer/allocators/allocator_concept.h"
-#include "replayer/stats.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "replayer/in_situ_cli.h"
+#include "alloctrace/replayer/in_situ_cli.h"
 
 #include <unistd.h>
 
@@ -6,8 +6,8 @@
 #include <memory>
 #include <utility>
 
-#include "base/cli_util.h"
-#include "replayer/in_situ_report.h"
+#include "alloctrace/base/cli_util.h"
+#include "alloctrace/replayer/in_situ_report.h"
 
 namespace alloctrace {
 

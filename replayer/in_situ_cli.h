@@ -11,9 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "replayer/in_situ.h"
-#include "replayer/measure.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "replayer/in_situ_report.h"
+#include "alloctrace/replayer/in_situ_report.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,9 +8,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "base/json.h"
-#include "replayer/adopt.h"
-#include "report/html.h"
+#include "alloctrace/base/json.h"
+#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/charts/html.h"
 
 namespace alloctrace {
 namespace {

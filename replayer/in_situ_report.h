@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "replayer/in_situ.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "replayer/in_situ_run.h"
+#include "alloctrace/replayer/in_situ_run.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "tracer/policy_switch.h"
+#include "alloctrace/tracer/policy_switch.h"
 
 extern char** environ;
 

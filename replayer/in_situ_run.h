@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ.h"
 
 namespace alloctrace {
 

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replayer/run_command_test_util.h"
+#include "alloctrace/replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {

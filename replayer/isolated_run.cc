@@ -1,4 +1,4 @@
-#include "replayer/isolated_run.h"
+#include "alloctrace/replayer/isolated_run.h"
 
 #include <malloc.h>
 #include <poll.h>
@@ -18,8 +18,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "base/io.h"
-#include "replayer/os_stats.h"
+#include "alloctrace/base/io.h"
+#include "alloctrace/replayer/os_stats.h"
 
 namespace alloctrace {
 

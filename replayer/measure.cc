@@ -1,4 +1,4 @@
-#include "replayer/measure.h"
+#include "alloctrace/replayer/measure.h"
 
 #include <unistd.h>
 
@@ -13,10 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "replayer/os_stats.h"
-#include "replayer/policy_safety.h"
-#include "replayer/race.h"
-#include "replayer/stats.h"
+#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/replayer/policy_safety.h"
+#include "alloctrace/replayer/race.h"
+#include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {
 namespace {

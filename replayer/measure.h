@@ -40,12 +40,12 @@
 #include <string>
 #include <vector>
 
-#include "replayer/allocators/registry.h"
-#include "replayer/isolated_run.h"
-#include "replayer/replay_loop.h"
-#include "replayer/replay_program.h"
-#include "replayer/summary.h"
-#include "replayer/thread_schedule.h"
+#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/isolated_run.h"
+#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/thread_schedule.h"
 
 namespace alloctrace {
 

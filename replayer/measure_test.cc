@@ -1,14 +1,14 @@
 // The stopping rule of the measurement protocol, fed with given runs (no
 // timing, no child processes).
-#include "replayer/measure.h"
+#include "alloctrace/replayer/measure.h"
 
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "replayer/race.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/race.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "replayer/os_stats.h"
+#include "alloctrace/replayer/os_stats.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

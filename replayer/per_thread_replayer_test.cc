@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/test_util.h"
-#include "format/trace_writer.h"
-#include "format/wire.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/format/wire.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
-#include "replayer/run_command_test_util.h"
+#include "alloctrace/proto/trace.pb.h"
+#include "alloctrace/replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {

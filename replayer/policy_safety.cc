@@ -1,11 +1,11 @@
-#include "replayer/policy_safety.h"
+#include "alloctrace/replayer/policy_safety.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "replayer/allocators/registry.h"
+#include "alloctrace/replayer/allocators/registry.h"
 
 namespace alloctrace {
 

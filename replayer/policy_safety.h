@@ -5,7 +5,7 @@
 //
 // The rule: a policy that is not thread-safe (AllocatorInfo::thread_safe)
 // never serves a trace with an arena that several threads allocate or free
-// in (format/arena_usage.h). In the program that arena is one allocator
+// in (inspect/arena_usage.h). In the program that arena is one allocator
 // instance used from several threads; a pool without a lock would corrupt
 // its free lists there. A captured program (every block in arena 0) run on
 // several threads gets only thread-safe policies.
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "format/arena_usage.h"
-#include "replayer/allocators/allocator_concept.h"
+#include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace {
 

@@ -1,11 +1,11 @@
-#include "replayer/policy_safety.h"
+#include "alloctrace/replayer/policy_safety.h"
 
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replayer/allocators/registry.h"
+#include "alloctrace/replayer/allocators/registry.h"
 
 namespace alloctrace {
 namespace {

@@ -1,11 +1,11 @@
-#include "replayer/race.h"
+#include "alloctrace/replayer/race.h"
 
 #include <cmath>
 #include <map>
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "replayer/stats.h"
+#include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {
 

@@ -23,8 +23,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "replayer/measure.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "pool/pool_allocator.h"
-#include "replayer/allocators/pool_allocators.h"
-#include "replayer/replay_loop.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
+#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 namespace {

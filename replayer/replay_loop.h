@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "replayer/os_stats.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 

@@ -1,9 +1,9 @@
-#include "replayer/replay_loop.h"
+#include "alloctrace/replayer/replay_loop.h"
 
 #include "gtest/gtest.h"
-#include "replayer/allocators/baseline_allocators.h"
-#include "replayer/allocators/pool_allocators.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/replay_program.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "format/arena_usage.h"
-#include "format/trace_reader.h"
+#include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/format/trace_reader.h"
 
 namespace alloctrace {
 
@@ -430,7 +430,7 @@ class ProgramBuilder {
   // count.
   std::vector<ObjectInfo> objects_;
   uint64_t live_bytes_ = 0, live_objects_ = 0;
-  // Threads and live blocks by arena (format/arena_usage.h).
+  // Threads and live blocks by arena (inspect/arena_usage.h).
   ArenaUsage usage_;
   std::vector<uint8_t> arena_pending_destroy_;  // by dense arena index
   uint64_t event_index_ = 0;

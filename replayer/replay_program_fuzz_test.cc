@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "replayer/replay_program_fuzzer.h"
+#include "alloctrace/replayer/replay_program_fuzzer.h"
 
 namespace alloctrace {
 namespace {

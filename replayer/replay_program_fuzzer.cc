@@ -1,4 +1,4 @@
-#include "replayer/replay_program_fuzzer.h"
+#include "alloctrace/replayer/replay_program_fuzzer.h"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/logging.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 namespace {

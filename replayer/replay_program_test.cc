@@ -1,17 +1,17 @@
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/replay_program.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "format/test_util.h"
-#include "format/trace_stats.h"
-#include "format/trace_writer.h"
-#include "format/wire.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/inspect/trace_stats.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/format/wire.h"
 #include "gtest/gtest.h"
-#include "pool/policies.h"
-#include "pool/storage_policies.h"
-#include "replayer/allocators/pool_allocators.h"
-#include "replayer/replay_loop.h"
+#include "alloctrace/pool/policies.h"
+#include "alloctrace/pool/storage_policies.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
+#include "alloctrace/replayer/replay_loop.h"
 
 namespace alloctrace {
 namespace {

@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/trace_writer.h"
 #include "gtest/gtest.h"
-#include "proto/trace.pb.h"
-#include "replayer/run_command_test_util.h"
+#include "alloctrace/proto/trace.pb.h"
+#include "alloctrace/replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {
@@ -150,7 +150,7 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
         "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\"",
         "\"adopt\": {\"policy\": \"slab/st/single\", \"cpp_type\": "
         "\"alloctrace::pool::SlabAllocator<T, alloctrace::pool::SingleThreaded, "
-        "alloctrace::pool::HoldingSingleton>\", \"header\": \"pool/pool_allocator.h\", "
+        "alloctrace::pool::HoldingSingleton>\", \"header\": \"alloctrace/pool/pool_allocator.h\", "
         "\"bazel_target\": \"@alloctrace//pool\", \"cmake_target\": \"alloctrace::pool\"}",
         "\"adopt\": {\"policy\": \"malloc\", \"how\": "}) {
     EXPECT_NE(o.out.find(key), std::string::npos) << key;

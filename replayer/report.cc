@@ -1,7 +1,7 @@
 // The reports for people (80-column table, Markdown), written from the
 // summary (replayer/summary.h) with the small formatting helpers kept
 // private here. CSV and JSON are in report_data.cc, HTML in report_html.cc.
-#include "replayer/report.h"
+#include "alloctrace/replayer/report.h"
 
 #include <algorithm>
 #include <string>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "replayer/adopt.h"
+#include "alloctrace/replayer/adopt.h"
 
 namespace alloctrace {
 namespace {

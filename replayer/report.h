@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "replayer/summary.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

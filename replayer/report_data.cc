@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/json.h"
-#include "replayer/in_situ_report.h"
-#include "replayer/report.h"
+#include "alloctrace/base/json.h"
+#include "alloctrace/replayer/in_situ_report.h"
+#include "alloctrace/replayer/report.h"
 
 namespace alloctrace {
 namespace {

@@ -1,7 +1,7 @@
 // The replay report's page drawn from its view (HtmlTrace): the sections
 // (verdict, memory profile, speed, Pareto, policy effects, heat map,
 // tables), one function each. The view is made in report_html_view.cc.
-#include "replayer/report_html.h"
+#include "alloctrace/replayer/report_html.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "report/html.h"
-#include "report/svg.h"
+#include "alloctrace/charts/html.h"
+#include "alloctrace/charts/svg.h"
 
 namespace alloctrace {
 namespace {

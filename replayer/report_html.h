@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "replayer/replay_program.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

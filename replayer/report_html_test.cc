@@ -1,16 +1,16 @@
-#include "replayer/report_html.h"
+#include "alloctrace/replayer/report_html.h"
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/string_test_util.h"
-#include "format/hostile_trace.h"
+#include "alloctrace/base/string_test_util.h"
+#include "alloctrace/format/hostile_trace.h"
 #include "gtest/gtest.h"
-#include "replayer/replay_program.h"
-#include "replayer/summary.h"
-#include "report/html.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/summary.h"
+#include "alloctrace/charts/html.h"
 
 namespace alloctrace {
 namespace {

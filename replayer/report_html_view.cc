@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "replayer/adopt.h"
-#include "replayer/replay_program.h"
-#include "replayer/report_html.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

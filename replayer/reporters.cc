@@ -1,8 +1,8 @@
-#include "replayer/reporters.h"
+#include "alloctrace/replayer/reporters.h"
 
 #include "absl/strings/str_cat.h"
-#include "replayer/report.h"
-#include "replayer/report_html.h"
+#include "alloctrace/replayer/report.h"
+#include "alloctrace/replayer/report_html.h"
 
 namespace alloctrace {
 namespace {

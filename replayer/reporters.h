@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "replayer/replay_program.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 

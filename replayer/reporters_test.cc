@@ -1,12 +1,12 @@
-#include "replayer/reporters.h"
+#include "alloctrace/replayer/reporters.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "replayer/report.h"
-#include "replayer/report_html.h"
-#include "replayer/summary.h"
+#include "alloctrace/replayer/report.h"
+#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
 namespace {

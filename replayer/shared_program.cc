@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "base/io.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/base/io.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "replayer/stats.h"
+#include "alloctrace/replayer/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "replayer/summary.h"
+#include "alloctrace/replayer/summary.h"
 
 #include <algorithm>
 #include <cmath>

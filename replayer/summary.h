@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "replayer/allocators/allocator_concept.h"
-#include "replayer/replay_loop.h"
-#include "replayer/replay_program.h"
-#include "replayer/stats.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {
 

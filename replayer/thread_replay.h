@@ -37,10 +37,10 @@
 #include <functional>
 #include <vector>
 
-#include "replayer/os_stats.h"
-#include "replayer/replay_loop.h"
-#include "replayer/replay_program.h"
-#include "replayer/thread_schedule.h"
+#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/thread_schedule.h"
 
 namespace alloctrace {
 namespace thread_replay_internal {

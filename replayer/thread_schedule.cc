@@ -1,4 +1,4 @@
-#include "replayer/thread_schedule.h"
+#include "alloctrace/replayer/thread_schedule.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "base/io.h"
+#include "alloctrace/base/io.h"
 
 namespace alloctrace {
 namespace {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace {
 

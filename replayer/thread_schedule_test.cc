@@ -1,4 +1,4 @@
-#include "replayer/thread_schedule.h"
+#include "alloctrace/replayer/thread_schedule.h"
 
 #include <cstdint>
 #include <string>
@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "format/test_util.h"
-#include "format/wire.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/wire.h"
+#include "alloctrace/format/trace_writer.h"
 #include "gtest/gtest.h"
-#include "replayer/allocators/baseline_allocators.h"
-#include "replayer/allocators/pool_allocators.h"
-#include "replayer/replay_program.h"
-#include "replayer/thread_replay.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
+#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/thread_replay.h"
 
 namespace alloctrace {
 namespace {

@@ -26,7 +26,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/trace_writer.h"
 
 ABSL_FLAG(std::string, kind, "pc", "pc or private");
 ABSL_FLAG(uint32_t, threads, 2, "traced threads (at least 2 for pc)");

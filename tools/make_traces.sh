@@ -6,7 +6,7 @@
 # The shared_ptr workloads under libc++ are made by tools/record_libcxx.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bazel build //tracer:record //format:inspect >/dev/null 2>&1
+bazel build //tracer:record //inspect >/dev/null 2>&1
 if [ "$#" -gt 0 ]; then
   workloads="$*"
 else
@@ -16,7 +16,7 @@ printf '| trace | events | bytes | bytes/event | peak live bytes | peak live obj
 printf '|---|---:|---:|---:|---:|---:|---:|\n'
 for w in $workloads; do
   bazel run //tracer:record -- --workload="$w" --seed=1 --out="traces/$w.trace" >/dev/null 2>&1
-  bazel run //format:inspect -- --json "traces/$w.trace" 2>/dev/null | python3 -c '
+  bazel run //inspect -- --json "traces/$w.trace" 2>/dev/null | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 print("| `%s.trace` | %d | %d | %.2f | %d | %d | %d |" % (s["workload"], s["events"],

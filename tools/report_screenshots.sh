@@ -6,14 +6,14 @@
 # the pictures show the layout, not reference figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bazel build --color=no --curses=no //format:inspect //replayer 2>/dev/null \
-  || { echo "report_screenshots: build failed (bazel build //format:inspect //replayer)"; exit 1; }
+bazel build --color=no --curses=no //inspect //replayer 2>/dev/null \
+  || { echo "report_screenshots: build failed (bazel build //inspect //replayer)"; exit 1; }
 bin=$(bazel info bazel-bin 2>/dev/null)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Written here, then moved: the pages show the command line as typed.
-"$bin/format/inspect" --html --out=inspect.html traces/random.trace
+"$bin/inspect/inspect" --html --out=inspect.html traces/random.trace
 "$bin/replayer/replayer" --quiet --format=html --out=report.html traces/simple_map.trace
 mv inspect.html "$tmp/inspect.html"
 mv report.html "$tmp/replay.html"

@@ -19,7 +19,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer: tools/fuzz.sh
   cmake                  # the CMake package and examples/cmake
 )
-# --with-browser (tools/test.sh passes it): what //report:browser_test needs
+# --with-browser (tools/test.sh passes it): what //charts:browser_test needs
 # to open the HTML reports in a real browser and read its screenshots.
 if [ "${1:-}" = "--with-browser" ]; then
   packages+=(chromium python3-pil fonts-dejavu-core)

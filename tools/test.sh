@@ -7,7 +7,7 @@
 # one per example step.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh --with-browser || exit 1  # Chromium: //report:browser_test
+tools/setup.sh --with-browser || exit 1  # Chromium: //charts:browser_test
 
 passed=0
 failed=0
@@ -46,7 +46,7 @@ run_suite() {  # $@: extra bazel flags
 # project"), run as the README says: a separate Bazel workspace
 # (examples/bazel) and the installed CMake package (examples/cmake, then a
 # plain compiler line through pkg-config). Each app records a std::map and uses
-# SlabAllocator; //format:inspect must read its trace as complete. One test
+# SlabAllocator; //inspect must read its trace as complete. One test
 # each; on failure the step's log is shown.
 run_examples() {
   local tmp
@@ -106,7 +106,7 @@ example() {  # $1: name, $2: the trace it writes, rest: the command
   step "$name" bash -c '
     trace=$1
     shift
-    "$@" && bazel run --color=no --curses=no //format:inspect -- "$trace" >"$trace.inspect" &&
+    "$@" && bazel run --color=no --curses=no //inspect -- "$trace" >"$trace.inspect" &&
       grep -q "^complete" "$trace.inspect" && grep -E "^complete" "$trace.inspect"' \
     _ "$trace" "$@"
 }

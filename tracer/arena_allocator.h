@@ -26,7 +26,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "tracer/no_arena.h"
+#include "alloctrace/tracer/no_arena.h"
 
 namespace alloctrace {
 

@@ -1,4 +1,4 @@
-#include "tracer/policy_switch.h"
+#include "alloctrace/tracer/policy_switch.h"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <mutex>
 #include <new>
 
-#include "base/type_list.h"
-#include "pool/catalog.h"
-#include "pool/policies.h"
+#include "alloctrace/base/type_list.h"
+#include "alloctrace/pool/catalog.h"
+#include "alloctrace/pool/policies.h"
 
 namespace alloctrace::policy_switch {
 namespace {

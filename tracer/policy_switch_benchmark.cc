@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "pool/pool_allocator.h"
-#include "tracer/policy_switch.h"
-#include "tracer/trace_allocator.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/tracer/policy_switch.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 namespace alloctrace {
 namespace {

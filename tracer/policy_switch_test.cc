@@ -1,7 +1,7 @@
 // The ALLOCTRACE_POLICY switch of TraceAllocator. The switch resolves once
 // per process, so every case runs in a child of its own (a death test
 // forks before anything here constructs a TraceAllocator).
-#include "tracer/policy_switch.h"
+#include "alloctrace/tracer/policy_switch.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "pool/catalog.h"
-#include "tracer/trace_allocator.h"
+#include "alloctrace/pool/catalog.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 namespace alloctrace {
 namespace {

@@ -22,10 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "base/cli_util.h"
-#include "tracer/recorder.h"
-#include "tracer/workloads/stdlib_name.h"
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/base/cli_util.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/workloads/stdlib_name.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 ABSL_FLAG(std::string, workload, "", "the workload to run (see --list)");
 ABSL_FLAG(std::string, out, "",

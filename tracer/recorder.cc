@@ -1,4 +1,4 @@
-#include "tracer/recorder.h"
+#include "alloctrace/tracer/recorder.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -15,8 +15,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "format/trace_writer.h"
-#include "tracer/ring_drainer.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/tracer/ring_drainer.h"
 
 namespace alloctrace {
 namespace recorder_internal {

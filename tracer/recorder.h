@@ -37,7 +37,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "tracer/raw_event.h"
+#include "alloctrace/tracer/raw_event.h"
 
 namespace alloctrace {
 
@@ -181,6 +181,6 @@ class Recorder {
 
 }  // namespace alloctrace
 
-#include "tracer/recorder_inl.h"  // IWYU pragma: export
+#include "alloctrace/tracer/recorder_inl.h"  // IWYU pragma: export
 
 #endif  // ALLOCTRACE_TRACER_RECORDER_H_

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "absl/base/optimization.h"
-#include "tracer/raw_event.h"
+#include "alloctrace/tracer/raw_event.h"
 
 namespace alloctrace {
 namespace recorder_internal {

@@ -1,4 +1,4 @@
-#include "tracer/recorder.h"
+#include "alloctrace/tracer/recorder.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tracer/trace_allocator.h"
-#include "format/trace_reader.h"
-#include "format/trace_stats.h"
+#include "alloctrace/tracer/trace_allocator.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/inspect/trace_stats.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "tracer/ring_drainer.h"
+#include "alloctrace/tracer/ring_drainer.h"
 
 #include <sched.h>
 #include <time.h>
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <utility>
 
-#include "tracer/recorder_inl.h"
+#include "alloctrace/tracer/recorder_inl.h"
 
 namespace alloctrace::recorder_internal {
 namespace {

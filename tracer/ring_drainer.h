@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "format/trace_writer.h"
-#include "tracer/raw_event.h"
-#include "tracer/recorder.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/tracer/raw_event.h"
+#include "alloctrace/tracer/recorder.h"
 
 namespace alloctrace::recorder_internal {
 

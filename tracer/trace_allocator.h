@@ -39,10 +39,10 @@
 
 #include "absl/base/optimization.h"
 
-#include "base/bits.h"
-#include "tracer/arena_allocator.h"
-#include "tracer/policy_switch.h"
-#include "tracer/recorder.h"
+#include "alloctrace/base/bits.h"
+#include "alloctrace/tracer/arena_allocator.h"
+#include "alloctrace/tracer/policy_switch.h"
+#include "alloctrace/tracer/recorder.h"
 
 namespace alloctrace {
 

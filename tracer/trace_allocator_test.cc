@@ -1,4 +1,4 @@
-#include "tracer/trace_allocator.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 #include <deque>
 #include <forward_list>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tracer/recorder.h"
-#include "format/trace_reader.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/format/trace_reader.h"
 
 namespace alloctrace {
 namespace {

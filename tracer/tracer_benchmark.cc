@@ -23,11 +23,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "tracer/recorder.h"
-#include "tracer/trace_allocator.h"
-#include "format/trace_reader.h"
-#include "format/trace_writer.h"
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/trace_allocator.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/format/trace_writer.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 namespace alloctrace {
 namespace {

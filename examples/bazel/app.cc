@@ -10,9 +10,9 @@
 #include <string>
 #include <utility>
 
-#include "pool/pool_allocator.h"
-#include "tracer/recorder.h"
-#include "tracer/trace_allocator.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 int main(int argc, char** argv) {
   std::string path = argc > 1 ? argv[1] : "app.trace";

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "format/trace_reader.h"
-#include "pool/pool_allocator.h"
-#include "tracer/recorder.h"
-#include "tracer/trace_allocator.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/pool/pool_allocator.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 namespace {
 

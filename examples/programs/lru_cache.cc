@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "pool/pool_allocator.h"     // alloctrace::pool::*Allocator, for the alias
-#include "tracer/trace_allocator.h"  // alloctrace::TraceAllocator, for the alias
+#include "alloctrace/pool/pool_allocator.h"     // alloctrace::pool::*Allocator, for the alias
+#include "alloctrace/tracer/trace_allocator.h"  // alloctrace::TraceAllocator, for the alias
 
 // The one line to change to run on another allocator, e.g.
 //   using Alloc = std::allocator<T>;

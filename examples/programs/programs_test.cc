@@ -12,7 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "format/trace_stats.h"
+#include "alloctrace/inspect/trace_stats.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

@@ -58,7 +58,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "base/check.h"
+#include "alloctrace/base/check.h"
 
 namespace alloctrace::allocators {
 

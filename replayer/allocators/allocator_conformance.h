@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "replayer/allocators/allocator_concept.h"
-#include "replayer/allocators/allocator_types.h"
-#include "replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/allocators/allocator_types.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
 
 namespace alloctrace::allocators::testing {
 

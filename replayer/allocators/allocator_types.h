@@ -4,11 +4,11 @@
 #ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_ALLOCATOR_TYPES_H_
 #define ALLOCTRACE_REPLAYER_ALLOCATORS_ALLOCATOR_TYPES_H_
 
-#include "replayer/allocators/baseline_allocators.h"
-#include "replayer/allocators/boost_allocators.h"
-#include "base/type_list.h"
-#include "pool/catalog.h"
-#include "replayer/allocators/pool_allocators.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/boost_allocators.h"
+#include "alloctrace/base/type_list.h"
+#include "alloctrace/pool/catalog.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
 
 namespace alloctrace::allocators {
 

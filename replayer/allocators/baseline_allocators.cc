@@ -1,11 +1,11 @@
-#include "replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "pool/page_map.h"
+#include "alloctrace/pool/page_map.h"
 
 namespace alloctrace::allocators {
 

@@ -28,7 +28,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace::allocators {
 

@@ -40,7 +40,7 @@
 #include "absl/base/optimization.h"
 #include "boost/pool/pool_alloc.hpp"
 #include "boost/pool/singleton_pool.hpp"
-#include "replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace::allocators {
 

@@ -1,7 +1,7 @@
 // Conformance suite (allocator_conformance.h) over the pool library's own
 // policies beyond the article's: slab and small_node.
-#include "replayer/allocators/allocator_conformance.h"
-#include "replayer/allocators/allocator_types.h"
+#include "alloctrace/replayer/allocators/allocator_conformance.h"
+#include "alloctrace/replayer/allocators/allocator_types.h"
 
 namespace alloctrace::allocators::testing {
 namespace {

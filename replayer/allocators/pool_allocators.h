@@ -27,8 +27,8 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "pool/catalog.h"
-#include "replayer/allocators/allocator_concept.h"
+#include "alloctrace/pool/catalog.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace::allocators {
 namespace allocators_internal {

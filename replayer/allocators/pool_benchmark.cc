@@ -18,10 +18,10 @@
 
 #include "benchmark/benchmark.h"
 #include "boost/pool/pool_alloc.hpp"
-#include "replayer/allocators/baseline_allocators.h"
-#include "replayer/allocators/boost_allocators.h"
-#include "replayer/allocators/pool_allocators.h"
-#include "pool/pool_allocator.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/boost_allocators.h"
+#include "alloctrace/replayer/allocators/pool_allocators.h"
+#include "alloctrace/pool/pool_allocator.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "replayer/allocators/registry.h"
+#include "alloctrace/replayer/allocators/registry.h"
 
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "base/cli_util.h"
+#include "alloctrace/base/cli_util.h"
 
 namespace alloctrace::allocators {
 namespace {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "replayer/allocators/allocator_concept.h"
-#include "replayer/allocators/allocator_types.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/allocators/allocator_types.h"
 
 namespace alloctrace::allocators {
 namespace allocators_internal {

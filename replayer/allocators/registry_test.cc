@@ -1,4 +1,4 @@
-#include "replayer/allocators/registry.h"
+#include "alloctrace/replayer/allocators/registry.h"
 
 #include <set>
 #include <string>

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "replayer/allocators/registry.h"
-#include "replayer/replay_program.h"
+#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/replay_program.h"
 
 namespace alloctrace::allocators {
 namespace {

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tracer/recorder.h"
-#include "tracer/trace_allocator.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/trace_allocator.h"
 
 namespace {
 

@@ -36,9 +36,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "base/cli_util.h"
-#include "base/io.h"
-#include "format/trace_stats.h"
+#include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/io.h"
+#include "alloctrace/inspect/trace_stats.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "tracer/capture/capture_session.h"
+#include "alloctrace/tracer/capture/capture_session.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/io.h"
-#include "base/utf8.h"
+#include "alloctrace/base/io.h"
+#include "alloctrace/base/utf8.h"
 
 namespace alloctrace::capture_internal {
 

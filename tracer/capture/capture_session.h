@@ -39,7 +39,7 @@
 
 #include <atomic>
 
-#include "tracer/recorder.h"
+#include "alloctrace/tracer/recorder.h"
 
 namespace alloctrace::capture_internal {
 

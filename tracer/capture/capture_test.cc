@@ -25,9 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "format/trace_format.h"
-#include "format/trace_reader.h"
-#include "format/trace_stats.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/inspect/trace_stats.h"
 
 extern char** environ;
 

@@ -50,9 +50,9 @@
 #include <cstddef>
 #include <new>
 
-#include "base/bits.h"
-#include "tracer/capture/capture_session.h"
-#include "tracer/recorder.h"
+#include "alloctrace/base/bits.h"
+#include "alloctrace/tracer/capture/capture_session.h"
+#include "alloctrace/tracer/recorder.h"
 
 extern "C" {
 void* __libc_malloc(size_t size);

@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_support.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_support.h"
 
 namespace alloctrace::workloads {
 

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tracer/arena_allocator.h"
+#include "alloctrace/tracer/arena_allocator.h"
 
 namespace alloctrace::workloads::testing {
 

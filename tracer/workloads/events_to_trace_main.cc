@@ -27,9 +27,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "base/cli_util.h"
-#include "tracer/recorder.h"
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/base/cli_util.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 ABSL_FLAG(std::string, in, "", "the event lines written by stdlib_events");
 ABSL_FLAG(std::string, out, "", "the trace to write (created or truncated)");

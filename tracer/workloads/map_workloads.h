@@ -14,8 +14,8 @@
 #include <set>
 #include <utility>
 
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_support.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_support.h"
 
 namespace alloctrace::workloads {
 

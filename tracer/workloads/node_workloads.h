@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_support.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_support.h"
 
 namespace alloctrace::workloads {
 

@@ -43,8 +43,8 @@
 
 #include "boost/pool/pool.hpp"
 #include "boost/pool/singleton_pool.hpp"
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_support.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_support.h"
 
 namespace alloctrace::workloads {
 

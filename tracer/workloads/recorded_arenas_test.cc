@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/trace_reader.h"
+#include "alloctrace/format/trace_reader.h"
 #include "gtest/gtest.h"
-#include "tracer/recorder.h"
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 namespace alloctrace::workloads {
 namespace {

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "tracer/workloads/workload_params.h"
-#include "tracer/workloads/workload_support.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_support.h"
 
 namespace alloctrace::workloads {
 

@@ -34,10 +34,10 @@
 #include <string>
 #include <type_traits>
 
-#include "tracer/arena_allocator.h"
-#include "tracer/no_arena.h"
-#include "tracer/workloads/shared_ptr_workloads.h"
-#include "tracer/workloads/stdlib_name.h"
+#include "alloctrace/tracer/arena_allocator.h"
+#include "alloctrace/tracer/no_arena.h"
+#include "alloctrace/tracer/workloads/shared_ptr_workloads.h"
+#include "alloctrace/tracer/workloads/stdlib_name.h"
 
 namespace alloctrace::workloads {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tracer/workloads/counting_allocator.h"
-#include "tracer/workloads/workload_table.h"
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/tracer/workloads/counting_allocator.h"
+#include "alloctrace/tracer/workloads/workload_table.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 namespace alloctrace::workloads {
 namespace {

@@ -1,4 +1,4 @@
-#include "tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
 
 #include <algorithm>
 #include <cstdio>

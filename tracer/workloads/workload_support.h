@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tracer/no_arena.h"
+#include "alloctrace/tracer/no_arena.h"
 
 namespace alloctrace::workloads {
 

@@ -19,13 +19,13 @@
 #include <string_view>
 #include <vector>
 
-#include "tracer/workloads/container_workloads.h"
-#include "tracer/workloads/map_workloads.h"
-#include "tracer/workloads/node_workloads.h"
-#include "tracer/workloads/record_workloads.h"
-#include "tracer/workloads/shared_ptr_workloads.h"
-#include "tracer/workloads/thread_workloads.h"
-#include "tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/container_workloads.h"
+#include "alloctrace/tracer/workloads/map_workloads.h"
+#include "alloctrace/tracer/workloads/node_workloads.h"
+#include "alloctrace/tracer/workloads/record_workloads.h"
+#include "alloctrace/tracer/workloads/shared_ptr_workloads.h"
+#include "alloctrace/tracer/workloads/thread_workloads.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
 
 namespace alloctrace::workloads {
 

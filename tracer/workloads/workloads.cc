@@ -1,9 +1,9 @@
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 #include <memory>
 
-#include "tracer/trace_allocator.h"
-#include "tracer/workloads/workload_table.h"
+#include "alloctrace/tracer/trace_allocator.h"
+#include "alloctrace/tracer/workloads/workload_table.h"
 
 namespace alloctrace::workloads {
 

@@ -26,7 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "tracer/workloads/workload_params.h"
+#include "alloctrace/tracer/workloads/workload_params.h"
 
 namespace alloctrace::workloads {
 

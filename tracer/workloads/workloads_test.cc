@@ -1,4 +1,4 @@
-#include "tracer/workloads/workloads.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tracer/workloads/counting_allocator.h"
-#include "tracer/workloads/workload_table.h"
+#include "alloctrace/tracer/workloads/counting_allocator.h"
+#include "alloctrace/tracer/workloads/workload_table.h"
 
 namespace alloctrace::workloads {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/html.h"
+#include "alloctrace/charts/html.h"
 
 #include <cstdint>
 

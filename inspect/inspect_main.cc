@@ -1,5 +1,5 @@
 // inspect: prints what a trace file holds.
-//   bazel run //format:inspect -- [--json | --html] [--out=FILE] FILE
+//   bazel run //inspect -- [--json | --html] [--out=FILE] FILE
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,9 +8,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
-#include "format/trace_html.h"
-#include "format/trace_stats.h"
-#include "base/cli_util.h"
+#include "alloctrace/inspect/trace_html.h"
+#include "alloctrace/inspect/trace_stats.h"
+#include "alloctrace/base/cli_util.h"
 
 ABSL_FLAG(bool, json, false, "print machine-readable JSON instead of text");
 ABSL_FLAG(bool, html, false,

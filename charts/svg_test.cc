@@ -1,11 +1,11 @@
-#include "report/svg.h"
+#include "alloctrace/charts/svg.h"
 
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/string_test_util.h"
+#include "alloctrace/base/string_test_util.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace::report {

@@ -1,6 +1,6 @@
 // The parts of the SVG charts (svg_parts.h), and svg.h's value labels,
 // ticks and palette.
-#include "report/svg_parts.h"
+#include "alloctrace/charts/svg_parts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/html.h"
-#include "report/svg.h"
+#include "alloctrace/charts/html.h"
+#include "alloctrace/charts/svg.h"
 
 namespace alloctrace::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "format/trace_stats.h"
+#include "alloctrace/inspect/trace_stats.h"
 
 #include <algorithm>
 #include <memory>
@@ -7,9 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "base/json.h"
-#include "format/arena_usage.h"
-#include "format/trace_reader.h"
+#include "alloctrace/base/json.h"
+#include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/format/trace_reader.h"
 
 namespace alloctrace {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "format/arena_usage.h"
-#include "proto/trace.pb.h"
+#include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 

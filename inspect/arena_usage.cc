@@ -1,4 +1,4 @@
-#include "format/arena_usage.h"
+#include "alloctrace/inspect/arena_usage.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "format/trace_reader.h"
+#include "alloctrace/format/trace_reader.h"
 
 namespace alloctrace {
 namespace {

@@ -1,5 +1,5 @@
 // The chart kinds of svg.h, drawn from the parts in svg_parts.h.
-#include "report/svg.h"
+#include "alloctrace/charts/svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report/html.h"
-#include "report/svg_parts.h"
+#include "alloctrace/charts/html.h"
+#include "alloctrace/charts/svg_parts.h"
 
 namespace alloctrace::report {
 

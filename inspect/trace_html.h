@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "format/trace_stats.h"
+#include "alloctrace/inspect/trace_stats.h"
 
 namespace alloctrace {
 

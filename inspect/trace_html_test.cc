@@ -1,14 +1,14 @@
-#include "format/trace_html.h"
+#include "alloctrace/inspect/trace_html.h"
 
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "base/string_test_util.h"
-#include "format/hostile_trace.h"
-#include "format/trace_stats.h"
+#include "alloctrace/base/string_test_util.h"
+#include "alloctrace/format/hostile_trace.h"
+#include "alloctrace/inspect/trace_stats.h"
 #include "gtest/gtest.h"
-#include "report/html.h"
+#include "alloctrace/charts/html.h"
 
 namespace alloctrace {
 namespace {

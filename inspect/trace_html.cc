@@ -1,4 +1,4 @@
-#include "format/trace_html.h"
+#include "alloctrace/inspect/trace_html.h"
 
 #include <map>
 #include <vector>
@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "report/html.h"
-#include "report/svg.h"
+#include "alloctrace/charts/html.h"
+#include "alloctrace/charts/svg.h"
 
 namespace alloctrace {
 namespace {

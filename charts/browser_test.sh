@@ -14,10 +14,10 @@ PYTHON=/usr/bin/python3
 "$PYTHON" -c 'import PIL' 2>/dev/null \
   || fail "python3-pil is not installed (tools/setup.sh --with-browser installs it)"
 
-INSPECT=format/inspect
+INSPECT=inspect/inspect
 REPLAYER=replayer/replayer
 WRITE_HOSTILE=format/write_hostile_trace
-CHECK=report/check_page.py
+CHECK=charts/check_page.py
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 out=${TEST_UNDECLARED_OUTPUTS_DIR:-$tmp}
 export HOME=$tmp  # chromium writes its profile and caches under $HOME

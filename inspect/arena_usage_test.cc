@@ -1,12 +1,12 @@
-#include "format/arena_usage.h"
+#include "alloctrace/inspect/arena_usage.h"
 
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
-#include "format/test_util.h"
-#include "format/trace_reader.h"
-#include "format/trace_writer.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/format/trace_writer.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

@@ -1,7 +1,7 @@
 // The parts every chart of svg.h is drawn with: coordinates and short
 // numbers as text, labels fitted to a width, scales and axes with nice
 // ticks, figure wrappers, legends and swatches, polyline thinning and the
-// diverging colour scale. Private to //report:html (svg.cc draws the chart
+// diverging colour scale. Private to //charts:html (svg.cc draws the chart
 // kinds from them); not an interface of its own.
 //
 // Every string from outside is escaped here. Pure functions; no I/O.
@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "report/svg.h"
+#include "alloctrace/charts/svg.h"
 
 namespace alloctrace::report::svg_parts {
 
