@@ -1,6 +1,6 @@
 """alloctrace_dependencies(): what a workspace that depends on alloctrace needs.
 
-In your WORKSPACE (README, "Use it in your project"):
+In your WORKSPACE (docs/building.md, "Use it in your project"):
 
     local_repository(name = "alloctrace", path = "/path/to/alloctrace")
     load("@alloctrace//:deps.bzl", "alloctrace_dependencies")

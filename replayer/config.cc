@@ -43,8 +43,8 @@ ABSL_FLAG(int, passes, Defaults().passes,
 ABSL_FLAG(double, warm_ms, Defaults().warm_ms,
           "warm passes continue until they add up to this many milliseconds (at least one)");
 // The defaults (cold, program) are the replay model whose predictions came
-// closest to the programs run for real (//fidelity:check; README, "How far
-// the replay can be trusted"); warm and first remain for comparison.
+// closest to the programs run for real (//fidelity:check; docs/fidelity.md);
+// warm and first remain for comparison.
 ABSL_FLAG(std::string, rank_by, std::string(alloctrace::RankByName(Defaults().rank_by)),
           "which passes rank the policies and make the verdict: cold (the first pass over the "
           "trace, as a program that runs its work once pays it) or warm (the later passes)");

@@ -79,7 +79,7 @@ class Measurer {
       }
       // Only the passes that rank count: measured on simple_map and
       // list_churn, a run disturbed in its other passes reads its ranking
-      // figure as undisturbed runs do (README, "Disturbed runs").
+      // figure as undisturbed runs do (docs/results.md, "Disturbed runs").
       const bool warm = RanksWarm(s_.ctx);
       bool disturbed = r->migrations > 0;
       const size_t first = warm ? 1 : 0;

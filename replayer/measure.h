@@ -10,7 +10,7 @@
 //   migration is run again, up to MeasureSettings::max_reruns times, unless
 //   most runs so far were disturbed (a busy machine) or re-runs already make
 //   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count: they leave the
-//   ranking figure as it is (measured; README).
+//   ranking figure as it is (measured; docs/results.md).
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
 //   ("malloc (again)") gives the noise floor.

@@ -54,7 +54,7 @@ using allocators::AllocatorInfo;
 using allocators::ForEachAllocatorType;
 using allocators::SelectAllocators;
 
-// Exit statuses (also in --help and the README).
+// Exit statuses (also in --help and docs/usage.md).
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;

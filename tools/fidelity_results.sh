@@ -56,8 +56,8 @@ out=docs/fidelity_results.md
   echo
   echo "Written by \`tools/fidelity_results.sh\` (RUNS=$runs): \`//fidelity:check\` over"
   echo "every built-in workload, then over \`sort\` of 300k lines and a python3 dict"
-  echo "churn (\`PYTHONMALLOC=malloc\`), each captured whole. How to read it: README,"
-  echo "\"How far the replay can be trusted\". The JSON behind each table is"
+  echo "churn (\`PYTHONMALLOC=malloc\`), each captured whole. How to read it:"
+  echo "[fidelity.md](fidelity.md), \"How far the replay can be trusted\". The JSON behind each table is"
   echo "reproduced by the same command; \`check --render=FILE\` prints one as a table."
   for part in workloads sort python; do
     echo

@@ -5,7 +5,7 @@
 # Run it on a quiet machine: the file records the machine and the noise
 # floor it measured. Takes 10 to 30 minutes on 2 cores.
 #
-#   tools/make_results.sh            # the defaults, as the README states
+#   tools/make_results.sh            # the defaults, as docs/usage.md states
 #   REPLAYER_FLAGS='--budget=1' tools/make_results.sh   # a quicker check
 #   REPLAYER_BIN=path/to/replayer tools/make_results.sh  # without building
 #

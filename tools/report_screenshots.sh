@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the report screenshots in docs/ (README, "Reports"): the HTML
+# Regenerates the report screenshots in docs/ (docs/usage.md, "HTML reports"): the HTML
 # reports of sample traces as headless Chromium draws them, cropped and
 # reduced to 256 colours so each stays small. Prints each report's size.
 # Needs tools/setup.sh --with-browser. Timings come from this machine now:

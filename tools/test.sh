@@ -4,7 +4,7 @@
 # builds and runs the examples/ projects against alloctrace.
 # Ends with one line "N passed, N failed" counting test cases (from each
 # test's JUnit XML), or test targets where a target produced no XML, plus
-# one per example step.
+# one per example step and one for the docs' links.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --with-browser || exit 1  # Chromium: //charts:browser_test
@@ -42,8 +42,8 @@ run_suite() {  # $@: extra bazel flags
   fi
 }
 
-# The two ways into a project of one's own (README, "Use it in your
-# project"), run as the README says: a separate Bazel workspace
+# The two ways into a project of one's own (docs/building.md, "Use it in
+# your project"), run as that page says: a separate Bazel workspace
 # (examples/bazel) and the installed CMake package (examples/cmake, then a
 # plain compiler line through pkg-config). Each app records a std::map and uses
 # SlabAllocator; //inspect must read its trace as complete. One test
@@ -114,6 +114,9 @@ example() {  # $1: name, $2: the trace it writes, rest: the command
 run_suite
 run_suite --config=asan
 run_examples
+# Every link in README.md and docs/ names a file of the repository (and a
+# heading, for a #fragment).
+step "docs links" python3 tools/check_doc_links.py
 
 echo "${passed} passed, ${failed} failed"
 exit $overall
