@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -176,6 +178,13 @@ absl::Status WriteReport(const std::string& text, const std::string& out, bool q
 }
 
 int Main(int argc, char** argv) {
+  // --help lists the replayer's own flags: they are defined in config.cc,
+  // not in this file, which is all absl's default --help would show.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "replayer/");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "replays allocation traces through pool policies and baseline allocators, each run in a\n"
       "fresh process, until the figures reach a stated precision, and says which to use.\n"

@@ -138,6 +138,17 @@ TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
   EXPECT_EQ(dashed.exit_code, 0) << dashed.err;
 }
 
+// --help shows the replayer's own flags (defined in config.cc, not in the
+// file with main), and nothing of the libraries it links.
+TEST(ReplayerTest, HelpListsTheReplayersFlags) {
+  const Output o = RunReplayer("--help");
+  const std::string text = o.out + o.err;
+  for (const char* flag : {"--policies", "--budget", "--format", "--confirm", "--threads", "--race"}) {
+    EXPECT_TRUE(absl::StrContains(text, flag)) << flag << " missing from --help:\n" << text;
+  }
+  EXPECT_FALSE(absl::StrContains(text, "No flags matched")) << text;
+}
+
 TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
   const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
