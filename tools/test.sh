@@ -117,6 +117,7 @@ run_examples
 # Every link in README.md and docs/ names a file of the repository (and a
 # heading, for a #fragment).
 step "docs links" python3 tools/check_doc_links.py
+step "architecture: dependency graph" python3 tools/check_architecture.py
 
 echo "${passed} passed, ${failed} failed"
 exit $overall
