@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -57,8 +58,27 @@ std::string OneHeapNote(const TraceReport& t) {
          "by all";
 }
 
+// Policies still in the race that the total budget stopped before the
+// precision (measure.cc: "total budget of N s spent (--total_budget)").
+std::string TotalBudgetNote(const TraceReport& t) {
+  std::vector<std::string> cut;
+  for (const PolicyResult& p : t.policies) {
+    if (p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget")) {
+      cut.push_back(p.name);
+    }
+  }
+  if (cut.empty()) return "";
+  return absl::StrCat("the total budget ran out before ", cut.size(),
+                      cut.size() == 1 ? " policy" : " policies", " still in the race (",
+                      absl::StrJoin(cut, ", "),
+                      ") reached the precision: their intervals are wider than asked, and "
+                      "a tie among them may only mean too few runs (--total_budget=SECONDS "
+                      "gives them more)");
+}
+
 std::vector<std::string> TraceNotes(const TraceReport& t) {
   std::vector<std::string> notes;
+  if (std::string note = TotalBudgetNote(t); !note.empty()) notes.push_back(std::move(note));
   if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
   if (!t.arena_sharing.empty()) {
     notes.push_back(absl::StrCat(t.arena_sharing,

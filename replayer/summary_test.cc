@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -257,6 +258,27 @@ TEST(SummarizeTest, EliminatedPoliciesKeepTheirRowAndReason) {
   EXPECT_EQ(p.runs, 12);
   EXPECT_FALSE(p.tied_fastest);
   EXPECT_EQ(t.verdict.recommended, "slab");
+}
+
+TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
+  PolicyRuns slab = Runs("slab", kDrift);
+  slab.stop_reason = "total budget of 16 s spent (--total_budget)";
+  PolicyRuns slow = Runs("boost_pool", Scaled(kDrift, 300));
+  slow.eliminated = true;
+  slow.stop_reason = "total budget of 16 s spent (--total_budget)";  // not in the race
+  auto budget_notes = [](const TraceReport& t) {
+    std::vector<std::string> out;
+    for (const std::string& n : TraceNotes(t)) {
+      if (absl::StrContains(n, "total budget")) out.push_back(n);
+    }
+    return out;
+  };
+  const std::vector<std::string> notes =
+      budget_notes(Summarized({Runs("malloc", Scaled(kDrift, 2)), slab, slow}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(notes[0], "before 1 policy still in the race (slab)")) << notes[0];
+  EXPECT_TRUE(
+      budget_notes(Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("slab", kDrift)})).empty());
 }
 
 TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
