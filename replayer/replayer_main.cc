@@ -41,10 +41,9 @@
 #include "alloctrace/replayer/in_situ_cli.h"
 #include "alloctrace/replayer/in_situ_report.h"
 #include "alloctrace/replayer/policy_safety.h"
-#include "alloctrace/replayer/replay_loop.h"
 #include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/reporters.h"
-#include "alloctrace/replayer/thread_replay.h"
+#include "alloctrace/replayer/runnable_policies.h"
 #include "alloctrace/replayer/thread_schedule.h"
 #include "alloctrace/base/cli_util.h"
 
@@ -53,7 +52,6 @@ namespace {
 
 using allocators::AllAllocators;
 using allocators::AllocatorInfo;
-using allocators::ForEachAllocatorType;
 using allocators::SelectAllocators;
 
 // Exit statuses (also in --help and docs/usage.md).
@@ -61,14 +59,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitRunFailed = 3;
-
-struct CollectPolicies {
-  std::map<std::string, RunnablePolicy>* out;
-  template <typename A>
-  void operator()(const AllocatorInfo& info) {
-    (*out)[info.name] = RunnablePolicy{info, &ReplayWith<A>, &ReplayPerThreadWith<A>};
-  }
-};
 
 // Which library serves malloc in this process (the file dladdr names).
 std::string MallocProvider() {
@@ -204,8 +194,7 @@ int Main(int argc, char** argv) {
   if (!parsed.ok()) return Fail(kExitUsage, std::string(parsed.status().message()));
   const ReplayerConfig& config = *parsed;
 
-  std::map<std::string, RunnablePolicy> policies;
-  ForEachAllocatorType(CollectPolicies{&policies});
+  const std::map<std::string, RunnablePolicy> policies = RunnablePolicies();
 
   if (config.list_policies) {
     // --format: table (the default), markdown (the adopt table of the docs)
