@@ -5,10 +5,13 @@
       [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
-For each built-in workload: runs it in situ (//fidelity:insitu, the same
-workload template `record` traces) with each allocator -- std::allocator
-under glibc and under tcmalloc, jemalloc and mimalloc by LD_PRELOAD, and
-slab, boost_fast_pool and article pools as the containers' allocator --
+For each built-in workload: runs it in situ (//fidelity:insitu: the very
+function `record` traces, TraceAllocator in its containers) under each
+allocator, set up as a user's instrumented program is set up by `replayer
+--in_situ`: ALLOCTRACE_POLICY=std under glibc and under tcmalloc, jemalloc
+and mimalloc by LD_PRELOAD, and ALLOCTRACE_POLICY=<catalog policy> for the
+pools (TraceAllocator's run-time switch; no allocator list of the check's
+own: the names are the switch's, `insitu --list`) --
 each run a fresh process, runs interleaved across allocators (A B C A B C);
 records the workload's trace (//tracer:record); replays it through the
 matching policies (//replayer --format=json), once per --touch mode, and
@@ -18,7 +21,9 @@ the replay's ns/op x ops, the saving against glibc in situ and as the replay
 predicts it, and per workload Spearman's rank correlation of the two
 orderings, where allocators are tied as the replayer ties them
 (analysis.paired_tie: the ratio paired by round has a 95% interval that
-includes 1 or lies within the noise floor).
+includes 1 or lies within the noise floor), and what adopting the replay's
+pick (its fastest) would cost: the pick's in-situ time over the in-situ
+best's (analysis.pick_cost; the target is within 10%).
 
 With --program, PROG ARGS is run whole under each malloc (the process's
 time), captured (//tracer:capture) and replayed the same way. In-situ time
@@ -60,7 +65,9 @@ LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/local/li
 
 DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random", "list_churn",
                      "shared_ptr_new", "make_shared"]
-DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "boost_fast_pool", "pool/simple/exp/st/stack/free",
+# Catalog policies, run in situ by ALLOCTRACE_POLICY (boost_fast_pool is no
+# catalog policy: the switch, like replayer --in_situ, cannot run it).
+DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "slab/st/single", "pool/simple/exp/st/stack/free",
                                 "pool/boundary/exp/st/stack/free"]
 # Sizes at which a run takes tens of milliseconds, so that the program's
 # steady state, not its start, is timed. --param overrides any of them.
@@ -96,11 +103,18 @@ def find_library(name):
     return None
 
 
-def env_for(allocator):
+def env_for(allocator, instrumented=False):
+    """The environment `allocator` runs under, as replayer --in_situ sets it
+    up: a malloc by LD_PRELOAD (and, in an instrumented program,
+    ALLOCTRACE_POLICY=std: TraceAllocator serves from operator new), a pool
+    policy by ALLOCTRACE_POLICY alone."""
     env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
+    for k in ("LD_PRELOAD", "ALLOCTRACE_POLICY", "ALLOCTRACE_POLICY_ACK_FD"):
+        env.pop(k, None)
     if allocator in PRELOADS:
         env["LD_PRELOAD"] = find_library(PRELOADS[allocator])
+    if instrumented:
+        env["ALLOCTRACE_POLICY"] = "std" if allocator in MALLOCS else allocator
     return env
 
 
@@ -127,7 +141,10 @@ def replay(trace, policies, runs, touch, phases):
     out = run(cmd).stdout
     try:
         doc = json.loads(out)
-        t = dict(doc["traces"][0], clock=doc.get("clock", "cpu"),
+        # The trace's own clock (--clock=auto: cpu on one thread, wall per
+        # thread), else the report's.
+        clock = doc["traces"][0].get("clock") or doc.get("clock", "cpu")
+        t = dict(doc["traces"][0], clock="cpu" if clock == "auto" else clock,
                  rank_by=doc.get("rank_by", "cold"))
         figures = {phase: {} for phase in phases}
         for p in t["policies"]:
@@ -163,9 +180,8 @@ def check_workload(name, params, allocators, args, workdir):
     for r in range(args.runs):
         for a in allocators:
             progress(f"{name}: in situ run {r + 1}/{args.runs} {a}")
-            cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}",
-                   "--allocator=" + ("std" if a in MALLOCS else a)] + param_flags
-            out = run(cmd, env=env_for(a)).stdout
+            cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}"] + param_flags
+            out = run(cmd, env=env_for(a, instrumented=True)).stdout
             try:
                 line = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError) as e:
@@ -173,9 +189,11 @@ def check_workload(name, params, allocators, args, workdir):
             if a in PRELOADS and PRELOADS[a] not in line["malloc"]:
                 raise CheckError(f"LD_PRELOAD of {PRELOADS[a]} did not take effect "
                                  f"(malloc is from {line['malloc']})")
-            display = a if a in MALLOCS else line["replay_policy"]
-            policy_of[display] = a if a in PRELOADS else line["replay_policy"]
-            seconds.setdefault(display, []).append(
+            if line["policy"] != ("std" if a in MALLOCS else a):
+                raise CheckError(f"ALLOCTRACE_POLICY for {a} did not take effect "
+                                 f"(the switch resolved {line['policy']})")
+            policy_of[a] = a if a in PRELOADS else line["replay_policy"]
+            seconds.setdefault(a, []).append(
                 line["cpu_seconds"] if args.clock == "cpu" else line["seconds"])
     entry = {"kind": "workload", "name": name, "params": " ".join(params), "trace": trace,
              "insitu": insitu_json(seconds), "replay": {}}
@@ -239,7 +257,8 @@ def finish(entry, seconds, policy_of, trace, args):
             rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
             for row in rows:
                 row["policy"] = policy_of[row["allocator"]]
-            entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho}
+            entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho,
+                                                    "pick": analysis.pick_cost(seconds, rep)}
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
                          "apart, so a stack-holding pool gets one pool in the replay")
@@ -248,6 +267,20 @@ def finish(entry, seconds, policy_of, trace, args):
 
 def fmt(v, spec="{:.1f}", none="-"):
     return none if v is None else spec.format(v)
+
+
+def format_pick(p):
+    """"slab/st/stack 1.04x glibc [0.99, 1.08]": the pick, its in-situ time
+    over the best's (and the best, when another) with the paired interval;
+    "~" when paired rounds cannot tell the two apart."""
+    if not p:
+        return "-"
+    if p["pick"] == p["best"]:
+        return f"{p['pick']} (the best)"
+    ci = ""
+    if p.get("paired") and p["paired"][2] != float("inf"):
+        ci = f" [{p['paired'][1]:.2f}, {p['paired'][2]:.2f}]"
+    return f"{p['pick']} {p['ratio']:.2f}x{'~' if p['tied'] else ''} {p['best']}{ci}"
 
 
 def format_table(doc):
@@ -262,6 +295,9 @@ def format_table(doc):
         lines.append(f"{head}: {e['ops']} memory ops")
         lines.append("  rank correlation: " + ", ".join(
             f"{t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
+        if any(e["replay"][t].get("pick") for t in touches):
+            lines.append("  replay's pick, in situ over the in-situ best: " + ", ".join(
+                f"{t} {format_pick(e['replay'][t].get('pick'))}" for t in touches))
         if e.get("note"):
             lines.append("  note: " + e["note"])
         hdr = f"  {'allocator':<30} {'in situ ms':>10} {'95% interval':>17} {'saved':>7}"
@@ -288,14 +324,18 @@ def format_table(doc):
                  "minus this one's (ms; ~ = inside noise, its 95% interval includes 0); "
                  "predicted: (glibc's ns/op - this one's) x ops; error: "
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
-                 "one ordering is all ties.")
+                 "one ordering is all ties. replay's pick: the replay's fastest, its in-situ "
+                 "median over the in-situ fastest's, [paired 95% interval], ~ = tied in situ.")
     for t in touches:
         s = doc["summary"][t]
         lines.append(
             f"{t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
             f"(mean {fmt(s['mean_rho'], '{:.2f}', 'n/a')}); predicted saving within +-25% on "
             f"{s['pairs_within_25pct']} of {s['pairs_outside_noise']} pairs outside noise "
-            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})")
+            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})"
+            + (f"; replay's pick within 10% of the in-situ best on {s['picks_within_10pct']} of "
+               f"{s['picks']} (the best or tied with it on {s['picks_best_or_tied']}; worst "
+               f"{fmt(s['worst_pick_ratio'], '{:.2f}x')})" if s.get("picks") else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -364,10 +404,14 @@ def parse_args(argv):
         ap.error("with --program only the mallocs can be compared: " + ", ".join(MALLOCS))
     known = run([INSITU, "--list"]).stdout.split("\n")
     all_workloads = [l.split()[1] for l in known if l.startswith("workload ")]
-    known_allocators = MALLOCS + [l.split()[1] for l in known if l.startswith("allocator ")]
+    # The switch's names (std is glibc's here: the mallocs run under std).
+    known_allocators = MALLOCS + [l.split()[1] for l in known
+                                  if l.startswith("allocator ") and l.split()[1] != "std"]
     for a in args.allocators:
-        if a not in known_allocators and a != "std":
-            ap.error(f"--allocators: unknown allocator {a}; one of {', '.join(known_allocators)}")
+        if a not in known_allocators:
+            ap.error(f"--allocators: unknown allocator {a}; one of the mallocs "
+                     f"({', '.join(MALLOCS)}) or a catalog policy (`insitu --list`; "
+                     "boost_fast_pool and the replayer's other baselines cannot run in situ)")
     args.workloads = all_workloads if args.workloads == "all" else [
         w for w in args.workloads.split(",") if w]
     for w in args.workloads:
@@ -461,7 +505,9 @@ def main(argv):
         "skipped": skipped,
         "entries": entries,
         "summary": {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
-                                           for e in entries]) for m in models(args)},
+                                           for e in entries],
+                                          [e["replay"][m].get("pick") for e in entries])
+                    for m in models(args)},
     }
     emit(doc, args)
     for a, why in skipped.items():

@@ -11,7 +11,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "fidelity", "check")
-TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,boost_fast_pool",
+TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,slab/st/single",
         "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
         "--param=list_churn:initial=200,operations=2000", "--touch=first,program",
         "--phase=cold,warm"]
@@ -35,6 +35,7 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertIn("simple_map (entries=2000)", table.stdout)
         self.assertIn("| program/cold ns/op", table.stdout)
+        self.assertIn("replay's pick, in situ over the in-situ best: first/cold ", table.stdout)
         self.assertEqual(doc["runs"], 2)
         self.assertEqual(doc["touch"], ["first", "program"])
         self.assertEqual(doc["models"], MODELS)
@@ -42,7 +43,7 @@ class CheckTest(unittest.TestCase):
         for e in doc["entries"]:
             self.assertEqual(e["kind"], "workload")
             self.assertGreater(e["ops"], 0)
-            self.assertEqual(sorted(e["insitu"]), ["boost_fast_pool", "glibc", "slab/st/stack"])
+            self.assertEqual(sorted(e["insitu"]), ["glibc", "slab/st/single", "slab/st/stack"])
             for a in e["insitu"].values():
                 self.assertEqual(len(a["seconds"]), 2)
                 lo, hi = a["ci95_ms"]
@@ -53,8 +54,17 @@ class CheckTest(unittest.TestCase):
                 rep = e["replay"][t]
                 self.assertTrue(rep["rho"] is None or -1.0 <= rep["rho"] <= 1.0)
                 rows = {r["allocator"]: r for r in rep["rows"]}
-                self.assertEqual(sorted(rows), ["boost_fast_pool", "glibc", "slab/st/stack"])
+                self.assertEqual(sorted(rows), ["glibc", "slab/st/single", "slab/st/stack"])
                 self.assertEqual(rows["slab/st/stack"]["policy"], "slab/st/stack")
+                # The replay's pick and what it costs in situ.
+                pick = rep["pick"]
+                self.assertIn(pick["pick"], rows)
+                self.assertIn(pick["best"], rows)
+                best_ms = min(r["insitu_ms"] for r in rows.values())
+                self.assertAlmostEqual(rows[pick["best"]]["insitu_ms"], best_ms)
+                self.assertAlmostEqual(pick["ratio"], rows[pick["pick"]]["insitu_ms"] / best_ms)
+                self.assertGreaterEqual(pick["ratio"], 1.0)
+                self.assertEqual(pick["within"], pick["ratio"] <= 1.10)
                 self.assertEqual(rows["glibc"]["policy"], "malloc")
                 for name, r in rows.items():
                     self.assertGreater(r["replay_ns_per_op"], 0)
@@ -69,6 +79,8 @@ class CheckTest(unittest.TestCase):
             s = doc["summary"][t]
             self.assertEqual(s["workloads"], 2)
             self.assertLessEqual(s["pairs_within_25pct"], s["pairs_outside_noise"])
+            self.assertEqual(s["picks"], 2)
+            self.assertLessEqual(s["picks_within_10pct"], 2)
 
     def test_table_and_program(self):
         with tempfile.TemporaryDirectory() as d:
@@ -89,6 +101,7 @@ class CheckTest(unittest.TestCase):
             (["--touch=sideways"], "--touch=sideways"),
             (["--phase=tepid"], "--phase=tepid"),
             (["--allocators=slab/st/stack"], "must include glibc"),
+            (["--allocators=glibc,boost_fast_pool"], "cannot run in situ"),
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
             (["--program"], "needs a command"),
