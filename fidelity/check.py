@@ -1,8 +1,8 @@
 """fidelity check: does the replay predict what the program itself gets?
 
-  bazel run //fidelity:check -- [--workloads=LIST|all] [--allocators=LIST]
-      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--param=WORKLOAD:name=value]
-      [--format=table|json] [--out=FILE]
+  bazel run //fidelity:check -- [--workloads=LIST|all|mt] [--allocators=LIST]
+      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,one]
+      [--clock=auto|cpu|wall] [--param=WORKLOAD:name=value] [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
 For each built-in workload: runs it in situ (//fidelity:insitu: the very
@@ -25,9 +25,24 @@ includes 1 or lies within the noise floor), and what adopting the replay's
 pick (its fastest) would cost: the pick's in-situ time over the in-situ
 best's (analysis.pick_cost; the target is within 10%).
 
+Multi-threaded workloads (--workloads=mt: producer_consumer, larson,
+migration, thread_map_churn) run under the mallocs and the catalog's
+thread-safe policies only (a policy that is not thread-safe is skipped, and
+said so); their traces are replayed per thread (--threads=auto, the
+replayer's default: one OS thread per traced thread, ranked by wall time)
+and on one thread in the recorded order (--threads=one: no contention,
+ranked by CPU time), each a model of its own ("touch/phase" and
+"touch/phase/one"), and the report gives the replay's speed in each (memory
+ops per second of a pass's wall time, glibc malloc's policy). A trace of one
+thread is replayed once: both modes are the same replay.
+
 With --program, PROG ARGS is run whole under each malloc (the process's
-time), captured (//tracer:capture) and replayed the same way. In-situ time
-is CPU time by default (--clock=wall for wall time).
+time), captured (//tracer:capture) and replayed the same way (per thread
+and on one thread when several threads allocated). In-situ time
+(--clock=auto) is wall time for multi-threaded workloads and programs
+(contention and waiting are what the program feels, as the per-thread
+replay ranks), CPU time otherwise (it leaves out waiting for a core on a
+shared machine).
 
 The driver is Python because its work is running processes and reading
 JSON; the timed code is C++ (insitu, replayer). Statistics: analysis.py.
@@ -69,6 +84,10 @@ DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random"
 # catalog policy: the switch, like replayer --in_situ, cannot run it).
 DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "slab/st/single", "pool/simple/exp/st/stack/free",
                                 "pool/boundary/exp/st/stack/free"]
+# The multi-threaded workloads' defaults: the mallocs and thread-safe pools of
+# the catalog, one pool per container and one for the process.
+DEFAULT_MT_ALLOCATORS = MALLOCS + ["slab/mt/stack", "slab/mt/single", "small_node/mt/single",
+                                   "pool/boundary/exp/mt/single/free"]
 # Sizes at which a run takes tens of milliseconds, so that the program's
 # steady state, not its start, is timed. --param overrides any of them.
 DEFAULT_PARAMS = {
@@ -81,8 +100,13 @@ DEFAULT_PARAMS = {
     "make_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "unordered_map": ["entries=50000", "operations=200000"],
+    "producer_consumer": ["messages=50000"],
+    "larson": ["operations=10000"],
+    "migration": ["operations=20000"],
+    "thread_map_churn": ["operations=40000"],
 }
 TOUCH_MODES = ["none", "first", "whole", "program"]
+THREAD_MODES = ["auto", "one"]
 
 
 class CheckError(Exception):
@@ -130,13 +154,14 @@ def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
     return p
 
 
-def replay(trace, policies, runs, touch, phases):
+def replay(trace, policies, runs, touch, phases, threads="auto"):
     """The replayer's figures for `policies` on `trace`:
     ({phase: {policy: (ns, lo, hi)}}, trace_json). One replay gives both
     phases: its cold pass and its warm passes. Every policy makes `runs`
-    runs (--race=false: none is eliminated)."""
+    runs (--race=false: none is eliminated); threads is the replayer's
+    --threads (auto: per thread)."""
     cmd = [REPLAYER, "--format=json", "--quiet", f"--min_runs={runs}", f"--max_runs={runs}",
-           "--race=false", f"--touch={touch}",
+           "--race=false", f"--touch={touch}", f"--threads={threads}",
            "--policies=" + ",".join(policies), trace]
     out = run(cmd).stdout
     try:
@@ -169,13 +194,18 @@ def available(allocators):
     return usable, skipped
 
 
-def check_workload(name, params, allocators, args, workdir):
+def check_workload(name, params, allocators, args, workdir, multi_threaded=False):
     """In situ, record, replay, compare one built-in workload."""
+    skipped = {}
+    if multi_threaded:
+        skipped = {a: "not thread-safe" for a in allocators
+                   if a not in MALLOCS and a not in args.mt_allocators}
+        allocators = [a for a in allocators if a not in skipped]
     trace = os.path.join(workdir, name + ".trace")
     # One comma-separated --param: a repeated flag would keep only its last.
     param_flags = ["--param=" + ",".join(params)] if params else []
     run([RECORD, f"--workload={name}", f"--out={trace}", f"--seed={args.seed}"] + param_flags)
-    seconds = {}
+    samples = {"cpu": {}, "wall": {}}
     policy_of = {}
     for r in range(args.runs):
         for a in allocators:
@@ -193,18 +223,20 @@ def check_workload(name, params, allocators, args, workdir):
                 raise CheckError(f"ALLOCTRACE_POLICY for {a} did not take effect "
                                  f"(the switch resolved {line['policy']})")
             policy_of[a] = a if a in PRELOADS else line["replay_policy"]
-            seconds.setdefault(a, []).append(
-                line["cpu_seconds"] if args.clock == "cpu" else line["seconds"])
+            samples["cpu"].setdefault(a, []).append(line["cpu_seconds"])
+            samples["wall"].setdefault(a, []).append(line["seconds"])
     entry = {"kind": "workload", "name": name, "params": " ".join(params), "trace": trace,
-             "insitu": insitu_json(seconds), "replay": {}}
-    return finish(entry, seconds, policy_of, trace, args)
+             "multi_threaded": multi_threaded, "replay": {}}
+    if skipped:
+        entry["skipped"] = skipped
+    return finish(entry, samples, policy_of, trace, args)
 
 
 def check_program(program, allocators, args, workdir):
     """In situ (whole process, wall time), capture, replay, compare one program."""
     cwd = os.environ.get("BUILD_WORKING_DIRECTORY") or os.getcwd()
     trace = os.path.join(workdir, "program.trace")
-    seconds = {}
+    samples = {"cpu": {}, "wall": {}}
     for r in range(args.runs):
         for a in allocators:
             progress(f"{os.path.basename(program[0])}: in situ run {r + 1}/{args.runs} {a}")
@@ -214,12 +246,13 @@ def check_program(program, allocators, args, workdir):
             wall = time.perf_counter() - t0
             u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
-            seconds.setdefault(a, []).append(cpu if args.clock == "cpu" else wall)
-    run([CAPTURE, f"--out={trace}", "--"] + program, stdout=subprocess.DEVNULL)
+            samples["cpu"].setdefault(a, []).append(cpu)
+            samples["wall"].setdefault(a, []).append(wall)
+    run([CAPTURE, f"--out={trace}", "--"] + program, cwd=cwd, stdout=subprocess.DEVNULL)
     policy_of = {a: (a if a in PRELOADS else analysis.BASELINE_POLICY) for a in allocators}
     entry = {"kind": "program", "name": " ".join(program), "params": "", "trace": trace,
-             "insitu": insitu_json(seconds), "replay": {}}
-    return finish(entry, seconds, policy_of, trace, args)
+             "replay": {}}
+    return finish(entry, samples, policy_of, trace, args)
 
 
 def insitu_json(seconds):
@@ -231,38 +264,91 @@ def insitu_json(seconds):
     return o
 
 
+def model_name(touch, phase, threads="auto"):
+    """"touch/phase" for the per-thread replay (the replayer's default, and
+    the only one of a one-thread trace), "touch/phase/one" for --threads=one."""
+    return f"{touch}/{phase}" + ("" if threads == "auto" else f"/{threads}")
+
+
 def models(args):
     """The replay models compared: each --touch mode read from each --phase,
-    named "touch/phase"."""
-    return [f"{t}/{ph}" for t in args.touch for ph in args.phase]
+    in each --threads mode (an entry of one thread has the first's only)."""
+    return [model_name(t, ph, th) for th in args.threads for t in args.touch for ph in args.phase]
 
 
-def finish(entry, seconds, policy_of, trace, args):
+def entry_models(doc, e):
+    """The models of entry e, in the report's order (older reports named them
+    by touch mode alone and have no "models")."""
+    return [m for m in (doc.get("models") or doc["touch"]) if m in e["replay"]]
+
+
+def median_pass(p, kind, key="wall_s"):
+    """The median over runs of one policy's pass time (the cold pass, or the
+    mean of the warm passes), seconds; None without runs."""
+    xs = []
+    for run_ in p.get("runs") or []:
+        passes = [q[key] for q in run_.get("passes", []) if q.get("kind") == kind and key in q]
+        if passes:
+            xs.append(sum(passes) / len(passes))
+    return analysis.median(xs) if xs else None
+
+
+def finish(entry, samples, policy_of, trace, args):
+    """Replays the trace in every model and compares it with the in-situ
+    samples ({"cpu"|"wall": {allocator: [seconds by round]}})."""
+    multi = None
     for touch in args.touch:
-        progress(f"{entry['name'][:40]}: replaying, --touch={touch}")
-        by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch, args.phase)
-        entry["ops"] = t["ops"]
-        entry["arena_events"] = t.get("arena_events")
-        for phase, figures in by_phase.items():
-            rep = {d: figures[p] for d, p in policy_of.items()}
-            # The replay's ties as the replayer decides them: paired by
-            # round, within its noise floor (of the ranking pass only).
-            runs_of = {p["policy"]: p for p in t["policies"]}
-            rep_runs = {d: analysis.replay_rounds(runs_of.get(p, {}), phase, t["ops"],
-                                                  t.get("clock", "cpu"))
-                        for d, p in policy_of.items()}
-            floor = t.get("noise_floor") or {}
-            margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
-                      if phase == t.get("rank_by") and "ci95" in floor else 0.0)
-            rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
-            for row in rows:
-                row["policy"] = policy_of[row["allocator"]]
-            entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho,
-                                                    "pick": analysis.pick_cost(seconds, rep)}
+        for threads in args.threads:
+            if threads != "auto" and multi is False:
+                continue  # one thread: --threads=one is the same replay
+            progress(f"{entry['name'][:40]}: replaying, --touch={touch} --threads={threads}")
+            by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch,
+                                 args.phase, threads)
+            if multi is None:
+                multi = (t.get("threads") or 1) > 1
+                clock = args.clock if args.clock != "auto" else ("wall" if multi else "cpu")
+                seconds = samples[clock]
+                entry["clock"] = clock
+                entry["threads"] = t.get("threads") or 1
+                entry["insitu"] = insitu_json(seconds)
+            compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads)
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
                          "apart, so a stack-holding pool gets one pool in the replay")
     return entry
+
+
+def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads):
+    """One replay (touch and threads mode, both phases) against the in-situ
+    seconds: entry["replay"][model] per phase, and the replay's speed."""
+    entry["ops"] = t["ops"]
+    entry["arena_events"] = t.get("arena_events")
+    # The replay's speed: memory ops per second of a pass's wall time, on
+    # glibc malloc's policy (the same allocator in every mode).
+    base = next((p for p in t["policies"] if p["policy"] == analysis.BASELINE_POLICY), None)
+    if base is not None:
+        speed = {"replay_threads": t.get("replay_threads", 1), "clock": t.get("clock")}
+        for kind in ("cold", "warm"):
+            w = median_pass(base, kind)
+            speed[f"{kind}_ops_per_s"] = t["ops"] / w if w else None
+        entry.setdefault("replay_speed", {})[f"{touch}/{threads}"] = speed
+    for phase, figures in by_phase.items():
+        rep = {d: figures[p] for d, p in policy_of.items()}
+        # The replay's ties as the replayer decides them: paired by
+        # round, within its noise floor (of the ranking pass only).
+        runs_of = {p["policy"]: p for p in t["policies"]}
+        rep_runs = {d: analysis.replay_rounds(runs_of.get(p, {}), phase, t["ops"],
+                                              t.get("clock", "cpu"))
+                    for d, p in policy_of.items()}
+        floor = t.get("noise_floor") or {}
+        margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
+                  if phase == t.get("rank_by") and "ci95" in floor else 0.0)
+        rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
+        for row in rows:
+            row["policy"] = policy_of[row["allocator"]]
+        entry["replay"][model_name(touch, phase, threads)] = {
+            "rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
+            "threads": threads, "clock": t.get("clock")}
 
 
 def fmt(v, spec="{:.1f}", none="-"):
@@ -284,15 +370,31 @@ def format_pick(p):
 
 
 def format_table(doc):
+    clock = doc.get("clock", "wall")
+    if clock == "auto":
+        clock = "auto: wall multi-threaded, else cpu"
     lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
-             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay {doc['runs']} runs"]
-    # Reports written before phases were compared name their models by touch
-    # mode alone (they read the warm passes).
-    touches = doc.get("models") or doc["touch"]
+             f"per allocator (interleaved, {clock} time), replay {doc['runs']} runs"]
     for e in doc["entries"]:
+        # Reports written before phases were compared name their models by
+        # touch mode alone (they read the warm passes).
+        touches = entry_models(doc, e)
         lines.append("")
         head = f"{e['name']}" + (f" ({e['params']})" if e["params"] else "")
-        lines.append(f"{head}: {e['ops']} memory ops")
+        threads = e.get("threads", 1)
+        lines.append(f"{head}: {e['ops']} memory ops" +
+                     (f", {threads} threads" if threads > 1 else "") +
+                     (f"; in situ {e['clock']} time" if "clock" in e else ""))
+        if e.get("skipped"):
+            lines.append("  skipped: " + ", ".join(f"{a} ({why})" for a, why in e["skipped"].items()))
+        if e.get("replay_speed"):
+            lines.append("  replay speed (glibc malloc, memory ops per second of a pass's wall "
+                         "time, cold/warm): " + ", ".join(
+                             f"{k} {fmt(v.get('cold_ops_per_s'), '{:.3g}')}/"
+                             f"{fmt(v.get('warm_ops_per_s'), '{:.3g}')}"
+                             f" ({v.get('replay_threads', 1)} thread"
+                             f"{'s' if v.get('replay_threads', 1) != 1 else ''})"
+                             for k, v in e["replay_speed"].items()))
         lines.append("  rank correlation: " + ", ".join(
             f"{t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
         if any(e["replay"][t].get("pick") for t in touches):
@@ -326,7 +428,7 @@ def format_table(doc):
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
                  "one ordering is all ties. replay's pick: the replay's fastest, its in-situ "
                  "median over the in-situ fastest's, [paired 95% interval], ~ = tied in situ.")
-    for t in touches:
+    for t in doc.get("models") or doc["touch"]:
         s = doc["summary"][t]
         lines.append(
             f"{t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
@@ -346,12 +448,14 @@ def parse_args(argv):
         argv, program = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(prog="check", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
-                    help="comma-separated built-in workloads, or 'all'")
+                    help="comma-separated built-in workloads, 'all', or 'mt' (the "
+                         "multi-threaded ones)")
     ap.add_argument("--allocators", default=None,
-                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc, slab/st/stack, "
-                         "boost_fast_pool, pool/<storage>/<growth>/st/stack/free "
-                         "(default: all of those with simple and boundary exp pools; "
-                         "the mallocs with --program)")
+                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc and catalog "
+                         "policies (default: " + ",".join(DEFAULT_ALLOCATORS) + "; for "
+                         "multi-threaded workloads " + ",".join(DEFAULT_MT_ALLOCATORS) +
+                         " (given, the policies that are not thread-safe are skipped for "
+                         "them); the mallocs with --program)")
     ap.add_argument("--runs", type=int, default=5, help="in-situ runs and replay repeats")
     ap.add_argument("--touch", default="first,program",
                     help="replay --touch modes to compare, comma-separated")
@@ -360,9 +464,13 @@ def parse_args(argv):
                          "cold (the first pass, as a program run once pays it) and/or warm")
     ap.add_argument("--param", action="append", default=[],
                     help="WORKLOAD:name=value, a workload parameter (repeatable)")
-    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
-                    help="in-situ time: the run's CPU time (default; leaves out waiting for a "
-                         "core on a shared machine) or its wall time")
+    ap.add_argument("--threads", default="auto,one",
+                    help="replay modes of a multi-threaded trace, comma-separated: auto (per "
+                         "thread) and/or one (one thread, the recorded order)")
+    ap.add_argument("--clock", choices=["auto", "cpu", "wall"], default="auto",
+                    help="in-situ time: the run's CPU time (leaves out waiting for a core on a "
+                         "shared machine), its wall time, or auto (default): wall for "
+                         "multi-threaded workloads and programs, cpu otherwise")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--format", choices=["table", "json"], default="table")
     ap.add_argument("--out", default="", help="write the report here (relative to where "
@@ -395,15 +503,25 @@ def parse_args(argv):
             ap.error(f"--phase={p}: must be one of {', '.join(analysis.PHASES)}")
     if not args.phase:
         ap.error("--phase: give at least one of cold, warm")
+    args.threads = [t for t in args.threads.split(",") if t]
+    for t in args.threads:
+        if t not in THREAD_MODES:
+            ap.error(f"--threads={t}: must be one of {', '.join(THREAD_MODES)}")
+    if not args.threads:
+        ap.error("--threads: give at least one of auto, one")
+    given = args.allocators is not None
     if args.allocators is None:
         args.allocators = ",".join(MALLOCS if args.program else DEFAULT_ALLOCATORS)
     args.allocators = [a for a in args.allocators.split(",") if a]
+    args.mt_default_allocators = args.allocators if given else DEFAULT_MT_ALLOCATORS
     if analysis.BASELINE not in args.allocators:
         ap.error("--allocators must include glibc, the baseline of every saving")
     if args.program and any(a not in MALLOCS for a in args.allocators):
         ap.error("with --program only the mallocs can be compared: " + ", ".join(MALLOCS))
     known = run([INSITU, "--list"]).stdout.split("\n")
-    all_workloads = [l.split()[1] for l in known if l.startswith("workload ")]
+    args.mt_workloads = [l.split()[1] for l in known if l.startswith("mt_workload ")]
+    args.mt_allocators = [l.split()[1] for l in known if l.startswith("mt_allocator ")]
+    all_workloads = [l.split()[1] for l in known if l.startswith("workload ")] + args.mt_workloads
     # The switch's names (std is glibc's here: the mallocs run under std).
     known_allocators = MALLOCS + [l.split()[1] for l in known
                                   if l.startswith("allocator ") and l.split()[1] != "std"]
@@ -412,8 +530,9 @@ def parse_args(argv):
             ap.error(f"--allocators: unknown allocator {a}; one of the mallocs "
                      f"({', '.join(MALLOCS)}) or a catalog policy (`insitu --list`; "
                      "boost_fast_pool and the replayer's other baselines cannot run in situ)")
-    args.workloads = all_workloads if args.workloads == "all" else [
-        w for w in args.workloads.split(",") if w]
+    args.workloads = (all_workloads if args.workloads == "all" else
+                      args.mt_workloads if args.workloads == "mt" else
+                      [w for w in args.workloads.split(",") if w])
     for w in args.workloads:
         if w not in all_workloads:
             ap.error(f"--workloads: unknown workload {w}; one of {', '.join(all_workloads)}")
@@ -486,14 +605,21 @@ def main(argv):
             if args.program:
                 entries.append(check_program(args.program_argv, allocators, args, workdir))
             else:
+                mt_allocators, mt_skipped = available(args.mt_default_allocators)
+                skipped.update(mt_skipped)
                 for w in args.workloads:
+                    mt = w in args.mt_workloads
                     entries.append(check_workload(w, merged_params(w, args.params.get(w, [])),
-                                                  allocators, args, workdir))
+                                                  mt_allocators if mt else allocators, args,
+                                                  workdir, multi_threaded=mt))
         except CheckError as e:
             progress("")
             sys.stderr.write(f"check: {e}\n")
             return 1
     progress("")
+    # The models some entry was replayed in (no "/one" ones without a
+    # multi-threaded entry).
+    used = [m for m in models(args) if any(m in e["replay"] for e in entries)]
     doc = {
         "machine": machine(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -501,13 +627,17 @@ def main(argv):
         "clock": args.clock,
         "touch": args.touch,
         "phases": args.phase,
-        "models": models(args),
+        "threads": args.threads,
+        "models": used,
         "skipped": skipped,
         "entries": entries,
+        # Each model over the entries replayed in it (a one-thread entry has
+        # no "/one" models).
         "summary": {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
-                                           for e in entries],
-                                          [e["replay"][m].get("pick") for e in entries])
-                    for m in models(args)},
+                                           for e in entries if m in e["replay"]],
+                                          [e["replay"][m].get("pick") for e in entries
+                                           if m in e["replay"]])
+                    for m in used},
     }
     emit(doc, args)
     for a, why in skipped.items():

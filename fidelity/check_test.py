@@ -11,6 +11,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "fidelity", "check")
+MT_PROGRAM = os.path.join(ROOT, "examples", "mt_program", "mt_program")
 TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,slab/st/single",
         "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
         "--param=list_churn:initial=200,operations=2000", "--touch=first,program",
@@ -95,6 +96,60 @@ class CheckTest(unittest.TestCase):
         self.assertRegex(p.stdout, r"glibc +[0-9.]+ +\[")
         self.assertIn("first/cold: rank correlation >= 0.9 on", p.stdout)
 
+    def test_multi_threaded_workload_per_thread_and_one_thread(self):
+        """A multi-threaded workload runs under the thread-safe policies only
+        and is replayed per thread and on one thread, each a model; a
+        one-thread workload beside it has the per-thread models only."""
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "f.json")
+            p = check("--runs=2", "--allocators=glibc,slab/st/stack,slab/mt/single",
+                      "--workloads=producer_consumer,simple_map",
+                      "--param=producer_consumer:messages=300", "--param=simple_map:entries=2000",
+                      "--touch=first", "--phase=cold", "--threads=auto,one", "--format=json",
+                      f"--out={out}")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            table = check(f"--render={out}")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("producer_consumer (messages=300): ", table.stdout)
+        self.assertIn("threads; in situ wall time", table.stdout)
+        self.assertIn("skipped: slab/st/stack (not thread-safe)", table.stdout)
+        self.assertIn("| first/cold/one ns/op", table.stdout)
+        self.assertEqual(doc["models"], ["first/cold", "first/cold/one"])
+        mt, st = doc["entries"]
+        self.assertTrue(mt["multi_threaded"])
+        self.assertGreater(mt["threads"], 1)
+        self.assertEqual(mt["clock"], "wall")
+        self.assertEqual(sorted(mt["insitu"]), ["glibc", "slab/mt/single"])
+        self.assertEqual(sorted(mt["replay"]), ["first/cold", "first/cold/one"])
+        self.assertEqual(mt["replay"]["first/cold"]["clock"], "wall")  # per thread
+        self.assertEqual(mt["replay"]["first/cold/one"]["clock"], "cpu")
+        speed = mt["replay_speed"]
+        self.assertEqual(sorted(speed), ["first/auto", "first/one"])
+        self.assertGreater(speed["first/auto"]["replay_threads"], 1)
+        self.assertEqual(speed["first/one"]["replay_threads"], 1)
+        self.assertGreater(speed["first/one"]["cold_ops_per_s"], 0)
+        for m in ("first/cold", "first/cold/one"):
+            self.assertIn(mt["replay"][m]["pick"]["pick"], ["glibc", "slab/mt/single"])
+        self.assertFalse(st["multi_threaded"])
+        self.assertEqual(st["threads"], 1)
+        self.assertEqual(st["clock"], "cpu")
+        self.assertEqual(sorted(st["insitu"]), ["glibc", "slab/mt/single", "slab/st/stack"])
+        self.assertEqual(sorted(st["replay"]), ["first/cold"])
+        self.assertEqual(doc["summary"]["first/cold"]["workloads"], 2)
+        self.assertEqual(doc["summary"]["first/cold/one"]["workloads"], 1)
+
+    def test_multi_threaded_program(self):
+        p = check("--program", "--runs=2", "--allocators=glibc", "--touch=first", "--phase=cold",
+                  "--format=json", "--", MT_PROGRAM, "2", "2", "300")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        e = json.loads(p.stdout)["entries"][0]
+        self.assertEqual(e["kind"], "program")
+        self.assertGreater(e["threads"], 1)
+        self.assertEqual(e["clock"], "wall")
+        self.assertEqual(sorted(e["replay"]), ["first/cold", "first/cold/one"])
+
     def test_bad_flags_are_named(self):
         for args, what in [
             (["--workloads=nope"], "unknown workload nope"),
@@ -104,6 +159,7 @@ class CheckTest(unittest.TestCase):
             (["--allocators=glibc,boost_fast_pool"], "cannot run in situ"),
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
+            (["--threads=many"], "--threads=many"),
             (["--program"], "needs a command"),
             (["--render=/nonexistent.json"], None),
         ]:
