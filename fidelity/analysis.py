@@ -309,21 +309,36 @@ def pick_cost(insitu, replay):
 
     insitu: name -> list of seconds by round (the in-situ runs); replay: name
     -> (ns/op, lo, hi). The pick is the replay's fastest (smallest median
-    ns/op; the first name of equal ones), the best the in-situ fastest
-    (smallest median), both among the names in both. Returns {"pick",
-    "best", "ratio": the pick's in-situ median over the best's, "paired":
-    [median, lo, hi] of paired_ratio(pick's runs, best's runs) (the ratio
-    round by round, None without common rounds), "tied": whether paired_tie
-    says the two are tied in situ, "within": ratio <= 1 + PICK_TOLERANCE};
-    None when no name is in both.
+    ns/op; the first name of equal ones). The best is the in-situ fastest:
+    with as many runs of each, made in rounds (at least MIN_PAIRED_ROUNDS),
+    the one whose time over its round's fastest has the smallest median, so
+    a slow stretch of the machine that slows a whole round cancels out (as
+    saving() pairs); otherwise the smallest median. Returns {"pick", "best",
+    "ratio": the pick's in-situ time over the best's (the median of the
+    ratio by round when paired, else of the medians), "paired": [median, lo,
+    hi] of paired_ratio(pick's runs, best's runs) (None without common
+    rounds), "tied": whether paired_tie says the two are tied in situ,
+    "within": ratio <= 1 + PICK_TOLERANCE}; None when no name is in both.
     """
     names = sorted(n for n in insitu if n in replay and insitu[n])
     if not names:
         return None
     pick = min(names, key=lambda n: (replay[n][0], n))
-    best = min(names, key=lambda n: (median(insitu[n]), n))
-    ratio = median(insitu[pick]) / median(insitu[best])
+    lengths = {len(insitu[n]) for n in names}
+    rounds = min(lengths)
+    paired_rounds = len(lengths) == 1 and rounds >= MIN_PAIRED_ROUNDS
+    if paired_rounds:
+        fastest = [min(insitu[n][r] for n in names) for r in range(rounds)]
+        score = {n: median([insitu[n][r] / fastest[r] for r in range(rounds) if fastest[r] > 0])
+                 for n in names}
+    else:
+        score = {n: median(insitu[n]) for n in names}
+    best = min(names, key=lambda n: (score[n], n))
     paired = paired_ratio(insitu[pick], insitu[best]) if pick != best else (1.0, 1.0, 1.0)
+    if paired_rounds and paired is not None:
+        ratio = paired[0]
+    else:
+        ratio = median(insitu[pick]) / median(insitu[best])
     return {
         "pick": pick,
         "best": best,

@@ -226,6 +226,15 @@ class PickCostTest(unittest.TestCase):
         self.assertAlmostEqual(c["ratio"], 1.2)
         self.assertFalse(c["within"])
 
+    def test_the_best_is_paired_by_round(self):
+        # b is faster than a in every round, but the rounds drift so far that
+        # a's median is the smaller: paired by round, b is the best.
+        insitu = {"a": [10, 10, 10, 50, 50], "b": [9, 9, 45, 45, 45]}
+        c = analysis.pick_cost(insitu, {"a": (1.0, None, None), "b": (2.0, None, None)})
+        self.assertEqual((c["pick"], c["best"]), ("a", "b"))
+        self.assertAlmostEqual(c["ratio"], 50 / 45)
+        self.assertFalse(c["within"])
+
     def test_a_pick_that_is_the_best_costs_nothing(self):
         c = analysis.pick_cost({"a": [1.0, 2.0], "b": [3.0, 3.0]},
                                {"a": (1.0, None, None), "b": (2.0, None, None)})

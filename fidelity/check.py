@@ -233,7 +233,7 @@ def check_workload(name, params, allocators, args, workdir, multi_threaded=False
 
 
 def check_program(program, allocators, args, workdir):
-    """In situ (whole process, wall time), capture, replay, compare one program."""
+    """In situ (the whole process), capture, replay, compare one program."""
     cwd = os.environ.get("BUILD_WORKING_DIRECTORY") or os.getcwd()
     trace = os.path.join(workdir, "program.trace")
     samples = {"cpu": {}, "wall": {}}
@@ -311,6 +311,9 @@ def finish(entry, samples, policy_of, trace, args):
                 entry["clock"] = clock
                 entry["threads"] = t.get("threads") or 1
                 entry["insitu"] = insitu_json(seconds)
+                # The other clock's figures too, kept for reading, not compared.
+                other = "cpu" if clock == "wall" else "wall"
+                entry["insitu_" + other] = insitu_json(samples[other])
             compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads)
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
@@ -427,7 +430,8 @@ def format_table(doc):
                  "predicted: (glibc's ns/op - this one's) x ops; error: "
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
                  "one ordering is all ties. replay's pick: the replay's fastest, its in-situ "
-                 "median over the in-situ fastest's, [paired 95% interval], ~ = tied in situ.")
+                 "time over the in-situ fastest's (both paired by round: the median ratio), "
+                 "[its 95% interval], ~ = tied in situ.")
     for t in doc.get("models") or doc["touch"]:
         s = doc["summary"][t]
         lines.append(

@@ -57,7 +57,8 @@ class CheckTest(unittest.TestCase):
                 rows = {r["allocator"]: r for r in rep["rows"]}
                 self.assertEqual(sorted(rows), ["glibc", "slab/st/single", "slab/st/stack"])
                 self.assertEqual(rows["slab/st/stack"]["policy"], "slab/st/stack")
-                # The replay's pick and what it costs in situ.
+                # The replay's pick and what it costs in situ (two rounds do
+                # not pair: the best is the smallest median).
                 pick = rep["pick"]
                 self.assertIn(pick["pick"], rows)
                 self.assertIn(pick["best"], rows)
