@@ -314,16 +314,20 @@ def finish(entry, samples, policy_of, trace, args):
                 # The other clock's figures too, kept for reading, not compared.
                 other = "cpu" if clock == "wall" else "wall"
                 entry["insitu_" + other] = insitu_json(samples[other])
-            compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads)
+            compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads,
+                           samples["cpu" if clock == "wall" else "wall"])
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
                          "apart, so a stack-holding pool gets one pool in the replay")
     return entry
 
 
-def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads):
+def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other_seconds=None):
     """One replay (touch and threads mode, both phases) against the in-situ
-    seconds: entry["replay"][model] per phase, and the replay's speed."""
+    seconds: entry["replay"][model] per phase, and the replay's speed. The
+    rank correlation and the pick's cost against the other clock's in-situ
+    times (other_seconds) are kept under "other_clock", for reading: on a
+    loaded machine wall time mostly measures waiting for a core."""
     entry["ops"] = t["ops"]
     entry["arena_events"] = t.get("arena_events")
     # The replay's speed: memory ops per second of a pass's wall time, on
@@ -352,6 +356,11 @@ def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads):
         entry["replay"][model_name(touch, phase, threads)] = {
             "rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
             "threads": threads, "clock": t.get("clock")}
+        if other_seconds:
+            _, rho_other = analysis.compare(other_seconds, rep, t["ops"], rep_runs, margin)
+            entry["replay"][model_name(touch, phase, threads)]["other_clock"] = {
+                "clock": "cpu" if entry.get("clock") == "wall" else "wall", "rho": rho_other,
+                "pick": analysis.pick_cost(other_seconds, rep)}
 
 
 def fmt(v, spec="{:.1f}", none="-"):
@@ -403,6 +412,12 @@ def format_table(doc):
         if any(e["replay"][t].get("pick") for t in touches):
             lines.append("  replay's pick, in situ over the in-situ best: " + ", ".join(
                 f"{t} {format_pick(e['replay'][t].get('pick'))}" for t in touches))
+        others = [e["replay"][t].get("other_clock") for t in touches]
+        if any(others):
+            lines.append(f"  against in-situ {next(o for o in others if o)['clock']} time: "
+                         + ", ".join(f"{t} rho {fmt(o['rho'], '{:.2f}', 'n/a')}, pick "
+                                     f"{format_pick(o.get('pick'))}"
+                                     for t, o in zip(touches, others) if o))
         if e.get("note"):
             lines.append("  note: " + e["note"])
         hdr = f"  {'allocator':<30} {'in situ ms':>10} {'95% interval':>17} {'saved':>7}"

@@ -133,6 +133,12 @@ class CheckTest(unittest.TestCase):
         self.assertGreater(speed["first/one"]["cold_ops_per_s"], 0)
         for m in ("first/cold", "first/cold/one"):
             self.assertIn(mt["replay"][m]["pick"]["pick"], ["glibc", "slab/mt/single"])
+            # The other clock's figures, for reading.
+            self.assertEqual(mt["replay"][m]["other_clock"]["clock"], "cpu")
+            self.assertIn(mt["replay"][m]["other_clock"]["pick"]["best"],
+                          ["glibc", "slab/mt/single"])
+        self.assertEqual(sorted(mt["insitu_cpu"]), ["glibc", "slab/mt/single"])
+        self.assertIn("against in-situ cpu time: first/cold rho ", table.stdout)
         self.assertFalse(st["multi_threaded"])
         self.assertEqual(st["threads"], 1)
         self.assertEqual(st["clock"], "cpu")
