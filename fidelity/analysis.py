@@ -11,6 +11,7 @@ tested on their own (analysis_test.py):
   replay_figures(policy_json, phase)  ns/op and its interval from one policy's entry
   saving(base, xs)                    a saving and its interval, paired by round
   compare(insitu, replay, ops)        per-allocator saving vs glibc, predicted and actual
+  pick_cost(insitu, replay)           in-situ time of the replay's pick over the in-situ best
 """
 
 import math
@@ -22,6 +23,9 @@ BASELINE = "glibc"
 BASELINE_POLICY = "malloc"
 # A predicted saving counts as right when within this fraction of the real one.
 SAVING_TOLERANCE = 0.25
+# The replay's pick is good enough when its in-situ time is within this
+# fraction of the in-situ best's.
+PICK_TOLERANCE = 0.10
 # The replay's passes a prediction can be read from (see replay_figures).
 PHASES = ("cold", "warm")
 
@@ -300,8 +304,55 @@ def compare(insitu, replay, ops, replay_runs=None, replay_margin=0.0):
     return rows, rho
 
 
-def summarize(results):
-    """Totals over workloads: results is a list of (rows, rho) of compare()."""
+def pick_cost(insitu, replay):
+    """What adopting the replay's pick costs in situ.
+
+    insitu: name -> list of seconds by round (the in-situ runs); replay: name
+    -> (ns/op, lo, hi). The pick is the replay's fastest (smallest median
+    ns/op; the first name of equal ones). The best is the in-situ fastest:
+    with as many runs of each, made in rounds (at least MIN_PAIRED_ROUNDS),
+    the one whose time over its round's fastest has the smallest median, so
+    a slow stretch of the machine that slows a whole round cancels out (as
+    saving() pairs); otherwise the smallest median. Returns {"pick", "best",
+    "ratio": the pick's in-situ time over the best's (the median of the
+    ratio by round when paired, else of the medians), "paired": [median, lo,
+    hi] of paired_ratio(pick's runs, best's runs) (None without common
+    rounds), "tied": whether paired_tie says the two are tied in situ,
+    "within": ratio <= 1 + PICK_TOLERANCE}; None when no name is in both.
+    """
+    names = sorted(n for n in insitu if n in replay and insitu[n])
+    if not names:
+        return None
+    pick = min(names, key=lambda n: (replay[n][0], n))
+    lengths = {len(insitu[n]) for n in names}
+    rounds = min(lengths)
+    paired_rounds = len(lengths) == 1 and rounds >= MIN_PAIRED_ROUNDS
+    if paired_rounds:
+        fastest = [min(insitu[n][r] for n in names) for r in range(rounds)]
+        score = {n: median([insitu[n][r] / fastest[r] for r in range(rounds) if fastest[r] > 0])
+                 for n in names}
+    else:
+        score = {n: median(insitu[n]) for n in names}
+    best = min(names, key=lambda n: (score[n], n))
+    paired = paired_ratio(insitu[pick], insitu[best]) if pick != best else (1.0, 1.0, 1.0)
+    if paired_rounds and paired is not None:
+        ratio = paired[0]
+    else:
+        ratio = median(insitu[pick]) / median(insitu[best])
+    return {
+        "pick": pick,
+        "best": best,
+        "ratio": ratio,
+        "paired": list(paired) if paired is not None else None,
+        "tied": pick == best or paired_tie(paired),
+        "within": ratio <= 1 + PICK_TOLERANCE,
+    }
+
+
+def summarize(results, picks=None):
+    """Totals over workloads: results is a list of (rows, rho) of compare(),
+    picks (optional) the pick_cost() of each (None entries left out)."""
+    picks = [p for p in picks or [] if p is not None]
     rhos = [rho for _, rho in results if rho is not None]
     errors = [abs(r["error"]) for rows, _ in results for r in rows
               if r.get("outside_noise") and r.get("error") is not None]
@@ -313,4 +364,8 @@ def summarize(results):
         "pairs_outside_noise": len(errors),
         "pairs_within_25pct": sum(1 for e in errors if e <= SAVING_TOLERANCE),
         "median_abs_error": median(errors) if errors else None,
+        "picks": len(picks),
+        "picks_within_10pct": sum(1 for p in picks if p["within"]),
+        "picks_best_or_tied": sum(1 for p in picks if p["tied"]),
+        "worst_pick_ratio": max((p["ratio"] for p in picks), default=None),
     }

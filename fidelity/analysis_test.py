@@ -207,5 +207,49 @@ class CompareTest(unittest.TestCase):
         self.assertIsNone(rho)  # in situ all tied
 
 
+class PickCostTest(unittest.TestCase):
+    def test_the_replays_fastest_against_the_in_situ_fastest(self):
+        insitu = {"glibc": [1.00, 1.10, 0.90, 1.05], "slab": [0.80, 0.88, 0.72, 0.84],
+                  "jemalloc": [0.84, 0.924, 0.756, 0.882]}
+        replay = {"glibc": (50.0, 49, 51), "slab": (40.0, 39, 41), "jemalloc": (35.0, 34, 36),
+                  "not_in_situ": (1.0, 1, 1)}
+        c = analysis.pick_cost(insitu, replay)
+        self.assertEqual((c["pick"], c["best"]), ("jemalloc", "slab"))
+        self.assertAlmostEqual(c["ratio"], 1.05)
+        # Paired by round: 1.05 in every round, so not tied with the best.
+        self.assertEqual([round(x, 9) for x in c["paired"]], [1.05, 1.05, 1.05])
+        self.assertFalse(c["tied"])
+        self.assertTrue(c["within"])
+        # The same pick 20% slower in situ is outside the tolerance.
+        insitu["jemalloc"] = [x * 1.2 for x in insitu["slab"]]
+        c = analysis.pick_cost(insitu, replay)
+        self.assertAlmostEqual(c["ratio"], 1.2)
+        self.assertFalse(c["within"])
+
+    def test_the_best_is_paired_by_round(self):
+        # b is faster than a in every round, but the rounds drift so far that
+        # a's median is the smaller: paired by round, b is the best.
+        insitu = {"a": [10, 10, 10, 50, 50], "b": [9, 9, 45, 45, 45]}
+        c = analysis.pick_cost(insitu, {"a": (1.0, None, None), "b": (2.0, None, None)})
+        self.assertEqual((c["pick"], c["best"]), ("a", "b"))
+        self.assertAlmostEqual(c["ratio"], 50 / 45)
+        self.assertFalse(c["within"])
+
+    def test_a_pick_that_is_the_best_costs_nothing(self):
+        c = analysis.pick_cost({"a": [1.0, 2.0], "b": [3.0, 3.0]},
+                               {"a": (1.0, None, None), "b": (2.0, None, None)})
+        self.assertEqual((c["pick"], c["best"], c["ratio"]), ("a", "a", 1.0))
+        self.assertTrue(c["tied"] and c["within"])
+        self.assertIsNone(analysis.pick_cost({"a": [1.0]}, {"b": (1.0, None, None)}))
+
+    def test_summary_counts_picks(self):
+        picks = [{"ratio": 1.0, "within": True, "tied": True},
+                 {"ratio": 1.3, "within": False, "tied": False}, None]
+        s = analysis.summarize([([], None)] * 3, picks)
+        self.assertEqual((s["picks"], s["picks_within_10pct"], s["picks_best_or_tied"]), (2, 1, 1))
+        self.assertEqual(s["worst_pick_ratio"], 1.3)
+        self.assertEqual(analysis.summarize([])["picks"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()

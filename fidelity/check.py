@@ -1,14 +1,17 @@
 """fidelity check: does the replay predict what the program itself gets?
 
-  bazel run //fidelity:check -- [--workloads=LIST|all] [--allocators=LIST]
-      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--param=WORKLOAD:name=value]
-      [--format=table|json] [--out=FILE]
+  bazel run //fidelity:check -- [--workloads=LIST|all|mt] [--allocators=LIST]
+      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,one]
+      [--clock=auto|cpu|wall] [--param=WORKLOAD:name=value] [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
-For each built-in workload: runs it in situ (//fidelity:insitu, the same
-workload template `record` traces) with each allocator -- std::allocator
-under glibc and under tcmalloc, jemalloc and mimalloc by LD_PRELOAD, and
-slab, boost_fast_pool and article pools as the containers' allocator --
+For each built-in workload: runs it in situ (//fidelity:insitu: the very
+function `record` traces, TraceAllocator in its containers) under each
+allocator, set up as a user's instrumented program is set up by `replayer
+--in_situ`: ALLOCTRACE_POLICY=std under glibc and under tcmalloc, jemalloc
+and mimalloc by LD_PRELOAD, and ALLOCTRACE_POLICY=<catalog policy> for the
+pools (TraceAllocator's run-time switch; no allocator list of the check's
+own: the names are the switch's, `insitu --list`) --
 each run a fresh process, runs interleaved across allocators (A B C A B C);
 records the workload's trace (//tracer:record); replays it through the
 matching policies (//replayer --format=json), once per --touch mode, and
@@ -18,11 +21,28 @@ the replay's ns/op x ops, the saving against glibc in situ and as the replay
 predicts it, and per workload Spearman's rank correlation of the two
 orderings, where allocators are tied as the replayer ties them
 (analysis.paired_tie: the ratio paired by round has a 95% interval that
-includes 1 or lies within the noise floor).
+includes 1 or lies within the noise floor), and what adopting the replay's
+pick (its fastest) would cost: the pick's in-situ time over the in-situ
+best's (analysis.pick_cost; the target is within 10%).
+
+Multi-threaded workloads (--workloads=mt: producer_consumer, larson,
+migration, thread_map_churn) run under the mallocs and the catalog's
+thread-safe policies only (a policy that is not thread-safe is skipped, and
+said so); their traces are replayed per thread (--threads=auto, the
+replayer's default: one OS thread per traced thread, ranked by wall time)
+and on one thread in the recorded order (--threads=one: no contention,
+ranked by CPU time), each a model of its own ("touch/phase" and
+"touch/phase/one"), and the report gives the replay's speed in each (memory
+ops per second of a pass's wall time, glibc malloc's policy). A trace of one
+thread is replayed once: both modes are the same replay.
 
 With --program, PROG ARGS is run whole under each malloc (the process's
-time), captured (//tracer:capture) and replayed the same way. In-situ time
-is CPU time by default (--clock=wall for wall time).
+time), captured (//tracer:capture) and replayed the same way (per thread
+and on one thread when several threads allocated). In-situ time
+(--clock=auto) is wall time for multi-threaded workloads and programs
+(contention and waiting are what the program feels, as the per-thread
+replay ranks), CPU time otherwise (it leaves out waiting for a core on a
+shared machine).
 
 The driver is Python because its work is running processes and reading
 JSON; the timed code is C++ (insitu, replayer). Statistics: analysis.py.
@@ -60,8 +80,14 @@ LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/local/li
 
 DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random", "list_churn",
                      "shared_ptr_new", "make_shared"]
-DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "boost_fast_pool", "pool/simple/exp/st/stack/free",
+# Catalog policies, run in situ by ALLOCTRACE_POLICY (boost_fast_pool is no
+# catalog policy: the switch, like replayer --in_situ, cannot run it).
+DEFAULT_ALLOCATORS = MALLOCS + ["slab/st/stack", "slab/st/single", "pool/simple/exp/st/stack/free",
                                 "pool/boundary/exp/st/stack/free"]
+# The multi-threaded workloads' defaults: the mallocs and thread-safe pools of
+# the catalog, one pool per container and one for the process.
+DEFAULT_MT_ALLOCATORS = MALLOCS + ["slab/mt/stack", "slab/mt/single", "small_node/mt/single",
+                                   "pool/boundary/exp/mt/single/free"]
 # Sizes at which a run takes tens of milliseconds, so that the program's
 # steady state, not its start, is timed. --param overrides any of them.
 DEFAULT_PARAMS = {
@@ -74,8 +100,13 @@ DEFAULT_PARAMS = {
     "make_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "unordered_map": ["entries=50000", "operations=200000"],
+    "producer_consumer": ["messages=50000"],
+    "larson": ["operations=10000"],
+    "migration": ["operations=20000"],
+    "thread_map_churn": ["operations=40000"],
 }
 TOUCH_MODES = ["none", "first", "whole", "program"]
+THREAD_MODES = ["auto", "one"]
 
 
 class CheckError(Exception):
@@ -96,11 +127,18 @@ def find_library(name):
     return None
 
 
-def env_for(allocator):
+def env_for(allocator, instrumented=False):
+    """The environment `allocator` runs under, as replayer --in_situ sets it
+    up: a malloc by LD_PRELOAD (and, in an instrumented program,
+    ALLOCTRACE_POLICY=std: TraceAllocator serves from operator new), a pool
+    policy by ALLOCTRACE_POLICY alone."""
     env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
+    for k in ("LD_PRELOAD", "ALLOCTRACE_POLICY", "ALLOCTRACE_POLICY_ACK_FD"):
+        env.pop(k, None)
     if allocator in PRELOADS:
         env["LD_PRELOAD"] = find_library(PRELOADS[allocator])
+    if instrumented:
+        env["ALLOCTRACE_POLICY"] = "std" if allocator in MALLOCS else allocator
     return env
 
 
@@ -116,18 +154,22 @@ def run(cmd, env=None, cwd=None, stdout=subprocess.PIPE):
     return p
 
 
-def replay(trace, policies, runs, touch, phases):
+def replay(trace, policies, runs, touch, phases, threads="auto"):
     """The replayer's figures for `policies` on `trace`:
     ({phase: {policy: (ns, lo, hi)}}, trace_json). One replay gives both
     phases: its cold pass and its warm passes. Every policy makes `runs`
-    runs (--race=false: none is eliminated)."""
+    runs (--race=false: none is eliminated); threads is the replayer's
+    --threads (auto: per thread)."""
     cmd = [REPLAYER, "--format=json", "--quiet", f"--min_runs={runs}", f"--max_runs={runs}",
-           "--race=false", f"--touch={touch}",
+           "--race=false", f"--touch={touch}", f"--threads={threads}",
            "--policies=" + ",".join(policies), trace]
     out = run(cmd).stdout
     try:
         doc = json.loads(out)
-        t = dict(doc["traces"][0], clock=doc.get("clock", "cpu"),
+        # The trace's own clock (--clock=auto: cpu on one thread, wall per
+        # thread), else the report's.
+        clock = doc["traces"][0].get("clock") or doc.get("clock", "cpu")
+        t = dict(doc["traces"][0], clock="cpu" if clock == "auto" else clock,
                  rank_by=doc.get("rank_by", "cold"))
         figures = {phase: {} for phase in phases}
         for p in t["policies"]:
@@ -152,20 +194,24 @@ def available(allocators):
     return usable, skipped
 
 
-def check_workload(name, params, allocators, args, workdir):
+def check_workload(name, params, allocators, args, workdir, multi_threaded=False):
     """In situ, record, replay, compare one built-in workload."""
+    skipped = {}
+    if multi_threaded:
+        skipped = {a: "not thread-safe" for a in allocators
+                   if a not in MALLOCS and a not in args.mt_allocators}
+        allocators = [a for a in allocators if a not in skipped]
     trace = os.path.join(workdir, name + ".trace")
     # One comma-separated --param: a repeated flag would keep only its last.
     param_flags = ["--param=" + ",".join(params)] if params else []
     run([RECORD, f"--workload={name}", f"--out={trace}", f"--seed={args.seed}"] + param_flags)
-    seconds = {}
+    samples = {"cpu": {}, "wall": {}}
     policy_of = {}
     for r in range(args.runs):
         for a in allocators:
             progress(f"{name}: in situ run {r + 1}/{args.runs} {a}")
-            cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}",
-                   "--allocator=" + ("std" if a in MALLOCS else a)] + param_flags
-            out = run(cmd, env=env_for(a)).stdout
+            cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}"] + param_flags
+            out = run(cmd, env=env_for(a, instrumented=True)).stdout
             try:
                 line = json.loads(out.strip().splitlines()[-1])
             except (ValueError, IndexError) as e:
@@ -173,20 +219,24 @@ def check_workload(name, params, allocators, args, workdir):
             if a in PRELOADS and PRELOADS[a] not in line["malloc"]:
                 raise CheckError(f"LD_PRELOAD of {PRELOADS[a]} did not take effect "
                                  f"(malloc is from {line['malloc']})")
-            display = a if a in MALLOCS else line["replay_policy"]
-            policy_of[display] = a if a in PRELOADS else line["replay_policy"]
-            seconds.setdefault(display, []).append(
-                line["cpu_seconds"] if args.clock == "cpu" else line["seconds"])
+            if line["policy"] != ("std" if a in MALLOCS else a):
+                raise CheckError(f"ALLOCTRACE_POLICY for {a} did not take effect "
+                                 f"(the switch resolved {line['policy']})")
+            policy_of[a] = a if a in PRELOADS else line["replay_policy"]
+            samples["cpu"].setdefault(a, []).append(line["cpu_seconds"])
+            samples["wall"].setdefault(a, []).append(line["seconds"])
     entry = {"kind": "workload", "name": name, "params": " ".join(params), "trace": trace,
-             "insitu": insitu_json(seconds), "replay": {}}
-    return finish(entry, seconds, policy_of, trace, args)
+             "multi_threaded": multi_threaded, "replay": {}}
+    if skipped:
+        entry["skipped"] = skipped
+    return finish(entry, samples, policy_of, trace, args)
 
 
 def check_program(program, allocators, args, workdir):
-    """In situ (whole process, wall time), capture, replay, compare one program."""
+    """In situ (the whole process), capture, replay, compare one program."""
     cwd = os.environ.get("BUILD_WORKING_DIRECTORY") or os.getcwd()
     trace = os.path.join(workdir, "program.trace")
-    seconds = {}
+    samples = {"cpu": {}, "wall": {}}
     for r in range(args.runs):
         for a in allocators:
             progress(f"{os.path.basename(program[0])}: in situ run {r + 1}/{args.runs} {a}")
@@ -196,12 +246,13 @@ def check_program(program, allocators, args, workdir):
             wall = time.perf_counter() - t0
             u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
-            seconds.setdefault(a, []).append(cpu if args.clock == "cpu" else wall)
-    run([CAPTURE, f"--out={trace}", "--"] + program, stdout=subprocess.DEVNULL)
+            samples["cpu"].setdefault(a, []).append(cpu)
+            samples["wall"].setdefault(a, []).append(wall)
+    run([CAPTURE, f"--out={trace}", "--"] + program, cwd=cwd, stdout=subprocess.DEVNULL)
     policy_of = {a: (a if a in PRELOADS else analysis.BASELINE_POLICY) for a in allocators}
     entry = {"kind": "program", "name": " ".join(program), "params": "", "trace": trace,
-             "insitu": insitu_json(seconds), "replay": {}}
-    return finish(entry, seconds, policy_of, trace, args)
+             "replay": {}}
+    return finish(entry, samples, policy_of, trace, args)
 
 
 def insitu_json(seconds):
@@ -213,55 +264,160 @@ def insitu_json(seconds):
     return o
 
 
+def model_name(touch, phase, threads="auto"):
+    """"touch/phase" for the per-thread replay (the replayer's default, and
+    the only one of a one-thread trace), "touch/phase/one" for --threads=one."""
+    return f"{touch}/{phase}" + ("" if threads == "auto" else f"/{threads}")
+
+
 def models(args):
     """The replay models compared: each --touch mode read from each --phase,
-    named "touch/phase"."""
-    return [f"{t}/{ph}" for t in args.touch for ph in args.phase]
+    in each --threads mode (an entry of one thread has the first's only)."""
+    return [model_name(t, ph, th) for th in args.threads for t in args.touch for ph in args.phase]
 
 
-def finish(entry, seconds, policy_of, trace, args):
+def entry_models(doc, e):
+    """The models of entry e, in the report's order (older reports named them
+    by touch mode alone and have no "models")."""
+    return [m for m in (doc.get("models") or doc["touch"]) if m in e["replay"]]
+
+
+def median_pass(p, kind, key="wall_s"):
+    """The median over runs of one policy's pass time (the cold pass, or the
+    mean of the warm passes), seconds; None without runs."""
+    xs = []
+    for run_ in p.get("runs") or []:
+        passes = [q[key] for q in run_.get("passes", []) if q.get("kind") == kind and key in q]
+        if passes:
+            xs.append(sum(passes) / len(passes))
+    return analysis.median(xs) if xs else None
+
+
+def finish(entry, samples, policy_of, trace, args):
+    """Replays the trace in every model and compares it with the in-situ
+    samples ({"cpu"|"wall": {allocator: [seconds by round]}})."""
+    multi = None
     for touch in args.touch:
-        progress(f"{entry['name'][:40]}: replaying, --touch={touch}")
-        by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch, args.phase)
-        entry["ops"] = t["ops"]
-        entry["arena_events"] = t.get("arena_events")
-        for phase, figures in by_phase.items():
-            rep = {d: figures[p] for d, p in policy_of.items()}
-            # The replay's ties as the replayer decides them: paired by
-            # round, within its noise floor (of the ranking pass only).
-            runs_of = {p["policy"]: p for p in t["policies"]}
-            rep_runs = {d: analysis.replay_rounds(runs_of.get(p, {}), phase, t["ops"],
-                                                  t.get("clock", "cpu"))
-                        for d, p in policy_of.items()}
-            floor = t.get("noise_floor") or {}
-            margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
-                      if phase == t.get("rank_by") and "ci95" in floor else 0.0)
-            rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
-            for row in rows:
-                row["policy"] = policy_of[row["allocator"]]
-            entry["replay"][f"{touch}/{phase}"] = {"rows": rows, "rho": rho}
+        for threads in args.threads:
+            if threads != "auto" and multi is False:
+                continue  # one thread: --threads=one is the same replay
+            progress(f"{entry['name'][:40]}: replaying, --touch={touch} --threads={threads}")
+            by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch,
+                                 args.phase, threads)
+            if multi is None:
+                multi = (t.get("threads") or 1) > 1
+                clock = args.clock if args.clock != "auto" else ("wall" if multi else "cpu")
+                seconds = samples[clock]
+                entry["clock"] = clock
+                entry["threads"] = t.get("threads") or 1
+                entry["insitu"] = insitu_json(seconds)
+                # The other clock's figures too, kept for reading, not compared.
+                other = "cpu" if clock == "wall" else "wall"
+                entry["insitu_" + other] = insitu_json(samples[other])
+            compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads,
+                           samples["cpu" if clock == "wall" else "wall"])
     if entry.get("arena_events") == 0:
         entry["note"] = ("the trace has one arena (the global heap): it cannot tell containers "
                          "apart, so a stack-holding pool gets one pool in the replay")
     return entry
 
 
+def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other_seconds=None):
+    """One replay (touch and threads mode, both phases) against the in-situ
+    seconds: entry["replay"][model] per phase, and the replay's speed. The
+    rank correlation and the pick's cost against the other clock's in-situ
+    times (other_seconds) are kept under "other_clock", for reading: on a
+    loaded machine wall time mostly measures waiting for a core."""
+    entry["ops"] = t["ops"]
+    entry["arena_events"] = t.get("arena_events")
+    # The replay's speed: memory ops per second of a pass's wall time, on
+    # glibc malloc's policy (the same allocator in every mode).
+    base = next((p for p in t["policies"] if p["policy"] == analysis.BASELINE_POLICY), None)
+    if base is not None:
+        speed = {"replay_threads": t.get("replay_threads", 1), "clock": t.get("clock")}
+        for kind in ("cold", "warm"):
+            w = median_pass(base, kind)
+            speed[f"{kind}_ops_per_s"] = t["ops"] / w if w else None
+        entry.setdefault("replay_speed", {})[f"{touch}/{threads}"] = speed
+    for phase, figures in by_phase.items():
+        rep = {d: figures[p] for d, p in policy_of.items()}
+        # The replay's ties as the replayer decides them: paired by
+        # round, within its noise floor (of the ranking pass only).
+        runs_of = {p["policy"]: p for p in t["policies"]}
+        rep_runs = {d: analysis.replay_rounds(runs_of.get(p, {}), phase, t["ops"],
+                                              t.get("clock", "cpu"))
+                    for d, p in policy_of.items()}
+        floor = t.get("noise_floor") or {}
+        margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
+                  if phase == t.get("rank_by") and "ci95" in floor else 0.0)
+        rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
+        for row in rows:
+            row["policy"] = policy_of[row["allocator"]]
+        entry["replay"][model_name(touch, phase, threads)] = {
+            "rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
+            "threads": threads, "clock": t.get("clock")}
+        if other_seconds:
+            _, rho_other = analysis.compare(other_seconds, rep, t["ops"], rep_runs, margin)
+            entry["replay"][model_name(touch, phase, threads)]["other_clock"] = {
+                "clock": "cpu" if entry.get("clock") == "wall" else "wall", "rho": rho_other,
+                "pick": analysis.pick_cost(other_seconds, rep)}
+
+
 def fmt(v, spec="{:.1f}", none="-"):
     return none if v is None else spec.format(v)
 
 
+def format_pick(p):
+    """"slab/st/stack 1.04x glibc [0.99, 1.08]": the pick, its in-situ time
+    over the best's (and the best, when another) with the paired interval;
+    "~" when paired rounds cannot tell the two apart."""
+    if not p:
+        return "-"
+    if p["pick"] == p["best"]:
+        return f"{p['pick']} (the best)"
+    ci = ""
+    if p.get("paired") and p["paired"][2] != float("inf"):
+        ci = f" [{p['paired'][1]:.2f}, {p['paired'][2]:.2f}]"
+    return f"{p['pick']} {p['ratio']:.2f}x{'~' if p['tied'] else ''} {p['best']}{ci}"
+
+
 def format_table(doc):
+    clock = doc.get("clock", "wall")
+    if clock == "auto":
+        clock = "auto: wall multi-threaded, else cpu"
     lines = [f"fidelity check: {doc['machine']}, {doc['date']}, {doc['runs']} in-situ runs "
-             f"per allocator (interleaved, {doc.get('clock', 'wall')} time), replay {doc['runs']} runs"]
-    # Reports written before phases were compared name their models by touch
-    # mode alone (they read the warm passes).
-    touches = doc.get("models") or doc["touch"]
+             f"per allocator (interleaved, {clock} time), replay {doc['runs']} runs"]
     for e in doc["entries"]:
+        # Reports written before phases were compared name their models by
+        # touch mode alone (they read the warm passes).
+        touches = entry_models(doc, e)
         lines.append("")
         head = f"{e['name']}" + (f" ({e['params']})" if e["params"] else "")
-        lines.append(f"{head}: {e['ops']} memory ops")
+        threads = e.get("threads", 1)
+        lines.append(f"{head}: {e['ops']} memory ops" +
+                     (f", {threads} threads" if threads > 1 else "") +
+                     (f"; in situ {e['clock']} time" if "clock" in e else ""))
+        if e.get("skipped"):
+            lines.append("  skipped: " + ", ".join(f"{a} ({why})" for a, why in e["skipped"].items()))
+        if e.get("replay_speed"):
+            lines.append("  replay speed (glibc malloc, memory ops per second of a pass's wall "
+                         "time, cold/warm): " + ", ".join(
+                             f"{k} {fmt(v.get('cold_ops_per_s'), '{:.3g}')}/"
+                             f"{fmt(v.get('warm_ops_per_s'), '{:.3g}')}"
+                             f" ({v.get('replay_threads', 1)} thread"
+                             f"{'s' if v.get('replay_threads', 1) != 1 else ''})"
+                             for k, v in e["replay_speed"].items()))
         lines.append("  rank correlation: " + ", ".join(
             f"{t} {fmt(e['replay'][t]['rho'], '{:.2f}', 'n/a')}" for t in touches))
+        if any(e["replay"][t].get("pick") for t in touches):
+            lines.append("  replay's pick, in situ over the in-situ best: " + ", ".join(
+                f"{t} {format_pick(e['replay'][t].get('pick'))}" for t in touches))
+        others = [e["replay"][t].get("other_clock") for t in touches]
+        if any(others):
+            lines.append(f"  against in-situ {next(o for o in others if o)['clock']} time: "
+                         + ", ".join(f"{t} rho {fmt(o['rho'], '{:.2f}', 'n/a')}, pick "
+                                     f"{format_pick(o.get('pick'))}"
+                                     for t, o in zip(touches, others) if o))
         if e.get("note"):
             lines.append("  note: " + e["note"])
         hdr = f"  {'allocator':<30} {'in situ ms':>10} {'95% interval':>17} {'saved':>7}"
@@ -288,14 +444,19 @@ def format_table(doc):
                  "minus this one's (ms; ~ = inside noise, its 95% interval includes 0); "
                  "predicted: (glibc's ns/op - this one's) x ops; error: "
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
-                 "one ordering is all ties.")
-    for t in touches:
+                 "one ordering is all ties. replay's pick: the replay's fastest, its in-situ "
+                 "time over the in-situ fastest's (both paired by round: the median ratio), "
+                 "[its 95% interval], ~ = tied in situ.")
+    for t in doc.get("models") or doc["touch"]:
         s = doc["summary"][t]
         lines.append(
             f"{t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
             f"(mean {fmt(s['mean_rho'], '{:.2f}', 'n/a')}); predicted saving within +-25% on "
             f"{s['pairs_within_25pct']} of {s['pairs_outside_noise']} pairs outside noise "
-            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})")
+            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})"
+            + (f"; replay's pick within 10% of the in-situ best on {s['picks_within_10pct']} of "
+               f"{s['picks']} (the best or tied with it on {s['picks_best_or_tied']}; worst "
+               f"{fmt(s['worst_pick_ratio'], '{:.2f}x')})" if s.get("picks") else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -306,12 +467,14 @@ def parse_args(argv):
         argv, program = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(prog="check", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
-                    help="comma-separated built-in workloads, or 'all'")
+                    help="comma-separated built-in workloads, 'all', or 'mt' (the "
+                         "multi-threaded ones)")
     ap.add_argument("--allocators", default=None,
-                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc, slab/st/stack, "
-                         "boost_fast_pool, pool/<storage>/<growth>/st/stack/free "
-                         "(default: all of those with simple and boundary exp pools; "
-                         "the mallocs with --program)")
+                    help="comma-separated: glibc, tcmalloc, jemalloc, mimalloc and catalog "
+                         "policies (default: " + ",".join(DEFAULT_ALLOCATORS) + "; for "
+                         "multi-threaded workloads " + ",".join(DEFAULT_MT_ALLOCATORS) +
+                         " (given, the policies that are not thread-safe are skipped for "
+                         "them); the mallocs with --program)")
     ap.add_argument("--runs", type=int, default=5, help="in-situ runs and replay repeats")
     ap.add_argument("--touch", default="first,program",
                     help="replay --touch modes to compare, comma-separated")
@@ -320,9 +483,13 @@ def parse_args(argv):
                          "cold (the first pass, as a program run once pays it) and/or warm")
     ap.add_argument("--param", action="append", default=[],
                     help="WORKLOAD:name=value, a workload parameter (repeatable)")
-    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
-                    help="in-situ time: the run's CPU time (default; leaves out waiting for a "
-                         "core on a shared machine) or its wall time")
+    ap.add_argument("--threads", default="auto,one",
+                    help="replay modes of a multi-threaded trace, comma-separated: auto (per "
+                         "thread) and/or one (one thread, the recorded order)")
+    ap.add_argument("--clock", choices=["auto", "cpu", "wall"], default="auto",
+                    help="in-situ time: the run's CPU time (leaves out waiting for a core on a "
+                         "shared machine), its wall time, or auto (default): wall for "
+                         "multi-threaded workloads and programs, cpu otherwise")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--format", choices=["table", "json"], default="table")
     ap.add_argument("--out", default="", help="write the report here (relative to where "
@@ -355,21 +522,36 @@ def parse_args(argv):
             ap.error(f"--phase={p}: must be one of {', '.join(analysis.PHASES)}")
     if not args.phase:
         ap.error("--phase: give at least one of cold, warm")
+    args.threads = [t for t in args.threads.split(",") if t]
+    for t in args.threads:
+        if t not in THREAD_MODES:
+            ap.error(f"--threads={t}: must be one of {', '.join(THREAD_MODES)}")
+    if not args.threads:
+        ap.error("--threads: give at least one of auto, one")
+    given = args.allocators is not None
     if args.allocators is None:
         args.allocators = ",".join(MALLOCS if args.program else DEFAULT_ALLOCATORS)
     args.allocators = [a for a in args.allocators.split(",") if a]
+    args.mt_default_allocators = args.allocators if given else DEFAULT_MT_ALLOCATORS
     if analysis.BASELINE not in args.allocators:
         ap.error("--allocators must include glibc, the baseline of every saving")
     if args.program and any(a not in MALLOCS for a in args.allocators):
         ap.error("with --program only the mallocs can be compared: " + ", ".join(MALLOCS))
     known = run([INSITU, "--list"]).stdout.split("\n")
-    all_workloads = [l.split()[1] for l in known if l.startswith("workload ")]
-    known_allocators = MALLOCS + [l.split()[1] for l in known if l.startswith("allocator ")]
+    args.mt_workloads = [l.split()[1] for l in known if l.startswith("mt_workload ")]
+    args.mt_allocators = [l.split()[1] for l in known if l.startswith("mt_allocator ")]
+    all_workloads = [l.split()[1] for l in known if l.startswith("workload ")] + args.mt_workloads
+    # The switch's names (std is glibc's here: the mallocs run under std).
+    known_allocators = MALLOCS + [l.split()[1] for l in known
+                                  if l.startswith("allocator ") and l.split()[1] != "std"]
     for a in args.allocators:
-        if a not in known_allocators and a != "std":
-            ap.error(f"--allocators: unknown allocator {a}; one of {', '.join(known_allocators)}")
-    args.workloads = all_workloads if args.workloads == "all" else [
-        w for w in args.workloads.split(",") if w]
+        if a not in known_allocators:
+            ap.error(f"--allocators: unknown allocator {a}; one of the mallocs "
+                     f"({', '.join(MALLOCS)}) or a catalog policy (`insitu --list`; "
+                     "boost_fast_pool and the replayer's other baselines cannot run in situ)")
+    args.workloads = (all_workloads if args.workloads == "all" else
+                      args.mt_workloads if args.workloads == "mt" else
+                      [w for w in args.workloads.split(",") if w])
     for w in args.workloads:
         if w not in all_workloads:
             ap.error(f"--workloads: unknown workload {w}; one of {', '.join(all_workloads)}")
@@ -442,14 +624,21 @@ def main(argv):
             if args.program:
                 entries.append(check_program(args.program_argv, allocators, args, workdir))
             else:
+                mt_allocators, mt_skipped = available(args.mt_default_allocators)
+                skipped.update(mt_skipped)
                 for w in args.workloads:
+                    mt = w in args.mt_workloads
                     entries.append(check_workload(w, merged_params(w, args.params.get(w, [])),
-                                                  allocators, args, workdir))
+                                                  mt_allocators if mt else allocators, args,
+                                                  workdir, multi_threaded=mt))
         except CheckError as e:
             progress("")
             sys.stderr.write(f"check: {e}\n")
             return 1
     progress("")
+    # The models some entry was replayed in (no "/one" ones without a
+    # multi-threaded entry).
+    used = [m for m in models(args) if any(m in e["replay"] for e in entries)]
     doc = {
         "machine": machine(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -457,11 +646,17 @@ def main(argv):
         "clock": args.clock,
         "touch": args.touch,
         "phases": args.phase,
-        "models": models(args),
+        "threads": args.threads,
+        "models": used,
         "skipped": skipped,
         "entries": entries,
+        # Each model over the entries replayed in it (a one-thread entry has
+        # no "/one" models).
         "summary": {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
-                                           for e in entries]) for m in models(args)},
+                                           for e in entries if m in e["replay"]],
+                                          [e["replay"][m].get("pick") for e in entries
+                                           if m in e["replay"]])
+                    for m in used},
     }
     emit(doc, args)
     for a, why in skipped.items():

@@ -11,7 +11,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "fidelity", "check")
-TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,boost_fast_pool",
+MT_PROGRAM = os.path.join(ROOT, "examples", "mt_program", "mt_program")
+TINY = ["--runs=2", "--allocators=glibc,slab/st/stack,slab/st/single",
         "--workloads=simple_map,list_churn", "--param=simple_map:entries=2000",
         "--param=list_churn:initial=200,operations=2000", "--touch=first,program",
         "--phase=cold,warm"]
@@ -35,6 +36,7 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertIn("simple_map (entries=2000)", table.stdout)
         self.assertIn("| program/cold ns/op", table.stdout)
+        self.assertIn("replay's pick, in situ over the in-situ best: first/cold ", table.stdout)
         self.assertEqual(doc["runs"], 2)
         self.assertEqual(doc["touch"], ["first", "program"])
         self.assertEqual(doc["models"], MODELS)
@@ -42,7 +44,7 @@ class CheckTest(unittest.TestCase):
         for e in doc["entries"]:
             self.assertEqual(e["kind"], "workload")
             self.assertGreater(e["ops"], 0)
-            self.assertEqual(sorted(e["insitu"]), ["boost_fast_pool", "glibc", "slab/st/stack"])
+            self.assertEqual(sorted(e["insitu"]), ["glibc", "slab/st/single", "slab/st/stack"])
             for a in e["insitu"].values():
                 self.assertEqual(len(a["seconds"]), 2)
                 lo, hi = a["ci95_ms"]
@@ -53,8 +55,18 @@ class CheckTest(unittest.TestCase):
                 rep = e["replay"][t]
                 self.assertTrue(rep["rho"] is None or -1.0 <= rep["rho"] <= 1.0)
                 rows = {r["allocator"]: r for r in rep["rows"]}
-                self.assertEqual(sorted(rows), ["boost_fast_pool", "glibc", "slab/st/stack"])
+                self.assertEqual(sorted(rows), ["glibc", "slab/st/single", "slab/st/stack"])
                 self.assertEqual(rows["slab/st/stack"]["policy"], "slab/st/stack")
+                # The replay's pick and what it costs in situ (two rounds do
+                # not pair: the best is the smallest median).
+                pick = rep["pick"]
+                self.assertIn(pick["pick"], rows)
+                self.assertIn(pick["best"], rows)
+                best_ms = min(r["insitu_ms"] for r in rows.values())
+                self.assertAlmostEqual(rows[pick["best"]]["insitu_ms"], best_ms)
+                self.assertAlmostEqual(pick["ratio"], rows[pick["pick"]]["insitu_ms"] / best_ms)
+                self.assertGreaterEqual(pick["ratio"], 1.0)
+                self.assertEqual(pick["within"], pick["ratio"] <= 1.10)
                 self.assertEqual(rows["glibc"]["policy"], "malloc")
                 for name, r in rows.items():
                     self.assertGreater(r["replay_ns_per_op"], 0)
@@ -69,6 +81,8 @@ class CheckTest(unittest.TestCase):
             s = doc["summary"][t]
             self.assertEqual(s["workloads"], 2)
             self.assertLessEqual(s["pairs_within_25pct"], s["pairs_outside_noise"])
+            self.assertEqual(s["picks"], 2)
+            self.assertLessEqual(s["picks_within_10pct"], 2)
 
     def test_table_and_program(self):
         with tempfile.TemporaryDirectory() as d:
@@ -83,14 +97,76 @@ class CheckTest(unittest.TestCase):
         self.assertRegex(p.stdout, r"glibc +[0-9.]+ +\[")
         self.assertIn("first/cold: rank correlation >= 0.9 on", p.stdout)
 
+    def test_multi_threaded_workload_per_thread_and_one_thread(self):
+        """A multi-threaded workload runs under the thread-safe policies only
+        and is replayed per thread and on one thread, each a model; a
+        one-thread workload beside it has the per-thread models only."""
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "f.json")
+            p = check("--runs=2", "--allocators=glibc,slab/st/stack,slab/mt/single",
+                      "--workloads=producer_consumer,simple_map",
+                      "--param=producer_consumer:messages=300", "--param=simple_map:entries=2000",
+                      "--touch=first", "--phase=cold", "--threads=auto,one", "--format=json",
+                      f"--out={out}")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            table = check(f"--render={out}")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("producer_consumer (messages=300): ", table.stdout)
+        self.assertIn("threads; in situ wall time", table.stdout)
+        self.assertIn("skipped: slab/st/stack (not thread-safe)", table.stdout)
+        self.assertIn("| first/cold/one ns/op", table.stdout)
+        self.assertEqual(doc["models"], ["first/cold", "first/cold/one"])
+        mt, st = doc["entries"]
+        self.assertTrue(mt["multi_threaded"])
+        self.assertGreater(mt["threads"], 1)
+        self.assertEqual(mt["clock"], "wall")
+        self.assertEqual(sorted(mt["insitu"]), ["glibc", "slab/mt/single"])
+        self.assertEqual(sorted(mt["replay"]), ["first/cold", "first/cold/one"])
+        self.assertEqual(mt["replay"]["first/cold"]["clock"], "wall")  # per thread
+        self.assertEqual(mt["replay"]["first/cold/one"]["clock"], "cpu")
+        speed = mt["replay_speed"]
+        self.assertEqual(sorted(speed), ["first/auto", "first/one"])
+        self.assertGreater(speed["first/auto"]["replay_threads"], 1)
+        self.assertEqual(speed["first/one"]["replay_threads"], 1)
+        self.assertGreater(speed["first/one"]["cold_ops_per_s"], 0)
+        for m in ("first/cold", "first/cold/one"):
+            self.assertIn(mt["replay"][m]["pick"]["pick"], ["glibc", "slab/mt/single"])
+            # The other clock's figures, for reading.
+            self.assertEqual(mt["replay"][m]["other_clock"]["clock"], "cpu")
+            self.assertIn(mt["replay"][m]["other_clock"]["pick"]["best"],
+                          ["glibc", "slab/mt/single"])
+        self.assertEqual(sorted(mt["insitu_cpu"]), ["glibc", "slab/mt/single"])
+        self.assertIn("against in-situ cpu time: first/cold rho ", table.stdout)
+        self.assertFalse(st["multi_threaded"])
+        self.assertEqual(st["threads"], 1)
+        self.assertEqual(st["clock"], "cpu")
+        self.assertEqual(sorted(st["insitu"]), ["glibc", "slab/mt/single", "slab/st/stack"])
+        self.assertEqual(sorted(st["replay"]), ["first/cold"])
+        self.assertEqual(doc["summary"]["first/cold"]["workloads"], 2)
+        self.assertEqual(doc["summary"]["first/cold/one"]["workloads"], 1)
+
+    def test_multi_threaded_program(self):
+        p = check("--program", "--runs=2", "--allocators=glibc", "--touch=first", "--phase=cold",
+                  "--format=json", "--", MT_PROGRAM, "2", "2", "300")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        e = json.loads(p.stdout)["entries"][0]
+        self.assertEqual(e["kind"], "program")
+        self.assertGreater(e["threads"], 1)
+        self.assertEqual(e["clock"], "wall")
+        self.assertEqual(sorted(e["replay"]), ["first/cold", "first/cold/one"])
+
     def test_bad_flags_are_named(self):
         for args, what in [
             (["--workloads=nope"], "unknown workload nope"),
             (["--touch=sideways"], "--touch=sideways"),
             (["--phase=tepid"], "--phase=tepid"),
             (["--allocators=slab/st/stack"], "must include glibc"),
+            (["--allocators=glibc,boost_fast_pool"], "cannot run in situ"),
             (["--param=simple_map"], "expected WORKLOAD:name=value"),
             (["--runs=1"], "--runs=1"),
+            (["--threads=many"], "--threads=many"),
             (["--program"], "needs a command"),
             (["--render=/nonexistent.json"], None),
         ]:

@@ -1,46 +1,53 @@
-// insitu: runs one built-in workload once, in this process, with the chosen
-// allocator as its containers' allocator, and prints how long the run took.
-// The workload is the same template `record` instantiates with
-// TraceAllocator (tracer/workloads/workload_table.h), so the program timed
-// here is the program whose trace the replayer replays.
+// insitu: runs one built-in workload once, in this process, through
+// TraceAllocator with the policy ALLOCTRACE_POLICY names, and prints how long
+// the run took.
 //
-//   insitu --workload=simple_map --allocator=slab/st/stack --param=entries=100000
-//   {"workload": "simple_map", "allocator": "slab/st/stack", "replay_policy": "slab/st/stack",
-//    "seconds": 0.012345, "cpu_seconds": 0.012001, "malloc": "/lib/.../libc.so.6"}
-// seconds is the run's wall time, cpu_seconds this thread's CPU time.
+// The workload is the very function `record` runs (the registry's
+// run_traced, tracer/workloads/workloads.h): TraceAllocator in every
+// container. With ALLOCTRACE_POLICY set, TraceAllocator's run-time switch
+// (tracer/policy_switch.h) serves it from that catalog policy and records
+// nothing, exactly as it serves a user's instrumented program under
+// `replayer --in_situ` or `--confirm`. So the program timed here is the
+// program whose trace the replayer replays, under the mechanism a user's
+// program runs under; this file names no allocator of its own.
+//
+//   ALLOCTRACE_POLICY=slab/st/stack insitu --workload=simple_map --param=entries=100000
+//   {"workload": "simple_map", "policy": "slab/st/stack", "replay_policy": "slab/st/stack",
+//    "params": "entries=100000", "seconds": 0.012345, "cpu_seconds": 0.012001,
+//    "malloc": "/lib/.../libc.so.6"}
 //   insitu --list
 //
-// --allocator=std is std::allocator: operator new, so whichever malloc the
-// process was started with (the fidelity check starts it with LD_PRELOAD for
-// tcmalloc, jemalloc and mimalloc; "malloc" in the output names the library
-// that serves malloc, so the caller can see that the preload took effect).
-// The pool allocators are the pool catalog's types (pool/catalog.h), named
-// as the replayer names them; they hold one pool per container
-// (HoldingStack); on workloads whose allocations come from the global
-// heap (shared_ptr(new T), make_shared: every container of the trace is arena
-// 0) they hold one process-wide pool (HoldingSingleton), which is what the
-// replay of that one arena does, and a per-object pool would be meaningless.
-// "replay_policy" is the replayer's name for the allocator this run used.
+// ALLOCTRACE_POLICY: `std` (also when unset or empty: insitu never records)
+// is ::operator new, so whichever malloc the process was started with (the
+// fidelity check starts it with LD_PRELOAD for tcmalloc, jemalloc and
+// mimalloc; "malloc" in the output names the library that serves malloc, so
+// the caller can see that the preload took effect), and its replay policy is
+// "malloc". Any other name is a policy of the catalog (pool/catalog.h), held
+// as the switch holds it: a `stack` policy gives each container (each
+// default-constructed allocator) a pool of its own, a `single` one the
+// process-wide pool; what a workload takes from the global heap (arena 0:
+// shared_ptr(new T), make_shared, larson's blocks) is one pool that lives as
+// long as the process, as the replay of arena 0 has it. "policy" is the name
+// the switch resolved.
 //
-// The multi-threaded workloads (`mt_workload` in --list;
-// tracer/workloads/thread_workloads.h) share allocator instances between
-// threads, so they run only with the thread-safe allocators (`mt_allocator`
-// in --list: std, which is whatever malloc is loaded, slab/mt and
-// boost_fast_pool); any other is refused as a usage error. "seconds" is then
-// the wall time of the whole run, and "cpu_seconds" the process's CPU time
-// (every thread's: the calling thread only starts and joins them).
+// The multi-threaded workloads (`mt_workload` in --list) share allocator
+// instances between threads, so they run only under the thread-safe policies
+// (`mt_allocator` in --list: std, and the catalog's thread_safe entries); any
+// other is refused as a usage error. "seconds" is then the wall time of the
+// whole run, and "cpu_seconds" the process's CPU time (every thread's: the
+// calling thread only starts and joins them); otherwise "cpu_seconds" is
+// this thread's.
 //
 // Exit status: 0 and one JSON line on stdout; 2 and a message on stderr for
-// bad flags or parameters.
+// bad flags, parameters or policy.
 #include <dlfcn.h>
-
+#include <stdlib.h>
 #include <time.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,121 +58,39 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/cli_util.h"
-#include "boost/pool/pool_alloc.hpp"
-#include "alloctrace/pool/policies.h"
+#include "alloctrace/base/type_list.h"
 #include "alloctrace/pool/catalog.h"
-#include "alloctrace/pool/pool_allocator.h"
-#include "alloctrace/pool/storage_policies.h"
-#include "alloctrace/tracer/workloads/workload_params.h"
-#include "alloctrace/tracer/workloads/workload_table.h"
+#include "alloctrace/tracer/policy_switch.h"
+#include "alloctrace/tracer/workloads/workloads.h"
 
 ABSL_FLAG(std::string, workload, "", "the built-in workload to run (see --list)");
-ABSL_FLAG(std::string, allocator, "std", "the containers' allocator (see --list)");
 ABSL_FLAG(std::vector<std::string>, param, {},
           "workload parameter overrides, name=value, comma-separated (given twice, the "
           "last one counts)");
 ABSL_FLAG(uint64_t, seed, 1, "random seed of the workload (as record's --seed)");
-ABSL_FLAG(bool, list, false, "list the workloads and allocators, then exit");
+ABSL_FLAG(bool, list, false, "list the workloads and policies, then exit");
 
 namespace alloctrace::fidelity {
 namespace {
 
-namespace ap = pool;
-using workloads::RunFn;
-using workloads::WorkloadDef;
-using workloads::MultiThreadedWorkloadDefs;
-using workloads::WorkloadDefs;
+using workloads::AllWorkloads;
+using workloads::WorkloadInfo;
 
-template <typename T>
-using StdAlloc = std::allocator<T>;
-template <typename T>
-using BoostFastPool = boost::fast_pool_allocator<T>;
-
-// A pool catalog type (pool/catalog.h) as the containers' allocator
-// template.
-template <typename CatalogType>
-struct Rebound {
-  template <typename T>
-  using Alloc = typename std::allocator_traits<CatalogType>::template rebind_alloc<T>;
-};
-
-// One allocator the workloads can be run with: the run function of
-// workload `index` in the table for per-container and for global-heap use,
-// and the replayer's names for each.
-struct AllocatorChoice {
-  std::string name;
-  std::string replay_stack;   // replay policy when each container has its own pool
-  std::string replay_single;  // replay policy for the one global-heap pool
-  const std::vector<WorkloadDef>* stack_defs;
-  const std::vector<WorkloadDef>* single_defs;
-  // The multi-threaded workloads with this allocator; null if it is not
-  // thread-safe.
-  const std::vector<WorkloadDef>* mt_stack_defs = nullptr;
-  const std::vector<WorkloadDef>* mt_single_defs = nullptr;
-};
-
-// A pool policy of the catalog in its two holdings; named, as the replayer
-// names it, by the per-container one.
-template <typename StackType, typename SingleType>
-AllocatorChoice CatalogChoice() {
-  const std::string stack = ap::EntryOf<StackType>().name;
-  return {stack, stack, ap::EntryOf<SingleType>().name,
-          &WorkloadDefs<Rebound<StackType>::template Alloc>(),
-          &WorkloadDefs<Rebound<SingleType>::template Alloc>()};
+template <typename... A>
+std::vector<pool::PolicyEntry> EntriesOf(TypeList<A...>) {
+  return {pool::EntryOf<A>()...};
 }
 
-// A thread-safe pool of the catalog: the single-threaded workloads and the
-// multi-threaded ones.
-template <typename StackType, typename SingleType>
-AllocatorChoice ThreadSafeCatalogChoice() {
-  AllocatorChoice choice = CatalogChoice<StackType, SingleType>();
-  choice.mt_stack_defs = &MultiThreadedWorkloadDefs<Rebound<StackType>::template Alloc>();
-  choice.mt_single_defs = &MultiThreadedWorkloadDefs<Rebound<SingleType>::template Alloc>();
-  return choice;
-}
-
-template <typename Storage, typename Growth>
-AllocatorChoice ArticleChoice() {
-  return CatalogChoice<
-      ap::PoolAllocator<std::byte, Storage, Growth, ap::SingleThreaded, ap::HoldingStack, true>,
-      ap::PoolAllocator<std::byte, Storage, Growth, ap::SingleThreaded, ap::HoldingSingleton,
-                        true>>();
-}
-
-const std::vector<AllocatorChoice>& Choices() {
-  static const std::vector<AllocatorChoice>* const kChoices = new std::vector<AllocatorChoice>{
-      {"std", "malloc", "malloc", &WorkloadDefs<StdAlloc>(), &WorkloadDefs<StdAlloc>(),
-       &MultiThreadedWorkloadDefs<StdAlloc>(), &MultiThreadedWorkloadDefs<StdAlloc>()},
-      CatalogChoice<ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingStack>,
-                    ap::SlabAllocator<std::byte, ap::SingleThreaded, ap::HoldingSingleton>>(),
-      ThreadSafeCatalogChoice<
-          ap::SlabAllocator<std::byte, ap::MultiThreaded, ap::HoldingStack>,
-          ap::SlabAllocator<std::byte, ap::MultiThreaded, ap::HoldingSingleton>>(),
-      // boost::fast_pool_allocator's singleton pool takes a mutex by default.
-      {"boost_fast_pool", "boost_fast_pool", "boost_fast_pool", &WorkloadDefs<BoostFastPool>(),
-       &WorkloadDefs<BoostFastPool>(), &MultiThreadedWorkloadDefs<BoostFastPool>(),
-       &MultiThreadedWorkloadDefs<BoostFastPool>()},
-      ArticleChoice<ap::StorageSimple, ap::GrowthExponential>(),
-      ArticleChoice<ap::StorageBoundary, ap::GrowthExponential>(),
-      ArticleChoice<ap::StorageOrdered, ap::GrowthExponential>(),
-      ArticleChoice<ap::StorageSimple, ap::GrowthLinear>(),
-      ArticleChoice<ap::StorageBoundary, ap::GrowthLinear>(),
-  };
-  return *kChoices;
-}
-
-// Workloads that allocate from the global heap (arena 0), from a fresh
-// default-constructed allocator each time (GlobalHeapAllocator): a pool
-// held by that allocator object (HoldingStack) would die with it, so these
-// run with one process-wide pool. records_local_pool and
-// records_singleton_pool take only their pool chunks from the global heap,
-// but a chunk from a dead stack pool crashes all the same; larson's blocks
-// are all global-heap blocks, freed through other allocator objects.
-bool UsesGlobalHeap(std::string_view workload) {
-  return workload == "shared_ptr_new" || workload == "make_shared" ||
-         workload == "records_shared_new" || workload == "records_make_shared" ||
-         workload == "records_local_pool" || workload == "records_singleton_pool" ||
-         workload == "larson";
+// Whether the switch's policy `name` may serve allocators shared between
+// threads: std (operator new) is; a catalog policy as the catalog says.
+bool ThreadSafe(const std::string& name) {
+  if (name == policy_switch::kStdName) return true;
+  static const std::vector<pool::PolicyEntry>* const kEntries =
+      new std::vector<pool::PolicyEntry>(EntriesOf(pool::PoolCatalog{}));
+  for (const pool::PolicyEntry& e : *kEntries) {
+    if (e.name == name) return e.thread_safe;
+  }
+  return false;
 }
 
 std::string MallocProvider() {
@@ -175,9 +100,9 @@ std::string MallocProvider() {
   return info.dli_fname;
 }
 
-// This thread's CPU time: on a shared machine it leaves out the time the
-// run waited for a core, which wall time does not.
-double ThreadCpuSeconds(clockid_t clock = CLOCK_THREAD_CPUTIME_ID) {
+// On a shared machine CPU time leaves out the time the run waited for a
+// core, which wall time does not.
+double CpuSeconds(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
@@ -203,88 +128,79 @@ int UsageError(const std::string& message) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "runs one built-in workload in situ with a chosen allocator and prints its time.\n"
-      "usage: insitu --workload=NAME [--allocator=NAME] [--param=name=value] [--seed=N]");
+      "runs one built-in workload in situ under the policy ALLOCTRACE_POLICY names (std "
+      "when unset) and prints its time.\n"
+      "usage: ALLOCTRACE_POLICY=NAME insitu --workload=NAME [--param=name=value] [--seed=N]");
   std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "insitu");
   if (args.size() > 1) return UsageError(absl::StrCat("unexpected argument: ", args[1]));
-  const std::vector<WorkloadDef>& names = WorkloadDefs<StdAlloc>();
-  const std::vector<WorkloadDef>& mt_names = MultiThreadedWorkloadDefs<StdAlloc>();
   if (absl::GetFlag(FLAGS_list)) {
-    for (const WorkloadDef& d : names) std::printf("workload %s\n", std::string(d.name).c_str());
-    for (const WorkloadDef& d : mt_names) {
-      std::printf("mt_workload %s\n", std::string(d.name).c_str());
+    for (const WorkloadInfo& w : AllWorkloads()) {
+      std::printf("%s %s\n", w.multi_threaded ? "mt_workload" : "workload",
+                  std::string(w.name).c_str());
     }
-    for (const AllocatorChoice& c : Choices()) {
-      std::printf("allocator %s (replay: %s, global heap: %s)\n", c.name.c_str(),
-                  c.replay_stack.c_str(), c.replay_single.c_str());
+    for (const std::string& name : policy_switch::Names()) {
+      std::printf("allocator %s\n", name.c_str());
     }
-    for (const AllocatorChoice& c : Choices()) {
-      if (c.mt_stack_defs != nullptr) std::printf("mt_allocator %s\n", c.name.c_str());
+    for (const std::string& name : policy_switch::Names()) {
+      if (ThreadSafe(name)) std::printf("mt_allocator %s\n", name.c_str());
     }
     return 0;
   }
   const std::string workload = absl::GetFlag(FLAGS_workload);
-  size_t index = names.size();
-  bool multi_threaded = false;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i].name == workload) index = i;
-  }
-  for (size_t i = 0; i < mt_names.size(); ++i) {
-    if (mt_names[i].name == workload) index = i, multi_threaded = true;
-  }
-  if (index == names.size() && !multi_threaded) {
+  const WorkloadInfo* info = workloads::FindWorkload(workload);
+  if (info == nullptr) {
     std::vector<std::string> known;
-    for (const WorkloadDef& d : names) known.emplace_back(d.name);
-    for (const WorkloadDef& d : mt_names) known.emplace_back(d.name);
+    for (const WorkloadInfo& w : AllWorkloads()) known.emplace_back(w.name);
     return UsageError(absl::StrCat("--workload=", workload, ": no such workload; one of ",
                                    absl::StrJoin(known, ", ")));
   }
-  const std::string allocator = absl::GetFlag(FLAGS_allocator);
-  const AllocatorChoice* choice = nullptr;
-  std::vector<std::string> known;
-  for (const AllocatorChoice& c : Choices()) {
-    known.push_back(c.name);
-    // Article policies may be named by either holding.
-    if (c.name == allocator || c.replay_stack == allocator || c.replay_single == allocator) {
-      choice = &c;
-    }
+  // The policy, checked here for a usage message (the switch itself would
+  // exit 2 on an unknown name too); unset means std, never recording.
+  const char* env = std::getenv(policy_switch::kEnvPolicy);
+  std::string policy = env != nullptr ? env : "";
+  if (policy.empty()) {
+    policy = policy_switch::kStdName;
+    setenv(policy_switch::kEnvPolicy, policy.c_str(), 1);
   }
-  if (choice == nullptr) {
-    return UsageError(absl::StrCat("--allocator=", allocator, ": no such allocator; one of ",
-                                   absl::StrJoin(known, ", ")));
+  if (policy_switch::Find(policy) == nullptr) {
+    return UsageError(absl::StrCat(policy_switch::kEnvPolicy, "=", policy,
+                                   ": no such policy (see insitu --list)"));
   }
-  if (multi_threaded && choice->mt_stack_defs == nullptr) {
-    std::vector<std::string> safe;
-    for (const AllocatorChoice& c : Choices()) {
-      if (c.mt_stack_defs != nullptr) safe.push_back(c.name);
-    }
-    return UsageError(absl::StrCat("--allocator=", allocator, " is not thread-safe, and ",
-                                   workload, " shares allocators between threads; one of ",
-                                   absl::StrJoin(safe, ", ")));
+  if (info->multi_threaded && !ThreadSafe(policy)) {
+    return UsageError(absl::StrCat(policy_switch::kEnvPolicy, "=", policy,
+                                   " is not thread-safe, and ", workload,
+                                   " shares allocators between threads; see the mt_allocator "
+                                   "lines of insitu --list"));
   }
-  const bool global = UsesGlobalHeap(workload);
-  const std::vector<WorkloadDef>& defs =
-      multi_threaded ? (global ? *choice->mt_single_defs : *choice->mt_stack_defs)
-                     : (global ? *choice->single_defs : *choice->stack_defs);
-  const WorkloadDef& def = defs[index];
-  absl::StatusOr<workloads::WorkloadParams> params =
-      workloads::ParseWorkloadParams(def.name, def.params, absl::GetFlag(FLAGS_param));
+  absl::StatusOr<workloads::WorkloadParams> params = info->ParseParams(absl::GetFlag(FLAGS_param));
   if (!params.ok()) return UsageError(std::string(params.status().message()));
+  // Resolved before the clock starts, as the first TraceAllocator of a
+  // program would resolve it.
+  policy_switch::Resolve();
+  const policy_switch::Ops* ops = policy_switch::Active();
+  if (ops == nullptr || policy != ops->name) {
+    std::fprintf(stderr, "insitu: the switch did not take %s=%s\n", policy_switch::kEnvPolicy,
+                 policy.c_str());
+    return 1;
+  }
 
   using Clock = std::chrono::steady_clock;
-  const clockid_t cpu_clock = multi_threaded ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
-  const double cpu0 = ThreadCpuSeconds(cpu_clock);
+  const clockid_t cpu_clock =
+      info->multi_threaded ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+  const double cpu0 = CpuSeconds(cpu_clock);
   const Clock::time_point t0 = Clock::now();
-  def.run(*params, absl::GetFlag(FLAGS_seed));
+  info->run_traced(*params, absl::GetFlag(FLAGS_seed));
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  const double cpu_seconds = ThreadCpuSeconds(cpu_clock) - cpu0;
+  const double cpu_seconds = CpuSeconds(cpu_clock) - cpu0;
 
+  const std::string replay_policy = policy == policy_switch::kStdName ? "malloc" : policy;
   std::printf(
-      "{\"workload\": %s, \"allocator\": %s, \"replay_policy\": %s, \"params\": %s, "
-      "\"seconds\": %.9f, \"cpu_seconds\": %.9f, \"malloc\": %s}\n",
-      JsonString(workload).c_str(), JsonString(choice->name).c_str(),
-      JsonString(global ? choice->replay_single : choice->replay_stack).c_str(),
-      JsonString(params->ToString()).c_str(), seconds, cpu_seconds, JsonString(MallocProvider()).c_str());
+      "{\"workload\": %s, \"policy\": %s, \"replay_policy\": %s, \"params\": %s, "
+      "\"multi_threaded\": %s, \"seconds\": %.9f, \"cpu_seconds\": %.9f, \"malloc\": %s}\n",
+      JsonString(workload).c_str(), JsonString(ops->name).c_str(),
+      JsonString(replay_policy).c_str(), JsonString(params->ToString()).c_str(),
+      info->multi_threaded ? "true" : "false", seconds, cpu_seconds,
+      JsonString(MallocProvider()).c_str());
   return 0;
 }
 

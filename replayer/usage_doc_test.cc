@@ -14,7 +14,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "replayer/config.h"
+#include "alloctrace/replayer/config.h"
 
 namespace alloctrace {
 namespace {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates docs/fidelity_results.md: //fidelity:check over every built-in
-# workload, then over two real programs captured whole (sort of 300k lines;
-# a python3 dict churn with PYTHONMALLOC=malloc, so every object goes to
-# malloc), each under every replay model (--touch first and program, each
-# read from the replay's cold pass and from its warm passes). Run it on a
+# workload (the multi-threaded ones replayed per thread and on one thread),
+# then over three real programs captured whole (sort of 300k lines; a
+# python3 dict churn with PYTHONMALLOC=malloc, so every object goes to
+# malloc; examples/mt_program, producers and consumers on four threads),
+# each under every replay model (--touch first and program, each read from
+# the replay's cold pass and from its warm passes). Run it on a
 # quiet machine: other work on the cores widens the in-situ intervals until
-# no difference is outside noise. Takes 15 to 25 minutes on 2 cores.
+# no difference is outside noise. Takes 20 to 30 minutes on 2 cores.
 #
 #   tools/fidelity_results.sh               # 11 interleaved runs each
 #   RUNS=5 tools/fidelity_results.sh        # quicker, wider intervals
@@ -20,11 +22,13 @@ check=bazel-bin/fidelity/check
 if [ -n "${CHECK_BIN:-}" ]; then
   check=$CHECK_BIN
 else
-  bazel build -c opt --color=no --curses=no //fidelity:check >/dev/null 2>&1 || {
+  bazel build -c opt --color=no --curses=no //fidelity:check //examples/mt_program \
+    >/dev/null 2>&1 || {
     echo "fidelity_results: bazel build //fidelity:check failed" >&2
     exit 1
   }
 fi
+mt_program=${MT_PROGRAM:-$PWD/bazel-bin/examples/mt_program/mt_program}
 runs=${RUNS:-11}
 flags=(--runs="$runs" --touch=first,program --phase=cold,warm --format=json)
 tmp=$(mktemp -d)
@@ -49,17 +53,19 @@ EOF
 "$check" "${flags[@]}" --out="$tmp/sort.json" --program -- /usr/bin/sort "$tmp/lines.txt"
 PYTHONMALLOC=malloc "$check" "${flags[@]}" --out="$tmp/python.json" \
   --program -- /usr/bin/python3 "$tmp/churn.py"
+"$check" "${flags[@]}" --out="$tmp/mt_program.json" --program -- "$mt_program" 2 2 50000
 
 out=docs/fidelity_results.md
 {
   echo "# Fidelity check results"
   echo
   echo "Written by \`tools/fidelity_results.sh\` (RUNS=$runs): \`//fidelity:check\` over"
-  echo "every built-in workload, then over \`sort\` of 300k lines and a python3 dict"
-  echo "churn (\`PYTHONMALLOC=malloc\`), each captured whole. How to read it:"
-  echo "[fidelity.md](fidelity.md), \"How far the replay can be trusted\". The JSON behind each table is"
+  echo "every built-in workload, then over \`sort\` of 300k lines, a python3 dict"
+  echo "churn (\`PYTHONMALLOC=malloc\`) and \`examples/mt_program 2 2 50000\`, each"
+  echo "captured whole. How to read it: [fidelity.md](fidelity.md), \"How far the"
+  echo "replay can be trusted\". The JSON behind each table is"
   echo "reproduced by the same command; \`check --render=FILE\` prints one as a table."
-  for part in workloads sort python; do
+  for part in workloads sort python mt_program; do
     echo
     echo '```'
     "$check" --render="$tmp/$part.json"
