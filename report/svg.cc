@@ -71,7 +71,7 @@ std::string RenderLineChart(const LineChart& c) {
       absl::StrAppend(&d, k == 0 ? "M" : "L", N(pts[k].first), " ", N(pts[k].second));
     }
     if (pts.size() == 1) absl::StrAppend(&d, "h1");
-    const char* dash = kDashes[(i / 8) % 4];
+    const char* dash = kDashes[(c.distinct_dashes ? i : i / 8) % 4];
     absl::StrAppend(&plot, "<path class=\"series\" d=\"", d, "\" fill=\"none\" stroke=\"",
                     PaletteColor(i), "\" stroke-width=\"", s.emphasized ? "2.5" : "1.5",
                     "\" stroke-linejoin=\"round\"",
@@ -87,7 +87,7 @@ std::string RenderLineChart(const LineChart& c) {
   const std::string legend = names.empty() ? "" : Legend(
       names, left, c.height, c.width,
       [&](size_t k, double x, double y) {
-        return LineSwatch(drawn[k], x, y, c.series[drawn[k]].emphasized);
+        return LineSwatch(drawn[k], x, y, c.series[drawn[k]].emphasized, c.distinct_dashes);
       },
       &legend_h);
   const int h = c.height + legend_h;
@@ -157,7 +157,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
     const IntervalRow& r = c.rows[i];
     const double mid = top + (i + 0.5) * row_h;
     absl::StrAppend(&plot, FitText(r.label, label_w - 4,
-                                   absl::StrCat("x=\"", N(label_w), "\" y=\"", N(mid),
+                                   absl::StrCat("class=\"row-label\" x=\"", N(label_w), "\" y=\"", N(mid),
                                                 "\" dy=\"0.35em\" text-anchor=\"end\"")));
     if (!r.status.empty()) {
       absl::StrAppend(&plot, FitText(r.status, right - left,
@@ -385,8 +385,8 @@ std::string RenderScatterChart(const ScatterChart& c) {
   for (const size_t i : shown) {
     const Point& p = c.points[i];
     key.push_back(p.x > limit_x || p.y > limit_y
-                      ? absl::StrCat(p.label, " (off the scale: ", FormatValue(p.x, c.x.unit),
-                                     ", ", FormatValue(p.y, c.y.unit), ")")
+                      ? absl::StrCat(p.label, ": ", FormatValue(p.x, c.x.unit), ", ",
+                                     FormatValue(p.y, c.y.unit))
                       : p.label);
   }
   auto key_swatch = [&](size_t k, double x, double y) {
@@ -395,7 +395,8 @@ std::string RenderScatterChart(const ScatterChart& c) {
         "<circle cx=\"", N(x + 3), "\" cy=\"", N(y), "\" r=\"3\" fill=\"",
         several ? PaletteColor(c.points[i].series) : on_front[i] ? "#0072B2" : "#56B4E9", "\"",
         on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
-        "/><text class=\"point-key\" x=\"", N(x + 9), "\" y=\"", N(y), "\" dy=\"0.35em\">",
+        "/><text class=\"point-key\" x=\"", N(x + 27), "\" y=\"", N(y),
+        "\" dy=\"0.35em\" text-anchor=\"end\">",
         Escape(tag(i)), "</text>");
   };
   const std::string key_title =
@@ -409,12 +410,13 @@ std::string RenderScatterChart(const ScatterChart& c) {
                 absl::StrCat("class=\"axis-label\" x=\"", N(outer_right + 14), "\" y=\"",
                              N(top + 4), "\"")),
         Legend(key, outer_right + 14, top + 6, static_cast<int>(outer_right + 15), key_swatch,
-               &key_h, c.width - outer_right - 14));
+               &key_h, c.width - outer_right - 14, /*text_x=*/32));
   } else {
     key_svg = absl::StrCat(
         "<text class=\"axis-label\" x=\"", N(left), "\" y=\"", N(after_plot + 4), "\">",
         Escape(key_title), "</text>",
-        Legend(key, left, after_plot + 8, c.width, key_swatch, &key_h));
+        Legend(key, left, after_plot + 8, c.width, key_swatch, &key_h, svg_parts::kLegendItemPx,
+               /*text_x=*/32));
     after_plot += key_h + 14;
   }
   std::string legend;

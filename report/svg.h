@@ -113,6 +113,9 @@ struct LineChart {
   std::vector<Series> series;
   int width = 1200, height = 300;  // plot area plus margins, before the legend
   std::string note;               // a line under the chart
+  // Each series its own dash pattern (not only past the palette's 8
+  // colours), so lines that coincide still show each one.
+  bool distinct_dashes = false;
 };
 std::string RenderLineChart(const LineChart& chart);
 

@@ -395,12 +395,12 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
   return o;
 }
 
-std::string LineSwatch(size_t i, double x, double y, bool emphasized) {
+std::string LineSwatch(size_t i, double x, double y, bool emphasized, bool distinct_dashes) {
+  const char* dash = kDashes[(distinct_dashes ? i : i / 8) % 4];
   return absl::StrCat("<line x1=\"", N(x), "\" x2=\"", N(x + 18), "\" y1=\"", N(y), "\" y2=\"",
                       N(y), "\" stroke=\"", PaletteColor(i), "\" stroke-width=\"",
                       emphasized ? "3" : "2", "\"",
-                      *kDashes[(i / 8) % 4] ? absl::StrCat(" stroke-dasharray=\"", kDashes[(i / 8) % 4], "\"") : "",
-                      "/>");
+                      *dash ? absl::StrCat(" stroke-dasharray=\"", dash, "\"") : "", "/>");
 }
 
 std::string DotSwatch(const char* colour, double x, double y) {

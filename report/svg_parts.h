@@ -102,13 +102,16 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
 // Legend entries laid out in columns under a plot; `swatch(i, x, y)`
 // returns the i-th entry's marker.
 // Items are at most `max_item` wide (names past it are shortened).
+// Names start `text_x` right of their item's left edge.
 template <typename Swatch>
 std::string Legend(const std::vector<std::string>& names, double left, double top, int width,
-                   Swatch swatch, int* height, double max_item = kLegendItemPx) {
+                   Swatch swatch, int* height, double max_item = kLegendItemPx,
+                   double text_x = 24) {
   // Items as wide as the longest name needs, within bounds.
   size_t longest = 1;
   for (const std::string& n : names) longest = std::max(longest, Chars(n));
-  const double item = std::clamp(34 + longest * kCharPx, std::min(110.0, max_item), max_item);
+  const double item =
+      std::clamp(text_x + 10 + longest * kCharPx, std::min(110.0, max_item), max_item);
   const int cols = std::max(1, static_cast<int>((width - left) / item));
   const int rows = static_cast<int>((names.size() + cols - 1) / cols);
   *height = rows * kLegendRowPx + 6;
@@ -117,15 +120,15 @@ std::string Legend(const std::vector<std::string>& names, double left, double to
     const double x = left + (i % cols) * item;
     const double y = top + (i / cols) * kLegendRowPx + 8;
     absl::StrAppend(&o, swatch(i, x, y),
-                    FitText(names[i], item - 30,
-                            absl::StrCat("class=\"legend-entry\" x=\"", N(x + 24), "\" y=\"", N(y),
+                    FitText(names[i], item - text_x - 6,
+                            absl::StrCat("class=\"legend-entry\" x=\"", N(x + text_x), "\" y=\"", N(y),
                                          "\" dy=\"0.35em\"")));
   }
   return o + "</g>";
 }
 
 // A legend's marker: the i-th series' line, or a dot.
-std::string LineSwatch(size_t i, double x, double y, bool emphasized);
+std::string LineSwatch(size_t i, double x, double y, bool emphasized, bool distinct_dashes = false);
 std::string DotSwatch(const char* colour, double x, double y);
 
 // A polyline's points reduced to at most four per pixel column (first,
