@@ -220,6 +220,23 @@ report::Series IdealSeries(const HtmlTrace& t) {
   return s;
 }
 
+// `s` in at most `points` points for a small panel: each the highest of
+// its run of points (peaks survive), at the run's last x.
+report::Series Thinned(report::Series s, size_t points) {
+  const size_t n = std::min(s.x.size(), s.y.size());
+  if (n <= points || points == 0) return s;
+  const size_t run = (n + points - 1) / points;
+  std::vector<double> x, y;
+  for (size_t i = 0; i < n; i += run) {
+    const size_t end = std::min(n, i + run);
+    x.push_back(s.x[end - 1]);
+    y.push_back(*std::max_element(s.y.begin() + i, s.y.begin() + end));
+  }
+  s.x = std::move(x);
+  s.y = std::move(y);
+  return s;
+}
+
 report::Series CourseSeries(const HtmlTrace& t, const HtmlPolicy& p) {
   report::Series s{p.name, CourseX(p.rss_course.size(), t.program_ops), {}};
   for (const int64_t v : p.rss_course) s.y.push_back(static_cast<double>(v));
@@ -262,6 +279,10 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
     if (!Contender(p)) continue;
     for (const int64_t v : p.rss_course) top = std::max(top, static_cast<double>(v));
   }
+  // A panel is ~400 pixels wide: 150 points of a course draw the same
+  // shape, and keep the page small with dozens of panels.
+  report::Series ideal = Thinned(IdealSeries(t), 150);
+  ideal.name = "the ideal";
   std::vector<std::string> panels;
   for (size_t k = 0; k < others.size(); ++k) {
     report::LineChart m;
@@ -274,9 +295,8 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
     m.y.reach = top;
     m.width = 600;
     m.height = 180;
-    m.series.push_back(IdealSeries(t));
-    m.series.back().name = "the ideal";
-    m.series.push_back(CourseSeries(t, *others[k]));
+    m.series.push_back(ideal);
+    m.series.push_back(Thinned(CourseSeries(t, *others[k]), 150));
     panels.push_back(report::RenderLineChart(m));
   }
   absl::StrAppend(&o, "<details class=\"more\" id=\"", Escape(id), "-more\"><summary>The other ",

@@ -238,7 +238,16 @@ std::string TickLabel(double v, Unit unit, const std::vector<double>& ticks) {
     base *= 1024;
     ++p;
   }
-  return absl::StrCat(Short(v / base), " ", kUnits[p]);
+  // Three digits tell the ticks apart unless the step is finer: then as
+  // many decimals as the step needs (1.145, 1.15, 1.155 MiB).
+  bool distinct = true;
+  for (size_t i = 1; i < ticks.size(); ++i) {
+    distinct = distinct && Short(ticks[i] / base) != Short(ticks[i - 1] / base);
+  }
+  if (distinct || ticks.size() < 2) return absl::StrCat(Short(v / base), " ", kUnits[p]);
+  const double step = std::fabs(ticks[1] - ticks[0]) / base;
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+  return absl::StrCat(absl::StrFormat("%.*f", decimals, v / base), " ", kUnits[p]);
 }
 
 // PuOr, orange (low) to purple (high): readable with colour-vision

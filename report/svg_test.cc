@@ -430,6 +430,19 @@ TEST(ScatterChartTest, EveryPointTaggedAndKeyedOutliersAtTheEdge) {
   EXPECT_NE(sixty.find("Key (ringed: on the Pareto front"), std::string::npos);
 }
 
+TEST(IntervalChartTest, FineByteTicksStayDistinct) {
+  IntervalChart c;
+  c.id = "rss";
+  c.x = {"peak RSS", Unit::kBytes, /*include_zero=*/false};
+  c.rows.push_back({"a", {{0, 1.1445 * 1048576}}, false, "", ""});
+  c.rows.push_back({"b", {{0, 1.1605 * 1048576}}, false, "", ""});
+  const std::string svg = RenderIntervalChart(c);
+  // Steps of 0.005 MiB: three decimals, not "1.15 MiB" twice.
+  EXPECT_NE(svg.find(">1.145 MiB<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">1.150 MiB<"), std::string::npos);
+  EXPECT_EQ(CountSubstrings(svg, ">1.15 MiB<"), 0u);
+}
+
 TEST(LineChartTest, TheLegendNamesTheLinesDrawn) {
   LineChart c;
   c.id = "profile";
