@@ -48,7 +48,9 @@ h1{font-size:22px;margin:4px 0 2px}h2{font-size:18px;margin:28px 0 6px;border-bo
 h3{font-size:15px;margin:18px 0 4px}
 p.sub{color:var(--muted);margin:2px 0;overflow-wrap:anywhere}
 .verdict{border:2px solid #0072b2;background:#f2f8fc;padding:8px 12px;margin:12px 0;border-radius:4px}
-.verdict p{margin:4px 0}.note{color:var(--muted);font-size:12.5px}.bad{color:var(--bad)}
+.verdict p{margin:4px 0}
+details>summary{cursor:pointer;color:#0072b2;font-size:13px;margin:4px 0}
+.verdict details p{color:var(--muted);font-size:12.5px}.note{color:var(--muted);font-size:12.5px}.bad{color:var(--bad)}
 figure.chart{margin:10px 0 18px;break-inside:avoid;page-break-inside:avoid}
 figure.chart figcaption{font-weight:bold;font-size:13.5px;margin-bottom:2px}
 figure.chart svg{display:block;max-width:100%;height:auto;font-family:inherit}

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "alloctrace/charts/html.h"
 #include "alloctrace/charts/svg_parts.h"
 
@@ -55,6 +56,7 @@ std::string RenderLineChart(const LineChart& c) {
   const Scale& sx = frame.sx;
   const Scale& sy = frame.sy;
   std::string plot = frame.axes;
+  std::vector<size_t> drawn;  // the legend names these only
   for (size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
     std::vector<std::pair<double, double>> pts;
@@ -62,13 +64,14 @@ std::string RenderLineChart(const LineChart& c) {
       if (std::isfinite(s.x[k]) && std::isfinite(s.y[k])) pts.emplace_back(sx(s.x[k]), sy(s.y[k]));
     }
     if (pts.empty()) continue;
+    drawn.push_back(i);
     pts = Reduce(pts);
     std::string d;
     for (size_t k = 0; k < pts.size(); ++k) {
       absl::StrAppend(&d, k == 0 ? "M" : "L", N(pts[k].first), " ", N(pts[k].second));
     }
     if (pts.size() == 1) absl::StrAppend(&d, "h1");
-    const char* dash = kDashes[(i / 8) % 4];
+    const char* dash = kDashes[(c.distinct_dashes ? i : i / 8) % 4];
     absl::StrAppend(&plot, "<path class=\"series\" d=\"", d, "\" fill=\"none\" stroke=\"",
                     PaletteColor(i), "\" stroke-width=\"", s.emphasized ? "2.5" : "1.5",
                     "\" stroke-linejoin=\"round\"",
@@ -77,13 +80,15 @@ std::string RenderLineChart(const LineChart& c) {
   }
   // One series needs no legend: the caption and axis name it.
   std::vector<std::string> names;
-  if (c.series.size() > 1) {
-    for (const Series& s : c.series) names.push_back(s.name);
+  if (drawn.size() > 1) {
+    for (const size_t i : drawn) names.push_back(c.series[i].name);
   }
   int legend_h = 0;
   const std::string legend = names.empty() ? "" : Legend(
       names, left, c.height, c.width,
-      [&](size_t i, double x, double y) { return LineSwatch(i, x, y, c.series[i].emphasized); },
+      [&](size_t k, double x, double y) {
+        return LineSwatch(drawn[k], x, y, c.series[drawn[k]].emphasized, c.distinct_dashes);
+      },
       &legend_h);
   const int h = c.height + legend_h;
   return absl::StrCat(FigureOpen("line", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
@@ -91,25 +96,45 @@ std::string RenderLineChart(const LineChart& c) {
 }
 
 std::string RenderIntervalChart(const IntervalChart& c) {
+  if (c.rows.empty()) return NoData("interval", c.id, c.title, c.note);
+  double limit = std::numeric_limits<double>::infinity();
+  if (c.x.frame) {
+    std::vector<double> values;
+    for (const IntervalRow& r : c.rows) {
+      for (const IntervalMark& m : r.marks) values.push_back(m.value);
+    }
+    limit = FrameLimit(values);
+  }
+  auto off_scale = [&](const IntervalMark& m) { return m.value > limit; };
   Domain d;
+  std::vector<std::string> off_rows;
   for (const IntervalRow& r : c.rows) {
+    bool off = false;
     for (const IntervalMark& m : r.marks) {
+      if (off_scale(m)) {
+        off = true;
+        continue;
+      }
       d.Add(m.value);
       if (m.has_interval) {
         d.Add(m.lo);
         d.Add(m.hi);
       }
     }
+    if (off) off_rows.push_back(r.label);
   }
-  if (c.rows.empty()) return NoData("interval", c.id, c.title, c.note);
   if (c.reference >= 0) d.Add(c.reference);
+  const Axis axis = svg_parts::Decided(c.x, d);
   const bool many = c.rows.size() > 20;
   const double row_h = 18;
   const double label_w = std::min(250.0, c.width * 0.38);
-  const double left = label_w + 10, right = c.width - 64.0;
+  // Past the plot: a zone for the marks off the scale, then the notes.
+  const double off_w = off_rows.empty() ? 0 : 130;
+  const double left = label_w + 10, right = c.width - 64.0 - off_w;
+  const double note_x = c.width - 58.0;
   const double top = many ? 24 : 8;
   const double bottom = top + row_h * c.rows.size();
-  const AxisPlan px = PlanAxis(d, c.x, 7);
+  const AxisPlan px = PlanAxis(d, axis, 7);
   const std::vector<double>& xt = px.ticks;
   const Scale sx = MakeScale(px, left, right);
   std::string plot;
@@ -119,7 +144,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
     absl::StrAppend(&plot, "<rect class=\"band\" x=\"0\" y=\"", N(top + i * row_h), "\" width=\"",
                     c.width, "\" height=\"", N(row_h), "\"/>");
   }
-  absl::StrAppend(&plot, XAxis(sx, xt, c.x, top, bottom, many));
+  absl::StrAppend(&plot, XAxis(sx, xt, axis, top, bottom, many));
   if (c.reference >= 0) {
     const std::string x = N(sx(c.reference));
     absl::StrAppend(&plot, "<line class=\"reference\" x1=\"", x, "\" x2=\"", x, "\" y1=\"",
@@ -132,7 +157,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
     const IntervalRow& r = c.rows[i];
     const double mid = top + (i + 0.5) * row_h;
     absl::StrAppend(&plot, FitText(r.label, label_w - 4,
-                                   absl::StrCat("x=\"", N(label_w), "\" y=\"", N(mid),
+                                   absl::StrCat("class=\"row-label\" x=\"", N(label_w), "\" y=\"", N(mid),
                                                 "\" dy=\"0.35em\" text-anchor=\"end\"")));
     if (!r.status.empty()) {
       absl::StrAppend(&plot, FitText(r.status, right - left,
@@ -140,12 +165,27 @@ std::string RenderIntervalChart(const IntervalChart& c) {
                                                   N(mid), "\" dy=\"0.35em\"")));
       continue;
     }
+    std::vector<std::string> off_values;
     for (const IntervalMark& m : r.marks) {
       const double y = mid + (nseries > 1 ? (m.series - (nseries - 1) / 2.0) * 3.5 : 0);
       const char* colour = nseries > 1 ? PaletteColor(m.series) : "#0072B2";
       std::string tip = absl::StrCat(
           r.label, m.series < c.series_names.size() ? " " + c.series_names[m.series] : "", ": ",
           FormatValue(m.value, c.x.unit));
+      if (off_scale(m)) {
+        // A bar that runs off the scale, a break, the dot past it.
+        const double brk = right + 10;
+        absl::StrAppend(&plot, "<path class=\"offscale-bar\" d=\"M", N(left), " ", N(y), "H",
+                        N(brk - 3), "\" stroke=\"", colour,
+                        "\" stroke-opacity=\"0.3\" stroke-width=\"4\"/>",
+                        "<path class=\"break\" d=\"M", N(brk - 5), " ", N(y + 6), "l5 -12M",
+                        N(brk), " ", N(y + 6), "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
+                        "<circle class=\"dot offscale\" cx=\"", N(brk + 16), "\" cy=\"", N(y),
+                        "\" r=\"3.5\" fill=\"", colour, "\"><title>", Escape(tip),
+                        " (off the scale)</title></circle>");
+        off_values.push_back(FormatValue(m.value, c.x.unit));
+        continue;
+      }
       if (m.has_interval) {
         const std::string yy = N(y);
         absl::StrAppend(&tip, " [", FormatValue(m.lo, c.x.unit), ", ",
@@ -158,8 +198,13 @@ std::string RenderIntervalChart(const IntervalChart& c) {
                       "\" r=\"3.5\" fill=\"", colour, "\"><title>", Escape(tip),
                       "</title></circle>");
     }
+    if (!off_values.empty()) {
+      absl::StrAppend(&plot, FitText(absl::StrJoin(off_values, ", "), off_w - 34,
+                                     absl::StrCat("class=\"offscale-value\" x=\"", N(right + 34),
+                                                  "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
+    }
     if (!r.note.empty()) {
-      absl::StrAppend(&plot, FitText(r.note, 60, absl::StrCat("x=\"", N(right + 6), "\" y=\"",
+      absl::StrAppend(&plot, FitText(r.note, 60, absl::StrCat("x=\"", N(note_x), "\" y=\"",
                                                              N(mid), "\" dy=\"0.35em\"")));
     }
   }
@@ -187,8 +232,13 @@ std::string RenderIntervalChart(const IntervalChart& c) {
         &legend_h);
   }
   const int h = static_cast<int>(legend_top) + legend_h;
+  std::string note = c.note;
+  if (!off_rows.empty()) {
+    absl::StrAppend(&note, note.empty() ? "" : " ", "Off the scale (past the break, value written): ",
+                    absl::StrJoin(off_rows, ", "), ".");
+  }
   return absl::StrCat(FigureOpen("interval", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      legend, "</svg>", FigureClose(c.note));
+                      legend, "</svg>", FigureClose(note));
 }
 
 std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
@@ -212,81 +262,184 @@ std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
 }
 
 std::string RenderScatterChart(const ScatterChart& c) {
-  Domain dx, dy;
-  for (const Point& p : c.points) {
-    dx.Add(p.x);
-    dy.Add(p.y);
+  std::vector<size_t> shown;  // the points with both figures, in order
+  for (size_t i = 0; i < c.points.size(); ++i) {
+    if (std::isfinite(c.points[i].x) && std::isfinite(c.points[i].y)) shown.push_back(i);
   }
-  if (dx.empty()) return NoData("scatter", c.id, c.title, c.note);
-  const double left = 78, right = c.width - 250.0, top = 12, bottom = c.height - 46.0;
-  const XYFrame frame = MakeXYFrame(dx, dy, c.x, c.y, left, right, top, bottom);
+  if (shown.empty()) return NoData("scatter", c.id, c.title, c.note);
+  double limit_x = std::numeric_limits<double>::infinity(), limit_y = limit_x;
+  if (c.x.frame || c.y.frame) {
+    std::vector<double> xs, ys;
+    for (const size_t i : shown) {
+      xs.push_back(c.points[i].x);
+      ys.push_back(c.points[i].y);
+    }
+    if (c.x.frame) limit_x = FrameLimit(xs);
+    if (c.y.frame) limit_y = FrameLimit(ys);
+  }
+  Domain dx, dy;
+  bool any_off_x = false, any_off_y = false;
+  for (const size_t i : shown) {
+    const Point& p = c.points[i];
+    p.x <= limit_x ? dx.Add(p.x) : void(any_off_x = true);
+    p.y <= limit_y ? dy.Add(p.y) : void(any_off_y = true);
+  }
+  const Axis ax = svg_parts::Decided(c.x, dx), ay = svg_parts::Decided(c.y, dy);
+  // Padded: no point sits on an axis line.
+  dx = svg_parts::Padded(dx, ax.log, 0.04);
+  dy = svg_parts::Padded(dy, ay.log, 0.06);
+
+  // The key (tag and name of every point) goes beside the plot when it fits
+  // the plot's height, else under it, the plot then taking the full width.
+  constexpr double kKeyRow = svg_parts::kLegendRowPx;
+  const double left = 78, top = 12, bottom = c.height - 46.0;
+  const bool key_beside = (shown.size() + 1) * kKeyRow + 8 <= bottom - top;
+  const double outer_right = key_beside ? c.width - 260.0 : c.width - 16.0;
+  // Zones past the plot's right and top edges hold the points off the scale.
+  const double right = outer_right - (any_off_x ? 30 : 0);
+  const double plot_top = top + (any_off_y ? 26 : 0);
+  const XYFrame frame = MakeXYFrame(dx, dy, ax, ay, left, right, plot_top, bottom);
   const Scale& sx = frame.sx;
   const Scale& sy = frame.sy;
-  std::string plot = frame.axes;
+  std::string plot;
+  if (any_off_x) {
+    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(right + 6), "\" y=\"",
+                    N(top), "\" width=\"", N(outer_right - right - 6), "\" height=\"",
+                    N(bottom - top), "\" fill=\"#f2f2f2\"><title>off the scale: slower than ",
+                    Escape(FormatValue(limit_x, c.x.unit)), "</title></rect>");
+  }
+  if (any_off_y) {
+    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(left), "\" y=\"", N(top),
+                    "\" width=\"", N(outer_right - left), "\" height=\"", N(plot_top - top - 6),
+                    "\" fill=\"#f2f2f2\"><title>off the scale: above ",
+                    Escape(FormatValue(limit_y, c.y.unit)), "</title></rect>");
+  }
+  absl::StrAppend(&plot, frame.axes);
+  // Where each shown point is drawn: on the scale, or in a zone past it.
+  std::vector<std::pair<double, double>> at;
+  std::vector<bool> off;
+  for (const size_t i : shown) {
+    const Point& p = c.points[i];
+    const bool ox = p.x > limit_x, oy = p.y > limit_y;
+    at.emplace_back(ox ? right + 6 + (outer_right - right - 6) / 2 : sx(p.x),
+                    oy ? top + (plot_top - top - 6) / 2 : sy(p.y));
+    off.push_back(ox || oy);
+  }
   const std::vector<size_t> front = c.pareto ? ParetoFront(c.points) : std::vector<size_t>{};
   std::vector<bool> on_front(c.points.size(), false);
   for (const size_t i : front) on_front[i] = true;
+  std::vector<size_t> where(c.points.size(), 0);  // point index -> index in `shown`
+  for (size_t k = 0; k < shown.size(); ++k) where[shown[k]] = k;
   if (front.size() > 1) {
     // The front as a staircase: nothing below and left of it exists.
     std::string d;
     for (size_t k = 0; k < front.size(); ++k) {
-      const Point& p = c.points[front[k]];
-      absl::StrAppend(&d, k == 0 ? "M" : "H", N(sx(p.x)), k == 0 ? " " : "V", N(sy(p.y)));
+      const auto [x, y] = at[where[front[k]]];
+      absl::StrAppend(&d, k == 0 ? "M" : "H", N(x), k == 0 ? " " : "V", N(y));
     }
     absl::StrAppend(&plot, "<path class=\"pareto-line\" d=\"", d, "\" fill=\"none\" stroke=\"",
                     kFront, "\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>");
   }
   const bool several = c.series_names.size() > 1;
-  auto tip = [&](const Point& p) {
-    return absl::StrCat(p.label, ": ", c.x.label, " ", FormatValue(p.x, c.x.unit), ", ",
-                        c.y.label, " ", FormatValue(p.y, c.y.unit));
+  auto tag = [&](size_t i) {
+    return c.points[i].tag.empty() ? absl::StrCat(i + 1) : c.points[i].tag;
   };
-  for (size_t i = 0; i < c.points.size(); ++i) {
+  auto figures = [&](const Point& p) {
+    return absl::StrCat(c.x.label, " ", FormatValue(p.x, c.x.unit), ", ", c.y.label, " ",
+                        FormatValue(p.y, c.y.unit));
+  };
+  // Tags by the points, clear of each other and of every point.
+  constexpr double kTagH = 11, kDigitPx = 6.4;
+  std::vector<double> widths;
+  for (const size_t i : shown) widths.push_back(Chars(tag(i)) * kDigitPx + 2);
+  const std::vector<LabelSpot> spots =
+      PlaceLabels(at, widths, kTagH, 5, LabelBox{left + 2, top, outer_right, bottom - 2});
+  std::string marks, tags;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const size_t i = shown[k];
     const Point& p = c.points[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || on_front[i]) continue;
-    absl::StrAppend(&plot, "<circle class=\"dot\" cx=\"", N(sx(p.x)), "\" cy=\"", N(sy(p.y)),
-                    "\" r=\"3.5\" fill=\"", several ? PaletteColor(p.series) : "#56B4E9",
-                    "\" fill-opacity=\"0.85\"><title>", Escape(tip(p)), "</title></circle>");
-  }
-  if (!front.empty()) {
-    absl::StrAppend(&plot, "<text class=\"axis-label\" x=\"", N(right + 14), "\" y=\"", N(top),
-                    "\">On the Pareto front:</text>");
-  }
-  for (size_t k = 0; k < front.size(); ++k) {
-    const Point& p = c.points[front[k]];
-    const double x = sx(p.x), y = sy(p.y);
-    absl::StrAppend(&plot, "<circle class=\"dot pareto\" cx=\"", N(x), "\" cy=\"", N(y),
-                    "\" r=\"5\" fill=\"", several ? PaletteColor(p.series) : "#0072B2",
-                    "\" stroke=\"", kFront, "\" stroke-width=\"2\"><title>",
-                    Escape(tip(p)), " (Pareto front)</title></circle>");
-    // A number by the point (alternating above and below: front points
-    // crowd), the name in the list to the right of the plot.
-    absl::StrAppend(&plot, "<text class=\"pareto-label\" x=\"", N(x + 6), "\" y=\"",
-                    N(y + (k % 2 ? 13 : -6)), "\">", k + 1, "</text>");
-    const double ly = top + 14 + k * 15;
-    if (ly < bottom) {
-      absl::StrAppend(&plot, "<text class=\"pareto-label\" x=\"", N(right + 14), "\" y=\"",
-                      N(ly), "\">", k + 1, "</text>",
-                      FitText(p.label, c.width - right - 40,
-                              absl::StrCat("x=\"", N(right + 32), "\" y=\"", N(ly), "\"")));
+    const auto [x, y] = at[k];
+    const LabelBox& b = spots[k].box;
+    if (spots[k].leader) {
+      absl::StrAppend(&plot, "<line class=\"leader\" x1=\"", N(x), "\" y1=\"", N(y), "\" x2=\"",
+                      N(std::clamp(x, b.x0, b.x1)), "\" y2=\"", N(std::clamp(y, b.y0, b.y1)),
+                      "\" stroke=\"#999\" stroke-width=\"0.8\"/>");
     }
+    const std::string tip =
+        absl::StrCat(tag(i), " ", p.label, ": ", figures(p), on_front[i] ? " (Pareto front)" : "",
+                     off[k] ? " (off the scale)" : "");
+    const char* fill = several ? PaletteColor(p.series) : on_front[i] ? "#0072B2" : "#56B4E9";
+    absl::StrAppend(&marks, "<circle class=\"dot", on_front[i] ? " pareto" : "",
+                    off[k] ? " offscale" : "", "\" cx=\"", N(x), "\" cy=\"", N(y), "\" r=\"",
+                    on_front[i] ? "5" : "3.5", "\" fill=\"", fill, "\"",
+                    on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"2\"")
+                                : " fill-opacity=\"0.85\"",
+                    "><title>", Escape(tip), "</title></circle>");
+    absl::StrAppend(&tags, "<text class=\"point-label\" x=\"", N(b.x0 + 1), "\" y=\"",
+                    N(b.y1 - 2), "\">", Escape(tag(i)), "</text>");
   }
-  std::vector<std::string> names;
-  if (several) names = c.series_names;
-  if (c.pareto) names.push_back("Pareto front (nothing is both faster and smaller)");
+  absl::StrAppend(&plot, marks, tags);
+
+  // The key: each point's tag and name; off the scale, its figures too.
+  std::vector<std::string> key;
+  for (const size_t i : shown) {
+    const Point& p = c.points[i];
+    key.push_back(p.x > limit_x || p.y > limit_y
+                      ? absl::StrCat(p.label, ": ", FormatValue(p.x, c.x.unit), ", ",
+                                     FormatValue(p.y, c.y.unit))
+                      : p.label);
+  }
+  auto key_swatch = [&](size_t k, double x, double y) {
+    const size_t i = shown[k];
+    return absl::StrCat(
+        "<circle cx=\"", N(x + 3), "\" cy=\"", N(y), "\" r=\"3\" fill=\"",
+        several ? PaletteColor(c.points[i].series) : on_front[i] ? "#0072B2" : "#56B4E9", "\"",
+        on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
+        "/><text class=\"point-key\" x=\"", N(x + 27), "\" y=\"", N(y),
+        "\" dy=\"0.35em\" text-anchor=\"end\">",
+        Escape(tag(i)), "</text>");
+  };
+  const std::string key_title =
+      front.empty() ? "Key:" : "Key (ringed: on the Pareto front, nothing is both faster and smaller):";
+  int key_h = 0;
+  std::string key_svg;
+  double after_plot = c.height;  // where the legends under the plot start
+  if (key_beside) {
+    key_svg = absl::StrCat(
+        FitText(front.empty() ? "Key:" : "Key (ringed: Pareto front):", c.width - outer_right - 20,
+                absl::StrCat("class=\"axis-label\" x=\"", N(outer_right + 14), "\" y=\"",
+                             N(top + 4), "\"")),
+        Legend(key, outer_right + 14, top + 6, static_cast<int>(outer_right + 15), key_swatch,
+               &key_h, c.width - outer_right - 14, /*text_x=*/32));
+  } else {
+    key_svg = absl::StrCat(
+        "<text class=\"axis-label\" x=\"", N(left), "\" y=\"", N(after_plot + 4), "\">",
+        Escape(key_title), "</text>",
+        Legend(key, left, after_plot + 8, c.width, key_swatch, &key_h, svg_parts::kLegendItemPx,
+               /*text_x=*/32));
+    after_plot += key_h + 14;
+  }
+  std::string legend;
   int legend_h = 0;
-  const std::string legend = Legend(
-      names, left, c.height, c.width,
-      [&](size_t i, double x, double y) -> std::string {
-        if (several && i < c.series_names.size()) return DotSwatch(PaletteColor(i), x, y);
-        return absl::StrCat("<circle cx=\"", N(x + 9), "\" cy=\"", N(y),
-                            "\" r=\"5\" fill=\"#0072B2\" stroke=\"", kFront,
-                            "\" stroke-width=\"2\"/>");
-      },
-      &legend_h);
-  const int h = c.height + legend_h;
+  if (several) {
+    legend = Legend(
+        c.series_names, left, after_plot, c.width,
+        [&](size_t i, double x, double y) { return DotSwatch(PaletteColor(i), x, y); },
+        &legend_h);
+  }
+  const int h = static_cast<int>(after_plot) + legend_h;
+  std::string note = c.note;
+  std::vector<std::string> off_names;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    if (off[k]) off_names.push_back(c.points[shown[k]].label);
+  }
+  if (!off_names.empty()) {
+    absl::StrAppend(&note, note.empty() ? "" : " ",
+                    "Off the scale (in the grey zone at the plot's edge; figures in the key): ",
+                    absl::StrJoin(off_names, ", "), ".");
+  }
   return absl::StrCat(FigureOpen("scatter", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      legend, "</svg>", FigureClose(c.note));
+                      key_svg, legend, "</svg>", FigureClose(note));
 }
 
 std::string RenderHeatMap(const HeatMap& m) {

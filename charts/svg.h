@@ -20,9 +20,10 @@
 #ifndef ALLOCTRACE_REPORT_SVG_H_
 #define ALLOCTRACE_REPORT_SVG_H_
 
+#include <cmath>
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -58,7 +59,47 @@ struct Axis {
   // A logarithmic axis (ticks 1, 2, 5 x 10^k), if every value is above 0;
   // include_zero and tight do not apply to it.
   bool log = false;
+  // Interval and scatter charts: spend the axis on the main group of
+  // values; those past FrameLimit are off the scale, drawn beyond the plot's
+  // far edge with their value written and named in the chart's note.
+  bool frame = false;
+  // A log axis when the values on the scale span more than kWideRatio x
+  // (" (log scale)" is added to the label).
+  bool log_if_wide = false;
+  // The axis reaches at least this value (a maximum shared by small
+  // multiples); NaN: the data decide.
+  double reach = NAN;
 };
+
+// The span (largest over smallest) past which log_if_wide takes a log axis.
+inline constexpr double kWideRatio = 8;
+
+// The largest of `values` a framed axis keeps on its scale. Sorted, the
+// values are cut at the first gap of at least `gap` x between neighbours
+// whose upper side is past `spread` x the smallest, if at most a third of
+// them (at least one) lie above it and two or more below; +infinity when
+// no gap qualifies (everything stays on the scale). Values <= 0 or not
+// finite are ignored.
+double FrameLimit(std::vector<double> values, double gap = 3, double spread = 4);
+
+// Label placement for marks that crowd: a box `widths[i]` x `h` by each
+// anchor (a mark of radius `r`), none overlapping another box or any mark,
+// inside `bounds`. Each box takes the nearest free spot, tried in rings of
+// growing distance (right, left, above, below, then the diagonals and
+// finer angles), in the anchors' order; one off its ring-0 spot gets a
+// leader line. `placed` is false only when no spot was free anywhere in
+// `bounds` (the box is then at the first spot tried).
+struct LabelBox {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+struct LabelSpot {
+  LabelBox box;
+  bool leader = false;
+  bool placed = true;
+};
+std::vector<LabelSpot> PlaceLabels(const std::vector<std::pair<double, double>>& anchors,
+                                   const std::vector<double>& widths, double h, double r,
+                                   const LabelBox& bounds);
 
 struct Series {
   std::string name;
@@ -72,6 +113,9 @@ struct LineChart {
   std::vector<Series> series;
   int width = 1200, height = 300;  // plot area plus margins, before the legend
   std::string note;               // a line under the chart
+  // Each series its own dash pattern (not only past the palette's 8
+  // colours), so lines that coincide still show each one.
+  bool distinct_dashes = false;
 };
 std::string RenderLineChart(const LineChart& chart);
 
@@ -101,24 +145,33 @@ struct IntervalChart {
   int width = 1200;
   std::string note;
 };
+// With x.frame, a mark past the frame's limit runs off the plot's right end
+// through a break, its value written there, and the rows are named in the
+// note.
 std::string RenderIntervalChart(const IntervalChart& chart);
 
 struct Point {
   std::string label;
   double x = 0, y = 0;
   size_t series = 0;
+  std::string tag;  // the short mark by the point and in the key; empty: its 1-based index
 };
 
 // Indices of the points no other point beats in both coordinates (smaller
 // is better in both), ordered by x.
 std::vector<size_t> ParetoFront(const std::vector<Point>& points);
 
+// Every point is marked with its tag (placed clear of other tags and
+// points, with a leader line when it had to move away) and named in a key
+// beside the plot (under it when there are too many for its height), tags
+// in the points' order; points off a framed scale sit past the plot's edge
+// as triangles, and the key gives their values.
 struct ScatterChart {
   std::string id, title;
   Axis x, y;
   std::vector<Point> points;
   std::vector<std::string> series_names;  // a legend when more than one
-  bool pareto = true;  // mark and connect the front, label its points
+  bool pareto = true;  // mark and connect the front, ring its points
   int width = 1200, height = 400;
   std::string note;
 };

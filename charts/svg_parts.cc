@@ -104,6 +104,97 @@ std::vector<double> NiceTicks(double lo, double hi, int target, Unit unit) {
 
 const char* PaletteColor(size_t i) { return kPalette[i % 8]; }
 
+double FrameLimit(std::vector<double> values, double gap, double spread) {
+  values.erase(std::remove_if(values.begin(), values.end(),
+                              [](double v) { return !std::isfinite(v) || v <= 0; }),
+               values.end());
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const size_t most_off = std::max<size_t>(1, n / 3);
+  for (size_t i = 1; i + 1 < n; ++i) {  // values[0..i] stay: two at least
+    const size_t off = n - 1 - i;
+    if (off > most_off) continue;
+    if (values[i + 1] >= gap * values[i] && values[i + 1] > spread * values[0]) return values[i];
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+namespace {
+
+bool Overlap(const LabelBox& a, const LabelBox& b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+// Whether the circle (cx, cy, r) reaches into the box.
+bool Touches(const LabelBox& b, double cx, double cy, double r) {
+  const double nx = std::clamp(cx, b.x0, b.x1), ny = std::clamp(cy, b.y0, b.y1);
+  return (nx - cx) * (nx - cx) + (ny - cy) * (ny - cy) < r * r;
+}
+
+}  // namespace
+
+std::vector<LabelSpot> PlaceLabels(const std::vector<std::pair<double, double>>& anchors,
+                                   const std::vector<double>& widths, double h, double r,
+                                   const LabelBox& bounds) {
+  constexpr double kPi = 3.14159265358979323846;
+  constexpr double kGap = 1.5;  // between a box and a mark or another box
+  // Ring 0: right, left, above, below, then the diagonals.
+  static const double kFirst[][2] = {{1, 0}, {-1, 0}, {0, -1}, {0, 1},
+                                     {1, -1}, {-1, -1}, {1, 1}, {-1, 1}};
+  const double reach = std::hypot(bounds.x1 - bounds.x0, bounds.y1 - bounds.y0);
+  std::vector<LabelSpot> out;
+  std::vector<LabelBox> taken;
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    const auto [ax, ay] = anchors[i];
+    const double w = i < widths.size() ? widths[i] : h;
+    // The box whose near side is `d` from the anchor in direction (dx, dy).
+    auto box_at = [&](double dx, double dy, double d) {
+      const double cx = ax + dx * (d + w / 2), cy = ay + dy * (d + h / 2);
+      return LabelBox{cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2};
+    };
+    auto free = [&](const LabelBox& b) {
+      if (b.x0 < bounds.x0 || b.x1 > bounds.x1 || b.y0 < bounds.y0 || b.y1 > bounds.y1) {
+        return false;
+      }
+      const LabelBox grown{b.x0 - kGap, b.y0 - kGap, b.x1 + kGap, b.y1 + kGap};
+      for (const LabelBox& t : taken) {
+        if (Overlap(grown, t)) return false;
+      }
+      for (const auto& [mx, my] : anchors) {
+        if (Touches(b, mx, my, r + kGap)) return false;
+      }
+      return true;
+    };
+    LabelSpot spot;
+    spot.box = box_at(1, 0, r + 2);
+    spot.placed = false;
+    for (int ring = 0; !spot.placed && ring * (h * 0.8) < reach; ++ring) {
+      const double d = r + 2 + ring * (h * 0.8);
+      if (ring == 0) {
+        for (const auto& dir : kFirst) {
+          const LabelBox b = box_at(dir[0], dir[1], d);
+          if (free(b)) {
+            spot = {b, false, true};
+            break;
+          }
+        }
+        continue;
+      }
+      const int angles = 8 + 4 * ring;
+      for (int k = 0; k < angles && !spot.placed; ++k) {
+        // Alternate either side of "right": 0, +1, -1, +2, -2, ... steps.
+        const int step = (k + 1) / 2 * (k % 2 ? 1 : -1);
+        const double a = 2 * kPi * step / angles;
+        const LabelBox b = box_at(std::cos(a), std::sin(a), d);
+        if (free(b)) spot = {b, true, true};
+      }
+    }
+    taken.push_back(spot.box);
+    out.push_back(spot);
+  }
+  return out;
+}
+
 namespace svg_parts {
 namespace {
 
@@ -147,7 +238,16 @@ std::string TickLabel(double v, Unit unit, const std::vector<double>& ticks) {
     base *= 1024;
     ++p;
   }
-  return absl::StrCat(Short(v / base), " ", kUnits[p]);
+  // Three digits tell the ticks apart unless the step is finer: then as
+  // many decimals as the step needs (1.145, 1.15, 1.155 MiB).
+  bool distinct = true;
+  for (size_t i = 1; i < ticks.size(); ++i) {
+    distinct = distinct && Short(ticks[i] / base) != Short(ticks[i - 1] / base);
+  }
+  if (distinct || ticks.size() < 2) return absl::StrCat(Short(v / base), " ", kUnits[p]);
+  const double step = std::fabs(ticks[1] - ticks[0]) / base;
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+  return absl::StrCat(absl::StrFormat("%.*f", decimals, v / base), " ", kUnits[p]);
 }
 
 // PuOr, orange (low) to purple (high): readable with colour-vision
@@ -203,7 +303,27 @@ std::string FitText(absl::string_view s, double max_px, absl::string_view attrs_
 
 Scale MakeScale(const AxisPlan& p, double r0, double r1) { return Scale{p.lo, p.hi, r0, r1, p.log}; }
 
+Axis Decided(Axis axis, const Domain& d) {
+  if (axis.log_if_wide && !axis.log && !d.empty() && d.lo > 0 && d.hi / d.lo > kWideRatio) {
+    axis.log = true;
+    absl::StrAppend(&axis.label, " (log scale)");
+  }
+  return axis;
+}
+
+Domain Padded(Domain d, bool log, double fraction) {
+  if (d.empty()) return d;
+  if (log && d.lo > 0) {
+    const double f = std::pow(std::max(d.hi / d.lo, 1.5), fraction);
+    return Domain{d.lo / f, d.hi * f};
+  }
+  const double pad = d.hi > d.lo ? (d.hi - d.lo) * fraction : std::max(std::fabs(d.lo), 1.0) * 0.05;
+  // Positive data stay positive (bytes, times): no tick below zero.
+  return Domain{d.lo >= 0 ? std::max(0.0, d.lo - pad) : d.lo - pad, d.hi + pad};
+}
+
 AxisPlan PlanAxis(Domain d, const Axis& axis, int target) {
+  if (std::isfinite(axis.reach)) d.Add(axis.reach);
   if (axis.log && !d.empty() && d.lo > 0 && d.hi > d.lo) return PlanLogAxis(d);
   if (d.empty()) d = Domain{0, 1};
   if (axis.include_zero) d.Add(0);
@@ -284,12 +404,12 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
   return o;
 }
 
-std::string LineSwatch(size_t i, double x, double y, bool emphasized) {
+std::string LineSwatch(size_t i, double x, double y, bool emphasized, bool distinct_dashes) {
+  const char* dash = kDashes[(distinct_dashes ? i : i / 8) % 4];
   return absl::StrCat("<line x1=\"", N(x), "\" x2=\"", N(x + 18), "\" y1=\"", N(y), "\" y2=\"",
                       N(y), "\" stroke=\"", PaletteColor(i), "\" stroke-width=\"",
                       emphasized ? "3" : "2", "\"",
-                      *kDashes[(i / 8) % 4] ? absl::StrCat(" stroke-dasharray=\"", kDashes[(i / 8) % 4], "\"") : "",
-                      "/>");
+                      *dash ? absl::StrCat(" stroke-dasharray=\"", dash, "\"") : "", "/>");
 }
 
 std::string DotSwatch(const char* colour, double x, double y) {

@@ -75,6 +75,11 @@ struct AxisPlan {
 };
 
 Scale MakeScale(const AxisPlan& p, double r0, double r1);
+// `axis` with log set when log_if_wide asks for it over the values `d`.
+Axis Decided(Axis axis, const Domain& d);
+// `d` widened by `fraction` of its span on each side (a factor on a log
+// axis), so no mark sits on an axis line.
+Domain Padded(Domain d, bool log, double fraction);
 // The ticks and domain of `axis` over the data domain `d`, about `target`
 // ticks (a log axis: 1, 2, 5 x 10^k).
 AxisPlan PlanAxis(Domain d, const Axis& axis, int target);
@@ -96,13 +101,17 @@ std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis&
 
 // Legend entries laid out in columns under a plot; `swatch(i, x, y)`
 // returns the i-th entry's marker.
+// Items are at most `max_item` wide (names past it are shortened).
+// Names start `text_x` right of their item's left edge.
 template <typename Swatch>
 std::string Legend(const std::vector<std::string>& names, double left, double top, int width,
-                   Swatch swatch, int* height) {
+                   Swatch swatch, int* height, double max_item = kLegendItemPx,
+                   double text_x = 24) {
   // Items as wide as the longest name needs, within bounds.
   size_t longest = 1;
   for (const std::string& n : names) longest = std::max(longest, Chars(n));
-  const double item = std::clamp(34 + longest * kCharPx, 110.0, static_cast<double>(kLegendItemPx));
+  const double item =
+      std::clamp(text_x + 10 + longest * kCharPx, std::min(110.0, max_item), max_item);
   const int cols = std::max(1, static_cast<int>((width - left) / item));
   const int rows = static_cast<int>((names.size() + cols - 1) / cols);
   *height = rows * kLegendRowPx + 6;
@@ -111,14 +120,15 @@ std::string Legend(const std::vector<std::string>& names, double left, double to
     const double x = left + (i % cols) * item;
     const double y = top + (i / cols) * kLegendRowPx + 8;
     absl::StrAppend(&o, swatch(i, x, y),
-                    FitText(names[i], item - 30,
-                            absl::StrCat("x=\"", N(x + 24), "\" y=\"", N(y), "\" dy=\"0.35em\"")));
+                    FitText(names[i], item - text_x - 6,
+                            absl::StrCat("class=\"legend-entry\" x=\"", N(x + text_x), "\" y=\"", N(y),
+                                         "\" dy=\"0.35em\"")));
   }
   return o + "</g>";
 }
 
 // A legend's marker: the i-th series' line, or a dot.
-std::string LineSwatch(size_t i, double x, double y, bool emphasized);
+std::string LineSwatch(size_t i, double x, double y, bool emphasized, bool distinct_dashes = false);
 std::string DotSwatch(const char* colour, double x, double y);
 
 // A polyline's points reduced to at most four per pixel column (first,

@@ -288,3 +288,175 @@ TEST(LogAxisTest, DecadesAndNiceSteps) {
 
 }  // namespace
 }  // namespace alloctrace::report
+
+namespace alloctrace::report {
+namespace {
+
+// The x of every element of `svg` with `prefix` (e.g. "<circle class=\"dot")
+// read from the attribute `attr`.
+std::vector<double> Attr(const std::string& svg, const std::string& prefix, const std::string& attr) {
+  std::vector<double> out;
+  for (size_t at = svg.find(prefix); at != std::string::npos; at = svg.find(prefix, at + 1)) {
+    const size_t end = svg.find('>', at);
+    const size_t a = svg.find(" " + attr + "=\"", at);
+    if (a == std::string::npos || a > end) continue;
+    out.push_back(std::stod(svg.substr(a + attr.size() + 3)));
+  }
+  return out;
+}
+
+TEST(FrameLimitTest, CutsTheFewFarOnes) {
+  // Seven contenders and two policies 40x slower: the frame ends at the seventh.
+  EXPECT_EQ(FrameLimit({12, 13, 14, 15, 17, 20, 24, 600, 650}), 24);
+  // A steady spread has no gap: everything stays.
+  EXPECT_TRUE(std::isinf(FrameLimit({10, 20, 40, 80, 160, 320})));
+  // A gap near the smallest is no reason to cut (within `spread` x of it).
+  EXPECT_TRUE(std::isinf(FrameLimit({10, 11, 12, 35, 36})));
+  // Most values past the gap: they are the main group, nothing is cut.
+  EXPECT_TRUE(std::isinf(FrameLimit({10, 50, 51, 52, 53, 54})));
+  // The outliers may be a third of the values, not more: the later gap cuts.
+  EXPECT_EQ(FrameLimit({10, 12, 15, 500, 20000}), 500);
+  // Too few values, and values that cannot be framed.
+  EXPECT_TRUE(std::isinf(FrameLimit({10, 400})));
+  EXPECT_TRUE(std::isinf(FrameLimit({})));
+  EXPECT_EQ(FrameLimit({NAN, -1, 0, 10, 11, 12, 1000}), 12);
+}
+
+TEST(PlaceLabelsTest, NoOverlapEvenWhenPointsCoincide) {
+  std::vector<std::pair<double, double>> anchors;
+  for (int i = 0; i < 40; ++i) anchors.emplace_back(200 + (i % 4), 100 + (i % 3));
+  anchors.emplace_back(20, 20);  // alone: right of its point
+  const std::vector<double> widths(anchors.size(), 14);
+  const LabelBox bounds{0, 0, 400, 200};
+  const std::vector<LabelSpot> spots = PlaceLabels(anchors, widths, 11, 5, bounds);
+  ASSERT_EQ(spots.size(), anchors.size());
+  for (size_t i = 0; i < spots.size(); ++i) {
+    const LabelBox& a = spots[i].box;
+    EXPECT_TRUE(spots[i].placed) << i;
+    EXPECT_GE(a.x0, bounds.x0);
+    EXPECT_LE(a.x1, bounds.x1);
+    EXPECT_GE(a.y0, bounds.y0);
+    EXPECT_LE(a.y1, bounds.y1);
+    for (size_t j = 0; j < i; ++j) {
+      const LabelBox& b = spots[j].box;
+      EXPECT_FALSE(a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1) << i << " " << j;
+    }
+    for (const auto& [x, y] : anchors) {
+      EXPECT_FALSE(x > a.x0 - 5 && x < a.x1 + 5 && y > a.y0 - 5 && y < a.y1 + 5 &&
+                   std::hypot(std::clamp(x, a.x0, a.x1) - x, std::clamp(y, a.y0, a.y1) - y) < 5)
+          << i;
+    }
+  }
+  // The first of the crowd and the lone point sit right by their marks.
+  EXPECT_FALSE(spots[0].leader);
+  EXPECT_FALSE(spots.back().leader);
+  EXPECT_EQ(spots.back().box.x0, 20 + 5 + 2);
+  // The crowd pushed some labels out to a ring with leader lines.
+  EXPECT_TRUE(spots[39].leader);
+}
+
+TEST(IntervalChartTest, FramedOnTheContendersOutliersPastABreak) {
+  IntervalChart c;
+  c.id = "speed";
+  c.x = {"ns/op", Unit::kNanoseconds, /*include_zero=*/false};
+  c.x.frame = true;
+  c.x.log_if_wide = true;
+  for (int i = 0; i < 7; ++i) {
+    c.rows.push_back({absl::StrCat("p", i), {{0, 12.0 + 2 * i, 11.0 + 2 * i, 13.0 + 2 * i, true}},
+                      false, "", ""});
+  }
+  c.rows.push_back({"boost_pool", {{0, 5500, 5400, 5600, true}}, false, "", ""});
+  c.rows.push_back({kScript, {{0, 600, 580, 620, true}}, false, "", ""});
+  const std::string svg = RenderIntervalChart(c);
+  ExpectSafe(svg);
+  // Nine dots, two of them off the scale with their values written.
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot"), 9u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"dot offscale\""), 2u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"break\""), 2u);
+  EXPECT_NE(svg.find(">5.5 \xC2\xB5s</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">600 ns</text>"), std::string::npos);
+  EXPECT_NE(svg.find("Off the scale (past the break, value written): boost_pool, &lt;script&gt;"),
+            std::string::npos);
+  // The scale spans the seven: linear (27/11 < 8), ticks in ns, none in µs.
+  EXPECT_EQ(svg.find("log scale"), std::string::npos);
+  EXPECT_NE(svg.find(">25 ns<"), std::string::npos);
+  EXPECT_EQ(svg.find(">1 \xC2\xB5s<"), std::string::npos);
+  // The seven dots spread over most of the plot's width.
+  std::vector<double> xs = Attr(svg, "<circle class=\"dot\"", "cx");
+  ASSERT_EQ(xs.size(), 7u);
+  EXPECT_GT(xs.back() - xs.front(), 0.5 * (c.width - 64 - 130 - 260));
+  // Without framing, the same rows take a log axis (5600/11 > 8).
+  c.x.frame = false;
+  const std::string wide = RenderIntervalChart(c);
+  EXPECT_NE(wide.find("ns/op (log scale)"), std::string::npos);
+  EXPECT_EQ(wide.find("offscale"), std::string::npos);
+}
+
+TEST(ScatterChartTest, EveryPointTaggedAndKeyedOutliersAtTheEdge) {
+  ScatterChart c;
+  c.id = "pareto";
+  c.x = {"ns/op", Unit::kNanoseconds, false};
+  c.y = {"peak RSS", Unit::kBytes, false};
+  c.x.frame = c.y.frame = true;
+  c.x.log_if_wide = c.y.log_if_wide = true;
+  // Fourteen policies near 1 MiB and 20 ns, one at 305 MiB, one 40x slower.
+  for (int i = 0; i < 14; ++i) {
+    c.points.push_back({absl::StrCat("policy-", i), 15.0 + i, (1.0 + 0.02 * i) * 1048576});
+  }
+  c.points.push_back({"pmr_monotonic", 16, 305.0 * 1048576});
+  c.points.push_back({"boost_pool", 800, 1.1 * 1048576});
+  const std::string svg = RenderScatterChart(c);
+  ExpectSafe(svg);
+  EXPECT_EQ(CountSubstrings(svg, "<circle class=\"dot"), 16u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"point-label\""), 16u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"point-key\""), 16u);
+  EXPECT_EQ(CountSubstrings(svg, "offscale\""), 2u);
+  EXPECT_NE(svg.find("pmr_monotonic: 16 ns, 305 MiB<"), std::string::npos);
+  EXPECT_NE(svg.find("Off the scale (in the grey zone at the plot&#39;s edge; figures in the key): "
+                     "pmr_monotonic, boost_pool."),
+            std::string::npos);
+  // No y tick reaches toward 305 MiB: the scale is the fourteen's.
+  EXPECT_EQ(svg.find(">100 MiB<"), std::string::npos);
+  // No point on an axis line: every dot right of the y axis (x = 78) and
+  // above the x axis (y = 354).
+  for (const double x : Attr(svg, "<circle class=\"dot", "cx")) EXPECT_GT(x, 78 + 3.5);
+  for (const double y : Attr(svg, "<circle class=\"dot", "cy")) EXPECT_LT(y, 354 - 3.5);
+  // Sixteen keys fit beside a 400-pixel plot; sixty go under it.
+  EXPECT_NE(svg.find("Key (ringed: Pareto front):"), std::string::npos);
+  for (int i = 0; i < 44; ++i) c.points.push_back({absl::StrCat("more-", i), 20.0 + i, 2e6});
+  const std::string sixty = RenderScatterChart(c);
+  ExpectSafe(sixty);
+  EXPECT_EQ(CountSubstrings(sixty, "class=\"point-label\""), 60u);
+  EXPECT_NE(sixty.find("Key (ringed: on the Pareto front"), std::string::npos);
+}
+
+TEST(IntervalChartTest, FineByteTicksStayDistinct) {
+  IntervalChart c;
+  c.id = "rss";
+  c.x = {"peak RSS", Unit::kBytes, /*include_zero=*/false};
+  c.rows.push_back({"a", {{0, 1.1445 * 1048576}}, false, "", ""});
+  c.rows.push_back({"b", {{0, 1.1605 * 1048576}}, false, "", ""});
+  const std::string svg = RenderIntervalChart(c);
+  // Steps of 0.005 MiB: three decimals, not "1.15 MiB" twice.
+  EXPECT_NE(svg.find(">1.145 MiB<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">1.150 MiB<"), std::string::npos);
+  EXPECT_EQ(CountSubstrings(svg, ">1.15 MiB<"), 0u);
+}
+
+TEST(LineChartTest, TheLegendNamesTheLinesDrawn) {
+  LineChart c;
+  c.id = "profile";
+  c.series.push_back({"ideal", {0, 1}, {0, 5}, true});
+  c.series.push_back({"empty", {}, {}});
+  c.series.push_back({"malloc", {0, 1}, {0, 6}});
+  const std::string svg = RenderLineChart(c);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"series\""), 2u);
+  EXPECT_EQ(CountSubstrings(svg, "class=\"legend-entry\""), 2u);
+  EXPECT_EQ(svg.find(">empty<"), std::string::npos);
+  // A shared reach: the axis runs to 100 whatever the data.
+  c.y.reach = 100;
+  EXPECT_NE(RenderLineChart(c).find(">100<"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace alloctrace::report

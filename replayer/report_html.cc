@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,29 +22,48 @@ using report::Escape;
 using report::FormatValue;
 using report::Unit;
 
-// At most this many RSS courses in one memory profile; past it the chart
-// shows the policies the verdict names and malloc, then by rank.
-constexpr size_t kMaxProfileSeries = 12;
 
 bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
 
-// ns/op spans orders of magnitude over the article's policies: past this
-// ratio between the slowest and the fastest the axis is logarithmic.
-constexpr double kLogAxisRatio = 8;
-
-report::Axis SpeedAxis(const std::vector<HtmlPolicy>& policies, bool with_floor) {
-  double lo = INFINITY, hi = 0;
-  for (const HtmlPolicy& p : policies) {
-    if (!p.ok || (p.floor && !with_floor)) continue;
-    lo = std::min(lo, p.ns_per_op.has_interval() ? p.ns_per_op.lo : p.ns_per_op.value);
-    hi = std::max(hi, p.ns_per_op.has_interval() ? p.ns_per_op.hi : p.ns_per_op.value);
-  }
-  report::Axis a{"ns per memory op", Unit::kNanoseconds};
-  if (lo > 0 && hi / lo > kLogAxisRatio) {
-    a.log = true;
-    a.label += " (log scale)";
-  }
+// ns/op axes spend their width on the main group of policies (those far
+// slower are drawn past a break, their value written) and turn logarithmic
+// when that group still spans more than report::kWideRatio.
+report::Axis SpeedAxis(std::string label, bool frame) {
+  report::Axis a{std::move(label), Unit::kNanoseconds, /*include_zero=*/false};
+  a.frame = frame;
+  a.log_if_wide = true;
   return a;
+}
+
+const HtmlPolicy* Find(const HtmlTrace& t, const std::string& name) {
+  for (const HtmlPolicy& p : t.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// `names` less `drop`.
+std::vector<std::string> Without(const std::vector<std::string>& names,
+                                 const std::vector<std::string>& drop) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (!Contains(drop, n)) out.push_back(n);
+  }
+  return out;
+}
+
+// The 1-based rank of each contender, as in the table's first column.
+std::map<std::string, int> Ranks(const HtmlTrace& t) {
+  std::map<std::string, int> ranks;
+  int rank = 0;
+  for (const HtmlPolicy& p : t.policies) {
+    if (p.ok && !p.floor) ranks.emplace(p.name, ++rank);
+  }
+  return ranks;
 }
 
 // Names, escaped and joined; past `max` of them, how many more.
@@ -76,35 +94,76 @@ std::vector<double> CourseX(size_t readings, uint64_t ops) {
   return x;
 }
 
+// The verdict, each fact once: the recommendation with its figures, how to
+// adopt it, then the fastest and the smallest only where they are other
+// policies; the rule folded away. (The statistics' one-paragraph sentence
+// repeats all of this, so the page leaves it to the text reports.)
 std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
   const HtmlVerdict& v = t.verdict;
   std::string o = absl::StrCat("<div class=\"verdict\" id=\"", Escape(id), "\">");
   if (v.fastest.empty()) {
-    absl::StrAppend(&o, "<p><strong>No verdict:</strong> no policy produced figures.</p>");
+    absl::StrAppend(&o, "<p><strong>No verdict:</strong> ",
+                    v.sentence.empty() ? "no policy produced figures." : Escape(v.sentence),
+                    "</p>");
   } else {
-    std::string fastest = absl::StrCat("<strong>Fastest:</strong> ", Escape(v.fastest[0]));
-    if (v.fastest.size() > 1) {
-      absl::StrAppend(&fastest, ", tied with ",
-                      Names(std::vector<std::string>(v.fastest.begin() + 1, v.fastest.end()), 5),
-                      " (shaded below)");
+    const std::string& rec = v.recommended;
+    const bool rec_fastest = !rec.empty() && v.fastest[0] == rec;
+    const bool rec_tied = !rec.empty() && !rec_fastest && Contains(v.fastest, rec);
+    const bool rec_smallest = !rec.empty() && Contains(v.smallest_rss, rec);
+    if (rec.empty()) {
+      absl::StrAppend(&o, "<p><strong>Recommended:</strong> none.</p>");
+    } else {
+      std::vector<std::string> roles, figures;
+      if (rec_fastest) roles.push_back("the fastest");
+      if (rec_tied) roles.push_back("tied with the fastest");
+      if (rec_smallest) roles.push_back("the smallest peak RSS");
+      if (const HtmlPolicy* r = Find(t, rec); r != nullptr && r->ok) {
+        if (r->vs_malloc.has_value() && rec != "malloc") {
+          figures.push_back(absl::StrCat(Escape(Interval(r->vs_malloc, Unit::kRatio)),
+                                         " the speed of glibc malloc"));
+        }
+        if (r->peak_rss.has_value()) {
+          figures.push_back(absl::StrCat(
+              Escape(FormatValue(r->peak_rss.value, Unit::kBytes)), " peak RSS",
+              std::isfinite(r->overhead) ? absl::StrFormat(" (%.2fx the ideal)", r->overhead)
+                                         : ""));
+        }
+      }
+      absl::StrAppend(&o, "<p><strong>Recommended: ", Escape(rec), "</strong>",
+                      roles.empty() ? "" : absl::StrCat(", ", absl::StrJoin(roles, " and ")),
+                      figures.empty() ? "" : absl::StrCat(": ", absl::StrJoin(figures, ", ")),
+                      ".</p>");
     }
-    if (v.fastest_vs_malloc.has_value()) {
-      absl::StrAppend(&fastest, ": ", Escape(Interval(v.fastest_vs_malloc, Unit::kRatio)),
-                      " the speed of glibc malloc");
-    }
-    absl::StrAppend(&o, "<p>", fastest, ".</p>");
-    if (!v.smallest_rss.empty()) {
-      absl::StrAppend(&o, "<p><strong>Smallest peak RSS:</strong> ", Names(v.smallest_rss, 6),
-                      " (", Escape(FormatValue(v.smallest_rss_bytes, Unit::kBytes)), ").</p>");
-    }
-    absl::StrAppend(&o, "<p><strong>Recommended:</strong> ",
-                    v.recommended.empty() ? "none" : Escape(v.recommended), " &mdash; ",
-                    Escape(v.rule), ".</p>");
     if (!v.adopt.empty()) {
       absl::StrAppend(&o, "<p><strong>Adopt:</strong> <code>", Escape(v.adopt), "</code></p>");
     }
+    const std::vector<std::string> tied = Without(v.fastest, {v.fastest[0], rec});
+    if (!rec_fastest) {
+      std::string line = absl::StrCat("<strong>Fastest:</strong> ", Escape(v.fastest[0]));
+      if (v.fastest_vs_malloc.has_value() && v.fastest[0] != "malloc") {
+        absl::StrAppend(&line, ", ", Escape(Interval(v.fastest_vs_malloc, Unit::kRatio)),
+                        " the speed of glibc malloc");
+      }
+      if (!tied.empty()) absl::StrAppend(&line, "; tied with it: ", Names(tied, 5));
+      absl::StrAppend(&o, "<p>", line, " (shaded below).</p>");
+    } else if (!tied.empty()) {
+      absl::StrAppend(&o, "<p><strong>Tied with it</strong> (shaded below): ", Names(tied, 5),
+                      ".</p>");
+    }
+    const std::vector<std::string> small = Without(v.smallest_rss, {rec});
+    if (!small.empty()) {
+      absl::StrAppend(&o, "<p><strong>", rec_smallest ? "As small" : "Smallest peak RSS",
+                      ":</strong> ", Names(small, 6),
+                      std::isfinite(v.smallest_rss_bytes)
+                          ? absl::StrCat(" (", Escape(FormatValue(v.smallest_rss_bytes, Unit::kBytes)), ")")
+                          : "",
+                      ".</p>");
+    }
+    if (!v.rule.empty()) {
+      absl::StrAppend(&o, "<details class=\"rule\"><summary>How the recommendation is "
+                          "chosen</summary><p>", Escape(v.rule), ".</p></details>");
+    }
   }
-  if (!v.sentence.empty()) absl::StrAppend(&o, "<p>", Escape(v.sentence), "</p>");
   if (t.noise_floor.has_value()) {
     absl::StrAppend(&o, "<p class=\"note\">Noise floor (two identical allocators compared): ",
                     Escape(Interval(t.noise_floor, Unit::kRatio)),
@@ -136,68 +195,121 @@ std::string FactsHtml(const HtmlTrace& t) {
   return o + "</dl>\n";
 }
 
-// The policies whose RSS courses the memory profile draws.
-std::vector<const HtmlPolicy*> ProfilePolicies(const HtmlTrace& t) {
-  std::vector<const HtmlPolicy*> all;
+// The policies whose RSS courses the memory profile draws at first: those
+// the verdict names (the recommended, the fastest, the smallest) and glibc
+// malloc, in rank order; the rest (`others`) are drawn on demand.
+std::vector<const HtmlPolicy*> ProfilePolicies(const HtmlTrace& t,
+                                               std::vector<const HtmlPolicy*>* others) {
+  std::vector<std::string> named = {t.verdict.recommended};
+  if (!t.verdict.fastest.empty()) named.push_back(t.verdict.fastest[0]);
+  if (!t.verdict.smallest_rss.empty()) named.push_back(t.verdict.smallest_rss[0]);
+  named.push_back("malloc");
+  std::vector<const HtmlPolicy*> shown;
   for (const HtmlPolicy& p : t.policies) {
-    if (Contender(p) && !p.rss_course.empty()) all.push_back(&p);
+    if (!Contender(p) || p.rss_course.empty()) continue;
+    (Contains(named, p.name) ? shown : *others).push_back(&p);
   }
-  if (all.size() <= kMaxProfileSeries) return all;
-  std::vector<std::string> wanted;
-  for (size_t i = 0; i < t.verdict.fastest.size() && i < 4; ++i) wanted.push_back(t.verdict.fastest[i]);
-  for (const std::string& n : t.verdict.smallest_rss) wanted.push_back(n);
-  wanted.push_back(t.verdict.recommended);
-  wanted.push_back("malloc");
-  for (const HtmlPolicy* p : all) wanted.push_back(p->name);  // then by rank
-  std::vector<const HtmlPolicy*> chosen;
-  std::set<std::string> seen;
-  for (const std::string& n : wanted) {
-    if (chosen.size() == kMaxProfileSeries || !seen.insert(n).second) continue;
-    for (const HtmlPolicy* p : all) {
-      if (p->name == n) chosen.push_back(p);
-    }
-  }
-  // Keep the ranking's order in the legend.
-  std::sort(chosen.begin(), chosen.end(), [](const HtmlPolicy* a, const HtmlPolicy* b) { return a < b; });
-  return chosen;
+  return shown;
 }
 
+// The ideal: live bytes as the program requested them.
+report::Series IdealSeries(const HtmlTrace& t) {
+  report::Series s{"live bytes requested (the trace; the ideal)", {0}, {0}, true};
+  s.x.insert(s.x.end(), t.live_x.begin(), t.live_x.end());
+  s.y.insert(s.y.end(), t.live_bytes.begin(), t.live_bytes.end());
+  return s;
+}
+
+// `s` in at most `points` points for a small panel: each the highest of
+// its run of points (peaks survive), at the run's last x.
+report::Series Thinned(report::Series s, size_t points) {
+  const size_t n = std::min(s.x.size(), s.y.size());
+  if (n <= points || points == 0) return s;
+  const size_t run = (n + points - 1) / points;
+  std::vector<double> x, y;
+  for (size_t i = 0; i < n; i += run) {
+    const size_t end = std::min(n, i + run);
+    x.push_back(s.x[end - 1]);
+    y.push_back(*std::max_element(s.y.begin() + i, s.y.begin() + end));
+  }
+  s.x = std::move(x);
+  s.y = std::move(y);
+  return s;
+}
+
+report::Series CourseSeries(const HtmlTrace& t, const HtmlPolicy& p) {
+  report::Series s{p.name, CourseX(p.rss_course.size(), t.program_ops), {}};
+  for (const int64_t v : p.rss_course) s.y.push_back(static_cast<double>(v));
+  s.x.insert(s.x.begin(), 0);
+  s.y.insert(s.y.begin(), 0);
+  return s;
+}
+
+// The memory profile: the ideal and the policies the verdict names on one
+// chart; every other policy's course in a panel of its own against the
+// ideal, on the same scale, folded away (a <details>: no script).
 std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
   report::LineChart c;
   c.id = id;
   c.title = "Memory profile: live bytes requested (trace) and each policy's RSS above its baseline";
   c.x = {"replay op index", Unit::kCount, true, /*tight=*/true};
   c.y = {"bytes", Unit::kBytes};
-  c.series.push_back({"live bytes requested (the trace; the ideal)", {0}, {0}, true});
-  c.series[0].x.insert(c.series[0].x.end(), t.live_x.begin(), t.live_x.end());
-  c.series[0].y.insert(c.series[0].y.end(), t.live_bytes.begin(), t.live_bytes.end());
-  const std::vector<const HtmlPolicy*> shown = ProfilePolicies(t);
-  size_t contenders = 0;
-  for (const HtmlPolicy& p : t.policies) contenders += Contender(p) && !p.rss_course.empty();
-  for (const HtmlPolicy* p : shown) {
-    report::Series s{p->name, CourseX(p->rss_course.size(), t.program_ops), {}};
-    for (const int64_t v : p->rss_course) s.y.push_back(static_cast<double>(v));
-    s.x.insert(s.x.begin(), 0);
-    s.y.insert(s.y.begin(), 0);
-    c.series.push_back(std::move(s));
-  }
+  c.series.push_back(IdealSeries(t));
+  std::vector<const HtmlPolicy*> others;
+  const std::vector<const HtmlPolicy*> shown = ProfilePolicies(t, &others);
+  for (const HtmlPolicy* p : shown) c.series.push_back(CourseSeries(t, *p));
   c.height = 340;
+  c.distinct_dashes = true;  // the verdict's policies often share a course
+  const size_t readings = !shown.empty()    ? shown[0]->rss_course.size()
+                          : !others.empty() ? others[0]->rss_course.size()
+                                            : 0;
   c.note = absl::StrCat(
-      "RSS is read ", shown.empty() ? 0 : shown[0]->rss_course.size(),
+      "RSS is read ", readings,
       " times over each run (the run whose time is the median); live bytes are as the program "
       "requested them, before any allocator's rounding or headers.",
-      shown.size() < contenders
-          ? absl::StrCat(" ", shown.size(), " of ", contenders,
-                         " policies drawn: those the verdict names, malloc, then by rank.")
-          : "");
-  return report::RenderLineChart(c);
+      others.empty() ? ""
+                     : absl::StrCat(" Drawn: the policies the verdict names and glibc malloc; the ",
+                                    others.size(), " others below, one panel each."));
+  std::string o = report::RenderLineChart(c);
+  if (others.empty()) return o;
+  // One scale for the panels, the main chart's included.
+  double top = 0;
+  for (const double v : t.live_bytes) top = std::max(top, v);
+  for (const HtmlPolicy& p : t.policies) {
+    if (!Contender(p)) continue;
+    for (const int64_t v : p.rss_course) top = std::max(top, static_cast<double>(v));
+  }
+  // A panel is ~400 pixels wide: 150 points of a course draw the same
+  // shape, and keep the page small with dozens of panels.
+  report::Series ideal = Thinned(IdealSeries(t), 150);
+  ideal.name = "the ideal";
+  std::vector<std::string> panels;
+  for (size_t k = 0; k < others.size(); ++k) {
+    report::LineChart m;
+    m.id = absl::StrCat(id, "-more-", k);
+    m.title = others[k]->name;
+    m.x = c.x;
+    m.x.label = "op";
+    m.y = c.y;
+    m.y.label = "";
+    m.y.reach = top;
+    m.width = 600;
+    m.height = 180;
+    m.series.push_back(ideal);
+    m.series.push_back(Thinned(CourseSeries(t, *others[k]), 150));
+    panels.push_back(report::RenderLineChart(m));
+  }
+  absl::StrAppend(&o, "<details class=\"more\" id=\"", Escape(id), "-more\"><summary>The other ",
+                  others.size(), " policies' RSS, one panel each against the ideal</summary>",
+                  report::SmallMultiples(panels, 380), "</details>\n");
+  return o;
 }
 
 std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
   report::IntervalChart c;
   c.id = id;
   c.title = absl::StrCat("Time per memory op (", t.interval_kind, ")");
-  c.x = SpeedAxis(t.policies, /*with_floor=*/true);
+  c.x = SpeedAxis("ns per memory op", /*frame=*/true);
   c.highlight_label = "tied with the fastest (paired ratio's CI includes 1 or is within noise)";
   const HtmlPolicy* best = nullptr;
   for (const HtmlPolicy& p : t.policies) {
@@ -207,9 +319,11 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
     c.reference = best->ns_per_op.hi;
     c.reference_label = "the fastest's upper bound";
   }
+  const std::map<std::string, int> ranks = Ranks(t);
   for (const HtmlPolicy& p : t.policies) {
     report::IntervalRow r;
-    r.label = p.name;
+    // Numbered as in the table and the scatter.
+    r.label = ranks.count(p.name) ? absl::StrCat(ranks.at(p.name), ". ", p.name) : p.name;
     if (!p.ok) {
       r.status = p.status;
     } else {
@@ -229,16 +343,19 @@ std::string ScatterChart(const HtmlTrace& t, const std::string& id) {
   report::ScatterChart c;
   c.id = id;
   c.title = "Speed against peak RSS (lower left is better)";
-  c.x = SpeedAxis(t.policies, /*with_floor=*/false);
-  c.x.label = c.x.log ? "ns per memory op, median (log scale)" : "ns per memory op, median";
-  c.x.include_zero = false;
+  c.x = SpeedAxis("ns per memory op, median", /*frame=*/true);
   c.y = {"peak RSS above baseline", Unit::kBytes, /*include_zero=*/false};
+  c.y.frame = true;
+  c.y.log_if_wide = true;
+  const std::map<std::string, int> ranks = Ranks(t);
   for (const HtmlPolicy& p : t.policies) {
     if (Contender(p) && p.peak_rss.has_value()) {
-      c.points.push_back({p.name, p.ns_per_op.value, p.peak_rss.value, 0});
+      c.points.push_back(
+          {p.name, p.ns_per_op.value, p.peak_rss.value, 0, absl::StrCat(ranks.at(p.name))});
     }
   }
-  c.note = "On the front (ringed, labelled): no other policy is both faster and smaller.";
+  c.note = "Each point is numbered by its rank (as in the table). On the front (ringed): no "
+           "other policy is both faster and smaller.";
   return report::RenderScatterChart(c);
 }
 
@@ -279,15 +396,16 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
     rss.id = absl::StrCat(id, "-", dim.name, "-rss");
     speed.title = absl::StrCat(dim.name, ": ns per memory op");
     rss.title = absl::StrCat(dim.name, ": peak RSS");
-    speed.x = SpeedAxis(t.policies, /*with_floor=*/false);
+    speed.x = SpeedAxis("ns per memory op", /*frame=*/false);
     // Differences between policies are what the panel is for.
     rss.x = {"peak RSS above baseline", Unit::kBytes, /*include_zero=*/false};
+    rss.x.log_if_wide = true;
     speed.series_names = rss.series_names = dim.values;
     speed.width = rss.width = 620;
     for (const auto& [key, members] : groups) {
       if (members.size() < 2) continue;
       report::IntervalRow sr, rr;
-      sr.label = rr.label = key;
+      sr.label = rr.label = "pool/" + key;
       for (const auto& [value, p] : members) {
         sr.marks.push_back({value, p->ns_per_op.value, p->ns_per_op.lo, p->ns_per_op.hi,
                             p->ns_per_op.has_interval()});
@@ -297,18 +415,23 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
       speed.rows.push_back(std::move(sr));
       rss.rows.push_back(std::move(rr));
     }
-    if (speed.rows.empty()) continue;
+    // One row compares one pair: the table says as much.
+    if (speed.rows.size() < 2) continue;
     ++dims_shown;
     panels.push_back(report::RenderIntervalChart(speed));
     panels.push_back(report::RenderIntervalChart(rss));
   }
   if (dims_shown == 0) {
-    return "<p class=\"note\">No two article policies here differ in only one dimension; run "
-           "with <code>--policies='pool/*'</code> to see each dimension's effect.</p>\n";
+    return "<p class=\"note\">Too few article policies here to compare a dimension over two "
+           "or more settings of the others; run with <code>--policies='pool/*'</code> to see "
+           "each dimension's effect.</p>\n";
   }
   return absl::StrCat(
-      "<p class=\"note\">Each row holds policies that agree in every dimension but the "
-      "panel's (<code>*</code> marks it); the colours are that dimension's values.</p>\n",
+      "<p class=\"note\">The article's policies are named "
+      "<code>pool/storage/growth/threading/holding/delete</code>. In each panel a row holds the "
+      "policies that agree in every dimension but the panel's (<code>*</code> marks it), and "
+      "the colours are that dimension's values; a dimension compared in fewer than two rows "
+      "has no panel.</p>\n",
       report::SmallMultiples(panels, 560));
 }
 

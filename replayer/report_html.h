@@ -1,10 +1,14 @@
 // The replayer's HTML report (--format=html): one self-contained page
 // (inline CSS and SVG, nothing loaded from elsewhere) with, per trace, the
-// verdict, the memory profile (live bytes from the trace and each policy's
-// RSS course on the same axes), ns/op per policy with its interval and the
-// tied group, speed against peak RSS with the Pareto front, the article's
-// policy effects as small multiples and the full table; over several
-// traces, a trace x policy heat map of speed-up against malloc and a table.
+// verdict (each fact once), the memory profile (live bytes from the trace
+// and the RSS courses of the policies the verdict names and malloc; every
+// other policy's in a folded panel of its own), ns/op per policy with its
+// interval and the tied group (framed on the main group, far slower ones
+// past a break), speed against peak RSS with the Pareto front (every point
+// numbered by rank and keyed), the article's policy effects as small
+// multiples (dimensions compared in two rows or more) and the full table;
+// over several traces, a trace x policy heat map of speed-up against malloc
+// and a table.
 //
 // Drawing reads an HtmlTrace per trace: a view of the replayer's results
 // (TraceReport) and of the trace itself (ReplayProgram: header, live bytes),

@@ -15,6 +15,14 @@
 namespace alloctrace {
 namespace {
 
+// The text from `from` to the next `to` after it (empty if either is missing).
+std::string Between(const std::string& s, const std::string& from, const std::string& to) {
+  const size_t a = s.find(from);
+  if (a == std::string::npos) return "";
+  const size_t b = s.find(to, a);
+  return b == std::string::npos ? "" : s.substr(a, b - a);
+}
+
 class ReportHtmlTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -110,13 +118,21 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
                                       std::string("replayer --out=") + kHostileImg);
   for (const char* id : {"id=\"trace-0\"", "id=\"trace-0-verdict\"", "id=\"trace-0-profile\"",
                          "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"",
-                         "id=\"trace-0-effects-storage-speed\"",
-                         "id=\"trace-0-effects-growth-rss\"", "id=\"trace-0-table\""}) {
+                         "id=\"trace-0-table\""}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   }
   EXPECT_EQ(html.find("id=\"heatmap\""), std::string::npos);  // one trace: no overview
-  // Profile: the trace's live bytes and the six contenders' RSS courses.
-  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 7u);
+  // Each dimension compares one pair at most: no effects panel, a note.
+  EXPECT_EQ(html.find("id=\"trace-0-effects-"), std::string::npos);
+  EXPECT_NE(html.find("Too few article policies"), std::string::npos);
+  // Profile: the trace's live bytes, slab (recommended, fastest, smallest)
+  // and malloc; the four other contenders in panels of their own, each
+  // against the ideal.
+  const std::string profile = Between(html, "id=\"trace-0-profile\"", "</figure>");
+  EXPECT_EQ(CountSubstrings(profile, "class=\"series\""), 3u);
+  EXPECT_EQ(CountSubstrings(profile, "class=\"legend-entry\""), 3u);
+  EXPECT_NE(html.find("The other 4 policies' RSS"), std::string::npos);
+  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 3u + 4 * 2);
   // One dot per ranked policy (bump included) in the speed chart, plus the
   // effects panels' marks; 7 ranked policies have ranges.
   EXPECT_GE(CountSubstrings(html, "class=\"ci\""), 7u);
@@ -135,6 +151,22 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   EXPECT_NE(html.find(report::Escape(kHostileTitle)), std::string::npos);
   EXPECT_NE(html.find("crashed: &lt;signal 11&gt;"), std::string::npos);
   EXPECT_NE(html.find("95% CI of the median"), std::string::npos);
+}
+
+TEST_F(ReportHtmlTest, TheVerdictSaysEachThingOnce) {
+  const TraceReport report = Summarized(AllRuns());
+  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
+  // slab is recommended, the fastest and the smallest: named once; the
+  // policy tied with it once; malloc's speed-up figure once; the rule once.
+  EXPECT_EQ(CountSubstrings(verdict, "slab"), 1u) << verdict;
+  EXPECT_EQ(CountSubstrings(verdict, report::Escape(kHostileScript)), 1u);
+  EXPECT_EQ(CountSubstrings(verdict, "the speed of glibc malloc"), 1u);
+  EXPECT_EQ(CountSubstrings(html, report.verdict.rule.substr(0, 40)), 1u);
+  EXPECT_NE(verdict.find("Recommended: slab</strong>, the fastest and the smallest peak RSS"),
+            std::string::npos);
+  // The statistics' sentence repeats it all: not on the page.
+  EXPECT_EQ(html.find(report.verdict.sentence.substr(0, 30)), std::string::npos);
 }
 
 TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
@@ -170,9 +202,20 @@ TEST_F(ReportHtmlTest, SixtyPoliciesStayReadable) {
           }
   const TraceReport report = Summarized(runs);
   const std::string html = FormatHtml({report}, {program_}, Context(), "");
-  // The profile draws at most 12 courses besides the trace, and says so.
-  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), 13u);
-  EXPECT_NE(html.find("12 of 49 policies drawn"), std::string::npos);
+  // The profile draws the policies the verdict names and malloc besides the
+  // trace; the others, one panel each, on demand.
+  const std::string profile = Between(html, "id=\"trace-0-profile\"", "</figure>");
+  const size_t drawn = CountSubstrings(profile, "class=\"series\"");
+  EXPECT_GE(drawn, 3u);
+  EXPECT_LE(drawn, 5u);
+  EXPECT_EQ(CountSubstrings(profile, "class=\"legend-entry\""), drawn);
+  EXPECT_NE(html.find(absl::StrCat("The other ", 49 - (drawn - 1), " policies")),
+            std::string::npos);
+  EXPECT_EQ(CountSubstrings(html, "class=\"series\""), drawn + 2 * (49 - (drawn - 1)));
+  // Every point of the scatter tagged and keyed.
+  const std::string pareto = Between(html, "id=\"trace-0-pareto\"", "</figure>");
+  EXPECT_EQ(CountSubstrings(pareto, "class=\"point-label\""), 49u);
+  EXPECT_EQ(CountSubstrings(pareto, "class=\"point-key\""), 49u);
   // Every dimension has its pair of panels.
   for (const char* d : {"storage", "growth", "threading", "holding", "delete"}) {
     EXPECT_NE(html.find(absl::StrCat("id=\"trace-0-effects-", d, "-speed\"")), std::string::npos)
