@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Sets up the machine, then runs every test twice: as built for use
-# (optimized) and under AddressSanitizer + UndefinedBehaviorSanitizer; then
-# builds and runs the examples/ projects against alloctrace.
+# Sets up the machine, then runs every test as built for use (optimized),
+# and again under AddressSanitizer + UndefinedBehaviorSanitizer every test
+# but those tagged opt_only (text and Python checks, the browser and the
+# in-situ fidelity runs: they reach no C++ that a sanitized test does not,
+# or only re-run it end to end at many times the cost); the sanitized pass
+# builds only what its tests need. Then builds and runs the examples/
+# projects against alloctrace, and checks the docs and the architecture.
 # Ends with one line "N passed, N failed" counting test cases (from each
 # test's JUnit XML), or test targets where a target produced no XML, plus
 # one per example step and one for the docs' links.
@@ -112,7 +116,7 @@ example() {  # $1: name, $2: the trace it writes, rest: the command
 }
 
 run_suite
-run_suite --config=asan
+run_suite --config=asan --build_tests_only --test_tag_filters=-opt_only
 run_examples
 # Every link in README.md and docs/ names a file of the repository (and a
 # heading, for a #fragment).
