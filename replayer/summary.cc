@@ -68,9 +68,12 @@ std::string TotalBudgetNote(const TraceReport& t) {
     }
   }
   if (cut.empty()) return "";
-  return absl::StrCat("the total budget ran out before ", cut.size(),
-                      cut.size() == 1 ? " policy" : " policies", " still in the race (",
-                      absl::StrJoin(cut, ", "),
+  constexpr size_t kNamed = 4;  // a long list would bury the note
+  const size_t total = cut.size();
+  std::string names = absl::StrJoin(cut.begin(), cut.begin() + std::min(kNamed, total), ", ");
+  if (total > kNamed) absl::StrAppend(&names, " and ", total - kNamed, " more");
+  return absl::StrCat("the total budget ran out before ", total,
+                      total == 1 ? " policy" : " policies", " still in the race (", names,
                       ") reached the precision: their intervals are wider than asked, and "
                       "a tie among them may only mean too few runs (--total_budget=SECONDS "
                       "gives them more)");

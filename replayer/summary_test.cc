@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -279,6 +280,16 @@ TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
   EXPECT_TRUE(absl::StrContains(notes[0], "before 1 policy still in the race (slab)")) << notes[0];
   EXPECT_TRUE(
       budget_notes(Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("slab", kDrift)})).empty());
+  // Many: four named, the rest counted.
+  std::vector<PolicyRuns> many = {Runs("malloc", Scaled(kDrift, 2))};
+  for (int i = 0; i < 6; ++i) {
+    many.push_back(Runs(absl::StrCat("p", i), kDrift));
+    many.back().stop_reason = "total budget of 16 s spent (--total_budget)";
+  }
+  const std::vector<std::string> six = budget_notes(Summarized(many));
+  ASSERT_EQ(six.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(six[0], "before 6 policies still in the race (p0, p1, p2, p3 and 2 more)"))
+      << six[0];
 }
 
 TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
