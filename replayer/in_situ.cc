@@ -263,6 +263,10 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
     slots[0].c.policy.clear();
   }
   out.reference = slots[0].p.name;
+  // What the verdict's Adopt line says when the reference is recommended:
+  // glibc malloc as it is, or std::allocator (ALLOCTRACE_POLICY=std is plain
+  // operator new). Left empty, that line was blank.
+  slots[0].p.adopt = CandidateFor(instrumented ? "new" : "malloc").adopt;
   // Round 0 is a warm-up (page cache, dynamic loading): not counted.
   const double first_wall = slots[0].p.runs.empty() ? 0 : slots[0].p.runs[0].wall_s;
   slots[0].p.runs.clear();

@@ -89,6 +89,16 @@ TEST(InSituTest, UninstrumentedProgramSkipsPoolPolicies) {
   EXPECT_THAT(Slurp(Log("plain")), HasSubstr("ok\n"));
 }
 
+// The reference recommended (the only policy run): the verdict's Adopt
+// line says what to adopt (it was blank).
+TEST(InSituTest, ConfirmedReferenceHasAnAdoptLine) {
+  const Output o = RunShell(absl::StrCat(kReplayer, " --confirm=1 --policies=malloc ", kFew,
+                                         " --in_situ_log=", Log("ref"),
+                                         " traces/simple_map.trace -- ", kTestProg, " ok"));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("Adopt:        nothing to change: glibc malloc serves"));
+}
+
 TEST(InSituTest, ConfirmRunsTheReplaysPicksAndReportsWhetherTheyHeld) {
   const std::string dir = testing::TempDir();
   const std::string trace = dir + "/lru.trace";

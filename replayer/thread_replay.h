@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <functional>
 #include <vector>
@@ -250,8 +251,21 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   threads.reserve(n);
   std::string error;
   for (uint32_t t = 0; t < n; ++t) {
+    // A std::bad_alloc must not leave a replay thread: it would terminate the
+    // child (SIGABRT, "crashed with signal 6") where the main thread's would
+    // fail the run as out of memory. Under the child's memory limit even a
+    // thread's error message can fail to allocate (a waiting thread's
+    // "stopped: ..." once another thread's allocation failed), so the
+    // message's room is reserved here, before the threads start.
+    figures[t].error.reserve(64);
     bodies[t] = [&, t] {
-      ThreadMain<A>(allocator, program, schedule, t, n, ptrs, touch, shared, &figures[t]);
+      try {
+        ThreadMain<A>(allocator, program, schedule, t, n, ptrs, touch, shared, &figures[t]);
+      } catch (const std::bad_alloc&) {
+        figures[t].error.assign(shared.abort.load() ? "stopped: another thread failed"
+                                                    : "out of memory (std::bad_alloc)");
+        shared.abort.store(true);
+      }
     };
     pthread_t thread;
     int code = 0;

@@ -1,6 +1,7 @@
 #include "alloctrace/replayer/thread_schedule.h"
 
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -236,6 +237,36 @@ TEST(ThreadScheduleTest, StreamsAreTheThreadsThatMadeOps) {
   EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
                  .error),
             "");
+}
+
+// An allocator that throws std::bad_alloc on its 10th allocation, as the
+// std allocators of some policies do once the child's memory limit is
+// reached.
+class ThrowingAllocator : public allocators::MallocAllocator {
+ public:
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    if (++calls_ == 10) throw std::bad_alloc();
+    return MallocAllocator::Allocate(bytes, align, arena);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+// A std::bad_alloc on a replay thread fails the run with an error, as on the
+// main thread; it used to escape the thread and abort the process.
+TEST(ThreadScheduleTest, BadAllocOnAThreadFailsTheRun) {
+  std::vector<Step> steps;
+  for (uint64_t i = 0; i < 20; ++i) steps.push_back({Step::kAlloc, 0, 0, 0x1000 + 0x40 * i});
+  for (uint64_t i = 0; i < 20; ++i) steps.push_back({Step::kFree, 1, 0, 0x1000 + 0x40 * i});
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("badalloc.trace", steps));
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  RunOptions options;
+  options.max_passes = 1;
+  const RunResult r = ReplayPerThreadWith<ThrowingAllocator>(ViewOf(*p), ViewOf(*s), options);
+  EXPECT_EQ(r.error, "out of memory (std::bad_alloc)");
 }
 
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {
