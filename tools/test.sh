@@ -70,6 +70,38 @@ run_examples() {
     g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  # The pool alone (examples/pool_only): by find_package(alloctrace
+  # COMPONENTS pool) with Protobuf made unfindable, and by pkg-config
+  # alloctrace-pool; neither its flags, the headers it reaches nor its
+  # program may involve protobuf or the tracing library. Bazel's //pool
+  # likewise.
+  step "examples/pool_only, CMake without Protobuf" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    cmake -S examples/pool_only -B "$1/pool_only" -DCMAKE_PREFIX_PATH="$1/prefix" \
+      -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON
+    cmake --build "$1/pool_only" -j2
+    readelf -d "$1/pool_only/pool_app" | absent "NEEDED.*(protobuf|alloctrace\.so)"
+    "$1/pool_only/pool_app"' _ "$tmp"
+  step "pkg-config alloctrace-pool" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
+    flags=$(pkg-config --cflags --libs alloctrace-pool)
+    echo "$flags"
+    absent "protobuf|-lalloctrace( |$)" <<<"$flags"
+    g++ -std=c++17 -M examples/pool_only/main.cc $(pkg-config --cflags alloctrace-pool) |
+      absent "google/protobuf|alloctrace/(tracer|format|proto)/"
+    g++ -std=c++17 -O2 -o "$1/pool_pc_app" examples/pool_only/main.cc $flags \
+      -Wl,-rpath,"$1/prefix/lib"
+    readelf -d "$1/pool_pc_app" | absent "NEEDED.*(protobuf|alloctrace\.so)"
+    "$1/pool_pc_app"' _ "$tmp"
+  step "//pool depends on no tracing" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    bazel query "deps(//pool)" >"$1/pool_deps"
+    absent "protobuf|^//(tracer|format|proto|inspect|replayer)" "$1/pool_deps"
+    echo "//pool: $(grep -c "^//" "$1/pool_deps") targets of the project, none of tracing"' _ "$tmp"
   # Every policy's C++ type as the reports print it (replayer/catalog_types.cc),
   # compiled against the installed package and run: what a user pastes builds.
   step "catalog types, installed package" bash -c '
