@@ -70,6 +70,38 @@ run_examples() {
     g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  # The installed programs, as one without Bazel runs them (README, "Without
+  # Bazel"): record a workload, inspect it, replay it (and run a program in
+  # situ, which needs the helpers in libexec/alloctrace/), capture a program
+  # (which needs lib/liballoctrace_capture.so) and inspect its trace.
+  step "installed alloctrace_record" bash -c '
+    set -e
+    "$1/prefix/bin/alloctrace_record" --workload=simple_map --param=entries=2000 \
+      --out="$1/record.trace"' _ "$tmp"
+  step "installed alloctrace_inspect" bash -c '
+    set -e
+    "$1/prefix/bin/alloctrace_inspect" "$1/record.trace" >"$1/record.inspect"
+    grep -E "^complete" "$1/record.inspect"' _ "$tmp"
+  step "installed alloctrace_replayer" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }  # fails if a line matches
+    bin="$1/prefix/bin"
+    "$bin/alloctrace_replayer" --policies=malloc,slab/st/single --budget=1 --min_runs=3 \
+      --quiet "$1/record.trace" >"$1/replay.txt"
+    grep -q "^ *slab/st/single " "$1/replay.txt"
+    "$bin/alloctrace_replayer" --in_situ --policies=jemalloc --budget=0.5 --min_runs=2 \
+      --max_runs=3 --quiet --in_situ_log="$1/in_situ.log" -- ls / >"$1/in_situ.txt"
+    cat "$1/in_situ.txt"
+    grep -q "^jemalloc " "$1/in_situ.txt"
+    absent -q skipped "$1/in_situ.txt"  # the preload check library was found
+    grep -m1 "^malloc " "$1/replay.txt"' _ "$tmp"
+  step "installed alloctrace_capture" bash -c '
+    set -e
+    bin="$1/prefix/bin"
+    "$bin/alloctrace_capture" --out="$1/ls.trace" -- ls / >/dev/null
+    "$bin/alloctrace_inspect" "$1/ls.trace" >"$1/ls.inspect"
+    grep -q "workload \"ls\"" "$1/ls.inspect"
+    grep -E "^complete" "$1/ls.inspect"' _ "$tmp"
   # The pool alone (examples/pool_only): by find_package(alloctrace
   # COMPONENTS pool) with Protobuf made unfindable, and by pkg-config
   # alloctrace-pool; neither its flags, the headers it reaches nor its
