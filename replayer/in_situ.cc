@@ -236,9 +236,10 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   out.log_path =
       set.log_path.empty() ? absl::StrCat("alloctrace-insitu.", getpid(), ".log") : set.log_path;
   if (set.launcher.empty() || access(set.launcher.c_str(), X_OK) != 0) {
-    return absl::NotFoundError(
-        "in_situ_launcher is missing beside the replayer (build it: "
-        "bazel build //replayer)");
+    return absl::NotFoundError(absl::StrCat(
+        "in_situ_launcher is missing: ", set.launcher,
+        " (bazel build //replayer builds it beside the replayer; cmake --install puts it in "
+        "libexec/alloctrace/)"));
   }
   absl::StatusOr<LogFile> log = LogFile::Open(out.log_path);
   if (!log.ok()) return log.status();

@@ -36,6 +36,22 @@ absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
   return absl::OkStatus();
 }
 
+std::string HelperPath(const std::string& name) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  const std::string beside = dir + name;
+#ifdef ALLOCTRACE_HELPER_DIR_FROM_BIN
+  // Installed (CMake): bin/alloctrace_replayer, helpers in libexec/alloctrace/.
+  if (access(beside.c_str(), F_OK) != 0) {
+    const std::string installed = dir + ALLOCTRACE_HELPER_DIR_FROM_BIN "/" + name;
+    if (access(installed.c_str(), F_OK) == 0) return installed;
+  }
+#endif
+  return beside;
+}
+
 InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
                                double run_timeout) {
   InSituSettings in;
@@ -51,13 +67,9 @@ InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
   in.seed = s.seed;
   in.progress = s.progress;
   in.log_path = log.empty() ? "" : ResolveUserPath(log);
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
-  dir = dir.substr(0, dir.rfind('/') + 1);
-  const std::string probe = dir + "libmalloc_probe.so";
+  const std::string probe = HelperPath("libmalloc_probe.so");
   if (access(probe.c_str(), R_OK) == 0) in.probe_library = probe;
-  in.launcher = dir + "in_situ_launcher";
+  in.launcher = HelperPath("in_situ_launcher");
   return in;
 }
 

@@ -29,10 +29,17 @@ std::vector<std::string> TakeProgramArgs(int& argc, char** argv);
 absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
                               std::vector<std::string>& program);
 
+// Where a helper program or library of the replayer (in_situ_launcher,
+// libmalloc_probe.so) is: beside this binary (bazel-bin, a CMake build
+// tree) or, in a CMake install, in the directory ALLOCTRACE_HELPER_DIR_FROM_BIN
+// names relative to it (../libexec/alloctrace). The path beside the binary if
+// neither exists.
+std::string HelperPath(const std::string& name);
+
 // The in-situ settings from the replay's: the same precision, budget, run
 // counts, clock and seed; the time limit of --run_timeout (0: the default
 // of InSituSettings); the launcher and the preload check library found
-// beside this binary.
+// by HelperPath.
 InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
                                double run_timeout);
 

@@ -74,6 +74,70 @@ run_examples() {
     g++ -O2 -o "$1/pkgconfig_app" examples/cmake/app.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/pkgconfig_app" "$1/pkgconfig_app.trace"' _ "$tmp"
+  # The installed programs, as one without Bazel runs them (README, "Without
+  # Bazel"): record a workload, inspect it, replay it (and run a program in
+  # situ, which needs the helpers in libexec/alloctrace/), capture a program
+  # (which needs lib/liballoctrace_capture.so) and inspect its trace.
+  step "installed alloctrace_record" bash -c '
+    set -e
+    "$1/prefix/bin/alloctrace_record" --workload=simple_map --param=entries=2000 \
+      --out="$1/record.trace"' _ "$tmp"
+  step "installed alloctrace_inspect" bash -c '
+    set -e
+    "$1/prefix/bin/alloctrace_inspect" "$1/record.trace" >"$1/record.inspect"
+    grep -E "^complete" "$1/record.inspect"' _ "$tmp"
+  step "installed alloctrace_replayer" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }  # fails if a line matches
+    bin="$1/prefix/bin"
+    "$bin/alloctrace_replayer" --policies=malloc,slab/st/single --budget=1 --min_runs=3 \
+      --quiet "$1/record.trace" >"$1/replay.txt"
+    grep -q "^ *slab/st/single " "$1/replay.txt"
+    "$bin/alloctrace_replayer" --in_situ --policies=jemalloc --budget=0.5 --min_runs=2 \
+      --max_runs=3 --quiet --in_situ_log="$1/in_situ.log" -- ls / >"$1/in_situ.txt"
+    cat "$1/in_situ.txt"
+    grep -q "^jemalloc " "$1/in_situ.txt"
+    absent -q skipped "$1/in_situ.txt"  # the preload check library was found
+    grep -m1 "^malloc " "$1/replay.txt"' _ "$tmp"
+  step "installed alloctrace_capture" bash -c '
+    set -e
+    bin="$1/prefix/bin"
+    "$bin/alloctrace_capture" --out="$1/ls.trace" -- ls / >/dev/null
+    "$bin/alloctrace_inspect" "$1/ls.trace" >"$1/ls.inspect"
+    grep -q "workload \"ls\"" "$1/ls.inspect"
+    grep -E "^complete" "$1/ls.inspect"' _ "$tmp"
+  # The pool alone (examples/pool_only): by find_package(alloctrace
+  # COMPONENTS pool) with Protobuf made unfindable, and by pkg-config
+  # alloctrace-pool; neither its flags, the headers it reaches nor its
+  # program may involve protobuf or the tracing library. Bazel's //pool
+  # likewise.
+  step "examples/pool_only, CMake without Protobuf" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    cmake -S examples/pool_only -B "$1/pool_only" -DCMAKE_PREFIX_PATH="$1/prefix" \
+      -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON
+    cmake --build "$1/pool_only" -j2
+    readelf -d "$1/pool_only/pool_app" | absent "NEEDED.*(protobuf|alloctrace\.so)"
+    "$1/pool_only/pool_app"' _ "$tmp"
+  step "pkg-config alloctrace-pool" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
+    flags=$(pkg-config --cflags --libs alloctrace-pool)
+    echo "$flags"
+    absent "protobuf|-lalloctrace( |$)" <<<"$flags"
+    g++ -std=c++17 -M examples/pool_only/main.cc $(pkg-config --cflags alloctrace-pool) |
+      absent "google/protobuf|alloctrace/(tracer|format|proto)/"
+    g++ -std=c++17 -O2 -o "$1/pool_pc_app" examples/pool_only/main.cc $flags \
+      -Wl,-rpath,"$1/prefix/lib"
+    readelf -d "$1/pool_pc_app" | absent "NEEDED.*(protobuf|alloctrace\.so)"
+    "$1/pool_pc_app"' _ "$tmp"
+  step "//pool depends on no tracing" bash -c '
+    set -e
+    absent() { ! grep -E "$@"; }
+    bazel query "deps(//pool)" >"$1/pool_deps"
+    absent "protobuf|^//(tracer|format|proto|inspect|replayer)" "$1/pool_deps"
+    echo "//pool: $(grep -c "^//" "$1/pool_deps") targets of the project, none of tracing"' _ "$tmp"
   # Every policy's C++ type as the reports print it (replayer/catalog_types.cc),
   # compiled against the installed package and run: what a user pastes builds.
   step "catalog types, installed package" bash -c '

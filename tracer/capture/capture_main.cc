@@ -12,7 +12,8 @@
 // no valid trace.
 //
 // Flags: --out=FILE (required), --workload=NAME (header's workload; default
-// the program's name), --preload=PATH (the library; default: from runfiles).
+// the program's name), --preload=PATH (the library; default: from runfiles,
+// or the installed lib/liballoctrace_capture.so).
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,7 +103,9 @@ std::string FindProgram(const std::string& name) {
 }
 
 // The preload library: next to the runfiles of this binary, in RUNFILES_DIR
-// (when run from a test), or beside the binary in bazel-bin.
+// (when run from a test), beside the binary (bazel-bin, a CMake build tree),
+// or, installed by CMake (bin/alloctrace_capture), in the library directory
+// ALLOCTRACE_LIB_DIR_FROM_BIN names relative to the binary (../lib).
 std::string FindPreloadLibrary(const char* argv0) {
   std::vector<std::string> candidates;
   char exe[4096];
@@ -116,6 +119,10 @@ std::string FindPreloadLibrary(const char* argv0) {
   }
   if (!self.empty()) {
     candidates.push_back(self.substr(0, self.rfind('/') + 1) + "liballoctrace_capture.so");
+#ifdef ALLOCTRACE_LIB_DIR_FROM_BIN
+    candidates.push_back(self.substr(0, self.rfind('/') + 1) + ALLOCTRACE_LIB_DIR_FROM_BIN
+                         "/liballoctrace_capture.so");
+#endif
   }
   for (const std::string& c : candidates) {
     if (IsFile(c)) {
