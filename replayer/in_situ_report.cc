@@ -22,17 +22,36 @@ const InSituPolicy* Find(const InSituSummary& s, const std::string& name) {
   return nullptr;
 }
 
+// p's ranked figure (`clock`) per round.
+std::map<int, double> FiguresByRound(const InSituPolicy& p, const std::string& clock) {
+  std::map<int, double> by_round;
+  for (const InSituRun& r : p.runs) by_round[r.round] = clock == "wall" ? r.wall_s : r.cpu_s;
+  return by_round;
+}
+
 // b's time over a's by `clock`, paired by round (>1: a is faster).
 Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, const std::string& clock) {
-  auto figure = [&](const InSituRun& r) { return clock == "wall" ? r.wall_s : r.cpu_s; };
-  std::map<int, double> by_round;
-  for (const InSituRun& r : a.runs) by_round[r.round] = figure(r);
-  std::vector<double> v;
-  for (const InSituRun& r : b.runs) {
-    auto it = by_round.find(r.round);
-    if (it != by_round.end() && it->second > 0) v.push_back(figure(r) / it->second);
+  return PairedRatio(FiguresByRound(b, clock), FiguresByRound(a, clock));
+}
+
+// The replay's FastestTiedGroup over `members` (indexes into s.policies, all
+// ok): paired by round, the reference std or malloc. No noise floor is
+// measured in situ (no second reference run set), so the margin is 0: a tie
+// is a paired ratio whose 95% CI includes 1 (or fewer than 3 paired rounds).
+std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<size_t>& members) {
+  std::vector<SpeedFigures> figures;
+  for (size_t i : members) {
+    const InSituPolicy& p = s.policies[i];
+    SpeedFigures f;
+    f.median = p.ranked;
+    f.by_round = FiguresByRound(p, s.clock);
+    f.vs_reference = p.vs_reference;
+    f.reference = p.reference;
+    figures.push_back(std::move(f));
   }
-  return MedianWithCi(v);
+  std::vector<size_t> group;
+  for (size_t k : FastestTiedGroup(figures, /*noise_margin=*/0)) group.push_back(members[k]);
+  return group;
 }
 
 std::string TimeWords(const std::string& clock) {
@@ -107,8 +126,9 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                         " of the program) among "
                         "those whose median peak RSS is within ",
                         slack_pct,
-                        "% of the smallest; of the policies tied with it (95% "
-                        "CIs overlapping), the one with the smallest peak RSS");
+                        "% of the smallest; of the policies tied with it (the 95% CI of the "
+                        "ratio paired by round includes 1; no noise floor is measured in "
+                        "situ), the one with the smallest peak RSS");
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
   if (ok.empty()) {
     s.sentence = absl::StrCat("In situ, no policy completed its runs of ",
@@ -118,24 +138,17 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                               s.log_path, ").");
     return;
   }
-  std::vector<Estimate> all;
-  for (size_t i : ok) all.push_back(s.policies[i].ranked);
-  for (size_t k : TiedWithLowest(all)) {
-    s.policies[ok[k]].tied_fastest = true;
-    s.fastest.push_back(s.policies[ok[k]].name);
+  for (size_t i : InSituTiedGroup(s, ok)) {
+    s.policies[i].tied_fastest = true;
+    s.fastest.push_back(s.policies[i].name);
   }
   double smallest = std::numeric_limits<double>::max();
   for (size_t i : ok) smallest = std::min(smallest, s.policies[i].peak_rss_bytes.median);
   std::vector<size_t> cand;
-  std::vector<Estimate> speed;
   for (size_t i : ok) {
-    if (s.policies[i].peak_rss_bytes.median <= smallest * (1 + rss_slack)) {
-      cand.push_back(i);
-      speed.push_back(s.policies[i].ranked);
-    }
+    if (s.policies[i].peak_rss_bytes.median <= smallest * (1 + rss_slack)) cand.push_back(i);
   }
-  std::vector<size_t> group;
-  for (size_t k : TiedWithLowest(speed)) group.push_back(cand[k]);
+  std::vector<size_t> group = InSituTiedGroup(s, cand);
   std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
     const InSituPolicy& x = s.policies[a];
     const InSituPolicy& y = s.policies[b];

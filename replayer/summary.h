@@ -187,14 +187,29 @@ PolicyResult SummarizePolicy(const PolicyRuns& runs, const std::map<int, double>
                              const std::map<int, double>& malloc_warm,
                              uint64_t peak_live_bytes, const ReportContext& ctx);
 
-// The tied group among `members` (indexes into `policies`, all ok): the
-// fastest by median ns/op, and each member whose paired ratio to it
-// (FiguresByRound of the ranking pass, PairedRatio) is a PairedTie under the
-// noise margin; and malloc is never in a group with a policy whose ratio to
-// malloc (vs_malloc) excludes 1: of that pair the slower by that ratio
-// leaves (never the fastest). Fastest first, then by median. Members
-// without a common round with the fastest are tied only if their CIs of
-// the median overlap its (no pairing possible).
+// What the tie rule reads of one policy's runs: the replay's (ns/op of the
+// ranking pass, glibc malloc the reference) and the in-situ runs' (the
+// program's time by --clock, std or malloc the reference) alike.
+struct SpeedFigures {
+  Estimate median;                 // of the ranked figure (a time: lower is faster)
+  std::map<int, double> by_round;  // the same figure, per round
+  Estimate vs_reference;           // the reference's figure over this one's, paired (>1: faster)
+  bool reference = false;          // the reference itself
+};
+
+// THE fastest tied group, for the replay and in situ (indexes into
+// `policies`): the fastest by median, and each policy whose paired ratio to
+// it (by_round, PairedRatio) is a PairedTie under the noise margin; and the
+// reference is never in a group with a policy whose ratio to it
+// (vs_reference) excludes 1: of that pair the slower by that ratio leaves
+// (never the fastest). Fastest first, then by median. Policies without a
+// common round with the fastest are tied only if their CIs of the median
+// overlap its (no pairing possible); those without data never are.
+std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
+                                     double noise_margin);
+
+// The same for the replay's `members` (indexes into `policies`, all ok):
+// their FiguresByRound of the ranking pass, vs_malloc, malloc the reference.
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
                                      const std::vector<size_t>& members,
                                      const ReportContext& ctx, double noise_margin);
