@@ -121,14 +121,12 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   for (size_t i = 0; i < s.policies.size(); ++i) {
     if (s.policies[i].ok()) ok.push_back(i);
   }
-  const int slack_pct = static_cast<int>(std::lround(100 * rss_slack));
   s.rule = absl::StrCat("in situ: the fastest policy (median ", TimeWords(s.clock),
-                        " of the program) among "
-                        "those whose median peak RSS is within ",
-                        slack_pct,
-                        "% of the smallest; of the policies tied with it (the 95% CI of the "
-                        "ratio paired by round includes 1; no noise floor is measured in "
-                        "situ), the one with the smallest peak RSS");
+                        " of the program) among those whose median peak RSS is ",
+                        RssSlackWords(rss_slack),
+                        "; of the policies tied with it (the 95% CI of the ratio paired by "
+                        "round includes 1; no noise floor is measured in situ), the one with "
+                        "the smallest peak RSS");
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
   if (ok.empty()) {
     s.sentence = absl::StrCat("In situ, no policy completed its runs of ",
@@ -146,7 +144,9 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   for (size_t i : ok) smallest = std::min(smallest, s.policies[i].peak_rss_bytes.median);
   std::vector<size_t> cand;
   for (size_t i : ok) {
-    if (s.policies[i].peak_rss_bytes.median <= smallest * (1 + rss_slack)) cand.push_back(i);
+    if (WithinRssSlack(s.policies[i].peak_rss_bytes.median, smallest, rss_slack)) {
+      cand.push_back(i);
+    }
   }
   std::vector<size_t> group = InSituTiedGroup(s, cand);
   std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {

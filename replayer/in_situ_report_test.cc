@@ -1,5 +1,5 @@
 // The in-situ verdict (DecideInSitu) on synthetic runs: the replay's rule,
-// ties paired by round. No child processes.
+// ties paired by round, the RSS slack with its floor. No child processes.
 #include "alloctrace/replayer/in_situ_report.h"
 
 #include <map>
@@ -101,6 +101,17 @@ TEST(DecideInSituTest, APairedTieIsATie) {
   EXPECT_EQ(s.recommended, "jemalloc");
   EXPECT_TRUE(s.replay_pick_held);
   EXPECT_THAT(s.sentence, HasSubstr("in situ it is tied with jemalloc"));
+}
+
+// The RSS slack has the replay's 1 MiB floor: 44 KiB less is not worth a
+// 2.9x slowdown.
+TEST(DecideInSituTest, AFewKibOfPeakRssAreNotWorthSpeed) {
+  InSituSummary s = Summary({Policy("std", {1}, 252 << 10, true),
+                             Policy("pool/simple/exp/st/stack/free", {2.9}, 208 << 10)});
+  DecideInSitu(s, "", 0.10);
+  EXPECT_EQ(s.recommended, "std");
+  EXPECT_THAT(s.rule, HasSubstr(RssSlackWords(0.10)));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("over the slack")));
 }
 
 }  // namespace

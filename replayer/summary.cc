@@ -289,6 +289,16 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
   return group;
 }
 
+bool WithinRssSlack(double peak_rss, double smallest, double rss_slack) {
+  return peak_rss - smallest <= std::max(rss_slack * smallest, kRssSlackFloorBytes);
+}
+
+std::string RssSlackWords(double rss_slack) {
+  return absl::StrFormat("within %d%% or %.0f MiB (whichever is more) of the smallest",
+                         static_cast<int>(std::lround(100 * rss_slack)),
+                         kRssSlackFloorBytes / (1024 * 1024));
+}
+
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
   std::map<std::string, std::vector<size_t>> kinds;
   for (size_t i = 0; i < t->policies.size(); ++i) {
@@ -354,11 +364,12 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   for (const PolicyResult& p : t->policies) {
     if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
   }
-  const double limit = smallest * (1 + ctx.rss_slack);
   std::vector<size_t> cand;
   for (size_t i = 0; i < t->policies.size(); ++i) {
     const PolicyResult& p = t->policies[i];
-    if (IsContender(p) && p.peak_rss.median <= limit) cand.push_back(i);
+    if (IsContender(p) && WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
+      cand.push_back(i);
+    }
   }
   std::vector<size_t> pick = FastestTiedGroup(t->policies, cand, ctx, NoiseMargin(t->noise_floor));
   // Of the tied group, one pick that noise between its members cannot move:
@@ -386,11 +397,10 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     if (px != py) return px < py;
     return x.name < y.name;
   });
-  const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
   v.rule = absl::StrCat("the fastest policy among the contenders (not eliminated by the "
-                        "race, not screened out) whose median peak RSS is within ",
-                        slack_pct,
-                        "% of the smallest; of the policies tied with it (the 95% CI of the "
+                        "race, not screened out) whose median peak RSS is ",
+                        RssSlackWords(ctx.rss_slack),
+                        "; of the policies tied with it (the 95% CI of the "
                         "ratio paired by round includes 1 or lies within the noise floor), "
                         "one that frees its blocks, with the smallest peak RSS (within a page "
                         "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
