@@ -1,5 +1,6 @@
 // The in-situ verdict (DecideInSitu) on synthetic runs: the replay's rule,
-// ties paired by round, the RSS slack with its floor. No child processes.
+// ties paired by round, the RSS slack with its floor, and the sentence that
+// says whether the replay's pick held. No child processes.
 #include "alloctrace/replayer/in_situ_report.h"
 
 #include <map>
@@ -112,6 +113,51 @@ TEST(DecideInSituTest, AFewKibOfPeakRssAreNotWorthSpeed) {
   EXPECT_EQ(s.recommended, "std");
   EXPECT_THAT(s.rule, HasSubstr(RssSlackWords(0.10)));
   EXPECT_THAT(s.sentence, Not(HasSubstr("over the slack")));
+}
+
+// tcmalloc 1.35x faster than malloc in situ but over the RSS slack: the
+// sentence read "In situ malloc beats the replay's pick tcmalloc by -26%".
+TEST(DecideInSituTest, APickLeftOutForItsMemorySaysWhatTheSpeedSaid) {
+  const int64_t kMib = 1 << 20;
+  InSituSummary s = Summary({Policy("malloc", {1}, 45 * kMib / 10, true),
+                             Policy("tcmalloc", {1 / 1.35}, 77 * kMib / 10)});
+  DecideInSitu(s, "tcmalloc", 0.10);
+  EXPECT_THAT(s.fastest, ElementsAre("tcmalloc"));
+  EXPECT_EQ(s.recommended, "malloc");
+  EXPECT_FALSE(s.replay_pick_held);  // not in the group the pick is made from
+  EXPECT_THAT(s.sentence,
+              HasSubstr("Replay picked tcmalloc; in situ tcmalloc is fastest, 1.35x ["));
+  EXPECT_THAT(s.sentence, HasSubstr("the reference malloc's speed, but its peak RSS (7.7M) is over "
+                                    "the slack of the smallest (malloc's 4.5M): malloc is "
+                                    "recommended, the reference"));
+  EXPECT_THAT(s.sentence, HasSubstr("The pick held on speed, not on memory."));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("beats")));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("-")));  // no negative percentage
+  EXPECT_GT(s.pick_vs_best.hi, 0);
+  EXPECT_LT(s.pick_vs_best.median, 1);  // the pick is faster than the recommended
+
+  // The replay picked malloc: it held, but in situ it is not the fastest.
+  InSituSummary m = Summary({Policy("malloc", {1}, 45 * kMib / 10, true),
+                             Policy("tcmalloc", {1 / 1.35}, 77 * kMib / 10)});
+  DecideInSitu(m, "malloc", 0.10);
+  EXPECT_TRUE(m.replay_pick_held);
+  EXPECT_THAT(m.sentence, HasSubstr("Replay picked malloc; in situ malloc is recommended, the "
+                                    "reference. tcmalloc, the fastest (1.35x ["));
+  EXPECT_THAT(m.sentence, HasSubstr("is left out: its peak RSS (7.7M) is over the slack of the "
+                                    "smallest (malloc's 4.5M). The pick held."));
+  EXPECT_THAT(m.sentence, Not(HasSubstr("malloc is fastest")));
+}
+
+TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
+  InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true),
+                             Policy("slab/st/single", {0.5}, 8 << 20),
+                             Policy("jemalloc", {0.6}, 8 << 20)});
+  DecideInSitu(s, "jemalloc", 0.10);
+  EXPECT_EQ(s.recommended, "slab/st/single");
+  EXPECT_FALSE(s.replay_pick_held);
+  EXPECT_THAT(s.sentence, HasSubstr("In situ slab/st/single beats the replay's pick jemalloc by "
+                                    "20% [20, 20]"));
+  EXPECT_THAT(s.sentence, HasSubstr("The pick did not hold."));
 }
 
 }  // namespace
