@@ -94,18 +94,22 @@ struct InSituSummary {
   double wall_seconds = 0;             // of the whole in-situ measurement
   std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
   int failed_policies = 0;
-  // The verdict from the runs (the replay's rule: among policies within the
-  // RSS slack of the smallest peak RSS, the group tied with the fastest
-  // median of the ranked figure; of it, the smallest peak RSS).
+  // The verdict from the runs (DecideInSitu, the replay's rule: among
+  // policies within the RSS slack of the smallest peak RSS, WithinRssSlack,
+  // the FastestTiedGroup of the ranked figure, paired by round; of it, the
+  // smallest peak RSS). `fastest`: that group among all ok policies,
+  // whatever their RSS.
   std::vector<std::string> fastest;
   std::string recommended;  // "" if nothing ran
   allocators::Adoption adopt;
   std::string rule;
-  // With a replay: its pick, whether it held (in the recommended tied
-  // group), and the sentence saying so.
+  // With a replay: its pick, whether it held (in the tied group the
+  // recommendation is made from: within the RSS slack), and the sentence
+  // saying so (and what the speed alone said, if the pick's RSS left it out).
   std::string replay_pick;
   bool replay_pick_held = false;
-  Estimate pick_vs_best;  // in situ: the pick's wall over the best's, paired (>1: slower)
+  // The pick's ranked time over the recommended one's, paired (>1: slower).
+  Estimate pick_vs_best;
   std::string sentence;
 };
 
@@ -141,7 +145,8 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
                                             const InSituSettings& s);
 
 // Sets the verdict fields of `summary` from its runs; with `replay_pick`
-// non-empty, also whether it held.
+// non-empty, also whether it held. Defined in in_situ_report.cc, with the
+// replay's rule (summary.h: FastestTiedGroup, WithinRssSlack).
 void DecideInSitu(InSituSummary& summary, const std::string& replay_pick, double rss_slack);
 
 }  // namespace alloctrace

@@ -1,7 +1,6 @@
 #include "alloctrace/replayer/in_situ_report.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -22,17 +21,36 @@ const InSituPolicy* Find(const InSituSummary& s, const std::string& name) {
   return nullptr;
 }
 
+// p's ranked figure (`clock`) per round.
+std::map<int, double> FiguresByRound(const InSituPolicy& p, const std::string& clock) {
+  std::map<int, double> by_round;
+  for (const InSituRun& r : p.runs) by_round[r.round] = clock == "wall" ? r.wall_s : r.cpu_s;
+  return by_round;
+}
+
 // b's time over a's by `clock`, paired by round (>1: a is faster).
 Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, const std::string& clock) {
-  auto figure = [&](const InSituRun& r) { return clock == "wall" ? r.wall_s : r.cpu_s; };
-  std::map<int, double> by_round;
-  for (const InSituRun& r : a.runs) by_round[r.round] = figure(r);
-  std::vector<double> v;
-  for (const InSituRun& r : b.runs) {
-    auto it = by_round.find(r.round);
-    if (it != by_round.end() && it->second > 0) v.push_back(figure(r) / it->second);
+  return PairedRatio(FiguresByRound(b, clock), FiguresByRound(a, clock));
+}
+
+// The replay's FastestTiedGroup over `members` (indexes into s.policies, all
+// ok): paired by round, the reference std or malloc. No noise floor is
+// measured in situ (no second reference run set), so the margin is 0: a tie
+// is a paired ratio whose 95% CI includes 1 (or fewer than 3 paired rounds).
+std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<size_t>& members) {
+  std::vector<SpeedFigures> figures;
+  for (size_t i : members) {
+    const InSituPolicy& p = s.policies[i];
+    SpeedFigures f;
+    f.median = p.ranked;
+    f.by_round = FiguresByRound(p, s.clock);
+    f.vs_reference = p.vs_reference;
+    f.reference = p.reference;
+    figures.push_back(std::move(f));
   }
-  return MedianWithCi(v);
+  std::vector<size_t> group;
+  for (size_t k : FastestTiedGroup(figures, /*noise_margin=*/0)) group.push_back(members[k]);
+  return group;
 }
 
 std::string TimeWords(const std::string& clock) {
@@ -102,13 +120,12 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   for (size_t i = 0; i < s.policies.size(); ++i) {
     if (s.policies[i].ok()) ok.push_back(i);
   }
-  const int slack_pct = static_cast<int>(std::lround(100 * rss_slack));
   s.rule = absl::StrCat("in situ: the fastest policy (median ", TimeWords(s.clock),
-                        " of the program) among "
-                        "those whose median peak RSS is within ",
-                        slack_pct,
-                        "% of the smallest; of the policies tied with it (95% "
-                        "CIs overlapping), the one with the smallest peak RSS");
+                        " of the program) among those whose median peak RSS is ",
+                        RssSlackWords(rss_slack),
+                        "; of the policies tied with it (the 95% CI of the ratio paired by "
+                        "round includes 1; no noise floor is measured in situ), the one with "
+                        "the smallest peak RSS");
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
   if (ok.empty()) {
     s.sentence = absl::StrCat("In situ, no policy completed its runs of ",
@@ -118,24 +135,28 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                               s.log_path, ").");
     return;
   }
-  std::vector<Estimate> all;
-  for (size_t i : ok) all.push_back(s.policies[i].ranked);
-  for (size_t k : TiedWithLowest(all)) {
-    s.policies[ok[k]].tied_fastest = true;
-    s.fastest.push_back(s.policies[ok[k]].name);
+  const std::vector<size_t> fastest = InSituTiedGroup(s, ok);
+  for (size_t i : fastest) {
+    s.policies[i].tied_fastest = true;
+    s.fastest.push_back(s.policies[i].name);
   }
-  double smallest = std::numeric_limits<double>::max();
-  for (size_t i : ok) smallest = std::min(smallest, s.policies[i].peak_rss_bytes.median);
-  std::vector<size_t> cand;
-  std::vector<Estimate> speed;
+  size_t smallest_i = ok[0];
   for (size_t i : ok) {
-    if (s.policies[i].peak_rss_bytes.median <= smallest * (1 + rss_slack)) {
-      cand.push_back(i);
-      speed.push_back(s.policies[i].ranked);
+    if (s.policies[i].peak_rss_bytes.median < s.policies[smallest_i].peak_rss_bytes.median) {
+      smallest_i = i;
     }
   }
-  std::vector<size_t> group;
-  for (size_t k : TiedWithLowest(speed)) group.push_back(cand[k]);
+  const double smallest = s.policies[smallest_i].peak_rss_bytes.median;
+  auto within_slack = [&](const InSituPolicy& p) {
+    return WithinRssSlack(p.peak_rss_bytes.median, smallest, rss_slack);
+  };
+  std::vector<size_t> cand;
+  for (size_t i : ok) {
+    if (within_slack(s.policies[i])) cand.push_back(i);
+  }
+  std::vector<size_t> group = InSituTiedGroup(s, cand);
+  if (group.empty()) group = cand;  // every ok policy has a figure: not reached
+  const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack
   std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
     const InSituPolicy& x = s.policies[a];
     const InSituPolicy& y = s.policies[b];
@@ -147,13 +168,36 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   const InSituPolicy& rec = s.policies[group[0]];
   s.recommended = rec.name;
   s.adopt = rec.adopt;
-  const std::string rec_speed =
-      rec.reference
-          ? "the reference"
-          : absl::StrCat(Times(rec.vs_reference), " the reference ", s.reference, "'s speed");
+  auto speed = [&](const InSituPolicy& p) {
+    return p.reference
+               ? std::string("the reference")
+               : absl::StrCat(Times(p.vs_reference), " the reference ", s.reference, "'s speed");
+  };
+  const std::string rec_speed = speed(rec);
+  // What the speed alone says of p: fastest, tied with the fastest, or slower.
+  const InSituPolicy& first = s.policies[fastest[0]];
+  auto standing = [&](const InSituPolicy& p) {
+    if (&p == &first) return absl::StrCat("is fastest, ", speed(p));
+    if (p.tied_fastest) {
+      return absl::StrCat("is tied with the fastest, ", first.name, ", ", speed(p));
+    }
+    return absl::StrCat("is slower than the fastest, ", first.name, " (",
+                        Times(PairedSlowdown(first, p, s.clock)), " its ", TimeWords(s.clock),
+                        "), ", speed(p));
+  };
+  auto over_slack = [&](const InSituPolicy& p) {
+    return absl::StrCat("peak RSS (", Mib(p.peak_rss_bytes.median),
+                        ") is over the slack of the smallest (",
+                        s.policies[smallest_i].name, "'s ", Mib(smallest), ")");
+  };
+  // The fastest, if its memory left it out (said where the pick is another).
+  const std::string first_left_out =
+      within_slack(first) ? ""
+                          : absl::StrCat(" ", first.name, ", the fastest (", speed(first),
+                                         "), is left out: its ", over_slack(first), ".");
   if (s.replay_pick.empty()) {
     s.sentence = absl::StrCat("In situ, ", rec.name, " is recommended: ", rec_speed, ", ",
-                              Mib(rec.peak_rss_bytes.median), " peak RSS.");
+                              Mib(rec.peak_rss_bytes.median), " peak RSS.", first_left_out);
     return;
   }
   const InSituPolicy* pick = Find(s, s.replay_pick);
@@ -161,30 +205,55 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     s.replay_pick_held = false;
     s.sentence = absl::StrCat("The replay picked ", s.replay_pick, ", which did not run in situ (",
                               pick == nullptr ? "not a candidate" : pick->failure, "); in situ ",
-                              rec.name, " is recommended, ", rec_speed, ".");
+                              rec.name, " is recommended, ", rec_speed, ".", first_left_out);
     return;
   }
+  // Held: the pick is in the group the recommendation is made from.
   s.replay_pick_held =
       std::any_of(group.begin(), group.end(), [&](size_t i) { return &s.policies[i] == pick; });
   s.pick_vs_best = PairedSlowdown(rec, *pick, s.clock);
   if (pick == &rec) {
-    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name,
-                              " is fastest, ", rec_speed, ". The pick held.");
+    const bool fast = pick == &first || pick->tied_fastest;
+    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " ",
+                              fast ? standing(*pick) : absl::StrCat("is recommended, ", rec_speed),
+                              ".", first_left_out, " The pick held.");
   } else if (s.replay_pick_held) {
     s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ it is tied with ", rec.name,
                               " (", Times(s.pick_vs_best), " its ", TimeWords(s.clock),
                               "). The pick "
                               "held; recommended: ",
-                              rec.name, ", the smaller peak RSS.");
+                              rec.name, ", the smaller peak RSS.", first_left_out);
+  } else if (!within_slack(*pick)) {
+    // Left out for its memory, whatever its speed: say both.
+    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " ",
+                              standing(*pick), ", but its ", over_slack(*pick), ": ", rec.name,
+                              " is recommended, ", rec_speed, ", ",
+                              Mib(rec.peak_rss_bytes.median), " peak RSS. ",
+                              pick->tied_fastest ? "The pick held on speed, not on memory."
+                                                 : "The pick did not hold.");
   } else {
-    const Estimate& e = s.pick_vs_best;
-    s.sentence =
-        absl::StrCat("In situ ", rec.name, " beats the replay's pick ", pick->name,
-                     e.has_data() ? absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
-                                                    100 * (e.lo - 1), 100 * (e.hi - 1))
-                                  : "",
-                     " (", TimeWords(s.clock), " of the program); ", rec.name, ": ", rec_speed,
-                     ". The pick did not hold.");
+    // Within the slack but not tied with its fastest: slower than it. Said
+    // against the recommended policy, or the fastest if the recommended one
+    // (picked for its memory from the tied group) is not faster than the pick.
+    const InSituPolicy& winner = s.pick_vs_best.median > 1 ? rec : best;
+    const Estimate e = &winner == &rec ? s.pick_vs_best : PairedSlowdown(winner, *pick, s.clock);
+    const std::string recommended =
+        &winner == &rec ? absl::StrCat(rec.name, ": ", rec_speed)
+                        : absl::StrCat("recommended: ", rec.name, ", tied with ", winner.name,
+                                       " and of smaller peak RSS, ", rec_speed);
+    if (e.has_data() && e.median > 1) {
+      s.sentence = absl::StrCat(
+          "In situ ", winner.name, " beats the replay's pick ", pick->name,
+          absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1), 100 * (e.lo - 1),
+                          100 * (e.hi - 1)),
+          " (", TimeWords(s.clock), " of the program); ", recommended, ". The pick did not hold.");
+    } else {
+      s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name,
+                                " is not tied with ", winner.name, " (",
+                                Times(PairedSlowdown(winner, *pick, s.clock)), " its ",
+                                TimeWords(s.clock), "); ", recommended,
+                                ". The pick did not hold.");
+    }
   }
 }
 

@@ -220,57 +220,83 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   return s;
 }
 
-std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members,
-                                     const ReportContext& ctx, double noise_margin) {
+std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
+                                     double noise_margin) {
   std::vector<size_t> group;
   size_t best = policies.size();
-  for (size_t i : members) {
-    if (!policies[i].ns_per_op.has_data()) continue;
-    if (best == policies.size() || policies[i].ns_per_op.median < policies[best].ns_per_op.median) {
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (!policies[i].median.has_data()) continue;
+    if (best == policies.size() || policies[i].median.median < policies[best].median.median) {
       best = i;
     }
   }
   if (best == policies.size()) return group;
-  const bool warm = RanksWarm(ctx);
-  const std::map<int, double> best_rounds = FiguresByRound(policies[best].raw, warm, ctx.clock);
   group.push_back(best);
-  for (size_t i : members) {
-    if (i == best || !policies[i].ns_per_op.has_data()) continue;
-    // The policy's ns/op over the best's, round by round (>= 1: slower).
-    const Estimate ratio =
-        PairedRatio(FiguresByRound(policies[i].raw, warm, ctx.clock), best_rounds);
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (i == best || !policies[i].median.has_data()) continue;
+    // The policy's figure over the best's, round by round (>= 1: slower).
+    const Estimate ratio = PairedRatio(policies[i].by_round, policies[best].by_round);
     const bool tied = ratio.has_data() ? PairedTie(ratio, noise_margin)
-                                       : Overlaps(policies[i].ns_per_op, policies[best].ns_per_op);
+                                       : Overlaps(policies[i].median, policies[best].median);
     if (tied) group.push_back(i);
   }
-  // malloc against the others by the ratio shown beside every row.
-  auto malloc_it = std::find_if(group.begin(), group.end(),
-                                [&](size_t i) { return policies[i].name == "malloc"; });
-  if (malloc_it != group.end()) {
+  // The reference against the others by the ratio shown beside every row.
+  auto ref_it = std::find_if(group.begin(), group.end(),
+                             [&](size_t i) { return policies[i].reference; });
+  if (ref_it != group.end()) {
+    const size_t ref = *ref_it;
     std::vector<size_t> kept;
-    bool drop_malloc = false;
+    bool drop_ref = false;
     for (size_t i : group) {
-      if (i == *malloc_it || !ExcludesOne(policies[i].vs_malloc)) {
+      if (i == ref || !ExcludesOne(policies[i].vs_reference)) {
         kept.push_back(i);
         continue;
       }
-      const bool faster_than_malloc = policies[i].vs_malloc.lo > 1;
-      if (faster_than_malloc && *malloc_it != best) {
-        drop_malloc = true;
+      const bool faster_than_ref = policies[i].vs_reference.lo > 1;
+      if (faster_than_ref && ref != best) {
+        drop_ref = true;
         kept.push_back(i);
       } else if (i == best) {
-        drop_malloc = true;  // the fastest stays, whatever the ratio says
+        drop_ref = true;  // the fastest stays, whatever the ratio says
         kept.push_back(i);
       }
     }
-    if (drop_malloc) kept.erase(std::find(kept.begin(), kept.end(), *malloc_it));
+    if (drop_ref) kept.erase(std::find(kept.begin(), kept.end(), ref));
     group = std::move(kept);
   }
   std::stable_sort(group.begin() + 1, group.end(), [&](size_t a, size_t b) {
-    return policies[a].ns_per_op.median < policies[b].ns_per_op.median;
+    return policies[a].median.median < policies[b].median.median;
   });
   return group;
+}
+
+std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
+                                     const std::vector<size_t>& members,
+                                     const ReportContext& ctx, double noise_margin) {
+  const bool warm = RanksWarm(ctx);
+  std::vector<SpeedFigures> figures;
+  for (size_t i : members) {
+    const PolicyResult& p = policies[i];
+    SpeedFigures f;
+    f.median = p.ns_per_op;
+    f.by_round = FiguresByRound(p.raw, warm, ctx.clock);
+    f.vs_reference = p.vs_malloc;
+    f.reference = p.name == "malloc";
+    figures.push_back(std::move(f));
+  }
+  std::vector<size_t> group;
+  for (size_t k : FastestTiedGroup(figures, noise_margin)) group.push_back(members[k]);
+  return group;
+}
+
+bool WithinRssSlack(double peak_rss, double smallest, double rss_slack) {
+  return peak_rss - smallest <= std::max(rss_slack * smallest, kRssSlackFloorBytes);
+}
+
+std::string RssSlackWords(double rss_slack) {
+  return absl::StrFormat("within %d%% or %.0f MiB (whichever is more) of the smallest",
+                         static_cast<int>(std::lround(100 * rss_slack)),
+                         kRssSlackFloorBytes / (1024 * 1024));
 }
 
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
@@ -338,11 +364,12 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   for (const PolicyResult& p : t->policies) {
     if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
   }
-  const double limit = smallest * (1 + ctx.rss_slack);
   std::vector<size_t> cand;
   for (size_t i = 0; i < t->policies.size(); ++i) {
     const PolicyResult& p = t->policies[i];
-    if (IsContender(p) && p.peak_rss.median <= limit) cand.push_back(i);
+    if (IsContender(p) && WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
+      cand.push_back(i);
+    }
   }
   std::vector<size_t> pick = FastestTiedGroup(t->policies, cand, ctx, NoiseMargin(t->noise_floor));
   // Of the tied group, one pick that noise between its members cannot move:
@@ -370,11 +397,10 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     if (px != py) return px < py;
     return x.name < y.name;
   });
-  const int slack_pct = static_cast<int>(std::lround(100 * ctx.rss_slack));
   v.rule = absl::StrCat("the fastest policy among the contenders (not eliminated by the "
-                        "race, not screened out) whose median peak RSS is within ",
-                        slack_pct,
-                        "% of the smallest; of the policies tied with it (the 95% CI of the "
+                        "race, not screened out) whose median peak RSS is ",
+                        RssSlackWords(ctx.rss_slack),
+                        "; of the policies tied with it (the 95% CI of the "
                         "ratio paired by round includes 1 or lies within the noise floor), "
                         "one that frees its blocks, with the smallest peak RSS (within a page "
                         "or 2%), preferring malloc, then our pools, the mallocs, the baselines "

@@ -187,17 +187,47 @@ PolicyResult SummarizePolicy(const PolicyRuns& runs, const std::map<int, double>
                              const std::map<int, double>& malloc_warm,
                              uint64_t peak_live_bytes, const ReportContext& ctx);
 
-// The tied group among `members` (indexes into `policies`, all ok): the
-// fastest by median ns/op, and each member whose paired ratio to it
-// (FiguresByRound of the ranking pass, PairedRatio) is a PairedTie under the
-// noise margin; and malloc is never in a group with a policy whose ratio to
-// malloc (vs_malloc) excludes 1: of that pair the slower by that ratio
-// leaves (never the fastest). Fastest first, then by median. Members
-// without a common round with the fastest are tied only if their CIs of
-// the median overlap its (no pairing possible).
+// What the tie rule reads of one policy's runs: the replay's (ns/op of the
+// ranking pass, glibc malloc the reference) and the in-situ runs' (the
+// program's time by --clock, std or malloc the reference) alike.
+struct SpeedFigures {
+  Estimate median;                 // of the ranked figure (a time: lower is faster)
+  std::map<int, double> by_round;  // the same figure, per round
+  Estimate vs_reference;           // the reference's figure over this one's, paired (>1: faster)
+  bool reference = false;          // the reference itself
+};
+
+// THE fastest tied group, for the replay and in situ (indexes into
+// `policies`): the fastest by median, and each policy whose paired ratio to
+// it (by_round, PairedRatio) is a PairedTie under the noise margin; and the
+// reference is never in a group with a policy whose ratio to it
+// (vs_reference) excludes 1: of that pair the slower by that ratio leaves
+// (never the fastest). Fastest first, then by median. Policies without a
+// common round with the fastest are tied only if their CIs of the median
+// overlap its (no pairing possible); those without data never are.
+std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
+                                     double noise_margin);
+
+// The same for the replay's `members` (indexes into `policies`, all ok):
+// their FiguresByRound of the ranking pass, vs_malloc, malloc the reference.
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
                                      const std::vector<size_t>& members,
                                      const ReportContext& ctx, double noise_margin);
+
+// The recommendation's working-set rule, the replay's and in situ's: a
+// policy is within the RSS slack when its median peak RSS exceeds the
+// smallest by no more than rss_slack of it or kRssSlackFloorBytes, whichever
+// is more. The floor: a peak a few hundred KiB apart on a tiny trace or
+// program is an allocator's fixed start-up cost (its metadata, its first
+// chunk or cache), not a saving that grows with the workload, and not worth
+// giving up speed for (without it, on a captured `sort` trace an article
+// pool 2.9x slower than tcmalloc was recommended: its peak was 44 KiB below
+// malloc's).
+inline constexpr double kRssSlackFloorBytes = 1024.0 * 1024.0;
+bool WithinRssSlack(double peak_rss, double smallest, double rss_slack);
+// "within 10% or 1 MiB (whichever is more) of the smallest", as the rules
+// print it.
+std::string RssSlackWords(double rss_slack);
 
 // Step 2a: the screen of the article grid. Of the policies with the same
 // screen_kind (ok, not eliminated), those outside the FastestTiedGroup of
@@ -213,9 +243,10 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
 void MarkTies(TraceReport* t, const ReportContext& ctx);
 
 // Step 3: the recommendation, its rule and sentence: among contenders (as
-// in step 2) whose
-// median peak RSS is within ctx.rss_slack of the smallest, the
-// FastestTiedGroup; of it, the smallest median peak RSS (then the name).
+// in step 2) whose median peak RSS is within the RSS slack of the smallest
+// (WithinRssSlack, ctx.rss_slack), the FastestTiedGroup; of it, one that
+// frees, the smallest median peak RSS (within a page or 2%), then
+// RecommendationPreference and the name.
 void Recommend(TraceReport* t, const ReportContext& ctx);
 
 // Words the verdict sentence shares with the reports: bytes as "512K" or

@@ -161,16 +161,19 @@ TEST(SummarizeTest, BumpIsNotAContender) {
 TEST(SummarizeTest, TheRssSlackRule) {
   // fast is 20% faster than lean but holds twice its memory: out of the 10%
   // slack, so lean is recommended though fast is the fastest.
-  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
-                                    Runs("fast", Scaled(kDrift, 0.8), 2 << 20),
-                                    Runs("lean", kDrift, 1 << 20)});
+  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
+                                    Runs("fast", Scaled(kDrift, 0.8), 8 << 20),
+                                    Runs("lean", kDrift, 4 << 20)});
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"lean"});
   EXPECT_EQ(t.verdict.recommended, "lean");
+  EXPECT_TRUE(absl::StrContains(t.verdict.rule, "within 10% or 1 MiB (whichever is more) of "
+                                                "the smallest"))
+      << t.verdict.rule;
   // Within the slack (5% more memory), the fastest is recommended.
-  const TraceReport u = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
-                                    Runs("fast", Scaled(kDrift, 0.8), (1 << 20) * 21 / 20),
-                                    Runs("lean", kDrift, 1 << 20)});
+  const TraceReport u = Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
+                                    Runs("fast", Scaled(kDrift, 0.8), (4 << 20) * 21 / 20),
+                                    Runs("lean", kDrift, 4 << 20)});
   EXPECT_EQ(u.verdict.recommended, "fast");
   // Tied in speed: the smaller of the tied group, whatever the medians say.
   std::vector<double> b = kDrift;
@@ -180,6 +183,36 @@ TEST(SummarizeTest, TheRssSlackRule) {
                                     Runs("small", b, 1 << 20)});
   EXPECT_EQ(w.verdict.fastest.size(), 2u);
   EXPECT_EQ(w.verdict.recommended, "small");
+}
+
+// A captured `sort` trace: an article pool 2.9x slower than tcmalloc
+// peaked at 208 KiB, malloc at 252 KiB. By 10% alone the pool was
+// recommended for 44 KiB; under the 1 MiB floor the fastest wins.
+TEST(SummarizeTest, AFewKibOfPeakRssAreNotWorthSpeed) {
+  const PolicyRuns tcmalloc = Runs("tcmalloc", kDrift, 900 << 10);
+  const PolicyRuns malloc = Runs("malloc", Scaled(kDrift, 1.4), 252 << 10);
+  const PolicyRuns pool = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 2.9), 208 << 10);
+  const TraceReport t = Summarized({malloc, tcmalloc, pool});
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"pool/simple/exp/st/stack/free"});
+  EXPECT_EQ(t.verdict.recommended, "tcmalloc");
+  // 44 KiB apart, the faster of the two.
+  EXPECT_EQ(Summarized({malloc, pool}).verdict.recommended, "malloc");
+  // The pool raced out (not a contender): the same pick as without the race.
+  PolicyRuns raced = pool;
+  raced.eliminated = true;
+  EXPECT_EQ(Summarized({malloc, tcmalloc, raced}).verdict.recommended, "tcmalloc");
+}
+
+TEST(SummarizeTest, WithinRssSlackIsTheLargerOfTheSlackAndOneMib) {
+  constexpr double kMib = 1024 * 1024;
+  EXPECT_TRUE(WithinRssSlack(208 << 10, 208 << 10, 0.10));
+  EXPECT_TRUE(WithinRssSlack(252 << 10, 208 << 10, 0.10));  // 21% more, 44 KiB
+  EXPECT_TRUE(WithinRssSlack(kMib + (208 << 10), 208 << 10, 0.10));
+  EXPECT_FALSE(WithinRssSlack(kMib + (208 << 10) + 4096, 208 << 10, 0.10));
+  EXPECT_TRUE(WithinRssSlack(110 * kMib, 100 * kMib, 0.10));  // 10% is more than 1 MiB
+  EXPECT_FALSE(WithinRssSlack(111 * kMib, 100 * kMib, 0.10));
+  EXPECT_TRUE(WithinRssSlack(5 * kMib, 4 * kMib, 0));  // the floor alone
+  EXPECT_EQ(RssSlackWords(0.10), "within 10% or 1 MiB (whichever is more) of the smallest");
 }
 
 // Tied in speed and within a page or 2% in peak RSS, the pick does not
@@ -295,12 +328,13 @@ TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
 TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
   // lean holds 15% less than slab but was raced out: slab stays recommended,
   // as when a screen left lean out. Not eliminated, lean's RSS would rule
-  // slab out and malloc (within 10% of lean, faster) in: list_churn's case.
-  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  // slab out and malloc (within 10% of lean, faster) in: list_churn's case,
+  // in MiB (in KiB, as list_churn read, the 1 MiB floor rules nothing out).
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 20);
   lean.eliminated = true;
   lean.stop_reason = "eliminated after 5 runs: 1.80x [1.80, 1.80] slower than slab";
-  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
-                                  Runs("slab", kDrift, 52 << 10), lean};
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 20),
+                                  Runs("slab", kDrift, 52 << 20), lean};
   const TraceReport t = Summarized(runs);
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"malloc"});
   EXPECT_EQ(t.verdict.recommended, "slab");
@@ -312,11 +346,11 @@ TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
   // Two simple-storage article policies raced, neither eliminated (a race
   // cut short by its budget): the slower, leaner one is screened out, so it
   // sets no RSS bar; a policy named alone (no screen_kind) is never.
-  PolicyRuns fast = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 1.6), 512 << 10);
-  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 10);
+  PolicyRuns fast = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 1.6), 512 << 20);
+  PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 20);
   fast.screen_kind = lean.screen_kind = "simple";
-  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 10),
-                                  Runs("slab", kDrift, 52 << 10), fast, lean};
+  std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 20),
+                                  Runs("slab", kDrift, 52 << 20), fast, lean};
   const TraceReport t = Summarized(runs);
   EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
   EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);

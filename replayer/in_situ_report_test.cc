@@ -1,0 +1,164 @@
+// The in-situ verdict (DecideInSitu) on synthetic runs: the replay's rule,
+// ties paired by round, the RSS slack with its floor, and the sentence that
+// says whether the replay's pick held. No child processes.
+#include "alloctrace/replayer/in_situ_report.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/summary.h"
+
+namespace alloctrace {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A machine whose speed drifts by a factor of two between rounds: the
+// unpaired CIs of medians are wide, ratios paired by round are not.
+const std::vector<double> kDrift = {1.0, 2.0, 1.1, 1.9, 1.2, 1.8, 1.0, 2.0, 1.3, 1.7, 1.1, 1.9};
+
+// A policy's runs, one per round: CPU (and wall) seconds kDrift[i] x
+// factor[i % factor.size()], a peak RSS of `rss` bytes.
+InSituPolicy Policy(const std::string& name, const std::vector<double>& factor, int64_t rss,
+                    bool reference = false) {
+  InSituPolicy p;
+  p.name = name;
+  p.reference = reference;
+  for (size_t i = 0; i < kDrift.size(); ++i) {
+    InSituRun r;
+    r.round = static_cast<int>(i) + 1;
+    r.cpu_s = r.wall_s = kDrift[i] * factor[i % factor.size()];
+    r.peak_rss_bytes = rss;
+    p.runs.push_back(r);
+  }
+  p.attempts = static_cast<int>(p.runs.size());
+  return p;
+}
+
+// The figures in_situ.cc's summary sets from the runs (the reference first).
+InSituSummary Summary(std::vector<InSituPolicy> policies) {
+  InSituSummary s;
+  s.argv = {"prog"};
+  s.clock = "cpu";
+  s.reference = policies[0].name;
+  std::map<int, double> ref;
+  for (const InSituRun& r : policies[0].runs) ref[r.round] = r.cpu_s;
+  for (InSituPolicy& p : policies) {
+    std::vector<double> cpu, rss, ratios;
+    for (const InSituRun& r : p.runs) {
+      cpu.push_back(r.cpu_s);
+      rss.push_back(static_cast<double>(r.peak_rss_bytes));
+      if (!p.reference) ratios.push_back(ref.at(r.round) / r.cpu_s);
+    }
+    p.wall_s = p.cpu_s = p.ranked = MedianWithCi(cpu);
+    p.peak_rss_bytes = MedianWithCi(rss);
+    if (!p.reference) p.vs_reference = MedianWithCi(ratios);
+  }
+  s.policies = std::move(policies);
+  return s;
+}
+
+const InSituPolicy& Find(const InSituSummary& s, const std::string& name) {
+  for (const InSituPolicy& p : s.policies) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  static const InSituPolicy kNone;
+  return kNone;
+}
+
+// std was counted tied with slab in situ (CIs of the medians overlapping)
+// though slab was 1.40x [1.17, 1.97] faster, paired by round.
+TEST(DecideInSituTest, TiesArePairedByRoundAsInTheReplay) {
+  InSituSummary s = Summary({Policy("std", {1}, 4 << 20, true),
+                             Policy("slab/st/single", {1 / 1.4, 1 / 1.2, 1 / 1.9}, 4 << 20)});
+  const InSituPolicy& slab = Find(s, "slab/st/single");
+  ASSERT_GT(slab.vs_reference.lo, 1.1);
+  ASSERT_TRUE(Overlaps(slab.ranked, Find(s, "std").ranked));  // the old rule's tie
+  DecideInSitu(s, "", 0.10);
+  EXPECT_THAT(s.fastest, ElementsAre("slab/st/single"));
+  EXPECT_FALSE(Find(s, "std").tied_fastest);
+  EXPECT_EQ(s.recommended, "slab/st/single");
+  EXPECT_THAT(s.rule, HasSubstr("paired by round"));
+  EXPECT_THAT(s.rule, Not(HasSubstr("overlapping")));
+}
+
+TEST(DecideInSituTest, APairedTieIsATie) {
+  // jemalloc a hair faster than slab in half the rounds, slower in the
+  // others: tied; of the two, the smaller peak RSS is recommended.
+  InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true),
+                             Policy("slab/st/single", {0.5}, (4 << 20) * 21 / 20),
+                             Policy("jemalloc", {0.49, 0.51}, 4 << 20)});
+  DecideInSitu(s, "slab/st/single", 0.10);
+  EXPECT_EQ(s.fastest.size(), 2u);
+  EXPECT_EQ(s.recommended, "jemalloc");
+  EXPECT_TRUE(s.replay_pick_held);
+  EXPECT_THAT(s.sentence, HasSubstr("in situ it is tied with jemalloc"));
+}
+
+// The RSS slack has the replay's 1 MiB floor: 44 KiB less is not worth a
+// 2.9x slowdown.
+TEST(DecideInSituTest, AFewKibOfPeakRssAreNotWorthSpeed) {
+  InSituSummary s = Summary({Policy("std", {1}, 252 << 10, true),
+                             Policy("pool/simple/exp/st/stack/free", {2.9}, 208 << 10)});
+  DecideInSitu(s, "", 0.10);
+  EXPECT_EQ(s.recommended, "std");
+  EXPECT_THAT(s.rule, HasSubstr(RssSlackWords(0.10)));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("over the slack")));
+}
+
+// tcmalloc 1.35x faster than malloc in situ but over the RSS slack: the
+// sentence read "In situ malloc beats the replay's pick tcmalloc by -26%".
+TEST(DecideInSituTest, APickLeftOutForItsMemorySaysWhatTheSpeedSaid) {
+  const int64_t kMib = 1 << 20;
+  InSituSummary s = Summary({Policy("malloc", {1}, 45 * kMib / 10, true),
+                             Policy("tcmalloc", {1 / 1.35}, 77 * kMib / 10)});
+  DecideInSitu(s, "tcmalloc", 0.10);
+  EXPECT_THAT(s.fastest, ElementsAre("tcmalloc"));
+  EXPECT_EQ(s.recommended, "malloc");
+  EXPECT_FALSE(s.replay_pick_held);  // not in the group the pick is made from
+  EXPECT_THAT(s.sentence,
+              HasSubstr("Replay picked tcmalloc; in situ tcmalloc is fastest, 1.35x ["));
+  EXPECT_THAT(s.sentence, HasSubstr("the reference malloc's speed, but its peak RSS (7.7M) is over "
+                                    "the slack of the smallest (malloc's 4.5M): malloc is "
+                                    "recommended, the reference"));
+  EXPECT_THAT(s.sentence, HasSubstr("The pick held on speed, not on memory."));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("beats")));
+  EXPECT_THAT(s.sentence, Not(HasSubstr("-")));  // no negative percentage
+  EXPECT_GT(s.pick_vs_best.hi, 0);
+  EXPECT_LT(s.pick_vs_best.median, 1);  // the pick is faster than the recommended
+
+  // The replay picked malloc: it held, but in situ it is not the fastest.
+  InSituSummary m = Summary({Policy("malloc", {1}, 45 * kMib / 10, true),
+                             Policy("tcmalloc", {1 / 1.35}, 77 * kMib / 10)});
+  DecideInSitu(m, "malloc", 0.10);
+  EXPECT_TRUE(m.replay_pick_held);
+  EXPECT_THAT(m.sentence, HasSubstr("Replay picked malloc; in situ malloc is recommended, the "
+                                    "reference. tcmalloc, the fastest (1.35x ["));
+  EXPECT_THAT(m.sentence, HasSubstr("is left out: its peak RSS (7.7M) is over the slack of the "
+                                    "smallest (malloc's 4.5M). The pick held."));
+  EXPECT_THAT(m.sentence, Not(HasSubstr("malloc is fastest")));
+}
+
+TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
+  InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true),
+                             Policy("slab/st/single", {0.5}, 8 << 20),
+                             Policy("jemalloc", {0.6}, 8 << 20)});
+  DecideInSitu(s, "jemalloc", 0.10);
+  EXPECT_EQ(s.recommended, "slab/st/single");
+  EXPECT_FALSE(s.replay_pick_held);
+  EXPECT_THAT(s.sentence, HasSubstr("In situ slab/st/single beats the replay's pick jemalloc by "
+                                    "20% [20, 20]"));
+  EXPECT_THAT(s.sentence, HasSubstr("The pick did not hold."));
+}
+
+}  // namespace
+}  // namespace alloctrace
