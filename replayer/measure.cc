@@ -323,6 +323,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
   int looks = 0;
   double total_budget = s.total_budget_seconds;  // may stretch after round 1
+  double stopped_spent = 0;  // by the policies the race's time limit stopped
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -383,15 +384,18 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       if (measurer.RunOnce(set[i], round, limits, limit.seconds > 0) ==
           Measurer::Outcome::kStopped) {
         EliminateStopped(set[i], limit, round);
+        stopped_spent += set[i].spent;
       }
     }
     ++round;
     if (round == 1 && bounded) {
       // A long trace: the budget stretches, up to kMaxTotalBudgetSeconds, to
       // the race's first look (race_min_runs rounds at the first's pace), so
-      // that no verdict rests on a round or two.
-      total_budget = std::max(total_budget, std::min(kMaxTotalBudgetSeconds,
-                                                     s.race_min_runs * total_spent()));
+      // that no verdict rests on a round or two. The policies the race's
+      // time limit stopped run no more: their runs set no pace.
+      const double pace = total_spent() - stopped_spent;
+      total_budget = std::max(
+          total_budget, std::min(kMaxTotalBudgetSeconds, s.race_min_runs * pace + stopped_spent));
     }
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);

@@ -368,6 +368,20 @@ TEST(RaceTimeLimitTest, WithoutTheRaceTheConfiguredLimitAloneApplies) {
   EXPECT_EQ(t.failed_policies, 1);
 }
 
+TEST(RaceTimeLimitTest, AStoppedRunSetsNoPaceForTheTotalBudget) {
+  // Round 1: 0.3 + 0.3 (malloc twice) + 0.25 + boost_pool's 6 s stopped.
+  // Stretched by the whole round, the budget would be 5 x 6.85 s; the
+  // rounds to come cost 0.85 s, so 5 x 0.85 + 6 s stays under 16.
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 30}};
+  race.s.ctx.min_runs = 100;  // none stops before the budget
+  race.s.ctx.budget_seconds = 100;
+  const TraceReport t = race.Measure();
+  const PolicyResult* slab = Find(t, "slab/st/single");
+  ASSERT_NE(slab, nullptr);
+  EXPECT_EQ(slab->stop_reason, "total budget of 16 s spent (--total_budget)");
+}
+
 TEST(RaceTimeLimitTest, AFastOnlyEnoughPolicyIsNotStopped) {
   // 15x slower: within the race's limit, so it runs and the race decides.
   FakeRace race;
