@@ -79,7 +79,8 @@ ABSL_FLAG(double, total_budget, Defaults().total_budget_seconds,
           "--race_min_runs rounds at the first round's pace; 0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
-          "memory op (two passes)");
+          "memory op (two passes). With --race, a child past 20x the fastest policy's run "
+          "time (at least 5 s) is stopped sooner and its policy eliminated, not failed");
 ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
           "the child's data limit (RLIMIT_DATA) in MiB; exceeding it fails the run; 0: the "
           "trace's ideal peak live bytes times --memory_limit_factor plus "

@@ -83,7 +83,7 @@ std::string ReplayRank(const TraceReport* replay, const std::string& name) {
   if (replay == nullptr) return "";
   int rank = 0;
   for (const PolicyResult& p : replay->policies) {
-    if (!p.ok()) continue;
+    if (!p.ok() || !p.ns_per_op.has_data()) continue;
     ++rank;
     if (p.name == name) return absl::StrCat(rank);
   }
@@ -356,7 +356,9 @@ std::string InSituMarkdown(const InSituSummary& s, const TraceReport* replay) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
     absl::StrAppend(&o, "| ", p.name, p.tied_fastest ? " **\\***" : "", " | ",
                     ReplayRank(replay, r != nullptr ? r->name : p.name), " | ",
-                    r != nullptr && r->ok() ? absl::StrFormat("%.1f", r->ns_per_op.median) : "-",
+                    r != nullptr && r->ok() && r->ns_per_op.has_data()
+                        ? absl::StrFormat("%.1f", r->ns_per_op.median)
+                        : "-",
                     " | ", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), " | ", Sec(p.cpu_s),
                     " | ", p.reference ? "reference" : Times(p.vs_reference), " | ",
                     p.ok() ? Mib(p.peak_rss_bytes.median) : "-", " | ", p.runs.size(), " | ",
@@ -372,7 +374,7 @@ std::string InSituCsv(const InSituSummary& s, const TraceReport* replay) {
       "in_situ_status,tied_fastest,reference\n";
   for (const InSituPolicy& p : s.policies) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
-    const bool rok = r != nullptr && r->ok();
+    const bool rok = r != nullptr && r->ok() && r->ns_per_op.has_data();
     absl::StrAppendFormat(
         &o, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%d,%d\n", p.name,
         ReplayRank(replay, r != nullptr ? r->name : p.name),
@@ -450,7 +452,9 @@ std::string InSituHtml(const InSituSummary& s, const TraceReport* replay) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
     absl::StrAppend(&o, "<tr><td>", Escape(p.name), p.tied_fastest ? " *" : "", "</td><td>",
                     ReplayRank(replay, r != nullptr ? r->name : p.name), "</td><td>",
-                    r != nullptr && r->ok() ? absl::StrFormat("%.1f", r->ns_per_op.median) : "-",
+                    r != nullptr && r->ok() && r->ns_per_op.has_data()
+                        ? absl::StrFormat("%.1f", r->ns_per_op.median)
+                        : "-",
                     "</td><td>", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), "</td><td>",
                     Sec(p.cpu_s), "</td><td>", p.reference ? "reference" : Times(p.vs_reference),
                     "</td><td>", p.ok() ? Mib(p.peak_rss_bytes.median) : "-", "</td><td>",

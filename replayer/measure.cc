@@ -39,9 +39,14 @@ class Measurer {
         s_(s),
         trace_(trace) {}
 
-  // One run of `m`, re-run while disturbed (up to --max_reruns). Returns
-  // false if it failed.
-  bool RunOnce(Measured& m, int round) {
+  // How a run ended: kept, failed, or stopped by the race's time limit.
+  enum class Outcome { kKept, kFailed, kStopped };
+
+  // One run of `m`, re-run while disturbed (up to --max_reruns), its child
+  // stopped past `limits`. `race_limited`: the time limit is the race's
+  // (lower than the configured one), so a child killed at it is kStopped,
+  // not failed.
+  Outcome RunOnce(Measured& m, int round, const ChildLimits& limits, bool race_limited) {
     RunRecord record;
     record.round = round;
     for (int attempt = 0;; ++attempt) {
@@ -50,7 +55,6 @@ class Measurer {
         std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", trace_.c_str(), round + 1,
                      m.runs.name.c_str(), m.runs.attempts);
       }
-      const auto t0 = std::chrono::steady_clock::now();
       std::vector<std::string> argv = {
           self_, "--quiet", "--internal_run_policy=" + m.policy,
           absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
@@ -59,9 +63,12 @@ class Measurer {
           absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
           absl::StrCat("--internal_attempt=", m.runs.attempts)};
       if (schedule_fd_ >= 0) argv.push_back(absl::StrCat("--internal_schedule_fd=", schedule_fd_));
-      absl::StatusOr<RunResult> r =
-          RunInFreshChild(std::move(argv), m.preload_path, "--internal_result_fd=", s_.limits);
-      m.spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ChildRun child = s_.run_child ? s_.run_child(std::move(argv), m.preload_path, limits)
+                                    : RunTimed(std::move(argv), m.preload_path, limits);
+      m.spent += child.seconds;
+      absl::StatusOr<RunResult>& r = child.result;
+      if (race_limited && absl::IsDeadlineExceeded(r.status())) return Outcome::kStopped;
+      if (r.ok() && r->error.empty()) m.run_seconds.push_back(child.seconds);
       std::string error;
       if (!r.ok()) {
         error = std::string(r.status().message());
@@ -75,7 +82,7 @@ class Measurer {
         if (m.runs.first_error.empty()) {
           m.runs.first_error = absl::StrCat("run ", m.runs.attempts, ": ", error);
         }
-        return false;
+        return Outcome::kFailed;
       }
       // Only the passes that rank count: measured on simple_map and
       // list_churn, a run disturbed in its other passes reads its ranking
@@ -103,9 +110,12 @@ class Measurer {
       kept_disturbed_ += disturbed;
       record.result = *std::move(r);
       m.runs.runs.push_back(std::move(record));
-      return true;
+      return Outcome::kKept;
     }
   }
+
+  // A run with the configured limits alone (the screen, the noise set).
+  void RunOnce(Measured& m, int round) { RunOnce(m, round, s_.limits, false); }
 
   // How many runs were disturbed (re-runs included), and how many kept so.
   DisturbanceCounts Counts() const {
@@ -113,6 +123,14 @@ class Measurer {
   }
 
  private:
+  static ChildRun RunTimed(std::vector<std::string> argv, const std::string& preload,
+                           const ChildLimits& limits) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ChildRun c{RunInFreshChild(std::move(argv), preload, "--internal_result_fd=", limits), 0};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return c;
+  }
+
   const std::map<std::string, RunnablePolicy>& policies_;
   std::string self_;
   int shared_fd_;
@@ -305,6 +323,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
   int looks = 0;
   double total_budget = s.total_budget_seconds;  // may stretch after round 1
+  double stopped_spent = 0;  // by the policies the race's time limit stopped
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -327,6 +346,14 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     }
     order.push_back(set.size());  // the noise set
     std::shuffle(order.begin(), order.end(), rng);
+    if (s.race && round == 0) {
+      // glibc malloc first: the race's time limit on a run (race.h) follows
+      // the fastest run time, so one should be known before a pathological
+      // policy runs. malloc is rarely far from the fastest, never
+      // pathological, and runs in every round anyway.
+      auto first = std::find(order.begin(), order.end(), malloc_index);
+      if (first != order.end()) std::rotate(order.begin(), first, first + 1);
+    }
     // With the race, the total budget is checked before every run (a round
     // of sixty policies on a busy machine takes seconds), but never in the
     // first round: every policy gets a run, so none is left unmeasured.
@@ -344,17 +371,31 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       }
       if (i == set.size()) {
         if (ref_active) measurer.RunOnce(noise, round);
-      } else {
+        continue;
+      }
+      if (!s.race) {
         measurer.RunOnce(set[i], round);
+        continue;
+      }
+      // With the race, a run far slower than the fastest is stopped.
+      const RaceRunLimit limit = RaceTimeLimit(set, i, malloc_index, s.limits.wall_seconds);
+      ChildLimits limits = s.limits;
+      if (limit.seconds > 0) limits.wall_seconds = limit.seconds;
+      if (measurer.RunOnce(set[i], round, limits, limit.seconds > 0) ==
+          Measurer::Outcome::kStopped) {
+        EliminateStopped(set[i], limit, round);
+        stopped_spent += set[i].spent;
       }
     }
     ++round;
     if (round == 1 && bounded) {
       // A long trace: the budget stretches, up to kMaxTotalBudgetSeconds, to
       // the race's first look (race_min_runs rounds at the first's pace), so
-      // that no verdict rests on a round or two.
-      total_budget = std::max(total_budget, std::min(kMaxTotalBudgetSeconds,
-                                                     s.race_min_runs * total_spent()));
+      // that no verdict rests on a round or two. The policies the race's
+      // time limit stopped run no more: their runs set no pace.
+      const double pace = total_spent() - stopped_spent;
+      total_budget = std::max(
+          total_budget, std::min(kMaxTotalBudgetSeconds, s.race_min_runs * pace + stopped_spent));
     }
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);

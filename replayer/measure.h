@@ -21,12 +21,17 @@
 //   with; all runs stop once MeasureSettings::total_budget_seconds of runs
 //   are spent (0: no total limit; checked before every run after the first
 //   round, so every policy gets at least one run). With the screen, every article policy
-//   enters the same race.
+//   enters the same race. And a run's time limit follows the race
+//   (race.h, RaceTimeLimit): past 20x the fastest policy's run time (at
+//   least 5 s) a child is stopped and its policy eliminated, not failed;
+//   glibc malloc runs first in the first round, so that time is known
+//   before the others run.
 // - Without the race, with the screen, the fastest article policy of each
 //   storage kind in a short screen (MeasureSettings::screen_runs runs each)
 //   is added to the set.
-// - A failed run (crash, error, time or memory limit) is never hidden: the
-//   policy is reported failed with its first error.
+// - A failed run (crash, error, the configured time limit or the memory
+//   limit) is never hidden: the policy is reported failed with its first
+//   error.
 // - The child is `self` re-executed with --internal_run_policy=NAME,
 //   --internal_program_fd=FD (the program shared by ShareReplayView) and
 //   --internal_result_fd=FD; replayer_main.cc's child entry answers it.
@@ -36,10 +41,12 @@
 #define ALLOCTRACE_REPLAYER_MEASURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "alloctrace/replayer/allocators/registry.h"
 #include "alloctrace/replayer/isolated_run.h"
 #include "alloctrace/replayer/replay_loop.h"
@@ -71,16 +78,30 @@ struct Measured {
   std::string preload_path;
   std::string policy;  // the registry name to run (kNoiseName runs malloc)
   double spent = 0;    // seconds of its children, re-runs included
+  std::vector<double> run_seconds;  // each completed child's life, re-runs included
   bool done = false;
   bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
 };
 // (An eliminated policy has done and runs.eliminated set.)
 
+// One child started and waited for: its result, and how long it lived.
+struct ChildRun {
+  absl::StatusOr<RunResult> result;
+  double seconds = 0;
+};
+
+// Starts one run's child, `argv` with `preload`, under `limits`, and waits
+// for it: RunInFreshChild (with its --internal_result_fd=), timed by the
+// steady clock. Tests give fakes.
+using ChildRunner = std::function<ChildRun(std::vector<std::string> argv,
+                                           const std::string& preload,
+                                           const ChildLimits& limits)>;
+
 // How the runs are made and when they stop.
 struct MeasureSettings {
   RunOptions run_options;
   std::string touch = "program";  // --touch, passed on to the children
-  ChildLimits limits;
+  ChildLimits limits;  // with the race, a run's time limit may be lower (race.h)
   ReportContext ctx;
   int max_runs = 500;
   int max_reruns = 2;
@@ -95,6 +116,7 @@ struct MeasureSettings {
   // Whether a multi-threaded trace is replayed per thread (the caller
   // builds and shares its ThreadSchedule for MeasureTrace) or serialized.
   ReplayThreads threads = ReplayThreads::kAuto;
+  ChildRunner run_child;  // empty: a fresh child (RunInFreshChild)
 };
 
 // The stopping rule, after each round.

@@ -3,9 +3,15 @@
 #include "alloctrace/replayer/measure.h"
 
 #include <cmath>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "alloctrace/replayer/race.h"
 #include "alloctrace/replayer/summary.h"
@@ -190,6 +196,202 @@ TEST(RaceTest, NoEliminationBeforeMinRunsOrWithinTheNoiseFloor) {
                                 Drifting("close", 8, 1.05)};
   EXPECT_EQ(RaceLook(near, 1, 0, 0.10, 1, 2, s), 0);
   EXPECT_EQ(RaceLook(near, 1, 0, 0.0, 1, 2, s), 1);
+}
+
+TEST(RaceTimeLimitTest, TwentyTimesThePaceAtLeastTheFloorAtMostTheConfigured) {
+  std::vector<Measured> set = {WithRuns("malloc", {50}), WithRuns("slab", {40}),
+                               WithRuns("boost_pool", {})};
+  // No completed run yet: no race limit.
+  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 280).seconds, 0);
+  set[0].run_seconds = {0.5};
+  set[1].run_seconds = {0.4, 0.3, 0.9};  // median 0.4: the pace
+  RaceRunLimit l = RaceTimeLimit(set, 2, 0, 280);
+  EXPECT_DOUBLE_EQ(l.seconds, 8);
+  EXPECT_EQ(l.pace_policy, "slab");
+  EXPECT_DOUBLE_EQ(l.pace_seconds, 0.4);
+  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 0).seconds, 8);  // no configured limit
+  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 8).seconds, 0);  // the configured one is as low
+  EXPECT_EQ(RaceTimeLimit(set, 0, 0, 280).seconds, 0);  // malloc, the reference
+  EXPECT_EQ(RaceTimeLimit(set, 1, 0, 280).seconds, 0);  // the pace itself
+  // A failed or eliminated policy sets no pace; nor does bump.
+  set[1].runs.failed = 1;
+  EXPECT_DOUBLE_EQ(RaceTimeLimit(set, 2, 0, 280).seconds, 10);
+  set[0].run_seconds = {0.01};
+  EXPECT_DOUBLE_EQ(RaceTimeLimit(set, 2, 0, 280).seconds, kRaceRunTimeFloorSeconds);
+}
+
+TEST(RaceTimeLimitTest, AStoppedPolicyIsEliminatedSayingWhy) {
+  Measured m = WithRuns("boost_pool", {});
+  EliminateStopped(m, RaceRunLimit{6.1, "malloc", 0.305}, 0);
+  EXPECT_TRUE(m.done);
+  EXPECT_TRUE(m.runs.eliminated);
+  EXPECT_EQ(m.runs.failed, 0);
+  EXPECT_EQ(m.runs.stop_reason,
+            "eliminated in round 1: its run passed 20x the fastest policy's run time (malloc: "
+            "0.30 s) and was stopped at 6.1 s");
+  Measured f = WithRuns("boost_pool", {});
+  EliminateStopped(f, RaceRunLimit{5, "malloc", 0.05}, 2);
+  EXPECT_EQ(f.runs.stop_reason,
+            "eliminated in round 3: its run passed 5 s, more than 20x the fastest policy's "
+            "run time (malloc: 0.05 s), and was stopped");
+}
+
+// Fake children for MeasureTrace: a run of policy P takes seconds[P] (its
+// figures in proportion); past its time limit it is killed, as
+// RunInFreshChild kills it. Every start is logged with its limit.
+struct FakeChildren {
+  std::map<std::string, double> seconds;
+  std::vector<std::pair<std::string, double>> started;  // policy, time limit
+
+  ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
+    std::string policy;
+    for (const std::string& a : argv) {
+      if (absl::StartsWith(a, "--internal_run_policy=")) policy = a.substr(22);
+    }
+    started.emplace_back(policy, limits.wall_seconds);
+    const double t = seconds.at(policy);
+    if (limits.wall_seconds > 0 && t > limits.wall_seconds) {
+      return ChildRun{absl::DeadlineExceededError(absl::StrFormat(
+                          "killed after the time limit of %g s per run", limits.wall_seconds)),
+                      limits.wall_seconds};
+    }
+    RunResult r;
+    r.ops = 1000;
+    for (double share : {0.5, 0.25}) {  // a cold pass, a warm one
+      PassFigures f;
+      f.cpu_seconds = f.wall_seconds = share * t;
+      r.passes.push_back(f);
+    }
+    r.seconds = r.passes[0].wall_seconds;
+    r.peak_rss = 1 << 20;
+    return ChildRun{r, t};
+  }
+};
+
+struct FakeRace {
+  std::shared_ptr<FakeChildren> children = std::make_shared<FakeChildren>();
+  std::map<std::string, RunnablePolicy> policies;
+  ReplayProgram program;
+  MeasureSettings s;
+
+  FakeRace() {
+    for (const char* name : {"malloc", "slab/st/single", "boost_pool"}) {
+      RunnablePolicy p{};
+      p.info.name = name;
+      p.info.family = "baseline";
+      policies[name] = p;
+    }
+    program.path = "fake.trace";
+    program.allocs = 500;
+    program.frees = 500;
+    program.threads = 1;
+    program.peak_live_bytes = 1 << 20;
+    s.ctx.rank_by = "cold";
+    s.ctx.passes = 2;
+    s.ctx.clock = "cpu";
+    s.ctx.min_runs = 5;
+    s.ctx.budget_seconds = 3;
+    s.limits.wall_seconds = 280;  // the configured limit (--run_timeout)
+    std::shared_ptr<FakeChildren> c = children;
+    s.run_child = [c](std::vector<std::string> argv, const std::string&,
+                      const ChildLimits& limits) { return c->Run(argv, limits); };
+  }
+
+  TraceReport Measure() {
+    return MeasureTrace(program, {"malloc", "slab/st/single", "boost_pool"}, false, policies,
+                        "self", s, -1);
+  }
+};
+
+const PolicyResult* Find(const TraceReport& t, const std::string& name) {
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+TEST(RaceTimeLimitTest, APolicy100xSlowerIsStoppedAndEliminatedNotFailed) {
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 30}};
+  const TraceReport t = race.Measure();
+  // malloc ran first, so the pace was known before boost_pool ran.
+  ASSERT_FALSE(race.children->started.empty());
+  EXPECT_EQ(race.children->started[0].first, "malloc");
+  int boost_runs = 0;
+  for (const auto& [policy, limit] : race.children->started) {
+    if (policy == "malloc") EXPECT_EQ(limit, 280);  // the reference: the configured limit
+    if (policy != "boost_pool") continue;
+    ++boost_runs;
+    // 20x the fastest run so far: slab's 0.25 s, or malloc's 0.3 s if slab
+    // had not run yet.
+    EXPECT_TRUE(limit == 20 * 0.25 || limit == 20 * 0.3) << limit;
+  }
+  EXPECT_EQ(boost_runs, 1);  // stopped once, then out of the race
+  const PolicyResult* boost = Find(t, "boost_pool");
+  ASSERT_NE(boost, nullptr);
+  EXPECT_TRUE(boost->ok());
+  EXPECT_TRUE(boost->eliminated);
+  EXPECT_EQ(boost->runs, 0);
+  EXPECT_EQ(boost->attempts, 1);
+  EXPECT_EQ(boost->failed, 0);
+  EXPECT_FALSE(boost->ns_per_op.has_data());
+  EXPECT_TRUE(absl::StartsWith(boost->stop_reason, "eliminated in round 1: its run passed "))
+      << boost->stop_reason;
+  EXPECT_EQ(t.failed_policies, 0);
+  EXPECT_EQ(t.policies.back().name, "boost_pool");  // after those with figures
+  EXPECT_NE(t.verdict.recommended, "boost_pool");
+  EXPECT_FALSE(t.verdict.recommended.empty());
+  for (const char* name : {"malloc", "slab/st/single"}) {
+    const PolicyResult* p = Find(t, name);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(p->ok()) << name;
+    EXPECT_FALSE(p->eliminated) << name;
+    EXPECT_GE(p->runs, 5) << name;
+    EXPECT_EQ(p->failed, 0) << name;
+  }
+}
+
+TEST(RaceTimeLimitTest, WithoutTheRaceTheConfiguredLimitAloneApplies) {
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 30}};
+  race.s.race = false;
+  race.s.limits.wall_seconds = 20;
+  const TraceReport t = race.Measure();
+  for (const auto& [policy, limit] : race.children->started) EXPECT_EQ(limit, 20) << policy;
+  const PolicyResult* boost = Find(t, "boost_pool");
+  ASSERT_NE(boost, nullptr);
+  // Killed at the configured limit: FAILED, as ever.
+  EXPECT_EQ(boost->status, PolicyResult::Status::kFailed);
+  EXPECT_FALSE(boost->eliminated);
+  EXPECT_TRUE(absl::StrContains(boost->failure, "killed after the time limit of 20 s"))
+      << boost->failure;
+  EXPECT_EQ(t.failed_policies, 1);
+}
+
+TEST(RaceTimeLimitTest, AStoppedRunSetsNoPaceForTheTotalBudget) {
+  // Round 1: 0.3 + 0.3 (malloc twice) + 0.25 + boost_pool's 6 s stopped.
+  // Stretched by the whole round, the budget would be 5 x 6.85 s; the
+  // rounds to come cost 0.85 s, so 5 x 0.85 + 6 s stays under 16.
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 30}};
+  race.s.ctx.min_runs = 100;  // none stops before the budget
+  race.s.ctx.budget_seconds = 100;
+  const TraceReport t = race.Measure();
+  const PolicyResult* slab = Find(t, "slab/st/single");
+  ASSERT_NE(slab, nullptr);
+  EXPECT_EQ(slab->stop_reason, "total budget of 16 s spent (--total_budget)");
+}
+
+TEST(RaceTimeLimitTest, AFastOnlyEnoughPolicyIsNotStopped) {
+  // 15x slower: within the race's limit, so it runs and the race decides.
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.4}, {"slab/st/single", 0.4}, {"boost_pool", 6}};
+  const TraceReport t = race.Measure();
+  const PolicyResult* boost = Find(t, "boost_pool");
+  ASSERT_NE(boost, nullptr);
+  EXPECT_GE(boost->runs, 1);
+  EXPECT_FALSE(absl::StartsWith(boost->stop_reason, "eliminated in round")) << boost->stop_reason;
+  EXPECT_EQ(t.failed_policies, 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "alloctrace/replayer/race.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -67,6 +68,48 @@ int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double
     ++eliminated;
   }
   return eliminated;
+}
+
+RaceRunLimit RaceTimeLimit(const std::vector<Measured>& set, size_t i, size_t reference,
+                           double configured) {
+  RaceRunLimit limit;
+  if (i == reference) return limit;
+  size_t pace = set.size();
+  double pace_seconds = 0;
+  for (size_t k = 0; k < set.size(); ++k) {
+    if (!Races(set[k]) || set[k].run_seconds.empty()) continue;
+    const double median = Median(set[k].run_seconds);
+    if (pace == set.size() || median < pace_seconds) {
+      pace = k;
+      pace_seconds = median;
+    }
+  }
+  if (pace == set.size() || pace == i) return limit;
+  const double seconds =
+      std::max(kRaceRunTimeFloorSeconds, kRaceRunTimeFactor * pace_seconds);
+  if (configured > 0 && seconds >= configured) return limit;
+  limit.seconds = seconds;
+  limit.pace_policy = set[pace].runs.name;
+  limit.pace_seconds = pace_seconds;
+  return limit;
+}
+
+void EliminateStopped(Measured& m, const RaceRunLimit& limit, int round) {
+  m.done = true;
+  m.runs.eliminated = true;
+  const std::string pace =
+      absl::StrFormat("%s: %.2f s", limit.pace_policy, limit.pace_seconds);
+  if (limit.seconds > kRaceRunTimeFactor * limit.pace_seconds) {
+    m.runs.stop_reason = absl::StrFormat(
+        "eliminated in round %d: its run passed %.0f s, more than %.0fx the fastest policy's "
+        "run time (%s), and was stopped",
+        round + 1, limit.seconds, kRaceRunTimeFactor, pace);
+  } else {
+    m.runs.stop_reason = absl::StrFormat(
+        "eliminated in round %d: its run passed %.0fx the fastest policy's run time (%s) and "
+        "was stopped at %.1f s",
+        round + 1, kRaceRunTimeFactor, pace, limit.seconds);
+  }
 }
 
 }  // namespace alloctrace

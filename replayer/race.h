@@ -16,11 +16,33 @@
 // ever eliminated is at most 5%, however long the race. A policy is first
 // tested after MeasureSettings::race_min_runs paired runs.
 //
+// The race's time limit on a run (RaceTimeLimit): once a policy that races
+// has completed a run of the trace, a child is stopped past
+// kRaceRunTimeFactor times the median run time (the child's whole life, as
+// the parent times it) of the fastest such policy, the pace, but never
+// before kRaceRunTimeFloorSeconds nor after the configured limit
+// (--run_timeout). A policy whose run is stopped so is eliminated at once
+// (EliminateStopped): not failed, its row without figures if it has no
+// completed run. Why 20 is certain: both runs make the same passes over
+// the same ops (a cold pass, then warm passes until --warm_ms: one when a
+// pass is longer than that), so a run 20 times as long as the pace's
+// spends, after the fixed costs both pay (start, mapping the program, all
+// within the pace's run), at least 19 times the pace's whole run in its
+// passes; even with its warm pass half as long again as its cold one, its
+// ranking figure is more than 7x the pace's (19 / 2.5), where the race
+// eliminates anything shown slower than the noise floor (a few percent).
+// (Its teardown, untimed, counts here too: a policy whose teardown alone
+// takes 20 runs of another is not one to recommend either.) The factor
+// also leaves room for the load of a shared machine changing by a few
+// times between two runs; the floor keeps short runs, where a stall of a
+// second would be the whole difference, from being judged by their length.
+//
 // Thread-safety: pure functions over the caller's data.
 #ifndef ALLOCTRACE_REPLAYER_RACE_H_
 #define ALLOCTRACE_REPLAYER_RACE_H_
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "alloctrace/replayer/measure.h"
@@ -54,6 +76,31 @@ double RaceLevel(int look, int entrants);
 // eliminated.
 int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double noise_margin,
              int look, int entrants, const MeasureSettings& s);
+
+// The race's time limit on a run (above): kRaceRunTimeFactor times the
+// pace, at least kRaceRunTimeFloorSeconds.
+inline constexpr double kRaceRunTimeFactor = 20;
+inline constexpr double kRaceRunTimeFloorSeconds = 5;
+
+struct RaceRunLimit {
+  double seconds = 0;       // the child's limit; 0: the configured limit alone
+  std::string pace_policy;  // whose median run time sets it
+  double pace_seconds = 0;  // that median (Measured::run_seconds)
+};
+
+// The limit on the next run of set[i], with `configured` the configured
+// limit (ChildLimits::wall_seconds, 0: none): none (seconds 0) for
+// `reference` (glibc malloc, the other half of every pair), for the pace
+// itself, before any entry that races (Races) has completed a run, or when
+// the configured limit is as low.
+RaceRunLimit RaceTimeLimit(const std::vector<Measured>& set, size_t i, size_t reference,
+                           double configured);
+
+// `m`, whose run in `round` (0: the first) the race's `limit` stopped, is
+// done and eliminated, with a stop_reason such as "eliminated in round 1:
+// its run passed 20x the fastest policy's run time (malloc: 0.31 s) and was
+// stopped at 6.2 s".
+void EliminateStopped(Measured& m, const RaceRunLimit& limit, int round);
 
 }  // namespace alloctrace
 

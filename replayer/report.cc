@@ -204,12 +204,14 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       }
       const Estimate& other = warm ? p.cold_ns_per_op : p.warm_ns_per_op;
       const std::string ratio = RatioCell(p.vs_malloc);
+      // (An eliminated policy may have no completed run: no figures.)
       absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameW, name,
-                            Num(p.ns_per_op.median), p.tied_fastest ? "*" : " ",
-                            Pct(p.ns_per_op),
+                            p.ns_per_op.has_data() ? Num(p.ns_per_op.median) : "-",
+                            p.tied_fastest ? "*" : " ", Pct(p.ns_per_op),
                             p.eliminated ? "x" : p.precise || p.name == "bump" ? " " : "!",
                             other.has_data() ? Num(other.median) : "-", ratio,
-                            Mib(p.peak_rss.median), p.tied_smallest_rss ? "*" : " ", p.runs);
+                            p.peak_rss.has_data() ? Mib(p.peak_rss.median) : "-",
+                            p.tied_smallest_rss ? "*" : " ", p.runs);
       if (p.eliminated) {
         eliminated.push_back(Wrap(absl::StrCat("  ", p.name, ": ", p.stop_reason), 80, 4));
       } else if (!p.precise && p.name != "bump") {
@@ -350,8 +352,9 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
           p.vs_malloc.has_data() ? absl::StrFormat("%.2f [%.2f, %.2f]", p.vs_malloc.median,
                                                    p.vs_malloc.lo, p.vs_malloc.hi)
                                  : "-",
-          " | ", rss, " | ", absl::StrFormat("%.2f", p.overhead), " | ",
-          absl::StrFormat("%.0f", p.minor_faults), " | ", p.runs, " | ", p.reruns, " | ",
+          " | ", rss, " | ", p.runs > 0 ? absl::StrFormat("%.2f", p.overhead) : "-", " | ",
+          p.runs > 0 ? absl::StrFormat("%.0f", p.minor_faults) : "-", " | ", p.runs, " | ",
+          p.reruns, " | ",
           Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
       if (p.eliminated) eliminated.push_back(absl::StrCat(p.name, ": ", p.stop_reason));
       if (!p.precise && !p.eliminated && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));

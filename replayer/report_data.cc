@@ -23,16 +23,24 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+// "eliminated" for a policy the race stopped before any run completed: ok
+// (not failed), but without figures (its reason is in `error`).
 std::string StatusWord(const PolicyResult& p) {
   switch (p.status) {
     case PolicyResult::Status::kOk:
-      return "ok";
+      return p.eliminated && p.runs == 0 ? "eliminated" : "ok";
     case PolicyResult::Status::kFailed:
       return "FAILED";
     case PolicyResult::Status::kSkipped:
       return "skipped";
   }
   return "?";
+}
+
+// The `error` column and field: the failure, or why a policy without
+// figures was eliminated.
+std::string ErrorWords(const PolicyResult& p) {
+  return StatusWord(p) == "eliminated" ? p.stop_reason : p.failure;
 }
 
 std::string CsvEstimate(const Estimate& e) {
@@ -55,14 +63,15 @@ std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportConte
     for (const PolicyResult& p : t.policies) {
       absl::StrAppend(
           &o, CsvField(t.trace_path), ",", CsvField(t.workload), ",", CsvField(p.name), ",",
-          p.family, ",", StatusWord(p), ",", CsvField(p.failure), ",", p.runs, ",", p.attempts,
+          p.family, ",", StatusWord(p), ",", CsvField(ErrorWords(p)), ",", p.runs, ",", p.attempts,
           ",", p.failed, ",", p.reruns, ",", p.precise ? 1 : 0, ",", CsvEstimate(p.ns_per_op),
           ",", CsvEstimate(p.vs_malloc), ",", CsvEstimate(p.cold_ns_per_op), ",",
           CsvEstimate(p.warm_ns_per_op), ",", CsvEstimate(p.peak_rss), ",",
           p.tied_fastest ? 1 : 0, ",", p.tied_smallest_rss ? 1 : 0, ",",
           t.verdict.recommended == p.name ? 1 : 0, ",", t.peak_live_bytes, ",",
-          absl::StrFormat("%.4f,%.0f,%.0f,%.0f,%.4f", p.overhead, p.final_rss, p.minor_faults,
-                          p.major_faults, p.teardown_ms),
+          p.runs > 0 ? absl::StrFormat("%.4f,%.0f,%.0f,%.0f,%.4f", p.overhead, p.final_rss,
+                                       p.minor_faults, p.major_faults, p.teardown_ms)
+                     : ",,,,",
           ",", t.ops, ",", CsvEstimate(t.noise_floor), ",", t.clock, ",", ctx.rank_by, ",",
           ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", ctx.touch, ",",
           CsvField(p.adopt.cpp_type), ",", CsvField(p.adopt.header), ",",
@@ -219,7 +228,7 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
       ps.push_back(absl::StrCat(
           "        {\"policy\": ", JsonString(p.name), ", \"family\": ", JsonString(p.family),
           ", \"note\": ", JsonString(p.note), ", \"status\": ", JsonString(StatusWord(p)),
-          ", \"error\": ", JsonString(p.failure),
+          ", \"error\": ", JsonString(ErrorWords(p)),
           ",\n         \"adopt\": ", JsonAdopt(p.name, p.adopt), ",\n         ",
           "\"runs_ok\": ", p.runs,
           ", \"attempts\": ", p.attempts, ", \"runs_failed\": ", p.failed,
@@ -236,10 +245,14 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
           ",\n         \"peak_rss_bytes\": ", JsonEstimate(p.peak_rss),
           ", \"tied_fastest\": ", p.tied_fastest ? "true" : "false",
           ", \"tied_smallest_rss\": ", p.tied_smallest_rss ? "true" : "false",
-          absl::StrFormat(", \"overhead\": %.4f, \"final_rss_bytes\": %.0f, \"minor_faults\": "
-                          "%.0f, \"major_faults\": %.0f, \"teardown_ms\": %.4f",
-                          p.overhead, p.final_rss, p.minor_faults, p.major_faults,
-                          p.teardown_ms),
+          p.runs > 0
+              ? absl::StrFormat(", \"overhead\": %.4f, \"final_rss_bytes\": %.0f, "
+                                "\"minor_faults\": %.0f, \"major_faults\": %.0f, "
+                                "\"teardown_ms\": %.4f",
+                                p.overhead, p.final_rss, p.minor_faults, p.major_faults,
+                                p.teardown_ms)
+              : ", \"overhead\": null, \"final_rss_bytes\": null, \"minor_faults\": null, "
+                "\"major_faults\": null, \"teardown_ms\": null",
           ",\n         \"rss_course_bytes\": [", absl::StrJoin(p.rss_course, ","), "]",
           t.in_situ == nullptr ? ""
                                : absl::StrCat(",\n         \"in_situ\": ",

@@ -40,7 +40,7 @@ struct HtmlPolicy {
   std::string name, family;
   std::string adopt;  // the C++ type to paste and where it comes from, or how
   bool ok = false;
-  std::string status;  // when not ok: "FAILED: ..." or "skipped: ..."
+  std::string status;  // when not ok: "FAILED: ...", "skipped: ..." or "eliminated ..."
   int runs = 0;
   HtmlEstimate ns_per_op, vs_malloc, peak_rss;
   double overhead = NAN;  // peak RSS / ideal

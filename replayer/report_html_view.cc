@@ -89,9 +89,13 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
     p.name = r.name;
     p.family = r.family;
     p.adopt = AdoptWords(r.adopt);
-    p.ok = r.ok();
+    // A policy the race stopped before any run completed has no figures to
+    // draw: a row with its reason, as a failed one has (but not FAILED).
+    const bool no_figures = r.ok() && r.runs == 0;
+    p.ok = r.ok() && !no_figures;
     p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
                : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
+               : no_figures                                 ? r.stop_reason
                                                             : "";
     p.runs = r.runs;
     p.floor = r.name == "bump";

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "alloctrace/replayer/report.h"
 #include "alloctrace/replayer/report_html.h"
@@ -44,6 +45,82 @@ TEST(ReportersTest, EachEntryRendersItsFormat) {
   EXPECT_EQ(FindReportFormat("json")->render(in), FormatJson(reports, ctx));
   EXPECT_EQ(FindReportFormat("html")->render(in),
             FormatHtml(reports, programs, ctx, command_line));
+}
+
+// A policy the race's time limit stopped in its first run (measure.h) has
+// no figures: every format shows its row and reason without inventing
+// any, and none counts it failed or recommends it.
+TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
+  ReplayProgram program;
+  program.path = "t.trace";
+  program.allocs = 500;
+  program.frees = 500;
+  program.peak_live_bytes = 1 << 20;
+  PolicyRuns malloc;
+  malloc.name = "malloc";
+  malloc.family = "baseline";
+  for (int round = 0; round < 5; ++round) {
+    RunRecord r;
+    r.round = round;
+    r.result.ops = 1000;
+    PassFigures f;
+    f.cpu_seconds = f.wall_seconds = 20e-6 * (1 + 0.01 * round);
+    r.result.passes = {f, f};
+    r.result.peak_rss = 1 << 20;
+    malloc.runs.push_back(r);
+  }
+  malloc.attempts = 5;
+  PolicyRuns slow;
+  slow.name = "boost_pool";
+  slow.family = "baseline";
+  slow.attempts = 1;
+  slow.eliminated = true;
+  slow.stop_reason =
+      "eliminated in round 1: its run passed 20x the fastest policy's run time (malloc: 0.30 s) "
+      "and was stopped at 6.0 s";
+  ReportContext ctx;
+  ctx.clock = "cpu";
+  ctx.machine = "test";
+  const TraceReport t = Summarize(program, {slow, malloc}, PolicyRuns{}, ctx, 5);
+  ASSERT_EQ(t.policies.size(), 2u);
+  EXPECT_EQ(t.policies[0].name, "malloc");
+  EXPECT_EQ(t.policies[1].name, "boost_pool");
+  EXPECT_TRUE(t.policies[1].ok());
+  EXPECT_EQ(t.failed_policies, 0);
+  EXPECT_EQ(t.verdict.recommended, "malloc");
+
+  const std::vector<TraceReport> reports = {t};
+  const std::vector<ReplayProgram> programs = {program};
+  const ReportInput in{reports, programs, ctx, "replayer t.trace"};
+  const std::string table = FindReportFormat("table")->render(in);
+  EXPECT_NE(table.find("\nboost_pool                          -      -x      - -              "
+                       "     -    0\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  boost_pool: eliminated in round 1"), std::string::npos) << table;
+  EXPECT_EQ(table.find("FAILED"), std::string::npos) << table;
+  const std::string md = FindReportFormat("markdown")->render(in);
+  EXPECT_NE(md.find("| boost_pool | baseline | - | - | - | - | - | - | 0 | 0 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("boost_pool: eliminated in round 1"), std::string::npos) << md;
+  const std::string csv = FindReportFormat("csv")->render(in);
+  EXPECT_NE(csv.find("t.trace,,boost_pool,baseline,eliminated,eliminated in round 1: its run "
+                     "passed 20x the fastest policy's run time (malloc: 0.30 s) and was "
+                     "stopped at 6.0 s,0,1,0,0,0,,,,,,,,,,,,,,,,0,0,0,1048576,,,,,,1000,"),
+            std::string::npos)
+      << csv;
+  const std::string json = FindReportFormat("json")->render(in);
+  EXPECT_NE(json.find("{\"policy\": \"boost_pool\", \"family\": \"baseline\", \"note\": \"\", "
+                      "\"status\": \"eliminated\", \"error\": \"eliminated in round 1"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"ns_per_op\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"overhead\": null"), std::string::npos) << json;
+  const std::string html = FindReportFormat("html")->render(in);
+  EXPECT_NE(html.find("eliminated in round 1"), std::string::npos);
+  EXPECT_EQ(html.find("nan"), std::string::npos);
+  EXPECT_EQ(html.find("FAILED"), std::string::npos);
 }
 
 }  // namespace

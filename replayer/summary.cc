@@ -175,7 +175,9 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   if (!pr.skipped.empty()) {
     s.status = PolicyResult::Status::kSkipped;
     s.failure = pr.skipped;
-  } else if (pr.failed > 0 || pr.runs.empty()) {
+  } else if (pr.failed > 0 || (pr.runs.empty() && !pr.eliminated)) {
+    // (A policy the race stopped in its first run is eliminated, not
+    // failed: ok, without figures.)
     s.status = PolicyResult::Status::kFailed;
     s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
                                              " runs failed; first: ", pr.first_error)
@@ -467,8 +469,11 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
     t.failed_policies += s.status == PolicyResult::Status::kFailed;
     t.policies.push_back(std::move(s));
   }
+  // ok with figures, then ok without (eliminated before a run completed),
+  // failed, skipped.
   auto rank = [](const PolicyResult& p) {
-    return p.status == PolicyResult::Status::kOk ? 0 : p.status == PolicyResult::Status::kFailed ? 1 : 2;
+    if (p.status == PolicyResult::Status::kOk) return p.ns_per_op.has_data() ? 0 : 1;
+    return p.status == PolicyResult::Status::kFailed ? 2 : 3;
   };
   std::stable_sort(t.policies.begin(), t.policies.end(),
                    [&](const PolicyResult& a, const PolicyResult& b) {

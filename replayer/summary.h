@@ -83,7 +83,10 @@ struct PolicyResult {
   int reruns = 0;          // runs re-run for being disturbed
   int disturbed_kept = 0;  // runs kept though disturbed
   std::string stop_reason;
-  bool eliminated = false;  // dropped by the race: not held to the precision
+  // Dropped by the race: not held to the precision. Still ok (not failed)
+  // when the race's time limit stopped its first run: then it has no
+  // figures (runs 0, no Estimate with data).
+  bool eliminated = false;
   std::string screen_kind;  // as PolicyRuns::screen_kind
   bool screened_out = false;  // slower than the fastest of its screen_kind
   bool precise = false;  // both CIs within the precision
@@ -147,7 +150,8 @@ struct TraceReport {
   std::string cut_short;
   bool no_memory_ops = false;  // nothing to time: no ranking, no verdict
   int rounds = 0;
-  std::vector<PolicyResult> policies;  // ok by median ns/op, then failed, then skipped
+  // ok by median ns/op, then ok without figures, then failed, then skipped
+  std::vector<PolicyResult> policies;
   // glibc malloc against a second malloc run set, paired by round: how far
   // apart two identical allocators read here.
   Estimate noise_floor;
@@ -160,8 +164,8 @@ struct TraceReport {
 };
 
 // `noise` holds the second malloc run set (may be empty). The steps, in
-// order: SummarizePolicy for each policy (then sorted: ok by median ns/op,
-// then failed, then skipped), ScreenArticlePolicies, MarkTies, Recommend.
+// order: SummarizePolicy for each policy (then sorted as TraceReport::policies),
+// ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
                       const PolicyRuns& noise, const ReportContext& ctx, int rounds);
 
