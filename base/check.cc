@@ -5,10 +5,8 @@
 
 namespace alloctrace::base_internal {
 
-void CheckFailed(const char* file, int line, const char* condition,
-                 const char* message) {
-  std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", file, line, condition,
-               message);
+void CheckFailed(const char* file, int line, const char* condition, const char* message) {
+  std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", file, line, condition, message);
   std::fflush(stderr);
   std::abort();
 }

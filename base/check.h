@@ -16,12 +16,11 @@ namespace alloctrace::base_internal {
 
 }  // namespace alloctrace::base_internal
 
-#define ALLOCTRACE_CHECK(condition, message)                            \
-  do {                                                                    \
-    if (ABSL_PREDICT_FALSE(!(condition))) {                               \
-      ::alloctrace::base_internal::CheckFailed(__FILE__, __LINE__,        \
-                                               #condition, message);      \
-    }                                                                     \
+#define ALLOCTRACE_CHECK(condition, message)                                             \
+  do {                                                                                   \
+    if (ABSL_PREDICT_FALSE(!(condition))) {                                              \
+      ::alloctrace::base_internal::CheckFailed(__FILE__, __LINE__, #condition, message); \
+    }                                                                                    \
   } while (false)
 
 #endif  // ALLOCTRACE_BASE_CHECK_H_

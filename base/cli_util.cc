@@ -54,17 +54,17 @@ namespace {
 // Abseil's own flags that print help or read flags from elsewhere: what
 // they do is Abseil's business.
 bool IsAbslOwnFlag(absl::string_view name) {
-  for (absl::string_view own : {"help", "helpfull", "helpshort", "helppackage", "helpon",
-                               "helpmatch", "version", "only_check_args", "flagfile", "fromenv",
-                               "tryfromenv", "undefok"}) {
+  for (absl::string_view own :
+       {"help", "helpfull", "helpshort", "helppackage", "helpon", "helpmatch", "version",
+        "only_check_args", "flagfile", "fromenv", "tryfromenv", "undefok"}) {
     if (name == own) return true;
   }
   return false;
 }
 
 bool IsHelpFlag(absl::string_view name) {
-  return IsAbslOwnFlag(name) && name != "flagfile" && name != "fromenv" &&
-         name != "tryfromenv" && name != "undefok";
+  return IsAbslOwnFlag(name) && name != "flagfile" && name != "fromenv" && name != "tryfromenv" &&
+         name != "undefok";
 }
 
 // The flag's name as Abseil knows it: dashes read as underscores.
@@ -156,7 +156,8 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
       std::string near = NearestName(name, names);
       if (near.empty()) return absl::StrCat("unknown flag ", dashes, typed, "; see --help");
       // Suggest in the spelling typed: with dashes if the user used them.
-      if (typed.find('-') != absl::string_view::npos) std::replace(near.begin(), near.end(), '_', '-');
+      if (typed.find('-') != absl::string_view::npos)
+        std::replace(near.begin(), near.end(), '_', '-');
       return absl::StrCat("unknown flag ", dashes, typed, "; did you mean ", dashes, near, "?");
     }
     std::string what;
@@ -168,7 +169,8 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
     }
     if (flag->IsOfType<bool>()) continue;  // --quiet: true
     // "--budget 3": the next argument is the value.
-    if (i + 1 >= argc) return absl::StrCat(dashes, typed, " needs a value (", dashes, typed, "=...)");
+    if (i + 1 >= argc)
+      return absl::StrCat(dashes, typed, " needs a value (", dashes, typed, "=...)");
     ++i;
     if (!ValueParses(*flag, argv[i], &what)) {
       return absl::StrCat(dashes, typed, " ", argv[i], ": '", argv[i], "' is not ", what);

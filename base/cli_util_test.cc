@@ -23,10 +23,10 @@ TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
   EXPECT_EQ(EditDistance("slab", "slab"), 0u);
   EXPECT_EQ(EditDistance("", "slab"), 4u);
   EXPECT_EQ(EditDistance("slab", ""), 4u);
-  EXPECT_EQ(EditDistance("slabb", "slab"), 1u);     // deletion
+  EXPECT_EQ(EditDistance("slabb", "slab"), 1u);        // deletion
   EXPECT_EQ(EditDistance("polices", "policies"), 1u);  // insertion
-  EXPECT_EQ(EditDistance("budgat", "budget"), 1u);  // substitution
-  EXPECT_EQ(EditDistance("budgte", "budget"), 2u);  // a transposition is two edits
+  EXPECT_EQ(EditDistance("budgat", "budget"), 1u);     // substitution
+  EXPECT_EQ(EditDistance("budgte", "budget"), 2u);     // a transposition is two edits
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(EditDistance("sitting", "kitten"), 3u);  // symmetric
 }
@@ -52,13 +52,13 @@ std::string Check(std::vector<std::string> args) {
 
 TEST(CheckCommandLineFlagsTest, AcceptsWellFormedFlagsInEverySpelling) {
   EXPECT_EQ(Check({}), "");
-  EXPECT_EQ(Check({"--policies=slab", "--budget=1.5", "--min_runs=3", "--seed=7", "--quiet",
-                   "trace"}),
-            "");
+  EXPECT_EQ(
+      Check({"--policies=slab", "--budget=1.5", "--min_runs=3", "--seed=7", "--quiet", "trace"}),
+      "");
   EXPECT_EQ(Check({"--min-runs=3", "-budget=2", "--budget", "4", "--noquiet", "--quiet=false"}),
             "");
   EXPECT_EQ(Check({"trace", "-", "--", "--not-a-flag=x"}), "");  // "--" ends the flags
-  EXPECT_EQ(Check({"--help"}), "");                                // Abseil's own
+  EXPECT_EQ(Check({"--help"}), "");                              // Abseil's own
   EXPECT_EQ(Check({"--undefok=nosuch", "--nosuch=1"}), "");
 }
 

@@ -1,10 +1,9 @@
 #include "alloctrace/base/io.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <cerrno>
 #include <chrono>

@@ -33,16 +33,18 @@ TEST(JsonStringTest, EveryControlCharacterIsUnicodeEscaped) {
 }
 
 TEST(JsonStringTest, WellFormedUtf8IsKept) {
-  EXPECT_EQ(JsonString("caf\xC3\xA9"), "\"caf\xC3\xA9\"");           // é
+  EXPECT_EQ(JsonString("caf\xC3\xA9"), "\"caf\xC3\xA9\"");            // é
   EXPECT_EQ(JsonString("\xE2\x82\xAC"), "\"\xE2\x82\xAC\"");          // €
   EXPECT_EQ(JsonString("\xF0\x9F\x98\x80"), "\"\xF0\x9F\x98\x80\"");  // U+1F600
 }
 
 TEST(JsonStringTest, MalformedUtf8BecomesReplacementCharacters) {
   const std::string kBad = "\xEF\xBF\xBD";
-  EXPECT_EQ(JsonString("a\xFF" "b"), "\"a" + kBad + "b\"");
-  EXPECT_EQ(JsonString("\xC3"), "\"" + kBad + "\"");                  // cut short
-  EXPECT_EQ(JsonString("\xC0\xAF"), "\"" + kBad + kBad + "\"");       // overlong '/'
+  EXPECT_EQ(JsonString("a\xFF"
+                       "b"),
+            "\"a" + kBad + "b\"");
+  EXPECT_EQ(JsonString("\xC3"), "\"" + kBad + "\"");                        // cut short
+  EXPECT_EQ(JsonString("\xC0\xAF"), "\"" + kBad + kBad + "\"");             // overlong '/'
   EXPECT_EQ(JsonString("\xED\xA0\x80"), "\"" + kBad + kBad + kBad + "\"");  // surrogate
   EXPECT_EQ(JsonString("\xE2\x82"), "\"" + kBad + kBad + "\"");
 }

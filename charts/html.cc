@@ -87,12 +87,28 @@ std::string Escape(absl::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const char c = s[i];
     switch (c) {
-      case '&': out += "&amp;"; ++i; continue;
-      case '<': out += "&lt;"; ++i; continue;
-      case '>': out += "&gt;"; ++i; continue;
-      case '"': out += "&quot;"; ++i; continue;
-      case '\'': out += "&#39;"; ++i; continue;
-      default: break;
+      case '&':
+        out += "&amp;";
+        ++i;
+        continue;
+      case '<':
+        out += "&lt;";
+        ++i;
+        continue;
+      case '>':
+        out += "&gt;";
+        ++i;
+        continue;
+      case '"':
+        out += "&quot;";
+        ++i;
+        continue;
+      case '\'':
+        out += "&#39;";
+        ++i;
+        continue;
+      default:
+        break;
     }
     const auto u = static_cast<uint8_t>(c);
     if (u < 0x20 && c != '\t' && c != '\n' && c != '\r') {
@@ -132,8 +148,8 @@ std::string Truncate(absl::string_view s, size_t max_chars) {
 }
 
 std::string Element(absl::string_view tag, absl::string_view attrs_html, absl::string_view text) {
-  return absl::StrCat("<", tag, attrs_html.empty() ? "" : " ", attrs_html, ">", Escape(text),
-                      "</", tag, ">");
+  return absl::StrCat("<", tag, attrs_html.empty() ? "" : " ", attrs_html, ">", Escape(text), "</",
+                      tag, ">");
 }
 
 HtmlTable::HtmlTable(std::vector<std::string> headers, std::vector<bool> numeric)
@@ -164,8 +180,7 @@ std::string HtmlTable::Render(absl::string_view attrs_html) const {
   std::string o = absl::StrCat("<div class=\"scroll\"><table", attrs_html.empty() ? "" : " ",
                                attrs_html, "><thead><tr>");
   for (size_t i = 0; i < headers_.size(); ++i) {
-    absl::StrAppend(&o, numeric_[i] ? "<th class=\"num\">" : "<th>", Escape(headers_[i]),
-                    "</th>");
+    absl::StrAppend(&o, numeric_[i] ? "<th class=\"num\">" : "<th>", Escape(headers_[i]), "</th>");
   }
   absl::StrAppend(&o, "</tr></thead>\n<tbody>\n", body_, "</tbody></table></div>\n");
   return o;
@@ -193,7 +208,8 @@ std::string HtmlPage::Render() const {
       "<meta name=\"referrer\" content=\"no-referrer\">\n";
   absl::StrAppend(&o, "<title>", Escape(title_), "</title>\n<style>", kCss, "</style>\n",
                   "</head>\n<body>\n<header>\n<h1>", Escape(title_), "</h1>\n");
-  for (const std::string& s : subtitles_) absl::StrAppend(&o, "<p class=\"sub\">", Escape(s), "</p>\n");
+  for (const std::string& s : subtitles_)
+    absl::StrAppend(&o, "<p class=\"sub\">", Escape(s), "</p>\n");
   absl::StrAppend(&o, "</header>\n<main>\n", body_, "</main>\n</body>\n</html>\n");
   return o;
 }

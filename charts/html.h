@@ -15,8 +15,9 @@
 #define ALLOCTRACE_REPORT_HTML_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace alloctrace::report {
 

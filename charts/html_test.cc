@@ -21,9 +21,11 @@ TEST(EscapeTest, KeepsValidUtf8AndReplacesTheRest) {
   EXPECT_EQ(Escape("caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80"),
             "caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80");
   const std::string fffd = "\xEF\xBF\xBD";
-  EXPECT_EQ(Escape("a\xFF" "b"), "a" + fffd + "b");
-  EXPECT_EQ(Escape("\xC3"), fffd);                  // cut short
-  EXPECT_EQ(Escape("\xC0\xBC"), fffd + fffd);       // overlong '<'
+  EXPECT_EQ(Escape("a\xFF"
+                   "b"),
+            "a" + fffd + "b");
+  EXPECT_EQ(Escape("\xC3"), fffd);                        // cut short
+  EXPECT_EQ(Escape("\xC0\xBC"), fffd + fffd);             // overlong '<'
   EXPECT_EQ(Escape("\xED\xA0\x80"), fffd + fffd + fffd);  // a surrogate
   EXPECT_EQ(Escape(std::string("a\0b", 3)), "a" + fffd + "b");
   EXPECT_EQ(Escape("\x1b[31m"), fffd + "[31m");
@@ -60,8 +62,7 @@ TEST(HtmlPageTest, SelfContainedAndEscaped) {
   const std::string html = page.Render();
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("<meta charset=\"utf-8\">"), std::string::npos);
-  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"),
-            std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
   EXPECT_NE(html.find("<style>"), std::string::npos);
   EXPECT_NE(html.find("@media print"), std::string::npos);
   // Nothing from the strings became markup, and nothing external is named.

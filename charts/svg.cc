@@ -26,6 +26,9 @@ using svg_parts::FigureClose;
 using svg_parts::FigureOpen;
 using svg_parts::FitText;
 using svg_parts::Hex;
+using svg_parts::kCharPx;
+using svg_parts::kDashes;
+using svg_parts::kFront;
 using svg_parts::Legend;
 using svg_parts::LineSwatch;
 using svg_parts::MakeScale;
@@ -40,9 +43,6 @@ using svg_parts::SvgOpen;
 using svg_parts::XAxis;
 using svg_parts::XYFrame;
 using svg_parts::YAxis;
-using svg_parts::kCharPx;
-using svg_parts::kDashes;
-using svg_parts::kFront;
 
 std::string RenderLineChart(const LineChart& c) {
   Domain dx, dy;
@@ -84,15 +84,18 @@ std::string RenderLineChart(const LineChart& c) {
     for (const size_t i : drawn) names.push_back(c.series[i].name);
   }
   int legend_h = 0;
-  const std::string legend = names.empty() ? "" : Legend(
-      names, left, c.height, c.width,
-      [&](size_t k, double x, double y) {
-        return LineSwatch(drawn[k], x, y, c.series[drawn[k]].emphasized, c.distinct_dashes);
-      },
-      &legend_h);
+  const std::string legend =
+      names.empty() ? ""
+                    : Legend(
+                          names, left, c.height, c.width,
+                          [&](size_t k, double x, double y) {
+                            return LineSwatch(drawn[k], x, y, c.series[drawn[k]].emphasized,
+                                              c.distinct_dashes);
+                          },
+                          &legend_h);
   const int h = c.height + legend_h;
-  return absl::StrCat(FigureOpen("line", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      legend, "</svg>", FigureClose(c.note));
+  return absl::StrCat(FigureOpen("line", c.id, c.title), SvgOpen(c.width, h, c.title), plot, legend,
+                      "</svg>", FigureClose(c.note));
 }
 
 std::string RenderIntervalChart(const IntervalChart& c) {
@@ -147,8 +150,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
   absl::StrAppend(&plot, XAxis(sx, xt, axis, top, bottom, many));
   if (c.reference >= 0) {
     const std::string x = N(sx(c.reference));
-    absl::StrAppend(&plot, "<line class=\"reference\" x1=\"", x, "\" x2=\"", x, "\" y1=\"",
-                    N(top), "\" y2=\"", N(bottom), "\" stroke=\"", kFront,
+    absl::StrAppend(&plot, "<line class=\"reference\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(top),
+                    "\" y2=\"", N(bottom), "\" stroke=\"", kFront,
                     "\" stroke-dasharray=\"4 3\"><title>", Escape(c.reference_label),
                     "</title></line>");
   }
@@ -157,8 +160,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
     const IntervalRow& r = c.rows[i];
     const double mid = top + (i + 0.5) * row_h;
     absl::StrAppend(&plot, FitText(r.label, label_w - 4,
-                                   absl::StrCat("class=\"row-label\" x=\"", N(label_w), "\" y=\"", N(mid),
-                                                "\" dy=\"0.35em\" text-anchor=\"end\"")));
+                                   absl::StrCat("class=\"row-label\" x=\"", N(label_w), "\" y=\"",
+                                                N(mid), "\" dy=\"0.35em\" text-anchor=\"end\"")));
     if (!r.status.empty()) {
       absl::StrAppend(&plot, FitText(r.status, right - left,
                                      absl::StrCat("class=\"status\" x=\"", N(left + 4), "\" y=\"",
@@ -178,8 +181,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
         absl::StrAppend(&plot, "<path class=\"offscale-bar\" d=\"M", N(left), " ", N(y), "H",
                         N(brk - 3), "\" stroke=\"", colour,
                         "\" stroke-opacity=\"0.3\" stroke-width=\"4\"/>",
-                        "<path class=\"break\" d=\"M", N(brk - 5), " ", N(y + 6), "l5 -12M",
-                        N(brk), " ", N(y + 6), "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
+                        "<path class=\"break\" d=\"M", N(brk - 5), " ", N(y + 6), "l5 -12M", N(brk),
+                        " ", N(y + 6), "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
                         "<circle class=\"dot offscale\" cx=\"", N(brk + 16), "\" cy=\"", N(y),
                         "\" r=\"3.5\" fill=\"", colour, "\"><title>", Escape(tip),
                         " (off the scale)</title></circle>");
@@ -188,8 +191,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
       }
       if (m.has_interval) {
         const std::string yy = N(y);
-        absl::StrAppend(&tip, " [", FormatValue(m.lo, c.x.unit), ", ",
-                        FormatValue(m.hi, c.x.unit), "]");
+        absl::StrAppend(&tip, " [", FormatValue(m.lo, c.x.unit), ", ", FormatValue(m.hi, c.x.unit),
+                        "]");
         absl::StrAppend(&plot, "<path class=\"ci\" d=\"M", N(sx(m.lo)), " ", N(y - 3), "v6M",
                         N(sx(m.lo)), " ", yy, "H", N(sx(m.hi)), "M", N(sx(m.hi)), " ", N(y - 3),
                         "v6\" stroke=\"", colour, "\" fill=\"none\"/>");
@@ -204,8 +207,9 @@ std::string RenderIntervalChart(const IntervalChart& c) {
                                                   "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
     }
     if (!r.note.empty()) {
-      absl::StrAppend(&plot, FitText(r.note, 60, absl::StrCat("x=\"", N(note_x), "\" y=\"",
-                                                             N(mid), "\" dy=\"0.35em\"")));
+      absl::StrAppend(
+          &plot, FitText(r.note, 60,
+                         absl::StrCat("x=\"", N(note_x), "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
     }
   }
   std::vector<std::string> names;
@@ -234,8 +238,9 @@ std::string RenderIntervalChart(const IntervalChart& c) {
   const int h = static_cast<int>(legend_top) + legend_h;
   std::string note = c.note;
   if (!off_rows.empty()) {
-    absl::StrAppend(&note, note.empty() ? "" : " ", "Off the scale (past the break, value written): ",
-                    absl::StrJoin(off_rows, ", "), ".");
+    absl::StrAppend(
+        &note, note.empty() ? "" : " ",
+        "Off the scale (past the break, value written): ", absl::StrJoin(off_rows, ", "), ".");
   }
   return absl::StrCat(FigureOpen("interval", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
                       legend, "</svg>", FigureClose(note));
@@ -303,9 +308,9 @@ std::string RenderScatterChart(const ScatterChart& c) {
   const Scale& sy = frame.sy;
   std::string plot;
   if (any_off_x) {
-    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(right + 6), "\" y=\"",
-                    N(top), "\" width=\"", N(outer_right - right - 6), "\" height=\"",
-                    N(bottom - top), "\" fill=\"#f2f2f2\"><title>off the scale: slower than ",
+    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(right + 6), "\" y=\"", N(top),
+                    "\" width=\"", N(outer_right - right - 6), "\" height=\"", N(bottom - top),
+                    "\" fill=\"#f2f2f2\"><title>off the scale: slower than ",
                     Escape(FormatValue(limit_x, c.x.unit)), "</title></rect>");
   }
   if (any_off_y) {
@@ -375,8 +380,8 @@ std::string RenderScatterChart(const ScatterChart& c) {
                     on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"2\"")
                                 : " fill-opacity=\"0.85\"",
                     "><title>", Escape(tip), "</title></circle>");
-    absl::StrAppend(&tags, "<text class=\"point-label\" x=\"", N(b.x0 + 1), "\" y=\"",
-                    N(b.y1 - 2), "\">", Escape(tag(i)), "</text>");
+    absl::StrAppend(&tags, "<text class=\"point-label\" x=\"", N(b.x0 + 1), "\" y=\"", N(b.y1 - 2),
+                    "\">", Escape(tag(i)), "</text>");
   }
   absl::StrAppend(&plot, marks, tags);
 
@@ -393,14 +398,16 @@ std::string RenderScatterChart(const ScatterChart& c) {
     const size_t i = shown[k];
     return absl::StrCat(
         "<circle cx=\"", N(x + 3), "\" cy=\"", N(y), "\" r=\"3\" fill=\"",
-        several ? PaletteColor(c.points[i].series) : on_front[i] ? "#0072B2" : "#56B4E9", "\"",
-        on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
+        several       ? PaletteColor(c.points[i].series)
+        : on_front[i] ? "#0072B2"
+                      : "#56B4E9",
+        "\"", on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
         "/><text class=\"point-key\" x=\"", N(x + 27), "\" y=\"", N(y),
-        "\" dy=\"0.35em\" text-anchor=\"end\">",
-        Escape(tag(i)), "</text>");
+        "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(tag(i)), "</text>");
   };
   const std::string key_title =
-      front.empty() ? "Key:" : "Key (ringed: on the Pareto front, nothing is both faster and smaller):";
+      front.empty() ? "Key:"
+                    : "Key (ringed: on the Pareto front, nothing is both faster and smaller):";
   int key_h = 0;
   std::string key_svg;
   double after_plot = c.height;  // where the legends under the plot start
@@ -424,8 +431,7 @@ std::string RenderScatterChart(const ScatterChart& c) {
   if (several) {
     legend = Legend(
         c.series_names, left, after_plot, c.width,
-        [&](size_t i, double x, double y) { return DotSwatch(PaletteColor(i), x, y); },
-        &legend_h);
+        [&](size_t i, double x, double y) { return DotSwatch(PaletteColor(i), x, y); }, &legend_h);
   }
   const int h = static_cast<int>(after_plot) + legend_h;
   std::string note = c.note;
@@ -455,16 +461,17 @@ std::string RenderHeatMap(const HeatMap& m) {
   for (size_t j = 0; j < m.cols.size(); ++j) {
     const double x = label_w + (j + 0.5) * cell_w;
     absl::StrAppend(&plot, FitText(m.cols[j], (col_label_h - 8) / 0.87,
-                                   absl::StrCat("transform=\"translate(", N(x + 3), ",",
-                                                N(top - 6), ") rotate(-60)\"")));
+                                   absl::StrCat("transform=\"translate(", N(x + 3), ",", N(top - 6),
+                                                ") rotate(-60)\"")));
   }
   const bool values_fit = cell_w >= 34;
   for (size_t i = 0; i < m.rows.size(); ++i) {
     const double y = top + i * cell_h;
-    absl::StrAppend(&plot, FitText(m.rows[i], label_w - 8,
-                                   absl::StrCat("x=\"", N(label_w - 6), "\" y=\"",
-                                                N(y + cell_h / 2), "\" dy=\"0.35em\" "
-                                                "text-anchor=\"end\"")));
+    absl::StrAppend(&plot,
+                    FitText(m.rows[i], label_w - 8,
+                            absl::StrCat("x=\"", N(label_w - 6), "\" y=\"", N(y + cell_h / 2),
+                                         "\" dy=\"0.35em\" "
+                                         "text-anchor=\"end\"")));
     for (size_t j = 0; j < m.cols.size(); ++j) {
       const double v = i < m.values.size() && j < m.values[i].size()
                            ? m.values[i][j]
@@ -497,10 +504,10 @@ std::string RenderHeatMap(const HeatMap& m) {
   for (int k = -4; k <= 4; ++k) {
     const double x = label_w + (k + 4) * 44;
     const double v = m.center * std::pow(2.0, m.span_log2 * k / 4);
-    absl::StrAppend(&plot, "<rect x=\"", N(x), "\" y=\"", N(ky), "\" width=\"44\" height=\"18\" fill=\"",
-                    Hex(DivergingColour(k / 4.0)), "\"/><text x=\"", N(x + 22), "\" y=\"",
-                    N(ky + 30), "\" text-anchor=\"middle\">", Escape(FormatValue(v, m.unit)),
-                    "</text>");
+    absl::StrAppend(&plot, "<rect x=\"", N(x), "\" y=\"", N(ky),
+                    "\" width=\"44\" height=\"18\" fill=\"", Hex(DivergingColour(k / 4.0)),
+                    "\"/><text x=\"", N(x + 22), "\" y=\"", N(ky + 30),
+                    "\" text-anchor=\"middle\">", Escape(FormatValue(v, m.unit)), "</text>");
   }
   absl::StrAppend(&plot, "<text x=\"", N(label_w), "\" y=\"", N(ky + 46), "\">\xE2\x86\x90 ",
                   Escape(m.low_meaning), "</text><text x=\"", N(label_w + 9 * 44), "\" y=\"",
@@ -508,8 +515,8 @@ std::string RenderHeatMap(const HeatMap& m) {
                   " \xE2\x86\x92</text></g>");
   const int w = static_cast<int>(std::max(width, label_w + 9 * 44 + 20));
   const int h = static_cast<int>(ky + 56);
-  return absl::StrCat(FigureOpen("heatmap", m.id, m.title), SvgOpen(w, h, m.title), plot,
-                      "</svg>", FigureClose(m.note));
+  return absl::StrCat(FigureOpen("heatmap", m.id, m.title), SvgOpen(w, h, m.title), plot, "</svg>",
+                      FigureClose(m.note));
 }
 
 std::string RenderBarChart(const BarChart& c) {
@@ -547,14 +554,15 @@ std::string RenderBarChart(const BarChart& c) {
     }
     const double cx = left + (i + 0.5) * slot;
     if (rotate) {
-      absl::StrAppend(&plot, FitText(b.label, label_h / 0.8,
-                                     absl::StrCat("transform=\"translate(", N(cx + 3), ",",
-                                                  N(bottom + 10), ") rotate(-50)\" "
-                                                  "text-anchor=\"end\"")));
+      absl::StrAppend(&plot,
+                      FitText(b.label, label_h / 0.8,
+                              absl::StrCat("transform=\"translate(", N(cx + 3), ",", N(bottom + 10),
+                                           ") rotate(-50)\" "
+                                           "text-anchor=\"end\"")));
     } else {
-      absl::StrAppend(&plot, FitText(b.label, slot, absl::StrCat("x=\"", N(cx), "\" y=\"",
-                                                                N(bottom + 14),
-                                                                "\" text-anchor=\"middle\"")));
+      absl::StrAppend(&plot, FitText(b.label, slot,
+                                     absl::StrCat("x=\"", N(cx), "\" y=\"", N(bottom + 14),
+                                                  "\" text-anchor=\"middle\"")));
     }
   }
   absl::StrAppend(&plot, "<line class=\"axis\" x1=\"", N(left), "\" x2=\"", N(right), "\" y1=\"",
@@ -562,8 +570,8 @@ std::string RenderBarChart(const BarChart& c) {
   absl::StrAppend(&plot, "<text class=\"axis-label\" x=\"", N((left + right) / 2), "\" y=\"",
                   N(bottom + label_h + 18), "\" text-anchor=\"middle\">", Escape(c.x_label),
                   "</text>");
-  return absl::StrCat(FigureOpen("bar", c.id, c.title), SvgOpen(c.width, c.height, c.title),
-                      plot, "</svg>", FigureClose(c.note));
+  return absl::StrCat(FigureOpen("bar", c.id, c.title), SvgOpen(c.width, c.height, c.title), plot,
+                      "</svg>", FigureClose(c.note));
 }
 
 std::string RenderSpanChart(const SpanChart& c) {
@@ -602,8 +610,8 @@ std::string RenderSpanChart(const SpanChart& c) {
   }
   std::string note = c.note;
   if (rows < c.spans.size()) {
-    note = absl::StrCat(note, note.empty() ? "" : " ", "Showing ", rows, " of ", c.spans.size(),
-                        ".");
+    note =
+        absl::StrCat(note, note.empty() ? "" : " ", "Showing ", rows, " of ", c.spans.size(), ".");
   }
   const int h = static_cast<int>(bottom + 42);
   return absl::StrCat(FigureOpen("span", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
@@ -611,8 +619,8 @@ std::string RenderSpanChart(const SpanChart& c) {
 }
 
 std::string SmallMultiples(const std::vector<std::string>& panels_html, int min_panel_width) {
-  std::string o = absl::StrCat("<div class=\"multiples\" style=\"--panel:", min_panel_width,
-                               "px\">");
+  std::string o =
+      absl::StrCat("<div class=\"multiples\" style=\"--panel:", min_panel_width, "px\">");
   for (const std::string& p : panels_html) absl::StrAppend(&o, p);
   return o + "</div>\n";
 }

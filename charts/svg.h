@@ -112,7 +112,7 @@ struct LineChart {
   Axis x, y;
   std::vector<Series> series;
   int width = 1200, height = 300;  // plot area plus margins, before the legend
-  std::string note;               // a line under the chart
+  std::string note;                // a line under the chart
   // Each series its own dash pattern (not only past the palette's 8
   // colours), so lines that coincide still show each one.
   bool distinct_dashes = false;
@@ -171,7 +171,7 @@ struct ScatterChart {
   Axis x, y;
   std::vector<Point> points;
   std::vector<std::string> series_names;  // a legend when more than one
-  bool pareto = true;  // mark and connect the front, ring its points
+  bool pareto = true;                     // mark and connect the front, ring its points
   int width = 1200, height = 400;
   std::string note;
 };
@@ -211,8 +211,8 @@ std::string RenderBarChart(const BarChart& chart);
 struct Span {
   std::string label;
   double start = 0, end = 0;
-  bool open_end = false;    // still alive at the end: drawn with an arrow-like cap
-  bool secondary = false;   // drawn in grey (e.g. the global heap)
+  bool open_end = false;   // still alive at the end: drawn with an arrow-like cap
+  bool secondary = false;  // drawn in grey (e.g. the global heap)
   std::string tooltip;
 };
 

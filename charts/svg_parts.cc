@@ -139,8 +139,8 @@ std::vector<LabelSpot> PlaceLabels(const std::vector<std::pair<double, double>>&
   constexpr double kPi = 3.14159265358979323846;
   constexpr double kGap = 1.5;  // between a box and a mark or another box
   // Ring 0: right, left, above, below, then the diagonals.
-  static const double kFirst[][2] = {{1, 0}, {-1, 0}, {0, -1}, {0, 1},
-                                     {1, -1}, {-1, -1}, {1, 1}, {-1, 1}};
+  static const double kFirst[][2] = {{1, 0},  {-1, 0},  {0, -1}, {0, 1},
+                                     {1, -1}, {-1, -1}, {1, 1},  {-1, 1}};
   const double reach = std::hypot(bounds.x1 - bounds.x0, bounds.y1 - bounds.y0);
   std::vector<LabelSpot> out;
   std::vector<LabelBox> taken;
@@ -296,12 +296,15 @@ size_t Chars(absl::string_view s) {
 std::string FitText(absl::string_view s, double max_px, absl::string_view attrs_html) {
   const size_t max_chars = std::max<size_t>(2, static_cast<size_t>(max_px / kCharPx));
   const std::string shown = Truncate(s, max_chars);
-  return absl::StrCat("<text ", attrs_html, ">",
-                      shown.size() != s.size() ? absl::StrCat("<title>", Escape(s), "</title>") : "",
-                      Escape(shown), "</text>");
+  return absl::StrCat(
+      "<text ", attrs_html, ">",
+      shown.size() != s.size() ? absl::StrCat("<title>", Escape(s), "</title>") : "", Escape(shown),
+      "</text>");
 }
 
-Scale MakeScale(const AxisPlan& p, double r0, double r1) { return Scale{p.lo, p.hi, r0, r1, p.log}; }
+Scale MakeScale(const AxisPlan& p, double r0, double r1) {
+  return Scale{p.lo, p.hi, r0, r1, p.log};
+}
 
 Axis Decided(Axis axis, const Domain& d) {
   if (axis.log_if_wide && !axis.log && !d.empty() && d.lo > 0 && d.hi / d.lo > kWideRatio) {
@@ -364,15 +367,15 @@ std::string NoData(absl::string_view kind, absl::string_view id, absl::string_vi
                       FigureClose(note));
 }
 
-std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis,
-                  double top, double bottom, bool labels_on_top) {
+std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis, double top,
+                  double bottom, bool labels_on_top) {
   std::string o;
   for (const double t : ticks) {
     const std::string x = N(sx(t));
     absl::StrAppend(&o, "<line class=\"grid\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(top),
                     "\" y2=\"", N(bottom), "\"/>");
-    absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(bottom + 14),
-                    "\" text-anchor=\"middle\">", Escape(TickLabel(t, axis.unit, ticks)), "</text>");
+    absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(bottom + 14), "\" text-anchor=\"middle\">",
+                    Escape(TickLabel(t, axis.unit, ticks)), "</text>");
     if (labels_on_top) {
       absl::StrAppend(&o, "<text x=\"", x, "\" y=\"", N(top - 5), "\" text-anchor=\"middle\">",
                       Escape(TickLabel(t, axis.unit, ticks)), "</text>");
@@ -385,13 +388,13 @@ std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis&
   return o;
 }
 
-std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis& axis,
-                  double left, double right) {
+std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis& axis, double left,
+                  double right) {
   std::string o;
   for (const double t : ticks) {
     const std::string y = N(sy(t));
-    absl::StrAppend(&o, "<line class=\"grid\" x1=\"", N(left), "\" x2=\"", N(right), "\" y1=\"",
-                    y, "\" y2=\"", y, "\"/>");
+    absl::StrAppend(&o, "<line class=\"grid\" x1=\"", N(left), "\" x2=\"", N(right), "\" y1=\"", y,
+                    "\" y2=\"", y, "\"/>");
     absl::StrAppend(&o, "<text x=\"", N(left - 6), "\" y=\"", y,
                     "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(TickLabel(t, axis.unit, ticks)),
                     "</text>");
@@ -450,12 +453,13 @@ unsigned DivergingColour(double t) {
 std::string Hex(unsigned rgb) { return absl::StrFormat("#%06x", rgb); }
 
 bool Dark(unsigned rgb) {
-  const double l = 0.299 * ((rgb >> 16) & 0xff) + 0.587 * ((rgb >> 8) & 0xff) + 0.114 * (rgb & 0xff);
+  const double l =
+      0.299 * ((rgb >> 16) & 0xff) + 0.587 * ((rgb >> 8) & 0xff) + 0.114 * (rgb & 0xff);
   return l < 128;
 }
 
-XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y,
-                    double left, double right, double top, double bottom) {
+XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y, double left,
+                    double right, double top, double bottom) {
   const AxisPlan px = PlanAxis(dx, x, 10), py = PlanAxis(dy, y, 6);
   XYFrame f{MakeScale(px, left, right), MakeScale(py, bottom, top), ""};
   f.axes = absl::StrCat(YAxis(f.sy, py.ticks, y, left, right),

@@ -22,7 +22,7 @@
 
 namespace alloctrace::report::svg_parts {
 
-inline constexpr double kCharPx = 6.6;  // mean advance of an 11px sans glyph
+inline constexpr double kCharPx = 6.6;     // mean advance of an 11px sans glyph
 inline constexpr int kLegendItemPx = 360;  // the widest legend item
 inline constexpr int kLegendRowPx = 17;
 
@@ -93,11 +93,11 @@ std::string NoData(absl::string_view kind, absl::string_view id, absl::string_vi
                    absl::string_view note);
 
 // Vertical grid lines and labels of an x axis under a plot.
-std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis,
-                  double top, double bottom, bool labels_on_top);
+std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis, double top,
+                  double bottom, bool labels_on_top);
 // Horizontal grid lines and labels of a y axis left of a plot.
-std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis& axis,
-                  double left, double right);
+std::string YAxis(const Scale& sy, const std::vector<double>& ticks, const Axis& axis, double left,
+                  double right);
 
 // Legend entries laid out in columns under a plot; `swatch(i, x, y)`
 // returns the i-th entry's marker.
@@ -121,8 +121,8 @@ std::string Legend(const std::vector<std::string>& names, double left, double to
     const double y = top + (i / cols) * kLegendRowPx + 8;
     absl::StrAppend(&o, swatch(i, x, y),
                     FitText(names[i], item - text_x - 6,
-                            absl::StrCat("class=\"legend-entry\" x=\"", N(x + text_x), "\" y=\"", N(y),
-                                         "\" dy=\"0.35em\"")));
+                            absl::StrCat("class=\"legend-entry\" x=\"", N(x + text_x), "\" y=\"",
+                                         N(y), "\" dy=\"0.35em\"")));
   }
   return o + "</g>";
 }
@@ -149,8 +149,8 @@ struct XYFrame {
   Scale sx, sy;
   std::string axes;
 };
-XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y,
-                    double left, double right, double top, double bottom);
+XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y, double left,
+                    double right, double top, double bottom);
 
 }  // namespace alloctrace::report::svg_parts
 

@@ -118,16 +118,18 @@ TEST(LineChartTest, OneSeriesAndSixty) {
   EXPECT_NE(one.find(">0 KiB<"), std::string::npos);  // every tick in the same unit
 
   for (int i = 1; i < 60; ++i) {
-    c.series.push_back({absl::StrCat("pool/boundary/exp/st/single/keep/a-rather-long-variant-number-", i),
-                        {0, 1, 2, 3},
-                        {0, 10.0 * i, 20.0 * i, 5.0 * i}});
+    c.series.push_back(
+        {absl::StrCat("pool/boundary/exp/st/single/keep/a-rather-long-variant-number-", i),
+         {0, 1, 2, 3},
+         {0, 10.0 * i, 20.0 * i, 5.0 * i}});
   }
   const std::string sixty = RenderLineChart(c);
   ExpectSafe(sixty);
   EXPECT_EQ(CountSubstrings(sixty, "class=\"series\""), 60u);
   // Long names are cut in the legend, whole in the tooltip.
-  EXPECT_NE(sixty.find("<title>pool/boundary/exp/st/single/keep/a-rather-long-variant-number-59</title>"),
-            std::string::npos);
+  EXPECT_NE(
+      sixty.find("<title>pool/boundary/exp/st/single/keep/a-rather-long-variant-number-59</title>"),
+      std::string::npos);
   EXPECT_NE(sixty.find("\xE2\x80\xA6</text>"), std::string::npos);
   // Past the palette, series differ by dash pattern too.
   EXPECT_NE(sixty.find("stroke-dasharray"), std::string::npos);
@@ -186,7 +188,9 @@ TEST(IntervalChartTest, SixtyRowsSeveralSeries) {
   for (int i = 0; i < 60; ++i) {
     c.rows.push_back({absl::StrCat("pool/simple/*/st/stack/free number ", i),
                       {{0, 10.0 + i, 9.0 + i, 11.0 + i, true}, {1, 20.0 + i, 0, 0, false}},
-                      false, "", ""});
+                      false,
+                      "",
+                      ""});
   }
   const std::string svg = RenderIntervalChart(c);
   ExpectSafe(svg);
@@ -229,7 +233,8 @@ TEST(BarChartTest, BarsWithValuesAndRotatedLabels) {
   BarChart c;
   c.id = "sizes";
   c.y = {"allocations", Unit::kCount};
-  for (int i = 0; i < 20; ++i) c.bars.push_back({absl::StrCat(1 << i, "..", (2 << i) - 1), 100.0 * i, ""});
+  for (int i = 0; i < 20; ++i)
+    c.bars.push_back({absl::StrCat(1 << i, "..", (2 << i) - 1), 100.0 * i, ""});
   c.bars.push_back({kScript, 5, kImg});
   const std::string svg = RenderBarChart(c);
   ExpectSafe(svg);
@@ -243,7 +248,8 @@ TEST(SpanChartTest, CapsRowsAndSaysSo) {
   c.x = {"event", Unit::kCount};
   c.max_rows = 10;
   c.spans.push_back({"global", 0, 1000, true, true, ""});
-  for (int i = 1; i < 25; ++i) c.spans.push_back({absl::StrCat("arena ", i), i * 10.0, i * 30.0, false, false, kScript});
+  for (int i = 1; i < 25; ++i)
+    c.spans.push_back({absl::StrCat("arena ", i), i * 10.0, i * 30.0, false, false, kScript});
   const std::string svg = RenderSpanChart(c);
   ExpectSafe(svg);
   EXPECT_EQ(CountSubstrings(svg, "class=\"span\""), 10u);
@@ -294,7 +300,8 @@ namespace {
 
 // The x of every element of `svg` with `prefix` (e.g. "<circle class=\"dot")
 // read from the attribute `attr`.
-std::vector<double> Attr(const std::string& svg, const std::string& prefix, const std::string& attr) {
+std::vector<double> Attr(const std::string& svg, const std::string& prefix,
+                         const std::string& attr) {
   std::vector<double> out;
   for (size_t at = svg.find(prefix); at != std::string::npos; at = svg.find(prefix, at + 1)) {
     const size_t end = svg.find('>', at);
@@ -362,8 +369,11 @@ TEST(IntervalChartTest, FramedOnTheContendersOutliersPastABreak) {
   c.x.frame = true;
   c.x.log_if_wide = true;
   for (int i = 0; i < 7; ++i) {
-    c.rows.push_back({absl::StrCat("p", i), {{0, 12.0 + 2 * i, 11.0 + 2 * i, 13.0 + 2 * i, true}},
-                      false, "", ""});
+    c.rows.push_back({absl::StrCat("p", i),
+                      {{0, 12.0 + 2 * i, 11.0 + 2 * i, 13.0 + 2 * i, true}},
+                      false,
+                      "",
+                      ""});
   }
   c.rows.push_back({"boost_pool", {{0, 5500, 5400, 5600, true}}, false, "", ""});
   c.rows.push_back({kScript, {{0, 600, 580, 620, true}}, false, "", ""});

@@ -102,7 +102,8 @@ class AddressMap {
 
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t* Slot(uint64_t address, bool create) {
     if (ABSL_PREDICT_TRUE((address >> kTopShift) == last_top_)) {
-      Leaf* leaf = last_dir_->leaves[(address >> kDirectoryShift) & ((1 << kDirectoryBits) - 1)].get();
+      Leaf* leaf =
+          last_dir_->leaves[(address >> kDirectoryShift) & ((1 << kDirectoryBits) - 1)].get();
       if (ABSL_PREDICT_TRUE(leaf != nullptr)) {
         return &leaf->slots[(address >> kLeafShift) & ((1 << kLeafBits) - 1)];
       }

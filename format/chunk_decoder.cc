@@ -23,13 +23,20 @@ bool ReadPacked(const uint8_t* p, const uint8_t* end, std::vector<uint64_t>* out
 // unknown fields.
 std::vector<uint64_t>* Column(ChunkColumns* c, uint32_t field) {
   switch (field) {
-    case proto::Chunk::kShapeElemSizeFieldNumber: return &c->shape_elem_size;
-    case proto::Chunk::kShapeCountFieldNumber: return &c->shape_count;
-    case proto::Chunk::kShapeAlignFieldNumber: return &c->shape_align;
-    case proto::Chunk::kShapeFlagsFieldNumber: return &c->shape_flags;
-    case proto::Chunk::kIdsFieldNumber: return &c->ids;
-    case proto::Chunk::kArgsFieldNumber: return &c->args;
-    default: return nullptr;
+    case proto::Chunk::kShapeElemSizeFieldNumber:
+      return &c->shape_elem_size;
+    case proto::Chunk::kShapeCountFieldNumber:
+      return &c->shape_count;
+    case proto::Chunk::kShapeAlignFieldNumber:
+      return &c->shape_align;
+    case proto::Chunk::kShapeFlagsFieldNumber:
+      return &c->shape_flags;
+    case proto::Chunk::kIdsFieldNumber:
+      return &c->ids;
+    case proto::Chunk::kArgsFieldNumber:
+      return &c->args;
+    default:
+      return nullptr;
   }
 }
 
@@ -47,7 +54,8 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
   };
   while (p < end) {
     uint64_t tag;
-    if (!ReadVarint(&p, end, &tag)) return absl::DataLossError("corrupt varint in a chunk field tag");
+    if (!ReadVarint(&p, end, &tag))
+      return absl::DataLossError("corrupt varint in a chunk field tag");
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     const uint32_t wire = tag & 7;
     if (wire == static_cast<uint32_t>(WireType::kVarint)) {
@@ -112,7 +120,7 @@ uint32_t DenseIdMap::FindOrAdd(uint32_t id) {
 }
 
 ChunkDecoder::ChunkDecoder() {
-  threads_.FindOrAdd(0);     // events before any SET_THREAD come from thread 0
+  threads_.FindOrAdd(0);      // events before any SET_THREAD come from thread 0
   live_arenas_.push_back(0);  // index 0: no arena
 }
 
@@ -146,18 +154,20 @@ absl::Status ChunkDecoder::AddShapes(const ChunkColumns& chunk, const ChunkLocat
     // Shapes are defined before the chunk's events: name the first of them.
     const std::string at = absl::StrCat("shape ", shape, ", defined with this chunk,");
     if (align == 0 || (align & (align - 1)) != 0) {
-      return ShapeError(where, chunk, absl::StrCat(at, " has alignment ", align,
-                                                   ", not a power of two"));
+      return ShapeError(where, chunk,
+                        absl::StrCat(at, " has alignment ", align, ", not a power of two"));
     }
     if (align > kMaxAlignment) {
-      return ShapeError(where, chunk, absl::StrCat(at, " has alignment ", align,
-                                                   ", over the limit of ", kMaxAlignment, " (2 MiB)"));
+      return ShapeError(where, chunk,
+                        absl::StrCat(at, " has alignment ", align, ", over the limit of ",
+                                     kMaxAlignment, " (2 MiB)"));
     }
     uint64_t bytes;
     if (__builtin_mul_overflow(elem_size, count, &bytes) || bytes > kMaxAllocationBytes) {
-      return ShapeError(where, chunk, absl::StrCat(at, " is ", elem_size, " x ", count,
-                                                   " bytes, over the limit of ", kMaxAllocationBytes,
-                                                   " bytes (2^47, the address space)"));
+      return ShapeError(
+          where, chunk,
+          absl::StrCat(at, " is ", elem_size, " x ", count, " bytes, over the limit of ",
+                       kMaxAllocationBytes, " bytes (2^47, the address space)"));
     }
     const bool zeroed = !chunk.shape_flags.empty() && (chunk.shape_flags[i] & kShapeZeroed);
     shapes_.push_back(Shape{elem_size, count, align, zeroed});
@@ -259,8 +269,9 @@ absl::Status ChunkDecoder::Arena(Cursor& c, OpKind kind, uint64_t payload, Event
   }
   ++index;  // arena indexes start at 1
   if (live_arenas_[index] == creating) {
-    return EventError(c, absl::StrCat(OpKindName(kind), " of arena ", id,
-                                      creating ? ", which is already live" : ", which is not live"));
+    return EventError(c,
+                      absl::StrCat(OpKindName(kind), " of arena ", id,
+                                   creating ? ", which is already live" : ", which is not live"));
   }
   live_arenas_[index] = creating;
   if (id == cur_arena_id_) {
@@ -274,8 +285,8 @@ absl::Status ChunkDecoder::Arena(Cursor& c, OpKind kind, uint64_t payload, Event
 
 absl::Status ChunkDecoder::SetArena(Cursor& c, uint64_t payload) {
   if (payload > UINT32_MAX) {
-    return EventError(c, absl::StrCat("SET_ARENA to ", payload,
-                                      ", over the limit of 4294967295 (32 bits)"));
+    return EventError(
+        c, absl::StrCat("SET_ARENA to ", payload, ", over the limit of 4294967295 (32 bits)"));
   }
   cur_arena_id_ = static_cast<uint32_t>(payload);
   const uint32_t index = cur_arena_id_ == 0 ? DenseIdMap::kNone : arenas_.Find(cur_arena_id_);
@@ -286,8 +297,8 @@ absl::Status ChunkDecoder::SetArena(Cursor& c, uint64_t payload) {
 
 absl::Status ChunkDecoder::SetThread(Cursor& c, uint64_t payload) {
   if (payload > UINT32_MAX) {
-    return EventError(c, absl::StrCat("SET_THREAD to ", payload,
-                                      ", over the limit of 4294967295 (32 bits)"));
+    return EventError(
+        c, absl::StrCat("SET_THREAD to ", payload, ", over the limit of 4294967295 (32 bits)"));
   }
   cur_thread_ = threads_.FindOrAdd(static_cast<uint32_t>(payload));
   return absl::OkStatus();
@@ -295,9 +306,9 @@ absl::Status ChunkDecoder::SetThread(Cursor& c, uint64_t payload) {
 
 absl::Status ChunkDecoder::BeginChunk(const ChunkColumns& chunk, const ChunkLocation& where) {
   if (chunk.first_event != events_read_) {
-    return ChunkError(where, absl::StrCat("chunk starts at event ", chunk.first_event, " but ",
-                                          events_read_,
-                                          " events precede it (a chunk is missing or repeated)"));
+    return ChunkError(
+        where, absl::StrCat("chunk starts at event ", chunk.first_event, " but ", events_read_,
+                            " events precede it (a chunk is missing or repeated)"));
   }
   return AddShapes(chunk, where);
 }

@@ -126,8 +126,8 @@ class ChunkDecoder {
   // object of an earlier call. `object` is unvalidated (a corrupt trace may
   // name any id): bound-check it before use.
   template <typename OnEvent, typename OnAhead>
-  absl::Status DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where,
-                          OnEvent&& on_event, OnAhead&& on_ahead);
+  absl::Status DecodeEach(const ChunkColumns& chunk, const ChunkLocation& where, OnEvent&& on_event,
+                          OnAhead&& on_ahead);
   // How far ahead, in ops, on_ahead and the decoder's own prefetch run:
   // far enough to cover a miss to memory at a few ns per op (the scout's
   // ring holds this many decoded ops).
@@ -233,9 +233,9 @@ class ChunkDecoder {
   DenseIdMap arenas_;                 // trace id -> index - 1
   std::vector<uint8_t> live_arenas_;  // by arena index
   DenseIdMap threads_;                // trace id -> index
-  uint32_t cur_thread_ = 0;  // index
-  uint32_t cur_arena_id_ = 0;  // the trace's id
-  uint32_t cur_arena_ = 0;  // its index, 0 if it was never created
+  uint32_t cur_thread_ = 0;           // index
+  uint32_t cur_arena_id_ = 0;         // the trace's id
+  uint32_t cur_arena_ = 0;            // its index, 0 if it was never created
   // cur_arena_id_ is 0 (the global heap) or a live arena: an ALLOC there is
   // valid. Kept up to date by SET_ARENA and ARENA_CREATE/DESTROY, so the
   // inline ALLOC needs one test (traces whose every event is in an arena

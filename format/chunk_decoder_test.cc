@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "alloctrace/format/test_util.h"
-#include "alloctrace/format/trace_reader.h"
 #include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_reader.h"
 #include "alloctrace/format/wire.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -67,12 +67,12 @@ TEST(ChunkDecoderTest, ExplicitIdBeyondTheDenseLimit) {
 TEST(ChunkDecoderTest, ExplicitIdsReuseFreedIds) {
   proto::Chunk c;
   AddShape(&c, 16, 1, 8);
-  for (int i = 0; i < 3; ++i) c.add_ops(Op(OpKind::kAlloc, 0));   // 0 1 2
-  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));                  // 0
-  c.add_ops(Op(OpKind::kFree, ZigZagEncode(1)));                  // 1
-  c.add_ops(Op(OpKind::kAlloc, 1));                                // explicit 0
+  for (int i = 0; i < 3; ++i) c.add_ops(Op(OpKind::kAlloc, 0));  // 0 1 2
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));                 // 0
+  c.add_ops(Op(OpKind::kFree, ZigZagEncode(1)));                 // 1
+  c.add_ops(Op(OpKind::kAlloc, 1));                              // explicit 0
   c.add_ids(0);
-  c.add_ops(Op(OpKind::kAlloc, 1));                                // explicit 3 (next unused)
+  c.add_ops(Op(OpKind::kAlloc, 1));  // explicit 3 (next unused)
   c.add_ids(3);
   c.add_ops(Op(OpKind::kAlloc, 0));  // implicit: 1 (0 is live again, skipped)
   c.add_ops(Op(OpKind::kAlloc, 0));  // implicit: 4
@@ -133,7 +133,8 @@ TEST(ChunkDecoderTest, AnyArenaIdMapsToADenseIndex) {
 
   proto::Chunk zero;
   zero.add_ops(Op(OpKind::kArenaCreate, 0));
-  ExpectError("arena_zero.trace", zero, "event 0: ARENA_CREATE of arena 0, which is the global heap");
+  ExpectError("arena_zero.trace", zero,
+              "event 0: ARENA_CREATE of arena 0, which is the global heap");
   proto::Chunk unborn;
   AddShape(&unborn, 16, 1, 8);
   unborn.add_ops(Op(OpKind::kSetArena, 77));
@@ -153,8 +154,9 @@ TEST(ChunkDecoderTest, SizeProductOverflow) {
 TEST(ChunkDecoderTest, AlignmentLimit) {
   proto::Chunk c;
   AddShape(&c, 16, 1, uint64_t{4} << 20);
-  ExpectError("align.trace", c, "shape 0, defined with this chunk, has alignment 4194304, over "
-                                "the limit of 2097152");
+  ExpectError("align.trace", c,
+              "shape 0, defined with this chunk, has alignment 4194304, over "
+              "the limit of 2097152");
   proto::Chunk ok;
   AddShape(&ok, 16, 1, uint64_t{2} << 20);
   ok.add_ops(Op(OpKind::kAlloc, 0));
@@ -185,8 +187,8 @@ TEST(ChunkDecoderTest, UnusedColumnValues) {
 // column split in two records: all decode to the same events.
 TEST(ChunkDecoderTest, AnyValidEncodingDecodesAlike) {
   std::vector<uint64_t> ops = {Op(OpKind::kAlloc, 0), Op(OpKind::kAlloc, 0),
-                               Op(OpKind::kFree, ZigZagEncode(1)),
-                               Op(OpKind::kSetThread, 300), Op(OpKind::kFree, ZigZagEncode(-1))};
+                               Op(OpKind::kFree, ZigZagEncode(1)), Op(OpKind::kSetThread, 300),
+                               Op(OpKind::kFree, ZigZagEncode(-1))};
   std::string packed;
   AppendPackedVarints(proto::Chunk::kOpsFieldNumber, ops, &packed);
   AppendPackedVarints(proto::Chunk::kShapeElemSizeFieldNumber, {24}, &packed);

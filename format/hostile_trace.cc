@@ -29,7 +29,8 @@ absl::Status WriteHostileTrace(const std::string& path) {
   uint64_t state = 12345;
   for (int i = 0; i < 6000; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const uint32_t arena = i < 3000 ? static_cast<uint32_t>((state >> 33) % 3) : 2 * ((state >> 33) % 2);
+    const uint32_t arena =
+        i < 3000 ? static_cast<uint32_t>((state >> 33) % 3) : 2 * ((state >> 33) % 2);
     std::vector<uint64_t>& mine = live[arena];
     if (!mine.empty() && (state >> 40) % 3 == 0) {
       w.Free(0, arena, mine.back());

@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::stri
 PacketReader::PacketReader(std::FILE* file, std::string path, uint64_t file_size)
     : file_(file), path_(std::move(path)), file_size_(file_size) {
   // A large buffer for large traces; a small file needs no more than itself.
-  const uint64_t buffer = std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(file_size, 4096));
+  const uint64_t buffer =
+      std::min<uint64_t>(uint64_t{1} << 20, std::max<uint64_t>(file_size, 4096));
   std::setvbuf(file_, nullptr, _IOFBF, static_cast<size_t>(buffer));
 }
 
@@ -71,14 +72,13 @@ absl::StatusOr<bool> PacketReader::Next() {
       },
       &length);
   if (r == VarintResult::kTruncated) {
-    cut_short_ =
-        absl::StrCat("file ends inside the length of the packet at byte ", packet_offset_);
+    cut_short_ = absl::StrCat("file ends inside the length of the packet at byte ", packet_offset_);
     return false;
   }
   if (r == VarintResult::kCorrupt) return Error("corrupt varint in packet length");
   if (length > kMaxPacketBytes) {
-    return Error(absl::StrCat("packet length ", length, " exceeds the limit of ",
-                              kMaxPacketBytes, " bytes (corrupt length)"));
+    return Error(absl::StrCat("packet length ", length, " exceeds the limit of ", kMaxPacketBytes,
+                              " bytes (corrupt length)"));
   }
   if (offset_ + length > file_size_) {
     cut_short_ = absl::StrCat("file ends inside the packet at byte ", packet_offset_, " (",

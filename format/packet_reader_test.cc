@@ -9,8 +9,8 @@
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_reader.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -72,8 +72,7 @@ TEST(PacketReaderTest, NotATag) {
   WriteFile(path, out);
   auto d = ReadAll(path);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find(absl::StrCat("byte ", at)), std::string::npos)
-      << d.status();
+  EXPECT_NE(d.status().message().find(absl::StrCat("byte ", at)), std::string::npos) << d.status();
   EXPECT_NE(d.status().message().find("expected packet tag 0x0a, found 0x07"), std::string::npos)
       << d.status();
 }

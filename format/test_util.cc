@@ -150,8 +150,7 @@ std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>&
   return path;
 }
 
-absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas,
-                                  uint64_t block_bytes) {
+absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas, uint64_t block_bytes) {
   proto::Header header;
   header.set_workload("many_arenas");
   (*header.mutable_labels())["arenas"] = std::to_string(arenas);

@@ -75,8 +75,7 @@ std::vector<CraftedTrace> CraftedTraces();
 // freed, no arena destroyed. A million arenas of 1 KiB is the replayer's
 // memory-bound case (issue 20): every per-arena pool holds at least a chunk.
 // Too large for the fuzzing seeds; write_crafted_traces --many_arenas=N.
-absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas,
-                                  uint64_t block_bytes);
+absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas, uint64_t block_bytes);
 
 }  // namespace alloctrace::testing_util
 

@@ -10,14 +10,22 @@ namespace alloctrace {
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {
-    case OpKind::kAlloc: return "ALLOC";
-    case OpKind::kFree: return "FREE";
-    case OpKind::kArenaCreate: return "ARENA_CREATE";
-    case OpKind::kArenaDestroy: return "ARENA_DESTROY";
-    case OpKind::kSetArena: return "SET_ARENA";
-    case OpKind::kSetThread: return "SET_THREAD";
-    case OpKind::kRealloc: return "REALLOC";
-    case OpKind::kTimestamp: return "TIMESTAMP";
+    case OpKind::kAlloc:
+      return "ALLOC";
+    case OpKind::kFree:
+      return "FREE";
+    case OpKind::kArenaCreate:
+      return "ARENA_CREATE";
+    case OpKind::kArenaDestroy:
+      return "ARENA_DESTROY";
+    case OpKind::kSetArena:
+      return "SET_ARENA";
+    case OpKind::kSetThread:
+      return "SET_THREAD";
+    case OpKind::kRealloc:
+      return "REALLOC";
+    case OpKind::kTimestamp:
+      return "TIMESTAMP";
   }
   return "?";
 }

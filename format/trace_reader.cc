@@ -33,9 +33,9 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
     return absl::InvalidArgumentError(absl::StrCat(path, ": header has no format version"));
   }
   if (version > kFormatVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": written in trace format ", version, ", newer than this reader (",
-                     kFormatVersion, "); use a newer alloctrace"));
+    return absl::FailedPreconditionError(absl::StrCat(path, ": written in trace format ", version,
+                                                      ", newer than this reader (", kFormatVersion,
+                                                      "); use a newer alloctrace"));
   }
   return reader;
 }
@@ -100,8 +100,8 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
       done_ = true;
       cut_short_ = packets_->cut_short();
       if (cut_short_.empty()) {
-        cut_short_ = absl::StrCat("no footer: the recording was cut short after ", chunks_read_,
-                                  " chunks");
+        cut_short_ =
+            absl::StrCat("no footer: the recording was cut short after ", chunks_read_, " chunks");
       }
       return false;
     }
@@ -119,8 +119,7 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
       if (ReadVarint(&p, end, &tag) &&
           tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
           ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-        if (absl::Status s =
-                ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len));
+        if (absl::Status s = ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len));
             !s.ok()) {
           return s;
         }
@@ -144,8 +143,8 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
         }
         if (packets_->offset() != file_size()) {
           return absl::DataLossError(absl::StrCat(packets_->path(), ": byte ", packets_->offset(),
-                                                  " (packet ", packets_->packets_read(), "): ",
-                                                  file_size() - packets_->offset(),
+                                                  " (packet ", packets_->packets_read(),
+                                                  "): ", file_size() - packets_->offset(),
                                                   " unexpected bytes after the footer"));
         }
         return false;

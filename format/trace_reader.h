@@ -157,8 +157,7 @@ absl::Status TraceReader::DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead) 
 }
 
 template <typename OnChunk, typename OnEvent, typename OnAhead>
-absl::Status TraceReader::StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event,
-                                       OnAhead&& on_ahead) {
+absl::Status TraceReader::StreamEvents(OnChunk&& on_chunk, OnEvent&& on_event, OnAhead&& on_ahead) {
   while (true) {
     absl::StatusOr<bool> more = NextChunkColumns();
     if (!more.ok()) return more.status();

@@ -11,8 +11,8 @@
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_writer.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {

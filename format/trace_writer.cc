@@ -23,8 +23,8 @@ uint64_t UnixNowNs() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
-                                                                  proto::Header header,
-                                                                  uint32_t chunk_events) {
+                                                                 proto::Header header,
+                                                                 uint32_t chunk_events) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     return absl::PermissionDeniedError(
@@ -115,8 +115,7 @@ uint32_t TraceWriter::NewObjectId() {
 
 void TraceWriter::FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
 
-void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address,
-                        const Shape& shape) {
+void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address, const Shape& shape) {
   const uint32_t arena = MapArena(thread, raw_arena);
   const uint32_t shape_id = ShapeId(shape);
   const uint32_t id = NewObjectId();

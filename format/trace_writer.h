@@ -28,10 +28,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "alloctrace/proto/trace.pb.h"
 #include "alloctrace/format/address_map.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/wire.h"
+#include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
 
@@ -93,7 +93,7 @@ class TraceWriter {
   absl::Status status_;
 
   // Pending chunk.
-  std::string ops_;      // a buffer; the chunk's ops are its first ops_len_ bytes
+  std::string ops_;  // a buffer; the chunk's ops are its first ops_len_ bytes
   size_t ops_len_ = 0;
   uint64_t ops_in_chunk_ = 0;
   uint64_t chunk_first_event_ = 0;

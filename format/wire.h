@@ -70,8 +70,7 @@ inline void AppendLengthDelimited(int field, std::string_view bytes, std::string
 }
 
 // A packed repeated varint field; nothing for an empty one (as protobuf).
-inline void AppendPackedVarints(int field, const std::vector<uint64_t>& values,
-                                std::string* out) {
+inline void AppendPackedVarints(int field, const std::vector<uint64_t>& values, std::string* out) {
   if (values.empty()) return;
   size_t length = 0;
   char buf[kMaxVarintBytes];

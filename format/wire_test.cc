@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "alloctrace/format/trace_format.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
 
 TEST(WireTest, VarintsRoundTrip) {
-  const uint64_t values[] = {0, 1, 127, 128, 300, uint64_t{1} << 32,
-                             std::numeric_limits<uint64_t>::max()};
+  const uint64_t values[] = {
+      0, 1, 127, 128, 300, uint64_t{1} << 32, std::numeric_limits<uint64_t>::max()};
   for (uint64_t v : values) {
     std::string s;
     AppendVarint(v, &s);

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "write_crafted_traces: --many_arenas=N: N from 1 to 2^31 - 1\n");
       return 2;
     }
-    const absl::Status s = alloctrace::testing_util::WriteManyArenasTrace(
-        argv[2], static_cast<uint32_t>(n), 1024);
+    const absl::Status s =
+        alloctrace::testing_util::WriteManyArenasTrace(argv[2], static_cast<uint32_t>(n), 1024);
     if (!s.ok()) {
       std::fprintf(stderr, "write_crafted_traces: %s\n", std::string(s.message()).c_str());
       return 1;

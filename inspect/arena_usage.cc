@@ -75,10 +75,11 @@ ArenaUsageSummary ArenaUsage::Summarize(const TraceReader& reader) const {
 std::string ArenaUsageSummary::SharingWords() const {
   if (shared.empty()) return "";
   const SharedArena& first = shared.front();
-  std::string words = absl::StrCat("arena ", first.arena, " is used by threads ", ThreadList(first));
+  std::string words =
+      absl::StrCat("arena ", first.arena, " is used by threads ", ThreadList(first));
   if (shared_count > 1) {
-    absl::StrAppend(&words, " (and ", shared_count - 1, " more arena",
-                    shared_count > 2 ? "s" : "", " by several threads)");
+    absl::StrAppend(&words, " (and ", shared_count - 1, " more arena", shared_count > 2 ? "s" : "",
+                    " by several threads)");
   }
   return words;
 }

@@ -33,7 +33,7 @@ class TraceReader;
 
 // An arena used by several threads, as the trace names them.
 struct SharedArena {
-  uint32_t arena = 0;            // the trace's arena id (0: the global heap)
+  uint32_t arena = 0;             // the trace's arena id (0: the global heap)
   std::vector<uint32_t> threads;  // the trace's thread ids, in order of first use;
                                   // at most kMaxListedThreads of them
   uint64_t thread_count = 0;      // all of them
@@ -43,9 +43,9 @@ struct SharedArena {
 struct ArenaUsageSummary {
   static constexpr size_t kMaxListedThreads = 16;
   static constexpr size_t kMaxListedArenas = 64;
-  std::vector<SharedArena> shared;  // by first sharing, at most kMaxListedArenas
-  uint64_t shared_count = 0;        // all shared arenas
-  uint64_t arenas_used = 0;         // arenas with at least one block, 0 included
+  std::vector<SharedArena> shared;   // by first sharing, at most kMaxListedArenas
+  uint64_t shared_count = 0;         // all shared arenas
+  uint64_t arenas_used = 0;          // arenas with at least one block, 0 included
   uint64_t arenas_single_block = 0;  // of them, never more than one block live
 
   // "arena 0 is used by threads 1, 2 and 3" (and "and 4 more arenas" past the
@@ -69,9 +69,7 @@ class ArenaUsage {
     --a.live;
   }
   // Blocks of `arena` live now.
-  uint32_t live(uint32_t arena) const {
-    return arena < arenas_.size() ? arenas_[arena].live : 0;
-  }
+  uint32_t live(uint32_t arena) const { return arena < arenas_.size() ? arenas_[arena].live : 0; }
 
   // The findings, with the reader's ids for arenas and threads.
   ArenaUsageSummary Summarize(const TraceReader& reader) const;
@@ -86,9 +84,9 @@ class ArenaUsage {
   };
   struct Sharing {
     uint32_t arena;
-    std::vector<uint32_t> listed;         // dense indexes, first uses, at most
-                                          // kMaxListedThreads
-    absl::flat_hash_set<uint32_t> seen;   // every thread
+    std::vector<uint32_t> listed;        // dense indexes, first uses, at most
+                                         // kMaxListedThreads
+    absl::flat_hash_set<uint32_t> seen;  // every thread
   };
 
   Arena& Touch(uint32_t arena, uint32_t thread) {

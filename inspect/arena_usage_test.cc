@@ -21,21 +21,23 @@ ArenaUsageSummary UsageOf(const std::string& path) {
   EXPECT_TRUE(reader.ok()) << reader.status();
   ArenaUsage usage;
   std::vector<uint32_t> object_arena;
-  absl::Status st = (*reader)->ForEachEvent([](const std::vector<Event>&) {}, [&](const Event& e) -> absl::Status {
-    if (e.object >= object_arena.size()) object_arena.resize(e.object + 1);
-    switch (e.kind) {
-      case OpKind::kAlloc:
-        usage.Alloc(e.arena, e.thread);
-        object_arena[e.object] = e.arena;
-        break;
-      case OpKind::kFree:
-        usage.Free(object_arena[e.object], e.thread);
-        break;
-      default:
-        break;
-    }
-    return absl::OkStatus();
-  });
+  absl::Status st = (*reader)->ForEachEvent([](const std::vector<Event>&) {},
+                                            [&](const Event& e) -> absl::Status {
+                                              if (e.object >= object_arena.size())
+                                                object_arena.resize(e.object + 1);
+                                              switch (e.kind) {
+                                                case OpKind::kAlloc:
+                                                  usage.Alloc(e.arena, e.thread);
+                                                  object_arena[e.object] = e.arena;
+                                                  break;
+                                                case OpKind::kFree:
+                                                  usage.Free(object_arena[e.object], e.thread);
+                                                  break;
+                                                default:
+                                                  break;
+                                              }
+                                              return absl::OkStatus();
+                                            });
   EXPECT_TRUE(st.ok()) << st;
   return usage.Summarize(**reader);
 }

@@ -8,9 +8,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "alloctrace/base/cli_util.h"
 #include "alloctrace/inspect/trace_html.h"
 #include "alloctrace/inspect/trace_stats.h"
-#include "alloctrace/base/cli_util.h"
 
 ABSL_FLAG(bool, json, false, "print machine-readable JSON instead of text");
 ABSL_FLAG(bool, html, false,
@@ -39,9 +39,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "inspect: --json and --html exclude each other\n");
     return 2;
   }
-  const std::string out = absl::GetFlag(FLAGS_json)   ? alloctrace::FormatTraceStatsJson(*stats)
-                          : absl::GetFlag(FLAGS_html) ? alloctrace::FormatTraceStatsHtml(*stats, args[1])
-                                                      : alloctrace::FormatTraceStatsText(*stats);
+  const std::string out = absl::GetFlag(FLAGS_json) ? alloctrace::FormatTraceStatsJson(*stats)
+                          : absl::GetFlag(FLAGS_html)
+                              ? alloctrace::FormatTraceStatsHtml(*stats, args[1])
+                              : alloctrace::FormatTraceStatsText(*stats);
   const std::string out_path = absl::GetFlag(FLAGS_out);
   if (out_path.empty()) {
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
     std::FILE* f = std::fopen(resolved.c_str(), "wb");
     const bool ok = f != nullptr && std::fwrite(out.data(), 1, out.size(), f) == out.size();
     if (f == nullptr || std::fclose(f) != 0 || !ok) {
-      std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(),
+                   std::strerror(errno));
       return 1;
     }
   }

@@ -31,11 +31,11 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   report::HtmlPage page(absl::StrCat("alloctrace trace: ", path));
   page.AddSubtitle(absl::StrCat("workload ", h.workload().empty() ? "?" : h.workload(),
                                 ", program ", h.program().empty() ? "?" : h.program()));
-  page.AddSubtitle(absl::StrCat(
-      "recorded ",
-      absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(h.start_unix_ns()),
-                       absl::UTCTimeZone()),
-      " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid()));
+  page.AddSubtitle(
+      absl::StrCat("recorded ",
+                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(h.start_unix_ns()),
+                                    absl::UTCTimeZone()),
+                   " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid()));
   if (!st.has_footer) {
     page.AddHtml(absl::StrCat("<div class=\"verdict bad\"><p>Incomplete: ", Escape(st.cut_short),
                               "; every complete chunk was read.</p></div>"));
@@ -56,10 +56,10 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
                                  ", destroy ", st.arenas_destroyed, ")")),
       Row("threads", absl::StrCat(st.threads)), Row("distinct shapes", absl::StrCat(st.shapes)),
       Row("bytes allocated", Bytes(st.bytes_allocated)),
-      Row("peak live", absl::StrCat(Bytes(st.peak_live_bytes), ", ", st.peak_live_objects,
-                                    " objects")),
-      Row("live at end", absl::StrCat(st.live_objects_at_end, " objects, ",
-                                      Bytes(st.live_bytes_at_end))));
+      Row("peak live",
+          absl::StrCat(Bytes(st.peak_live_bytes), ", ", st.peak_live_objects, " objects")),
+      Row("live at end",
+          absl::StrCat(st.live_objects_at_end, " objects, ", Bytes(st.live_bytes_at_end))));
   absl::StrAppend(&facts, "</dl>");
   page.AddSection("summary", "Summary", facts);
 
@@ -75,10 +75,10 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   const std::string resolution =
       st.live_course.empty() || st.events <= st.live_course.size()
           ? "Every event is a point."
-          : absl::StrCat("Each point is the most over about ",
-                         FormatValue(static_cast<double>(st.events) / st.live_course.size(),
-                                     Unit::kCount),
-                         " events.");
+          : absl::StrCat(
+                "Each point is the most over about ",
+                FormatValue(static_cast<double>(st.events) / st.live_course.size(), Unit::kCount),
+                " events.");
   report::LineChart live_bytes;
   live_bytes.id = "live-bytes";
   live_bytes.title = "Live bytes over the trace";
@@ -92,15 +92,16 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   live_objects.title = "Live objects over the trace";
   live_objects.y = {"live objects", Unit::kCount};
   live_objects.series = {objects};
-  page.AddSection("profile", "Memory profile",
-                  absl::StrCat(report::RenderLineChart(live_bytes),
-                               report::RenderLineChart(live_objects)));
+  page.AddSection(
+      "profile", "Memory profile",
+      absl::StrCat(report::RenderLineChart(live_bytes), report::RenderLineChart(live_objects)));
 
   // Sizes.
   report::BarChart sizes;
   sizes.id = "size-histogram";
   sizes.title = "Requests by size";
-  sizes.x_label = "requested size (power-of-two buckets: from the size shown to just under twice it)";
+  sizes.x_label =
+      "requested size (power-of-two buckets: from the size shown to just under twice it)";
   sizes.y = {"allocations", Unit::kCount};
   for (const auto& [b, n] : st.size_histogram) {
     sizes.bars.push_back(
@@ -114,8 +115,9 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   life.id = "arena-lifetimes";
   life.title = "Arena lifetimes";
   life.x = {"event index", Unit::kCount, true, /*tight=*/true};
-  life.note = "From each arena's creation (or first use) to its destruction; an arrow: still "
-              "alive at the end of the trace. Arena 0 (grey) is the global heap.";
+  life.note =
+      "From each arena's creation (or first use) to its destruction; an arrow: still "
+      "alive at the end of the trace. Arena 0 (grey) is the global heap.";
   report::HtmlTable table({"arena", "first event", "last event", "allocs", "frees",
                            "bytes allocated", "peak live bytes", "state"},
                           {false, true, true, true, true, true, true, false});
@@ -123,17 +125,17 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   for (const auto& [id, a] : st.arenas) {
     const bool global = id == 0;
     const std::string state = global ? "global" : (a.destroyed ? "destroyed" : "live at end");
-    life.spans.push_back({absl::StrCat(global ? "global (0)" : "arena ", global ? "" : absl::StrCat(id)),
-                          static_cast<double>(a.first_event),
-                          static_cast<double>(a.destroyed ? a.last_event : st.events),
-                          !a.destroyed && !global, global,
-                          absl::StrCat(a.allocs, " allocs, ", a.frees, " frees, peak ",
-                                       FormatValue(static_cast<double>(a.peak_live_bytes),
-                                                   Unit::kBytes), " live")});
+    life.spans.push_back(
+        {absl::StrCat(global ? "global (0)" : "arena ", global ? "" : absl::StrCat(id)),
+         static_cast<double>(a.first_event),
+         static_cast<double>(a.destroyed ? a.last_event : st.events), !a.destroyed && !global,
+         global,
+         absl::StrCat(a.allocs, " allocs, ", a.frees, " frees, peak ",
+                      FormatValue(static_cast<double>(a.peak_live_bytes), Unit::kBytes), " live")});
     if (++shown <= 200) {
       table.AddRow({absl::StrCat(id), absl::StrCat(a.first_event), absl::StrCat(a.last_event),
-                    absl::StrCat(a.allocs), absl::StrCat(a.frees),
-                    absl::StrCat(a.bytes_allocated), absl::StrCat(a.peak_live_bytes), state});
+                    absl::StrCat(a.allocs), absl::StrCat(a.frees), absl::StrCat(a.bytes_allocated),
+                    absl::StrCat(a.peak_live_bytes), state});
     }
   }
   std::string arenas = report::RenderSpanChart(life);

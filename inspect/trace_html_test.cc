@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/string_test_util.h"
+#include "alloctrace/charts/html.h"
 #include "alloctrace/format/hostile_trace.h"
 #include "alloctrace/inspect/trace_stats.h"
 #include "gtest/gtest.h"
-#include "alloctrace/charts/html.h"
 
 namespace alloctrace {
 namespace {

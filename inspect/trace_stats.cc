@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "alloctrace/base/json.h"
-#include "alloctrace/inspect/arena_usage.h"
 #include "alloctrace/format/trace_reader.h"
+#include "alloctrace/inspect/arena_usage.h"
 
 namespace alloctrace {
 namespace {
@@ -153,13 +153,12 @@ std::string FormatTraceStatsText(const TraceStats& st) {
   absl::StrAppend(&o, "trace format ", h.format_version(), ", workload \"", h.workload(),
                   "\", program \"", h.program(), "\"\n");
   absl::StrAppend(&o, "recorded ",
-                  absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
-                                   absl::FromUnixNanos(h.start_unix_ns()), absl::UTCTimeZone()),
+                  absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(h.start_unix_ns()),
+                                   absl::UTCTimeZone()),
                   " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid(), "\n");
   if (!h.labels().empty()) {
     std::map<std::string, std::string> labels(h.labels().begin(), h.labels().end());
-    absl::StrAppend(&o, "labels: ",
-                    absl::StrJoin(labels, " ", absl::PairFormatter("=")), "\n");
+    absl::StrAppend(&o, "labels: ", absl::StrJoin(labels, " ", absl::PairFormatter("=")), "\n");
   }
   if (st.has_footer) {
     absl::StrAppend(&o, "complete (footer present)\n");
@@ -169,17 +168,17 @@ std::string FormatTraceStatsText(const TraceStats& st) {
   absl::StrAppend(&o, "\n");
   absl::StrAppendFormat(&o, "%-22s %s in %d chunks\n", "file", HumanBytes(st.file_bytes),
                         st.chunks);
-  absl::StrAppendFormat(&o, "%-22s %d (alloc %d, free %d, realloc %d, arena create %d, destroy %d)\n",
-                        "events", st.events, st.allocs, st.frees, st.reallocs,
-                        st.arenas_created, st.arenas_destroyed);
+  absl::StrAppendFormat(
+      &o, "%-22s %d (alloc %d, free %d, realloc %d, arena create %d, destroy %d)\n", "events",
+      st.events, st.allocs, st.frees, st.reallocs, st.arenas_created, st.arenas_destroyed);
   absl::StrAppendFormat(&o, "%-22s %.2f\n", "bytes per event", st.bytes_per_event());
   absl::StrAppendFormat(&o, "%-22s %d\n", "threads", st.threads);
-  absl::StrAppendFormat(&o, "%-22s %s\n", "arenas shared",
-                        st.arena_usage.shared_count == 0
-                            ? "none: every arena is used by one thread"
-                            : absl::StrCat(st.arena_usage.shared_count, ": ",
-                                           st.arena_usage.SharingWords(),
-                                           "; only thread-safe policies can serve them"));
+  absl::StrAppendFormat(
+      &o, "%-22s %s\n", "arenas shared",
+      st.arena_usage.shared_count == 0
+          ? "none: every arena is used by one thread"
+          : absl::StrCat(st.arena_usage.shared_count, ": ", st.arena_usage.SharingWords(),
+                         "; only thread-safe policies can serve them"));
   absl::StrAppendFormat(&o, "%-22s %d of %d arenas never hold more than 1 block\n",
                         "one-block arenas", st.arena_usage.arenas_single_block,
                         st.arena_usage.arenas_used);
@@ -204,8 +203,8 @@ std::string FormatTraceStatsText(const TraceStats& st) {
   }
 
   absl::StrAppend(&o, "\narenas: ", st.arenas.size(), " (0 = global heap)\n");
-  absl::StrAppendFormat(&o, "  %-8s %10s %10s %14s %14s  %s\n", "arena", "allocs", "frees",
-                        "bytes", "peak live", "state");
+  absl::StrAppendFormat(&o, "  %-8s %10s %10s %14s %14s  %s\n", "arena", "allocs", "frees", "bytes",
+                        "peak live", "state");
   int shown = 0;
   for (const auto& [id, a] : st.arenas) {
     if (++shown > 20) {
@@ -241,8 +240,8 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
                   ",\n");
   absl::StrAppend(&o, "  \"allocs\": ", st.allocs, ",\n  \"frees\": ", st.frees,
                   ",\n  \"reallocs\": ", st.reallocs, ",\n");
-  absl::StrAppend(&o, "  \"arenas_created\": ", st.arenas_created, ",\n  \"arenas_destroyed\": ",
-                  st.arenas_destroyed, ",\n");
+  absl::StrAppend(&o, "  \"arenas_created\": ", st.arenas_created,
+                  ",\n  \"arenas_destroyed\": ", st.arenas_destroyed, ",\n");
   absl::StrAppend(&o, "  \"threads\": ", st.threads, ",\n  \"shapes\": ", st.shapes, ",\n");
   std::vector<std::string> shared;
   for (const SharedArena& a : st.arena_usage.shared) {
@@ -268,10 +267,10 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
   absl::StrAppend(&o, "  \"size_histogram\": [", absl::StrJoin(hist, ", "), "],\n");
   std::vector<std::string> arenas;
   for (const auto& [id, a] : st.arenas) {
-    arenas.push_back(absl::StrCat("{\"arena\": ", id, ", \"allocs\": ", a.allocs,
-                                  ", \"frees\": ", a.frees, ", \"bytes_allocated\": ",
-                                  a.bytes_allocated, ", \"peak_live_bytes\": ", a.peak_live_bytes,
-                                  ", \"destroyed\": ", a.destroyed ? "true" : "false", "}"));
+    arenas.push_back(absl::StrCat(
+        "{\"arena\": ", id, ", \"allocs\": ", a.allocs, ", \"frees\": ", a.frees,
+        ", \"bytes_allocated\": ", a.bytes_allocated, ", \"peak_live_bytes\": ", a.peak_live_bytes,
+        ", \"destroyed\": ", a.destroyed ? "true" : "false", "}"));
   }
   absl::StrAppend(&o, "  \"arenas\": [\n    ", absl::StrJoin(arenas, ",\n    "), "\n  ]\n}\n");
   return o;

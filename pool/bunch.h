@@ -15,8 +15,8 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "alloctrace/pool/chunk.h"
 #include "alloctrace/base/check.h"
+#include "alloctrace/pool/chunk.h"
 
 namespace alloctrace::pool {
 
@@ -25,8 +25,7 @@ class Bunch {
  public:
   // block_size: a positive multiple of Chunk::kBlockGranule.
   explicit Bunch(size_t block_size)
-      : block_size_(block_size),
-        next_chunk_blocks_(Growth::FirstChunkBlocks(block_size)) {}
+      : block_size_(block_size), next_chunk_blocks_(Growth::FirstChunkBlocks(block_size)) {}
   Bunch(Bunch&&) noexcept = default;
   Bunch& operator=(Bunch&&) noexcept = default;
 

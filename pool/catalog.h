@@ -43,9 +43,9 @@ inline constexpr char kBazelTarget[] = "@alloctrace//pool";
 inline constexpr char kCMakeTarget[] = "alloctrace::pool";
 
 struct PolicyEntry {
-  std::string name;         // see the naming scheme above
-  std::string cpp_type;     // the allocator to adopt, `T` the element type
-  std::string description;  // one line
+  std::string name;                // see the naming scheme above
+  std::string cpp_type;            // the allocator to adopt, `T` the element type
+  std::string description;         // one line
   bool thread_safe = false;        // may be used from several threads at once
   bool pool_per_instance = false;  // Stack holding: a pool per container
   bool frees_blocks = true;        // false: deallocate is a no-op
@@ -63,9 +63,7 @@ inline const char* Describe(StorageOrdered) {
   return "ordered storage (chunk map by address, O(c) alloc, O(log c) free)";
 }
 inline const char* Describe(GrowthLinear) { return "255 blocks per chunk"; }
-inline const char* Describe(GrowthExponential) {
-  return "chunks doubling from 16 blocks to 1 MiB";
-}
+inline const char* Describe(GrowthExponential) { return "chunks doubling from 16 blocks to 1 MiB"; }
 inline const char* Describe(SingleThreaded) { return "no lock"; }
 inline const char* Describe(MultiThreaded) { return "a mutex per pool"; }
 inline const char* Describe(HoldingStack) { return "a pool per container"; }
@@ -80,21 +78,20 @@ template <typename Storage, typename Growth, typename Threading, bool kDelete>
 struct Spelling<Pool<Storage, Growth, Threading, kDelete>> {
   template <typename Holding>
   static std::string Name() {
-    return absl::StrCat("pool/", Storage::kName, "/", Growth::kName, "/",
-                        Threading::kName, "/", Holding::kName, "/",
-                        kDelete ? "free" : "keep");
+    return absl::StrCat("pool/", Storage::kName, "/", Growth::kName, "/", Threading::kName, "/",
+                        Holding::kName, "/", kDelete ? "free" : "keep");
   }
   template <typename Holding>
   static std::string CppType() {
     return absl::StrCat("alloctrace::pool::PoolAllocator<T, ", Storage::kCppName, ", ",
-                        Growth::kCppName, ", ", Threading::kCppName, ", ",
-                        Holding::kCppName, ", ", kDelete ? "true" : "false", ">");
+                        Growth::kCppName, ", ", Threading::kCppName, ", ", Holding::kCppName, ", ",
+                        kDelete ? "true" : "false", ">");
   }
   template <typename Holding>
   static std::string Description() {
-    return absl::StrCat("article pool: ", Describe(Storage()), ", ",
-                        Describe(Growth()), ", ", Describe(Threading()), ", ",
-                        Describe(Holding()), kDelete ? "" : ", frees are no-ops");
+    return absl::StrCat("article pool: ", Describe(Storage()), ", ", Describe(Growth()), ", ",
+                        Describe(Threading()), ", ", Describe(Holding()),
+                        kDelete ? "" : ", frees are no-ops");
   }
 };
 
@@ -127,8 +124,8 @@ struct Spelling<SmallNodePool<Threading>> {
   }
   template <typename Holding>
   static std::string CppType() {
-    return absl::StrCat("alloctrace::pool::SmallNodeAllocator<T, ", Threading::kCppName,
-                        ", ", Holding::kCppName, ">");
+    return absl::StrCat("alloctrace::pool::SmallNodeAllocator<T, ", Threading::kCppName, ", ",
+                        Holding::kCppName, ">");
   }
   template <typename Holding>
   static std::string Description() {
@@ -144,8 +141,8 @@ using HoldingVariants = TypeList<BasicPoolAllocator<std::byte, PoolT, HoldingSta
                                  BasicPoolAllocator<std::byte, PoolT, HoldingSingleton>>;
 
 template <template <typename> class PoolOf>
-using ThreadingHoldingVariants = Concat<HoldingVariants<PoolOf<SingleThreaded>>,
-                                        HoldingVariants<PoolOf<MultiThreaded>>>;
+using ThreadingHoldingVariants =
+    Concat<HoldingVariants<PoolOf<SingleThreaded>>, HoldingVariants<PoolOf<MultiThreaded>>>;
 
 template <typename S, typename G, typename Th, typename H>
 using DeleteVariants = TypeList<BasicPoolAllocator<std::byte, Pool<S, G, Th, true>, H>,
@@ -154,14 +151,15 @@ using DeleteVariants = TypeList<BasicPoolAllocator<std::byte, Pool<S, G, Th, tru
 // The 16 article policies of one storage kind: growth x threading x holding
 // x delete, in that order.
 template <typename S>
-using ArticleVariants = Concat<DeleteVariants<S, GrowthLinear, SingleThreaded, HoldingStack>,
-                               DeleteVariants<S, GrowthLinear, SingleThreaded, HoldingSingleton>,
-                               DeleteVariants<S, GrowthLinear, MultiThreaded, HoldingStack>,
-                               DeleteVariants<S, GrowthLinear, MultiThreaded, HoldingSingleton>,
-                               DeleteVariants<S, GrowthExponential, SingleThreaded, HoldingStack>,
-                               DeleteVariants<S, GrowthExponential, SingleThreaded, HoldingSingleton>,
-                               DeleteVariants<S, GrowthExponential, MultiThreaded, HoldingStack>,
-                               DeleteVariants<S, GrowthExponential, MultiThreaded, HoldingSingleton>>;
+using ArticleVariants =
+    Concat<DeleteVariants<S, GrowthLinear, SingleThreaded, HoldingStack>,
+           DeleteVariants<S, GrowthLinear, SingleThreaded, HoldingSingleton>,
+           DeleteVariants<S, GrowthLinear, MultiThreaded, HoldingStack>,
+           DeleteVariants<S, GrowthLinear, MultiThreaded, HoldingSingleton>,
+           DeleteVariants<S, GrowthExponential, SingleThreaded, HoldingStack>,
+           DeleteVariants<S, GrowthExponential, SingleThreaded, HoldingSingleton>,
+           DeleteVariants<S, GrowthExponential, MultiThreaded, HoldingStack>,
+           DeleteVariants<S, GrowthExponential, MultiThreaded, HoldingSingleton>>;
 
 }  // namespace catalog_internal
 
@@ -190,9 +188,9 @@ template <typename Storage>
 using ArticlePoolCatalogFor = catalog_internal::ArticleVariants<Storage>;
 
 // The article's 48: storage x growth x threading x holding x delete.
-using ArticlePoolCatalog = Concat<ArticlePoolCatalogFor<StorageSimple>,
-                                  ArticlePoolCatalogFor<StorageBoundary>,
-                                  ArticlePoolCatalogFor<StorageOrdered>>;
+using ArticlePoolCatalog =
+    Concat<ArticlePoolCatalogFor<StorageSimple>, ArticlePoolCatalogFor<StorageBoundary>,
+           ArticlePoolCatalogFor<StorageOrdered>>;
 
 using PoolCatalog = Concat<OwnPoolCatalog, ArticlePoolCatalog>;
 

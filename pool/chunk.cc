@@ -24,8 +24,8 @@ Chunk::Chunk(size_t block_size, uint32_t blocks)
 
 Chunk::Ptr Chunk::Create(size_t block_size, uint32_t blocks) {
   ALLOCTRACE_CHECK(block_size > 0 && block_size % kBlockGranule == 0 &&
-                            block_size <= std::numeric_limits<uint32_t>::max(),
-                        "block size must be a positive multiple of 8");
+                       block_size <= std::numeric_limits<uint32_t>::max(),
+                   "block size must be a positive multiple of 8");
   ALLOCTRACE_CHECK(blocks > 0, "a chunk needs at least one block");
   const size_t bytes = RoundUp(HeaderSize() + block_size * blocks, kDataAlign);
   void* memory = std::aligned_alloc(kDataAlign, bytes);

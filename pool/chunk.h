@@ -78,14 +78,10 @@ class Chunk {
   uint32_t free_count() const { return free_count_; }
   size_t block_size() const { return block_size_; }
   // Bytes this chunk took from the system, header included.
-  size_t footprint() const {
-    return HeaderSize() + size_t{block_size_} * block_count_;
-  }
+  size_t footprint() const { return HeaderSize() + size_t{block_size_} * block_count_; }
 
   // First block; chunks are ordered by it.
-  char* data() const {
-    return reinterpret_cast<char*>(const_cast<Chunk*>(this)) + HeaderSize();
-  }
+  char* data() const { return reinterpret_cast<char*>(const_cast<Chunk*>(this)) + HeaderSize(); }
 
  private:
   Chunk(size_t block_size, uint32_t blocks);

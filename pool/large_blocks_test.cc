@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/pool.h"
 #include "alloctrace/pool/slab_pool.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::pool {
 namespace {
@@ -90,8 +90,8 @@ TYPED_TEST(LargeBlocksTest, LargeCallocWritesNoFreshPage) {
   EXPECT_EQ(p[0], 0);
   EXPECT_EQ(p[kBytes - 1], 0);
   // A memset would make the whole GiB resident.
-  EXPECT_LT(after - before, int64_t{64} << 20) << "resident before " << before << ", after "
-                                               << after;
+  EXPECT_LT(after - before, int64_t{64} << 20)
+      << "resident before " << before << ", after " << after;
   this->pool_.Deallocate(p, kBytes, 16);
 }
 

@@ -22,9 +22,7 @@ struct GrowthLinear {
   static constexpr char kCppName[] = "alloctrace::pool::GrowthLinear";
   static constexpr uint32_t kBlocksPerChunk = 255;
 
-  static uint32_t FirstChunkBlocks(size_t /*block_size*/) {
-    return kBlocksPerChunk;
-  }
+  static uint32_t FirstChunkBlocks(size_t /*block_size*/) { return kBlocksPerChunk; }
   static uint32_t NextChunkBlocks(uint32_t /*previous*/, size_t /*block_size*/) {
     return kBlocksPerChunk;
   }
@@ -40,12 +38,9 @@ struct GrowthExponential {
   static constexpr uint32_t kFirstBlocks = 16;
   static constexpr size_t kMaxChunkBytes = size_t{1} << 20;
 
-  static uint32_t FirstChunkBlocks(size_t /*block_size*/) {
-    return kFirstBlocks;
-  }
+  static uint32_t FirstChunkBlocks(size_t /*block_size*/) { return kFirstBlocks; }
   static uint32_t NextChunkBlocks(uint32_t previous, size_t block_size) {
-    const size_t cap =
-        std::max<size_t>(kFirstBlocks, kMaxChunkBytes / block_size);
+    const size_t cap = std::max<size_t>(kFirstBlocks, kMaxChunkBytes / block_size);
     return static_cast<uint32_t>(std::min<size_t>(size_t{previous} * 2, cap));
   }
 };

@@ -65,25 +65,25 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "alloctrace/base/check.h"
 #include "alloctrace/pool/bunch.h"
 #include "alloctrace/pool/chunk.h"
 #include "alloctrace/pool/large_block_list.h"
 #include "alloctrace/pool/policies.h"
-#include "alloctrace/base/check.h"
 #include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::pool {
 
 struct PoolStats {
-  size_t bunches = 0;       // Block sizes in use.
+  size_t bunches = 0;  // Block sizes in use.
   size_t chunks = 0;
   size_t chunk_bytes = 0;   // Taken from the system by chunks.
   size_t free_blocks = 0;   // In chunks, free for reuse.
   size_t large_blocks = 0;  // Live blocks on the malloc path.
 };
 
-template <typename Storage, typename Growth, typename Threading,
-          bool kDelete = true, size_t kMaxSmallSize = 64>
+template <typename Storage, typename Growth, typename Threading, bool kDelete = true,
+          size_t kMaxSmallSize = 64>
 class Pool {
  public:
   using StoragePolicy = Storage;
@@ -102,8 +102,7 @@ class Pool {
 
   // The block size that serves (bytes, align) from chunks.
   static size_t BlockSize(size_t bytes, size_t align) {
-    const size_t granule = align <= Chunk::kBlockGranule ? Chunk::kBlockGranule
-                                                         : kMaxBlockAlign;
+    const size_t granule = align <= Chunk::kBlockGranule ? Chunk::kBlockGranule : kMaxBlockAlign;
     if (bytes == 0) bytes = 1;
     return (bytes + granule - 1) & ~(granule - 1);
   }
@@ -210,17 +209,15 @@ class Pool {
       return;
     }
     BunchT* bunch = FindBunch(BlockSize(bytes, align));
-    ALLOCTRACE_CHECK(bunch != nullptr,
-                          "block freed with a size this pool never served");
+    ALLOCTRACE_CHECK(bunch != nullptr, "block freed with a size this pool never served");
     bunch->Deallocate(block);
   }
 
   // Binary search: the first bunch with a block size >= block_size.
   typename std::vector<BunchT>::iterator LowerBound(size_t block_size) {
-    return std::lower_bound(bunches_.begin(), bunches_.end(), block_size,
-                            [](const BunchT& bunch, size_t size) {
-                              return bunch.block_size() < size;
-                            });
+    return std::lower_bound(
+        bunches_.begin(), bunches_.end(), block_size,
+        [](const BunchT& bunch, size_t size) { return bunch.block_size() < size; });
   }
 
   BunchT* FindBunch(size_t block_size) {
@@ -231,16 +228,15 @@ class Pool {
 
   BunchT* FindOrAddBunch(size_t block_size) {
     auto it = LowerBound(block_size);
-    if (ABSL_PREDICT_TRUE(it != bunches_.end() &&
-                          it->block_size() == block_size)) {
+    if (ABSL_PREDICT_TRUE(it != bunches_.end() && it->block_size() == block_size)) {
       return &*it;
     }
     return AddBunch(it, block_size);
   }
 
   // First request of this block size: a new bunch, in order.
-  ABSL_ATTRIBUTE_NOINLINE BunchT* AddBunch(
-      typename std::vector<BunchT>::iterator position, size_t block_size) {
+  ABSL_ATTRIBUTE_NOINLINE BunchT* AddBunch(typename std::vector<BunchT>::iterator position,
+                                           size_t block_size) {
     try {
       return &*bunches_.emplace(position, block_size);
     } catch (const std::bad_alloc&) {

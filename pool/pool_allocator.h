@@ -97,9 +97,7 @@ class BasicPoolAllocator {
   void deallocate(T* p, size_type n) noexcept {
     handle_.pool().Deallocate(p, n * sizeof(T), alignof(T));
   }
-  size_type max_size() const noexcept {
-    return std::numeric_limits<size_type>::max() / sizeof(T);
-  }
+  size_type max_size() const noexcept { return std::numeric_limits<size_type>::max() / sizeof(T); }
 
   // The pool this allocator (and every allocator equal to it) draws from.
   PoolT& pool() const { return handle_.pool(); }
@@ -123,22 +121,18 @@ class BasicPoolAllocator {
 };
 
 // The article's pool, all five policies chosen by template arguments.
-template <typename T, typename Storage = StorageBoundary,
-          typename Growth = GrowthExponential,
-          typename Threading = SingleThreaded, typename Holding = HoldingStack,
-          bool kDelete = true, size_t kMaxSmallSize = 64>
+template <typename T, typename Storage = StorageBoundary, typename Growth = GrowthExponential,
+          typename Threading = SingleThreaded, typename Holding = HoldingStack, bool kDelete = true,
+          size_t kMaxSmallSize = 64>
 using PoolAllocator =
-    BasicPoolAllocator<T, Pool<Storage, Growth, Threading, kDelete, kMaxSmallSize>,
-                       Holding>;
+    BasicPoolAllocator<T, Pool<Storage, Growth, Threading, kDelete, kMaxSmallSize>, Holding>;
 
 // alloctrace's own policy (slab_pool.h).
-template <typename T, typename Threading = SingleThreaded,
-          typename Holding = HoldingStack>
+template <typename T, typename Threading = SingleThreaded, typename Holding = HoldingStack>
 using SlabAllocator = BasicPoolAllocator<T, SlabPool<Threading>, Holding>;
 
 // The small-node pool (small_node_pool.h).
-template <typename T, typename Threading = SingleThreaded,
-          typename Holding = HoldingStack>
+template <typename T, typename Threading = SingleThreaded, typename Holding = HoldingStack>
 using SmallNodeAllocator = BasicPoolAllocator<T, SmallNodePool<Threading>, Holding>;
 
 }  // namespace alloctrace::pool

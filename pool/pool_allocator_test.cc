@@ -24,13 +24,13 @@ struct DefaultPolicies {
 };
 struct SimpleLinearSingletonMt {
   template <typename T>
-  using Alloc = PoolAllocator<T, StorageSimple, GrowthLinear, MultiThreaded,
-                              HoldingSingleton, true>;
+  using Alloc =
+      PoolAllocator<T, StorageSimple, GrowthLinear, MultiThreaded, HoldingSingleton, true>;
 };
 struct OrderedNoDeleteStack {
   template <typename T>
-  using Alloc = PoolAllocator<T, StorageOrdered, GrowthExponential,
-                              SingleThreaded, HoldingStack, false>;
+  using Alloc =
+      PoolAllocator<T, StorageOrdered, GrowthExponential, SingleThreaded, HoldingStack, false>;
 };
 struct SlabStack {
   template <typename T>
@@ -44,9 +44,8 @@ struct SlabSingletonMt {
 template <typename Family>
 class PoolAllocatorTest : public ::testing::Test {};
 
-using Families = ::testing::Types<DefaultPolicies, SimpleLinearSingletonMt,
-                                  OrderedNoDeleteStack, SlabStack,
-                                  SlabSingletonMt>;
+using Families = ::testing::Types<DefaultPolicies, SimpleLinearSingletonMt, OrderedNoDeleteStack,
+                                  SlabStack, SlabSingletonMt>;
 TYPED_TEST_SUITE(PoolAllocatorTest, Families);
 
 TYPED_TEST(PoolAllocatorTest, MeetsTheAllocatorTraits) {
@@ -54,9 +53,8 @@ TYPED_TEST(PoolAllocatorTest, MeetsTheAllocatorTraits) {
   using Traits = std::allocator_traits<A>;
   using Rebound = typename Traits::template rebind_alloc<std::string>;
   static_assert(std::is_same_v<typename Traits::value_type, int>);
-  static_assert(std::is_same_v<typename std::allocator_traits<
-                                   Rebound>::template rebind_alloc<int>,
-                               A>);
+  static_assert(
+      std::is_same_v<typename std::allocator_traits<Rebound>::template rebind_alloc<int>, A>);
   static_assert(Traits::propagate_on_container_copy_assignment::value);
   static_assert(Traits::propagate_on_container_move_assignment::value);
   static_assert(Traits::propagate_on_container_swap::value);
@@ -82,15 +80,12 @@ TYPED_TEST(PoolAllocatorTest, HoldsAsThePolicySays) {
   constexpr bool kPerInstance = A::holding_policy::kPoolPerInstance;
   EXPECT_EQ(a == b, !kPerInstance);
   EXPECT_EQ(&a.pool() == &b.pool(), !kPerInstance);
-  static_assert(std::allocator_traits<A>::is_always_equal::value ==
-                !kPerInstance);
+  static_assert(std::allocator_traits<A>::is_always_equal::value == !kPerInstance);
 }
 
 TYPED_TEST(PoolAllocatorTest, WorksInAStdMap) {
   using Node = std::pair<const int, std::string>;
-  std::map<int, std::string, std::less<int>,
-           typename TypeParam::template Alloc<Node>>
-      m;
+  std::map<int, std::string, std::less<int>, typename TypeParam::template Alloc<Node>> m;
   for (int i = 0; i < 20000; ++i) m.emplace(i, std::to_string(i));
   for (int i = 0; i < 20000; i += 2) m.erase(i);
   for (int i = 20000; i < 25000; ++i) m.emplace(i, std::to_string(i));

@@ -5,12 +5,11 @@
 #include <random>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/pool_test_util.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::pool {
 namespace {
-
 
 using SimplePool = Pool<StorageSimple, GrowthLinear, SingleThreaded>;
 
@@ -31,11 +30,11 @@ TEST(PoolTest, RoundsBlockSizesToTheAlignmentGranule) {
 template <typename PoolT>
 class PoolTypedTest : public ::testing::Test {};
 
-using PoolTypes = ::testing::Types<
-    Pool<StorageSimple, GrowthLinear, SingleThreaded>,
-    Pool<StorageBoundary, GrowthExponential, MultiThreaded>,
-    Pool<StorageOrdered, GrowthLinear, SingleThreaded, /*kDelete=*/false>,
-    Pool<StorageBoundary, GrowthLinear, SingleThreaded, true, 256>>;
+using PoolTypes =
+    ::testing::Types<Pool<StorageSimple, GrowthLinear, SingleThreaded>,
+                     Pool<StorageBoundary, GrowthExponential, MultiThreaded>,
+                     Pool<StorageOrdered, GrowthLinear, SingleThreaded, /*kDelete=*/false>,
+                     Pool<StorageBoundary, GrowthLinear, SingleThreaded, true, 256>>;
 TYPED_TEST_SUITE(PoolTypedTest, PoolTypes);
 
 TYPED_TEST(PoolTypedTest, ServesEverySizeAndAlignmentWithoutOverlap) {

@@ -78,8 +78,7 @@ class SlabPool {
   // `align` is a power of two.
   static size_t ClassIndex(size_t bytes, size_t align) {
     const size_t unit = ((align - 1) | (kGranule - 1)) + 1;  // max(8, align)
-    const size_t rounded =
-        (bytes + static_cast<size_t>(bytes == 0) + unit - 1) & ~(unit - 1);
+    const size_t rounded = (bytes + static_cast<size_t>(bytes == 0) + unit - 1) & ~(unit - 1);
     return std::min(rounded / kGranule, kLargeClass);
   }
   static size_t ClassBlockSize(size_t index) { return index * kGranule; }
@@ -185,8 +184,7 @@ class SlabPool {
 
   // The free list and the span are empty: carve a new span, or serve a
   // large request from malloc.
-  ABSL_ATTRIBUTE_NOINLINE void* Refill(SizeClass& size_class, size_t bytes,
-                                       size_t align) {
+  ABSL_ATTRIBUTE_NOINLINE void* Refill(SizeClass& size_class, size_t bytes, size_t align) {
     if (&size_class == &classes_[kLargeClass]) return large_.Allocate(bytes, align);
     const size_t span_bytes = size_class.next_span_bytes;
     char* span = CarveSpan(span_bytes);
@@ -224,8 +222,7 @@ class SlabPool {
 
   void ResetClasses() {
     for (size_t i = 0; i < classes_.size(); ++i) {
-      classes_[i] = SizeClass{nullptr, nullptr, nullptr, ClassBlockSize(i),
-                              kFirstSpanBytes};
+      classes_[i] = SizeClass{nullptr, nullptr, nullptr, ClassBlockSize(i), kFirstSpanBytes};
     }
     next_slab_bytes_ = kFirstSlabBytes;
     slab_cursor_ = nullptr;

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/page_map.h"
 #include "alloctrace/pool/pool_test_util.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::pool {
 namespace {
@@ -25,7 +25,7 @@ TEST(SlabPoolTest, MapsSizesToClassesByArithmetic) {
   EXPECT_EQ(Slab::ClassIndex(9, 8), 2u);
   EXPECT_EQ(Slab::ClassIndex(24, 8), 3u);
   EXPECT_EQ(Slab::ClassIndex(24, 16), 4u);
-  EXPECT_EQ(Slab::ClassIndex(40, 8), 5u);   // A std::map<int, int> node.
+  EXPECT_EQ(Slab::ClassIndex(40, 8), 5u);  // A std::map<int, int> node.
   EXPECT_EQ(Slab::ClassIndex(1, 64), 8u);
   EXPECT_EQ(Slab::ClassIndex(200, 32), 28u);
   EXPECT_EQ(Slab::ClassIndex(256, 8), 32u);

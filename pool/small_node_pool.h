@@ -67,8 +67,8 @@ class SmallNodeFixedAllocator {
   void Init(size_t block_size) {
     block_size_ = block_size;
     const size_t fit = kChunkBytes / block_size;
-    blocks_per_chunk_ = static_cast<uint8_t>(
-        fit < 1 ? 1 : (fit > kMaxBlocksPerChunk ? kMaxBlocksPerChunk : fit));
+    blocks_per_chunk_ =
+        static_cast<uint8_t>(fit < 1 ? 1 : (fit > kMaxBlocksPerChunk ? kMaxBlocksPerChunk : fit));
   }
   size_t block_size() const { return block_size_; }
   size_t blocks_per_chunk() const { return blocks_per_chunk_; }
@@ -170,7 +170,7 @@ class SmallNodeFixedAllocator {
   std::vector<Chunk> chunks_;
   size_t block_size_ = 1;
   uint8_t blocks_per_chunk_ = 1;
-  size_t alloc_ = 0;     // chunk that served the last allocation
+  size_t alloc_ = 0;    // chunk that served the last allocation
   size_t dealloc_ = 0;  // chunk that took the last free
 };
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/pool_allocator.h"
 #include "alloctrace/pool/pool_test_util.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::pool {
 namespace {

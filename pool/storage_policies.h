@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "alloctrace/pool/chunk.h"
 #include "alloctrace/base/check.h"
+#include "alloctrace/pool/chunk.h"
 
 namespace alloctrace::pool {
 
@@ -188,11 +188,9 @@ struct StorageOrdered {
 
     void Deallocate(void* block) {
       auto owner = chunks_.upper_bound(reinterpret_cast<uintptr_t>(block));
-      ALLOCTRACE_CHECK(owner != chunks_.begin(),
-                            "block not owned by any chunk of its bunch");
+      ALLOCTRACE_CHECK(owner != chunks_.begin(), "block not owned by any chunk of its bunch");
       --owner;
-      ALLOCTRACE_CHECK(owner->second->Contains(block),
-                            "block not owned by any chunk of its bunch");
+      ALLOCTRACE_CHECK(owner->second->Contains(block), "block not owned by any chunk of its bunch");
       owner->second->Deallocate(block);
       Lower(owner);
     }

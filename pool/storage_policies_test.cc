@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/bunch.h"
 #include "alloctrace/pool/policies.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::pool {
 namespace {
@@ -19,8 +19,7 @@ uintptr_t Address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 template <typename Storage>
 class StoragePolicyTest : public ::testing::Test {};
 
-using StorageTypes =
-    ::testing::Types<StorageSimple, StorageBoundary, StorageOrdered>;
+using StorageTypes = ::testing::Types<StorageSimple, StorageBoundary, StorageOrdered>;
 TYPED_TEST_SUITE(StoragePolicyTest, StorageTypes);
 
 TYPED_TEST(StoragePolicyTest, GrowsByChunksAndReusesFreedBlocks) {
@@ -118,9 +117,7 @@ TEST(StorageOrderedTest, AllocatesFromTheLowestChunkWithAFreeBlock) {
   std::vector<void*> blocks;
   for (int i = 0; i < 4 * 255; ++i) blocks.push_back(bunch.Allocate());
   std::vector<void*> sorted = blocks;
-  std::sort(sorted.begin(), sorted.end(), [](void* a, void* b) {
-    return Address(a) < Address(b);
-  });
+  std::sort(sorted.begin(), sorted.end(), [](void* a, void* b) { return Address(a) < Address(b); });
   bunch.Deallocate(sorted.back());
   bunch.Deallocate(sorted.front());
   EXPECT_EQ(bunch.Allocate(), sorted.front());

@@ -47,15 +47,14 @@ std::string FormatPolicyList(const std::vector<allocators::AllocatorInfo>& infos
         "CMake |\n|---|---|---|---|---|\n";
     for (const allocators::AllocatorInfo& info : infos) {
       const allocators::Adoption& a = info.adopt;
-      const std::string type = a.cpp_type.empty()
-                                   ? a.how
-                                   : absl::StrCat("`", a.cpp_type, "`",
-                                                  a.how.empty() ? "" : absl::StrCat("; ", a.how));
+      const std::string type =
+          a.cpp_type.empty()
+              ? a.how
+              : absl::StrCat("`", a.cpp_type, "`", a.how.empty() ? "" : absl::StrCat("; ", a.how));
       absl::StrAppend(&o, "| `", info.name, "` | ", type, " | ",
                       a.header.empty() ? "" : absl::StrCat("`", a.header, "`"), " | ",
-                      a.bazel_target.empty() ? "" : absl::StrCat("`", a.bazel_target, "`"),
-                      " | ", a.cmake_target.empty() ? "" : absl::StrCat("`", a.cmake_target, "`"),
-                      " |\n");
+                      a.bazel_target.empty() ? "" : absl::StrCat("`", a.bazel_target, "`"), " | ",
+                      a.cmake_target.empty() ? "" : absl::StrCat("`", a.cmake_target, "`"), " |\n");
     }
     return o;
   }
@@ -74,8 +73,8 @@ std::string FormatPolicyList(const std::vector<allocators::AllocatorInfo>& infos
 }
 
 std::string CatalogTypesSource(const std::vector<allocators::AllocatorInfo>& infos) {
-  std::vector<std::string> headers = {"cstddef", "cstdio", "functional", "map", "string",
-                                      "utility"};
+  std::vector<std::string> headers = {"cstddef", "cstdio", "functional",
+                                      "map",     "string", "utility"};
   std::vector<const allocators::AllocatorInfo*> typed;
   bool any_pool = false;
   for (const allocators::AllocatorInfo& info : infos) {
@@ -118,8 +117,8 @@ std::string CatalogTypesSource(const std::vector<allocators::AllocatorInfo>& inf
     absl::StrAppend(&o, "  if (!Use<A", i, ">()) {\n    std::fprintf(stderr, \"", name,
                     ": the map went wrong\\n\");\n    ++failed;\n  }\n");
     if (IsPoolCatalogType(typed[i]->adopt)) {
-      absl::StrAppend(&o, "  if (alloctrace::pool::EntryOf<A", i, "<std::byte>>().name != \"",
-                      name, "\") {\n    std::fprintf(stderr, \"", name,
+      absl::StrAppend(&o, "  if (alloctrace::pool::EntryOf<A", i, "<std::byte>>().name != \"", name,
+                      "\") {\n    std::fprintf(stderr, \"", name,
                       ": the type is not the catalog's\\n\");\n    ++failed;\n  }\n");
     }
   }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "alloctrace/replayer/allocators/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "alloctrace/replayer/allocators/registry.h"
 
 namespace alloctrace {
 namespace {
@@ -105,9 +105,10 @@ TEST(AdoptTest, TheTypeNamesItsHolding) {
 TEST(AdoptTest, AdoptWordsNamesHeaderAndTargets) {
   allocators::Adoption a{"alloctrace::pool::SlabAllocator<T>", "alloctrace/pool/pool_allocator.h",
                          "@alloctrace//pool", "alloctrace::pool", ""};
-  EXPECT_EQ(AdoptWords(a),
-            "alloctrace::pool::SlabAllocator<T> (#include \"alloctrace/pool/pool_allocator.h\"; Bazel "
-            "@alloctrace//pool; CMake alloctrace::pool)");
+  EXPECT_EQ(
+      AdoptWords(a),
+      "alloctrace::pool::SlabAllocator<T> (#include \"alloctrace/pool/pool_allocator.h\"; Bazel "
+      "@alloctrace//pool; CMake alloctrace::pool)");
   allocators::Adoption std_alloc{"std::allocator<T>", "memory", "", "", ""};
   EXPECT_EQ(AdoptWords(std_alloc), "std::allocator<T> (#include <memory>)");
 }

@@ -87,8 +87,7 @@ ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
           "--memory_limit_floor_mb, at most half the memory available when the replayer "
           "starts; -1: none");
 ABSL_FLAG(double, memory_limit_factor, Defaults().memory_limit_factor, "see --memory_limit_mb");
-ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb,
-          "see --memory_limit_mb");
+ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb, "see --memory_limit_mb");
 ABSL_FLAG(uint64_t, seed, Defaults().seed, "seed of the run order shuffled in each round");
 ABSL_FLAG(std::string, touch, std::string(alloctrace::TouchName(Defaults().touch)),
           "what the replay writes into each new block, as a constructor would: none, first "
@@ -160,8 +159,7 @@ absl::StatusOr<TimingClock> ParseTimingClock(absl::string_view text) {
   for (TimingClock c : {TimingClock::kAuto, TimingClock::kCpu, TimingClock::kWall}) {
     if (text == TimingClockName(c)) return c;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--clock=", text, ": must be auto, cpu or wall"));
+  return absl::InvalidArgumentError(absl::StrCat("--clock=", text, ": must be auto, cpu or wall"));
 }
 
 absl::StatusOr<ReplayThreads> ParseReplayThreads(absl::string_view text) {
@@ -355,10 +353,9 @@ ChildLimits ChildLimitsFor(const ReplayerConfig& c, const ReplayProgram& program
                          c.memory_limit_floor_mb * (1 << 20) + table_bytes;
     // A trace's claim is bounded before the conversion (a double past
     // INT64_MAX does not convert).
-    limits.memory_bytes = machine_cap > 0 && bytes > static_cast<double>(machine_cap)
-                              ? machine_cap
-                              : bytes >= 9e18 ? int64_t{9000000000000000000}
-                                              : static_cast<int64_t>(bytes);
+    limits.memory_bytes = machine_cap > 0 && bytes > static_cast<double>(machine_cap) ? machine_cap
+                          : bytes >= 9e18 ? int64_t{9000000000000000000}
+                                          : static_cast<int64_t>(bytes);
   }
 #endif
   return limits;

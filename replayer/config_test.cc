@@ -5,10 +5,10 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/measure.h"
 #include "alloctrace/replayer/replay_loop.h"
 #include "alloctrace/replayer/summary.h"
+#include "gtest/gtest.h"
 
 ABSL_DECLARE_FLAG(std::string, rank_by);
 ABSL_DECLARE_FLAG(std::string, clock);

@@ -34,10 +34,9 @@ bool TimeReaderAlone(const char* path, bool streamed) {
   absl::StatusOr<std::unique_ptr<alloctrace::TraceReader>> reader =
       alloctrace::TraceReader::Open(path);
   const auto drop = [](const alloctrace::Event&) { return absl::OkStatus(); };
-  absl::Status s =
-      !reader.ok() ? reader.status()
-      : streamed   ? (*reader)->StreamEvents([]() {}, drop, [](uint32_t) {})
-                   : (*reader)->ForEachEvent([](const auto&) {}, drop);
+  absl::Status s = !reader.ok() ? reader.status()
+                   : streamed   ? (*reader)->StreamEvents([]() {}, drop, [](uint32_t) {})
+                                : (*reader)->ForEachEvent([](const auto&) {}, drop);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = CpuSeconds() - cpu0;
@@ -46,10 +45,11 @@ bool TimeReaderAlone(const char* path, bool streamed) {
     return false;
   }
   const double events = static_cast<double>((*reader)->events_read());
-  std::printf("%s: %.0f events in %.2f s wall, %.2f s CPU: %.1f M events/s wall, %.1f M events/s "
-              "CPU reader alone%s\n",
-              path, events, seconds, cpu, events / seconds / 1e6, events / cpu / 1e6,
-              streamed ? ", streamed" : "");
+  std::printf(
+      "%s: %.0f events in %.2f s wall, %.2f s CPU: %.1f M events/s wall, %.1f M events/s "
+      "CPU reader alone%s\n",
+      path, events, seconds, cpu, events / seconds / 1e6, events / cpu / 1e6,
+      streamed ? ", streamed" : "");
   return true;
 }
 

@@ -33,7 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 // The parent's view of one policy while it measures.
 struct Slot {
   InSituCandidate c;

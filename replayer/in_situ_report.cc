@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/json.h"
-#include "alloctrace/replayer/adopt.h"
 #include "alloctrace/charts/html.h"
+#include "alloctrace/replayer/adopt.h"
 
 namespace alloctrace {
 namespace {
@@ -155,7 +155,7 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     if (within_slack(s.policies[i])) cand.push_back(i);
   }
   std::vector<size_t> group = InSituTiedGroup(s, cand);
-  if (group.empty()) group = cand;  // every ok policy has a figure: not reached
+  if (group.empty()) group = cand;                  // every ok policy has a figure: not reached
   const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack
   std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
     const InSituPolicy& x = s.policies[a];
@@ -187,8 +187,8 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   };
   auto over_slack = [&](const InSituPolicy& p) {
     return absl::StrCat("peak RSS (", Mib(p.peak_rss_bytes.median),
-                        ") is over the slack of the smallest (",
-                        s.policies[smallest_i].name, "'s ", Mib(smallest), ")");
+                        ") is over the slack of the smallest (", s.policies[smallest_i].name, "'s ",
+                        Mib(smallest), ")");
   };
   // The fastest, if its memory left it out (said where the pick is another).
   const std::string first_left_out =
@@ -225,12 +225,11 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                               rec.name, ", the smaller peak RSS.", first_left_out);
   } else if (!within_slack(*pick)) {
     // Left out for its memory, whatever its speed: say both.
-    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " ",
-                              standing(*pick), ", but its ", over_slack(*pick), ": ", rec.name,
-                              " is recommended, ", rec_speed, ", ",
-                              Mib(rec.peak_rss_bytes.median), " peak RSS. ",
-                              pick->tied_fastest ? "The pick held on speed, not on memory."
-                                                 : "The pick did not hold.");
+    s.sentence = absl::StrCat(
+        "Replay picked ", pick->name, "; in situ ", pick->name, " ", standing(*pick), ", but its ",
+        over_slack(*pick), ": ", rec.name, " is recommended, ", rec_speed, ", ",
+        Mib(rec.peak_rss_bytes.median), " peak RSS. ",
+        pick->tied_fastest ? "The pick held on speed, not on memory." : "The pick did not hold.");
   } else {
     // Within the slack but not tied with its fastest: slower than it. Said
     // against the recommended policy, or the fastest if the recommended one
@@ -242,17 +241,16 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                         : absl::StrCat("recommended: ", rec.name, ", tied with ", winner.name,
                                        " and of smaller peak RSS, ", rec_speed);
     if (e.has_data() && e.median > 1) {
-      s.sentence = absl::StrCat(
-          "In situ ", winner.name, " beats the replay's pick ", pick->name,
-          absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1), 100 * (e.lo - 1),
-                          100 * (e.hi - 1)),
-          " (", TimeWords(s.clock), " of the program); ", recommended, ". The pick did not hold.");
-    } else {
-      s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name,
-                                " is not tied with ", winner.name, " (",
-                                Times(PairedSlowdown(winner, *pick, s.clock)), " its ",
-                                TimeWords(s.clock), "); ", recommended,
+      s.sentence = absl::StrCat("In situ ", winner.name, " beats the replay's pick ", pick->name,
+                                absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
+                                                100 * (e.lo - 1), 100 * (e.hi - 1)),
+                                " (", TimeWords(s.clock), " of the program); ", recommended,
                                 ". The pick did not hold.");
+    } else {
+      s.sentence =
+          absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " is not tied with ",
+                       winner.name, " (", Times(PairedSlowdown(winner, *pick, s.clock)), " its ",
+                       TimeWords(s.clock), "); ", recommended, ". The pick did not hold.");
     }
   }
 }

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/in_situ.h"
 #include "alloctrace/replayer/stats.h"
 #include "alloctrace/replayer/summary.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -149,9 +149,9 @@ TEST(DecideInSituTest, APickLeftOutForItsMemorySaysWhatTheSpeedSaid) {
 }
 
 TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
-  InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true),
-                             Policy("slab/st/single", {0.5}, 8 << 20),
-                             Policy("jemalloc", {0.6}, 8 << 20)});
+  InSituSummary s =
+      Summary({Policy("std", {1}, 8 << 20, true), Policy("slab/st/single", {0.5}, 8 << 20),
+               Policy("jemalloc", {0.6}, 8 << 20)});
   DecideInSitu(s, "jemalloc", 0.10);
   EXPECT_EQ(s.recommended, "slab/st/single");
   EXPECT_FALSE(s.replay_pick_held);

@@ -10,9 +10,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "alloctrace/replayer/run_command_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "alloctrace/replayer/run_command_test_util.h"
 
 namespace alloctrace {
 namespace {

@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/io.h"
 #include "alloctrace/replayer/os_stats.h"
@@ -27,8 +27,8 @@ std::string SerializeRunResult(const RunResult& r) {
   std::ostringstream o;
   o.precision(17);
   o << "v3 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
-    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points
-    << ' ' << r.cross_thread_frees << ' ' << r.passes.size();
+    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points << ' '
+    << r.cross_thread_frees << ' ' << r.passes.size();
   for (const PassFigures& f : r.passes) {
     o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
       << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches << ' '
@@ -77,9 +77,7 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   return r;
 }
 
-bool WriteRunResult(int fd, const RunResult& r) {
-  return WriteAll(fd, SerializeRunResult(r)) == 0;
-}
+bool WriteRunResult(int fd, const RunResult& r) { return WriteAll(fd, SerializeRunResult(r)) == 0; }
 
 namespace {
 
@@ -130,8 +128,7 @@ absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_secon
 
 }  // namespace
 
-absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
-                                          const std::string& preload,
+absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_flag,
                                           const ChildLimits& limits) {
   int fds[2];

@@ -24,8 +24,7 @@ struct ChildLimits {
 // Aborted naming the signal or exit code of a child that crashed or exited
 // without a result; DeadlineExceeded for a child killed past
 // limits.wall_seconds; NotFound if the program cannot be started.
-absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv,
-                                          const std::string& preload,
+absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_flag,
                                           const ChildLimits& limits = {});
 

@@ -26,7 +26,6 @@ using allocators::SelectAllocators;
 // The name of glibc malloc's second run set, for the noise floor.
 constexpr char kNoiseName[] = "malloc (again)";
 
-
 class Measurer {
  public:
   // `schedule_fd`: the shared thread schedule, negative for a serialized replay.
@@ -56,8 +55,11 @@ class Measurer {
                      m.runs.name.c_str(), m.runs.attempts);
       }
       std::vector<std::string> argv = {
-          self_, "--quiet", "--internal_run_policy=" + m.policy,
-          absl::StrCat("--internal_program_fd=", shared_fd_), "--touch=" + s_.touch,
+          self_,
+          "--quiet",
+          "--internal_run_policy=" + m.policy,
+          absl::StrCat("--internal_program_fd=", shared_fd_),
+          "--touch=" + s_.touch,
           absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
           absl::StrCat("--passes=", s_.run_options.max_passes),
           absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
@@ -100,8 +102,8 @@ class Measurer {
       // machine they would eat the race's total budget (measured: 105 of 287
       // runs at load 8).
       const int reruns = disturbed_seen_ - kept_disturbed_;
-      const bool busy = runs_seen_ >= 20 &&
-                        (2 * disturbed_seen_ >= runs_seen_ || 10 * reruns >= runs_seen_);
+      const bool busy =
+          runs_seen_ >= 20 && (2 * disturbed_seen_ >= runs_seen_ || 10 * reruns >= runs_seen_);
       if (disturbed && attempt < s_.max_reruns && !busy) {
         ++record.reruns;
         continue;
@@ -190,7 +192,8 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
   if (reference == nullptr || reference == &m) return true;
   const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
   std::map<int, double> ref;
-  for (const RunRecord& rr : reference->runs.runs) ref[rr.round] = RunNsPerOp(rr.result, warm, ctx.clock);
+  for (const RunRecord& rr : reference->runs.runs)
+    ref[rr.round] = RunNsPerOp(rr.result, warm, ctx.clock);
   std::vector<double> ratios;
   for (const RunRecord& rr : m.runs.runs) {
     auto it = ref.find(rr.round);
@@ -295,9 +298,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       }
       if (best < screened.size()) {
         Measured m = MakeMeasured(policies, screened[best].policy, screened[best].policy, program);
-        m.runs.note = absl::StrFormat(
-            "the fastest of the %d %s-storage article policies in a %d-run screen",
-            static_cast<int>(screened.size()), kind, s.screen_runs);
+        m.runs.note =
+            absl::StrFormat("the fastest of the %d %s-storage article policies in a %d-run screen",
+                            static_cast<int>(screened.size()), kind, s.screen_runs);
         m.runs.screen_kind = kind;
         set.push_back(std::move(m));
       }
@@ -323,7 +326,7 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   for (size_t i = 0; i < set.size(); ++i) entrants += i != malloc_index && !set[i].done;
   int looks = 0;
   double total_budget = s.total_budget_seconds;  // may stretch after round 1
-  double stopped_spent = 0;  // by the policies the race's time limit stopped
+  double stopped_spent = 0;                      // by the policies the race's time limit stopped
   int round = 0;
   std::vector<size_t> order;
   while (true) {
@@ -402,9 +405,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     }
     if (s.race) {
       const bool warm = RanksWarm(s.ctx);
-      const double margin = NoiseMargin(
-          PairedRatio(FiguresByRound(ref.runs.runs, warm, s.ctx.clock),
-                      FiguresByRound(noise.runs.runs, warm, s.ctx.clock)));
+      const double margin =
+          NoiseMargin(PairedRatio(FiguresByRound(ref.runs.runs, warm, s.ctx.clock),
+                                  FiguresByRound(noise.runs.runs, warm, s.ctx.clock)));
       const size_t new_leader = RaceLeader(set, s.ctx);
       if (round >= s.race_min_runs) {
         RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
@@ -413,8 +416,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
         for (Measured& m : set) {
           if (m.done) continue;
           m.done = true;
-          m.runs.stop_reason = absl::StrFormat("total budget of %.0f s spent (--total_budget)",
-                                               total_budget);
+          m.runs.stop_reason =
+              absl::StrFormat("total budget of %.0f s spent (--total_budget)", total_budget);
         }
         break;
       }

@@ -9,8 +9,8 @@
 //   (the cold pass, or the warm ones with rank_by warm) or by a CPU
 //   migration is run again, up to MeasureSettings::max_reruns times, unless
 //   most runs so far were disturbed (a busy machine) or re-runs already make
-//   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count: they leave the
-//   ranking figure as it is (measured; docs/results.md).
+//   a tenth of the runs; then it is kept and counted. Switches in the other passes do not count:
+//   they leave the ranking figure as it is (measured; docs/results.md).
 // - glibc malloc runs as long as any other policy does, so every run has a
 //   malloc run of the same round to pair with; a second malloc run set
 //   ("malloc (again)") gives the noise floor.
@@ -76,8 +76,8 @@ struct RunnablePolicy {
 struct Measured {
   PolicyRuns runs;
   std::string preload_path;
-  std::string policy;  // the registry name to run (kNoiseName runs malloc)
-  double spent = 0;    // seconds of its children, re-runs included
+  std::string policy;               // the registry name to run (kNoiseName runs malloc)
+  double spent = 0;                 // seconds of its children, re-runs included
   std::vector<double> run_seconds;  // each completed child's life, re-runs included
   bool done = false;
   bool fatal = false;  // its failure makes more runs pointless (time or memory limit)
@@ -94,19 +94,18 @@ struct ChildRun {
 // for it: RunInFreshChild (with its --internal_result_fd=), timed by the
 // steady clock. Tests give fakes.
 using ChildRunner = std::function<ChildRun(std::vector<std::string> argv,
-                                           const std::string& preload,
-                                           const ChildLimits& limits)>;
+                                           const std::string& preload, const ChildLimits& limits)>;
 
 // How the runs are made and when they stop.
 struct MeasureSettings {
   RunOptions run_options;
   std::string touch = "program";  // --touch, passed on to the children
-  ChildLimits limits;  // with the race, a run's time limit may be lower (race.h)
+  ChildLimits limits;             // with the race, a run's time limit may be lower (race.h)
   ReportContext ctx;
   int max_runs = 500;
   int max_reruns = 2;
   int screen_runs = 3;
-  uint64_t seed = 1;  // of the run order shuffled in each round
+  uint64_t seed = 1;      // of the run order shuffled in each round
   bool progress = false;  // progress lines on stderr
   bool race = true;       // successive elimination (race.h)
   int race_min_runs = 5;  // paired runs before a policy can be eliminated

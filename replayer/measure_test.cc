@@ -12,9 +12,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/race.h"
 #include "alloctrace/replayer/summary.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -209,8 +209,8 @@ TEST(RaceTimeLimitTest, TwentyTimesThePaceAtLeastTheFloorAtMostTheConfigured) {
   EXPECT_DOUBLE_EQ(l.seconds, 8);
   EXPECT_EQ(l.pace_policy, "slab");
   EXPECT_DOUBLE_EQ(l.pace_seconds, 0.4);
-  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 0).seconds, 8);  // no configured limit
-  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 8).seconds, 0);  // the configured one is as low
+  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 0).seconds, 8);    // no configured limit
+  EXPECT_EQ(RaceTimeLimit(set, 2, 0, 8).seconds, 0);    // the configured one is as low
   EXPECT_EQ(RaceTimeLimit(set, 0, 0, 280).seconds, 0);  // malloc, the reference
   EXPECT_EQ(RaceTimeLimit(set, 1, 0, 280).seconds, 0);  // the pace itself
   // A failed or eliminated policy sets no pace; nor does bump.

@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <gnu/libc-version.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -68,8 +68,8 @@ int PrefaultSharedMappings() {
 
 void ReleaseFreeMallocMemory() {
   malloc_trim(0);  // glibc (a no-op stub or absent effect under the others)
-  if (auto* release = reinterpret_cast<void (*)()>(
-          dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+  if (auto* release =
+          reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
     release();  // gperftools tcmalloc
   }
   if (auto* mallctl = reinterpret_cast<int (*)(const char*, void*, size_t*, void*, size_t)>(
@@ -135,7 +135,8 @@ std::string DescribeMachine() {
   while (std::getline(in, line)) {
     if (line.rfind("model name", 0) == 0) {
       const size_t colon = line.find(':');
-      if (colon != std::string::npos) cpu = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+      if (colon != std::string::npos)
+        cpu = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
       break;
     }
   }

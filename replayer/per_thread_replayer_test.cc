@@ -13,9 +13,9 @@
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_writer.h"
 #include "alloctrace/format/wire.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
 #include "alloctrace/replayer/run_command_test_util.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -84,20 +84,18 @@ TEST(PerThreadReplayerTest, MultiThreadedTraceReplaysPerThreadAndSaysHow) {
       << o.out;
   const Output table = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", trace));
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.out.find("note: replayed per thread: 4 threads"), std::string::npos)
-      << table.out;
+  EXPECT_NE(table.out.find("note: replayed per thread: 4 threads"), std::string::npos) << table.out;
 }
 
 TEST(PerThreadReplayerTest, ThreadsOneKeepsTheSerializedReplay) {
   const std::string trace = WriteProducerConsumer("pc_one.trace", 2, 2000, false);
-  const Output o = RunReplayer(
-      absl::StrCat(kOneRun, " --threads=one --format=json --policies=malloc,slab/st/stack ", trace));
+  const Output o = RunReplayer(absl::StrCat(
+      kOneRun, " --threads=one --format=json --policies=malloc,slab/st/stack ", trace));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("\"replay_threads\": 1"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("\"clock\": \"cpu\""), std::string::npos) << o.out;
   // What may serve the program does not depend on how it is replayed.
-  EXPECT_NE(o.out.find("not thread-safe: arena 0 is used by threads 0 and 1"),
-            std::string::npos)
+  EXPECT_NE(o.out.find("not thread-safe: arena 0 is used by threads 0 and 1"), std::string::npos)
       << o.out;
 }
 
@@ -109,8 +107,7 @@ TEST(PerThreadReplayerTest, PrivateArenasLetPerArenaPoolsRunUnlocked) {
       kOneRun, " --format=csv --policies=malloc,slab/st/single,pool/simple/exp/st/stack/free ",
       trace));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find(",pool/simple/exp/st/stack/free,article,ok,"), std::string::npos)
-      << o.out;
+  EXPECT_NE(o.out.find(",pool/simple/exp/st/stack/free,article,ok,"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("not thread-safe: its one pool serves every arena, and the trace's 2 "
                        "threads allocate in them"),
             std::string::npos)
@@ -124,8 +121,7 @@ TEST(PerThreadReplayerTest, HungPerThreadChildIsKilledAtItsTimeLimit) {
       absl::StrCat(kOneRun, " --run_timeout=2 --format=csv --policies=malloc,new ", trace),
       "ALLOCTRACE_TEST_FAULT=new:1:hang");
   EXPECT_EQ(o.exit_code, 3) << o.err;
-  EXPECT_NE(o.out.find("killed after the time limit of 2 s per run"), std::string::npos)
-      << o.out;
+  EXPECT_NE(o.out.find("killed after the time limit of 2 s per run"), std::string::npos) << o.out;
 }
 
 // The closest a trace comes to a cycle of waits: objects passed both ways,

@@ -19,8 +19,8 @@ std::string UnsafeSharedStateReason(const allocators::AllocatorInfo& info,
   if (info.thread_safe || info.state_per_arena || usage.shared_count > 0 || threads <= 1) {
     return "";
   }
-  return absl::StrCat("not thread-safe: its one pool serves every arena, and the trace's ",
-                      threads, " threads allocate in them");
+  return absl::StrCat("not thread-safe: its one pool serves every arena, and the trace's ", threads,
+                      " threads allocate in them");
 }
 
 std::vector<std::string> SafeVariants(const std::vector<std::string>& names,

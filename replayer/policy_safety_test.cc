@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "alloctrace/replayer/allocators/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "alloctrace/replayer/allocators/registry.h"
 
 namespace alloctrace {
 namespace {

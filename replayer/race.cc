@@ -11,8 +11,8 @@
 namespace alloctrace {
 
 bool Races(const Measured& m) {
-  return m.runs.skipped.empty() && m.runs.failed == 0 && m.policy != "bump" &&
-         !m.runs.eliminated && !m.runs.runs.empty();
+  return m.runs.skipped.empty() && m.runs.failed == 0 && m.policy != "bump" && !m.runs.eliminated &&
+         !m.runs.runs.empty();
 }
 
 size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx) {
@@ -85,8 +85,7 @@ RaceRunLimit RaceTimeLimit(const std::vector<Measured>& set, size_t i, size_t re
     }
   }
   if (pace == set.size() || pace == i) return limit;
-  const double seconds =
-      std::max(kRaceRunTimeFloorSeconds, kRaceRunTimeFactor * pace_seconds);
+  const double seconds = std::max(kRaceRunTimeFloorSeconds, kRaceRunTimeFactor * pace_seconds);
   if (configured > 0 && seconds >= configured) return limit;
   limit.seconds = seconds;
   limit.pace_policy = set[pace].runs.name;
@@ -97,8 +96,7 @@ RaceRunLimit RaceTimeLimit(const std::vector<Measured>& set, size_t i, size_t re
 void EliminateStopped(Measured& m, const RaceRunLimit& limit, int round) {
   m.done = true;
   m.runs.eliminated = true;
-  const std::string pace =
-      absl::StrFormat("%s: %.2f s", limit.pace_policy, limit.pace_seconds);
+  const std::string pace = absl::StrFormat("%s: %.2f s", limit.pace_policy, limit.pace_seconds);
   if (limit.seconds > kRaceRunTimeFactor * limit.pace_seconds) {
     m.runs.stop_reason = absl::StrFormat(
         "eliminated in round %d: its run passed %.0f s, more than %.0fx the fastest policy's "

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <string>
 
-#include "benchmark/benchmark.h"
 #include "alloctrace/pool/pool_allocator.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
 #include "alloctrace/replayer/replay_loop.h"
 #include "alloctrace/replayer/replay_program.h"
+#include "benchmark/benchmark.h"
 
 namespace alloctrace {
 namespace {
@@ -69,8 +69,7 @@ void BM_HarnessFloor(benchmark::State& state, const std::string& trace, Touch to
 
 BENCHMARK_CAPTURE(BM_HarnessFloor, simple_map_touch_none, "traces/simple_map.trace", Touch::kNone)
     ->UseManualTime();
-BENCHMARK_CAPTURE(BM_HarnessFloor, simple_map_touch_first, "traces/simple_map.trace",
-                  Touch::kFirst)
+BENCHMARK_CAPTURE(BM_HarnessFloor, simple_map_touch_first, "traces/simple_map.trace", Touch::kFirst)
     ->UseManualTime();
 BENCHMARK_CAPTURE(BM_HarnessFloor, bulk_touch_none, "traces/bulk.trace", Touch::kNone)
     ->UseManualTime();
@@ -82,14 +81,14 @@ BENCHMARK_CAPTURE(BM_HarnessFloor, bulk_touch_first, "traces/bulk.trace", Touch:
 // by thread CPU time; ns/op of the warm passes. Run before and after a
 // change to the adapter to see that it costs the loop nothing.
 using SlabSingle = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>;
-using SmallNodeStack =
-    allocators::PoolPolicyAllocator<pool::SmallNodeAllocator<std::byte, pool::SingleThreaded,
-                                                             pool::HoldingStack>>;
-using BoundaryStack = allocators::ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential,
-                                                       pool::SingleThreaded, pool::HoldingStack, true>;
-using SimpleSingle = allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
-                                                      pool::SingleThreaded, pool::HoldingSingleton,
-                                                      true>;
+using SmallNodeStack = allocators::PoolPolicyAllocator<
+    pool::SmallNodeAllocator<std::byte, pool::SingleThreaded, pool::HoldingStack>>;
+using BoundaryStack =
+    allocators::ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential,
+                                     pool::SingleThreaded, pool::HoldingStack, true>;
+using SimpleSingle =
+    allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
+                                     pool::SingleThreaded, pool::HoldingSingleton, true>;
 
 template <typename A>
 void BM_Policy(benchmark::State& state, const std::string& trace) {

@@ -10,10 +10,9 @@
 // allocator), which is measured separately.
 //
 // Passes: the trace is replayed several times through the same allocator
-// (RunOptions::max_passes, min_warm_seconds). The first (cold) pass is what a short program pays: first
-// touches of fresh pages, empty caches. The later (warm) passes reuse the
-// allocator's memory, as a long-running program does. RSS figures are the
-// cold pass's.
+// (RunOptions::max_passes, min_warm_seconds). The first (cold) pass is what a short program pays:
+// first touches of fresh pages, empty caches. The later (warm) passes reuse the allocator's memory,
+// as a long-running program does. RSS figures are the cold pass's.
 #ifndef ALLOCTRACE_REPLAYER_REPLAY_LOOP_H_
 #define ALLOCTRACE_REPLAYER_REPLAY_LOOP_H_
 
@@ -46,7 +45,7 @@ inline constexpr size_t kProgramTouchBytes = 256;
 
 struct RunOptions {
   Touch touch = Touch::kProgram;  // the replayer's default (config.h)
-  int rss_samples = 200;  // RSS readings over the cold pass (the course)
+  int rss_samples = 200;          // RSS readings over the cold pass (the course)
   // Passes: the cold one, then warm ones until they add up to
   // min_warm_seconds (wall), at least one, at most max_passes in all.
   int max_passes = 1;
@@ -95,8 +94,9 @@ namespace replay_internal {
 template <typename A, typename = void>
 struct HasAllocateZeroed : std::false_type {};
 template <typename A>
-struct HasAllocateZeroed<A, std::void_t<decltype(std::declval<A&>().AllocateZeroed(
-                                size_t{}, size_t{}, uint32_t{}))>> : std::true_type {};
+struct HasAllocateZeroed<
+    A, std::void_t<decltype(std::declval<A&>().AllocateZeroed(size_t{}, size_t{}, uint32_t{}))>>
+    : std::true_type {};
 
 // calloc for allocators that have it, else allocate and zero.
 template <typename A>
@@ -166,7 +166,8 @@ class Leftovers {
     std::vector<uint64_t> realloc_bytes(program.object_limit + 1, 0);
     size_t ri = 0;
     for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
-      if (op.kind == ReplayKind::kRealloc) realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
+      if (op.kind == ReplayKind::kRealloc)
+        realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
       if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
           op.kind == ReplayKind::kRealloc) {
         last[op.object] = &op;
@@ -326,10 +327,9 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
     PassFigures f;
     const bool cold = pass == 0;
     const UsageCounts u0 = ReadUsageCounts();
-    r.error = replay_internal::TimedPass(*allocator, program, ptrs.data(), options.touch,
-                                         cold ? options.rss_samples : 1,
-                                         cold ? &r.rss_course : nullptr, cold ? &rss : nullptr,
-                                         r.baseline_rss, &f);
+    r.error = replay_internal::TimedPass(
+        *allocator, program, ptrs.data(), options.touch, cold ? options.rss_samples : 1,
+        cold ? &r.rss_course : nullptr, cold ? &rss : nullptr, r.baseline_rss, &f);
     const UsageCounts u1 = ReadUsageCounts();
     f.minor_faults = u1.minor_faults - u0.minor_faults;
     f.major_faults = u1.major_faults - u0.major_faults;
@@ -358,8 +358,7 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   leftovers.FreeAll(*allocator, ptrs.data());
   allocator.reset();
-  r.teardown_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.teardown_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 

@@ -1,9 +1,9 @@
 #include "alloctrace/replayer/replay_loop.h"
 
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
 #include "alloctrace/replayer/replay_program.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -13,13 +13,14 @@ namespace {
 TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
   auto p = LoadReplayProgram("traces/random.trace");
   ASSERT_TRUE(p.ok()) << p.status();
-  for (Touch touch :
-       {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
+  for (Touch touch : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
     RunOptions options;
     options.touch = touch;
     options.max_passes = 2;
-    for (const RunResult& r : {ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options),
-                               ReplayWith<allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>>(ViewOf(*p), options)}) {
+    for (const RunResult& r :
+         {ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options),
+          ReplayWith<allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>>(
+              ViewOf(*p), options)}) {
       EXPECT_TRUE(r.error.empty()) << r.error;
       EXPECT_EQ(r.ops, p->memory_ops());
       EXPECT_EQ(r.passes.size(), 2u);

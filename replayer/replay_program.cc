@@ -11,8 +11,8 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "alloctrace/inspect/arena_usage.h"
 #include "alloctrace/format/trace_reader.h"
+#include "alloctrace/inspect/arena_usage.h"
 
 namespace alloctrace {
 
@@ -33,8 +33,8 @@ class OpBlocks {
   }
   // Appends an op, its fields stored straight into the array (no op
   // assembled field by field on the stack and then copied whole).
-  void Append(uint32_t object, uint32_t bytes, uint32_t arena, ReplayKind kind,
-              uint8_t align_log2, uint16_t aux) {
+  void Append(uint32_t object, uint32_t bytes, uint32_t arena, ReplayKind kind, uint8_t align_log2,
+              uint16_t aux) {
     if (ABSL_PREDICT_FALSE(current_.size() == populated_)) Populate();
     ReplayOp& op = current_.emplace_back();
     op.object = object;
@@ -78,8 +78,8 @@ class OpBlocks {
     if (current_.size() == current_.capacity()) NextBlock();
     const size_t end = std::min(current_.capacity(), current_.size() + kPopulateOps);
     const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(current_.data() + current_.size()) +
-                            page - 1) & ~(page - 1);
+    const uintptr_t from =
+        (reinterpret_cast<uintptr_t>(current_.data() + current_.size()) + page - 1) & ~(page - 1);
     const uintptr_t to = reinterpret_cast<uintptr_t>(current_.data() + end) & ~(page - 1);
 #ifdef MADV_POPULATE_WRITE
     if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
@@ -119,7 +119,8 @@ class Progress {
   explicit Progress(const std::string& path) : path_(path), on_(isatty(STDERR_FILENO) == 1) {}
   void Update(const TraceReader& reader) {
     if (!on_ || ++calls_ % 16 != 0) return;
-    const double done = reader.file_size() == 0 ? 1.0 : double(reader.offset()) / reader.file_size();
+    const double done =
+        reader.file_size() == 0 ? 1.0 : double(reader.offset()) / reader.file_size();
     std::fprintf(stderr, "\r\033[Kreading %s: %d%% (%llu M events)", path_.c_str(),
                  static_cast<int>(100 * done),
                  static_cast<unsigned long long>(reader.events_read() / 1000000));
@@ -309,8 +310,7 @@ class ProgramBuilder {
     live_bytes_ += s.bytes - old_s.bytes;
     CoverObject(e.object);
     objects_[e.object] = ObjectInfo{
-        s.align_log2 == old_s.align_log2 ? e.shape : Variant(e.shape, old_s.align_log2),
-        old.arena};
+        s.align_log2 == old_s.align_log2 ? e.shape : Variant(e.shape, old_s.align_log2), old.arena};
     ++p_.reallocs_count;
     usage_.Free(old.arena, e.thread);  // a use of the arena by this thread
     usage_.Alloc(old.arena, e.thread);
@@ -383,9 +383,9 @@ class ProgramBuilder {
   ABSL_ATTRIBUTE_NOINLINE bool AddShapes() {
     const std::vector<Shape>& shapes = reader_.shapes();
     if (shapes.size() > kVariant) {
-      error_ = absl::UnimplementedError(
-          absl::StrCat(p_.path, ": event ", event_index_, ": more than ", kVariant,
-                       " shapes (the replay program's limit)"));
+      error_ =
+          absl::UnimplementedError(absl::StrCat(p_.path, ": event ", event_index_, ": more than ",
+                                                kVariant, " shapes (the replay program's limit)"));
       return false;
     }
     for (size_t i = shape_ops_.size(); i < shapes.size(); ++i) {
@@ -398,8 +398,7 @@ class ProgramBuilder {
   }
 
   ShapeOp ShapeOpOf(uint32_t shape) const {
-    return ABSL_PREDICT_TRUE(shape < kVariant) ? shape_ops_[shape]
-                                               : variant_ops_[shape - kVariant];
+    return ABSL_PREDICT_TRUE(shape < kVariant) ? shape_ops_[shape] : variant_ops_[shape - kVariant];
   }
 
   // `shape` with alignment align_log2 instead of its own.
@@ -435,7 +434,7 @@ class ProgramBuilder {
   std::vector<uint8_t> arena_pending_destroy_;  // by dense arena index
   uint64_t event_index_ = 0;
   uint64_t ops_appended_ = 0;  // Append calls so far
-  absl::Status error_;  // why the last On* method returned false
+  absl::Status error_;         // why the last On* method returned false
 };
 
 }  // namespace
@@ -449,10 +448,9 @@ absl::StatusOr<ReplayProgram> LoadReplayProgram(const std::string& path) {
   p.header = reader.header();
   Progress progress(path);
   ProgramBuilder builder(reader, p);
-  if (absl::Status s = reader.StreamEvents(
-          [&]() { progress.Update(reader); },
-          [&](const Event& e) { return builder.OnEvent(e); },
-          [&](uint32_t object) { builder.Prefetch(object); });
+  if (absl::Status s = reader.StreamEvents([&]() { progress.Update(reader); },
+                                           [&](const Event& e) { return builder.OnEvent(e); },
+                                           [&](uint32_t object) { builder.Prefetch(object); });
       !s.ok()) {
     return s;
   }

@@ -25,7 +25,7 @@ namespace alloctrace {
 
 enum class ReplayKind : uint8_t {
   kAlloc = 0,
-  kAllocZeroed = 5,   // calloc
+  kAllocZeroed = 5,  // calloc
   kFree = 1,
   kRealloc = 2,       // `object` replaces reallocs[aux]: old object and size
   kArenaCreate = 3,   // arena
@@ -33,12 +33,12 @@ enum class ReplayKind : uint8_t {
 };
 
 struct ReplayOp {
-  uint32_t object;     // the object allocated or freed
-  uint32_t bytes;      // kBigSize: look up big_sizes[aux]
-  uint32_t arena;      // the arena the object belongs to
+  uint32_t object;  // the object allocated or freed
+  uint32_t bytes;   // kBigSize: look up big_sizes[aux]
+  uint32_t arena;   // the arena the object belongs to
   ReplayKind kind;
   uint8_t align_log2;
-  uint16_t aux;        // unused unless bytes == kBigSize or kind == kRealloc
+  uint16_t aux;  // unused unless bytes == kBigSize or kind == kRealloc
 };
 static_assert(sizeof(ReplayOp) == 16, "keep ops compact");
 
@@ -62,8 +62,8 @@ struct ReplayProgram {
   // one-thread trace costs nothing more. Read by the per-thread replay
   // (thread_schedule.h).
   std::vector<uint32_t> op_threads;
-  uint32_t object_limit = 0;          // pointer table size
-  uint32_t arena_limit = 1;           // arena indexes (op.arena) are below it
+  uint32_t object_limit = 0;  // pointer table size
+  uint32_t arena_limit = 1;   // arena indexes (op.arena) are below it
   uint64_t allocs = 0, frees = 0, reallocs_count = 0, arena_events = 0;
   uint64_t threads = 0;
   // Which arenas several threads use, and how many blocks arenas hold.
@@ -91,8 +91,8 @@ struct ReplayView {
 };
 
 inline ReplayView ViewOf(const ReplayProgram& p) {
-  return ReplayView{p.ops.data(), p.ops.size(), p.big_sizes.data(), p.reallocs.data(),
-                    p.object_limit, p.arena_limit, p.memory_ops(), p.live_at_end};
+  return ReplayView{p.ops.data(),   p.ops.size(),  p.big_sizes.data(), p.reallocs.data(),
+                    p.object_limit, p.arena_limit, p.memory_ops(),     p.live_at_end};
 }
 
 // Writes the view's arrays into an anonymous in-memory file (memfd) that a

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/replay_program_fuzzer.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -41,7 +41,8 @@ std::vector<std::string> TracesIn(const std::string& dir) {
   if (d == nullptr) return out;
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
-    if (name.size() > 6 && name.substr(name.size() - 6) == ".trace") out.push_back(dir + "/" + name);
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".trace")
+      out.push_back(dir + "/" + name);
   }
   closedir(d);
   std::sort(out.begin(), out.end());
@@ -60,8 +61,8 @@ void Mutate(std::mt19937_64& rng, const std::string& other, std::string* s) {
       if (!s->empty()) (*s)[pick(s->size())] ^= static_cast<char>(1 << (rng() % 8));
       break;
     case 1: {  // an interesting byte
-      static const char kBytes[] = {0, 1, 0x7f, static_cast<char>(0x80), static_cast<char>(0xff),
-                                    0x0a, 0x12};
+      static const char kBytes[] = {
+          0, 1, 0x7f, static_cast<char>(0x80), static_cast<char>(0xff), 0x0a, 0x12};
       if (!s->empty()) (*s)[pick(s->size())] = kBytes[rng() % sizeof kBytes];
       break;
     }
@@ -117,7 +118,8 @@ TEST(ReplayProgramFuzzTest, SeedsAndMutants) {
 #else
   uint64_t executions = 20000;
 #endif
-  if (const char* env = std::getenv("FUZZ_EXECUTIONS")) executions = std::strtoull(env, nullptr, 10);
+  if (const char* env = std::getenv("FUZZ_EXECUTIONS"))
+    executions = std::strtoull(env, nullptr, 10);
   std::mt19937_64 rng(20261122);
   for (uint64_t i = 0; i < executions; ++i) {
     // Mostly the small seeds (fast, and every field is near an edge), a

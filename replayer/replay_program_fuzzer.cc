@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/stubs/logging.h"
 #include "alloctrace/replayer/replay_program.h"
+#include "google/protobuf/stubs/logging.h"
 
 namespace alloctrace {
 namespace {

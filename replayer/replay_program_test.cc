@@ -4,23 +4,34 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/test_util.h"
-#include "alloctrace/inspect/trace_stats.h"
 #include "alloctrace/format/trace_writer.h"
 #include "alloctrace/format/wire.h"
-#include "gtest/gtest.h"
+#include "alloctrace/inspect/trace_stats.h"
 #include "alloctrace/pool/policies.h"
 #include "alloctrace/pool/storage_policies.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
 #include "alloctrace/replayer/replay_loop.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
 
-const char* const kTraces[] = {
-    "simple_map",          "fixed_priority_queue", "remove_if",        "random",
-    "shared_ptr_new",      "make_shared",          "allocate_shared",  "single",
-    "bulk",                "bulk_reversed",        "butterfly",        "records_by_value",
-    "records_shared_new",  "records_make_shared",  "list_churn",       "unordered_map"};
+const char* const kTraces[] = {"simple_map",
+                               "fixed_priority_queue",
+                               "remove_if",
+                               "random",
+                               "shared_ptr_new",
+                               "make_shared",
+                               "allocate_shared",
+                               "single",
+                               "bulk",
+                               "bulk_reversed",
+                               "butterfly",
+                               "records_by_value",
+                               "records_shared_new",
+                               "records_make_shared",
+                               "list_churn",
+                               "unordered_map"};
 
 // The replay program of every checked-in trace agrees with inspect's view.
 TEST(ReplayProgramTest, CheckedInTracesLoadAndAgreeWithStats) {
@@ -154,14 +165,14 @@ TEST(CraftedTraceTest, LongReallocChainReplaysInLinearTime) {
 // later ops on the object must carry, with the new size.
 TEST(CraftedTraceTest, ReallocKeepsTheOldAlignment) {
   proto::Chunk c;
-  AddShape(&c, 64, 1, 64);  // shape 0
-  AddShape(&c, 32, 1, 8);   // shape 1
-  AddShape(&c, 48, 1, 8);   // shape 2
+  AddShape(&c, 64, 1, 64);                // shape 0
+  AddShape(&c, 32, 1, 8);                 // shape 1
+  AddShape(&c, 48, 1, 8);                 // shape 2
   c.add_ops(Op(OpKind::kAlloc, 0 << 1));  // object 0, 64 bytes aligned to 64
   c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
   c.add_args(1);  // to 32 bytes, aligned to 8: keeps 64
   c.add_ops(Op(OpKind::kRealloc, ZigZagEncode(0)));
-  c.add_args(2);  // to 48 bytes, same again
+  c.add_args(2);                          // to 48 bytes, same again
   c.add_ops(Op(OpKind::kAlloc, 1 << 1));  // object 1, 32 bytes aligned to 8
   c.add_ops(Op(OpKind::kFree, ZigZagEncode(0)));
   c.add_ops(Op(OpKind::kFree, ZigZagEncode(1)));

@@ -32,20 +32,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/adopt.h"
 #include "alloctrace/replayer/allocators/registry.h"
 #include "alloctrace/replayer/config.h"
+#include "alloctrace/replayer/in_situ_cli.h"
+#include "alloctrace/replayer/in_situ_report.h"
 #include "alloctrace/replayer/isolated_run.h"
 #include "alloctrace/replayer/measure.h"
 #include "alloctrace/replayer/os_stats.h"
-#include "alloctrace/replayer/in_situ_cli.h"
-#include "alloctrace/replayer/in_situ_report.h"
 #include "alloctrace/replayer/policy_safety.h"
 #include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/reporters.h"
 #include "alloctrace/replayer/runnable_policies.h"
 #include "alloctrace/replayer/thread_schedule.h"
-#include "alloctrace/base/cli_util.h"
 
 namespace alloctrace {
 namespace {
@@ -85,7 +85,9 @@ std::string Today() {
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  if (f == nullptr)
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
@@ -229,7 +231,8 @@ int Main(int argc, char** argv) {
 
   InSituSettings in_situ;
   if (config.confirm > 0 || config.in_situ || !program_argv.empty()) {
-    absl::Status st = CheckInSituUsage(config.confirm, config.in_situ, args.size() - 1, program_argv);
+    absl::Status st =
+        CheckInSituUsage(config.confirm, config.in_situ, args.size() - 1, program_argv);
     const int code = absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput;
     if (!st.ok()) return Fail(code, std::string(st.message()));
     in_situ = InSituFromFlags(s, config.in_situ_log, config.run_timeout_seconds);
@@ -247,7 +250,8 @@ int Main(int argc, char** argv) {
     return Fail(kExitRunFailed, "a policy FAILED in situ (see the report); exit status 3");
   }
 
-  if (args.size() < 2) return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
+  if (args.size() < 2)
+    return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
 
   // What the machine can give a child, read once before the traces are
   // decoded (the decoded programs take memory too).
@@ -296,7 +300,8 @@ int Main(int argc, char** argv) {
       continue;
     }
     absl::StatusOr<int> fd = ShareReplayView(ViewOf(program));
-    if (!fd.ok()) return Fail(kExitBadInput, absl::StrCat(program.path, ": ", fd.status().message()));
+    if (!fd.ok())
+      return Fail(kExitBadInput, absl::StrCat(program.path, ": ", fd.status().message()));
     shared_fds.push_back(*fd);
   }
   // And so is every thread schedule (-1: the trace replays serialized).

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/format/trace_writer.h"
-#include "gtest/gtest.h"
 #include "alloctrace/proto/trace.pb.h"
 #include "alloctrace/replayer/run_command_test_util.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -66,8 +66,8 @@ std::vector<std::map<std::string, std::string>> CsvRows(const std::string& text)
 // only failure the end-to-end runs accept.
 bool NeverFreeingPastItsLimit(const std::map<std::string, std::string>& row) {
   const std::string& name = row.at("policy");
-  const bool never_frees = name == "bump" || name == "pmr_monotonic" ||
-                           absl::EndsWith(name, "/keep");
+  const bool never_frees =
+      name == "bump" || name == "pmr_monotonic" || absl::EndsWith(name, "/keep");
   // (CsvRows splits at every comma, so the error may end before the words
   // "under the child's memory limit": its allocation failure is the sign.)
   const std::string& error = row.at("error");
@@ -80,16 +80,16 @@ bool NeverFreeingPastItsLimit(const std::map<std::string, std::string>& row) {
 // each: every policy produces figures, none fails (but those that never free, at their limit).
 TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
   const char* const traces[] = {
-      "simple_map",         "fixed_priority_queue", "remove_if",       "random",
-      "shared_ptr_new",     "make_shared",          "allocate_shared", "single",
-      "bulk",               "bulk_reversed",        "butterfly",       "records_by_value",
-      "records_shared_new", "records_make_shared",  "list_churn",      "unordered_map",
+      "simple_map", "fixed_priority_queue", "remove_if", "random", "shared_ptr_new", "make_shared",
+      "allocate_shared", "single", "bulk", "bulk_reversed", "butterfly", "records_by_value",
+      "records_shared_new", "records_make_shared", "list_churn", "unordered_map",
       // Real programs, captured whole: calloc, realloc, arena 0.
-      "capture_sort",       "capture_python"};
+      "capture_sort", "capture_python"};
   for (const char* t : traces) {
     const std::string policies = kPolicies;
-    const Output o = RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='",
-                                      policies, "' traces/", t, ".trace"));
+    const Output o =
+        RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='", policies,
+                                 "' traces/", t, ".trace"));
     const auto csv = CsvRows(o.out);
     bool limit_failed = false;
     int rows = 0;
@@ -99,8 +99,7 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
         limit_failed = true;
         continue;
       }
-      EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " "
-                                        << row.at("error");
+      EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " " << row.at("error");
     }
     EXPECT_EQ(o.exit_code, limit_failed ? 3 : 0) << t << "\n" << o.err;
     EXPECT_GE(rows, 4) << t;
@@ -108,7 +107,8 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
 }
 
 TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single,bump traces/simple_map.trace"));
+  const Output o = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single,bump traces/simple_map.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   // The verdict comes first, then the table.
   const size_t verdict = o.out.find("VERDICT");
@@ -132,11 +132,13 @@ TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
 TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
   const Output o = RunReplayer("--list-policies");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const char* name : {"malloc", "slab/st/single", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
+  for (const char* name :
+       {"malloc", "slab/st/single", "tcmalloc", "pool/boundary/exp/st/stack/free"}) {
     EXPECT_NE(o.out.find(name), std::string::npos) << name;
   }
   const Output dashed = RunReplayer(
-      "--min-runs=1 --max-runs=1 --rss-samples=100 --policies=slab/st/single --format=csv traces/single.trace");
+      "--min-runs=1 --max-runs=1 --rss-samples=100 --policies=slab/st/single --format=csv "
+      "traces/single.trace");
   EXPECT_EQ(dashed.exit_code, 0) << dashed.err;
 }
 
@@ -145,22 +147,37 @@ TEST(ReplayerTest, ListsPoliciesAndTakesDashedFlags) {
 TEST(ReplayerTest, HelpListsTheReplayersFlags) {
   const Output o = RunReplayer("--help");
   const std::string text = o.out + o.err;
-  for (const char* flag : {"--policies", "--budget", "--format", "--confirm", "--threads", "--race"}) {
+  for (const char* flag :
+       {"--policies", "--budget", "--format", "--confirm", "--threads", "--race"}) {
     EXPECT_TRUE(absl::StrContains(text, flag)) << flag << " missing from --help:\n" << text;
   }
   EXPECT_FALSE(absl::StrContains(text, "No flags matched")) << text;
 }
 
 TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/bulk.trace"));
+  const Output o = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const char* key :
-       {"\"verdict\": {\"fastest\": [", "\"smallest_rss\": [", "\"recommended\": \"",
-        "\"rule\": \"", "\"ns_per_op\": {\"median\": ", "\"ci95\": [",
-        "\"vs_malloc\": {\"median\": ", "\"noise_floor\": {\"median\": ", "\"runs\": [{\"round\": ",
-        "\"kind\": \"cold\"", "\"kind\": \"warm\"", "\"cpu_s\": ", "\"wall_s\": ",
-        "\"minor_faults\": ", "\"involuntary_switches\": ", "\"peak_rss_bytes\": ",
-        "\"rss_course_bytes\"", "\"ideal_peak_live_bytes\"", "\"machine\"",
+       {"\"verdict\": {\"fastest\": [",
+        "\"smallest_rss\": [",
+        "\"recommended\": \"",
+        "\"rule\": \"",
+        "\"ns_per_op\": {\"median\": ",
+        "\"ci95\": [",
+        "\"vs_malloc\": {\"median\": ",
+        "\"noise_floor\": {\"median\": ",
+        "\"runs\": [{\"round\": ",
+        "\"kind\": \"cold\"",
+        "\"kind\": \"warm\"",
+        "\"cpu_s\": ",
+        "\"wall_s\": ",
+        "\"minor_faults\": ",
+        "\"involuntary_switches\": ",
+        "\"peak_rss_bytes\": ",
+        "\"rss_course_bytes\"",
+        "\"ideal_peak_live_bytes\"",
+        "\"machine\"",
         "\"adopt\": {\"policy\": \"slab/st/single\", \"cpp_type\": "
         "\"alloctrace::pool::SlabAllocator<T, alloctrace::pool::SingleThreaded, "
         "alloctrace::pool::HoldingSingleton>\", \"header\": \"alloctrace/pool/pool_allocator.h\", "
@@ -178,7 +195,8 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
 }
 
 TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
-  const Output o = RunReplayer(absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv traces/bulk.trace"));
+  const Output o = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv traces/bulk.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto rows = CsvRows(o.out);
   ASSERT_EQ(rows.size(), 2u) << o.out;
@@ -188,8 +206,8 @@ TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
     EXPECT_LE(std::stod(row.at("ns_per_op_lo")), std::stod(row.at("ns_per_op")));
     EXPECT_GE(std::stod(row.at("ns_per_op_hi")), std::stod(row.at("ns_per_op")));
   }
-  const Output runs = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv-runs traces/bulk.trace"));
+  const Output runs = RunReplayer(absl::StrCat(
+      kFewRuns, " --policies=malloc,slab/st/single --format=csv-runs traces/bulk.trace"));
   ASSERT_EQ(runs.exit_code, 0) << runs.err;
   EXPECT_EQ(CsvRows(runs.out).size(), 2u * 3u * 2u) << runs.out;
 }
@@ -199,14 +217,16 @@ TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
 // status 3.
 TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
   const Output o = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single,pmr_monotonic traces/simple_map.trace"),
+      absl::StrCat(kFewRuns,
+                   " --policies=malloc,slab/st/single,pmr_monotonic traces/simple_map.trace"),
       "ALLOCTRACE_TEST_FAULT=slab/st/single:2:segv");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_NE(o.err.find("a policy FAILED"), std::string::npos) << o.err;
   // ASan turns the signal into its own report and abort; the run still fails.
-  const std::string expected = kAsan ? "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: "
-                                     : "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: crashed "
-                                       "with signal 11";
+  const std::string expected =
+      kAsan ? "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: "
+            : "FAILED slab/st/single: 1 of 3 runs failed; first: run 2: crashed "
+              "with signal 11";
   EXPECT_NE(o.out.find(expected), std::string::npos) << o.out;
   for (absl::string_view line : absl::StrSplit(o.out, '\n')) {
     if (absl::StartsWith(line, "slab/st/single ")) ADD_FAILURE() << "slab ranked: " << line;
@@ -215,7 +235,8 @@ TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
     }
   }
   const Output json = RunReplayer(
-      absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=json traces/simple_map.trace"),
+      absl::StrCat(kFewRuns,
+                   " --policies=malloc,slab/st/single --format=json traces/simple_map.trace"),
       "ALLOCTRACE_TEST_FAULT=slab/st/single:1:exit");
   EXPECT_EQ(json.exit_code, 3);
   EXPECT_NE(json.out.find("\"status\": \"FAILED\", \"error\": \"1 of 3 runs failed; first: run 1: "
@@ -226,15 +247,17 @@ TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
 }
 
 TEST(ReplayerTest, ChildPastItsTimeLimitIsKilledAndReported) {
-  const Output o = RunReplayer(
-      absl::StrCat(kFewRuns, " --run_timeout=2 --format=csv --policies=malloc,slab/st/single "
-                   "traces/single.trace"),
-      "ALLOCTRACE_TEST_FAULT=slab/st/single:1:hang");
+  const Output o =
+      RunReplayer(absl::StrCat(kFewRuns,
+                               " --run_timeout=2 --format=csv --policies=malloc,slab/st/single "
+                               "traces/single.trace"),
+                  "ALLOCTRACE_TEST_FAULT=slab/st/single:1:hang");
   EXPECT_EQ(o.exit_code, 3) << o.err;
   // A time-out stops the policy at once: each would cost the limit again.
-  EXPECT_NE(o.out.find(",slab/st/single,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
-                       "time limit of 2 s per run,"),
-            std::string::npos)
+  EXPECT_NE(
+      o.out.find(",slab/st/single,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
+                 "time limit of 2 s per run,"),
+      std::string::npos)
       << o.out;
 }
 
@@ -280,10 +303,10 @@ TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
 TEST(ReplayerTest, DefaultSetHasNoBumpAndTheArticlePoliciesOfEachStorageKind) {
   if (kAsan) GTEST_SKIP() << "the default set preloads mallocs, which cannot load beside ASan";
   for (const bool race : {false, true}) {
-    const Output o = RunReplayer(absl::StrCat(
-        "--race=", race ? "true" : "false",
-        " --min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 "
-        "--format=csv traces/single.trace"));
+    const Output o = RunReplayer(
+        absl::StrCat("--race=", race ? "true" : "false",
+                     " --min_runs=2 --max_runs=2 --passes=2 --warm_ms=0 --budget=0 --screen_runs=1 "
+                     "--format=csv traces/single.trace"));
     ASSERT_EQ(o.exit_code, 0) << o.err;
     int simple = 0, boundary = 0, ordered = 0;
     for (const auto& row : CsvRows(o.out)) {
@@ -332,10 +355,12 @@ TEST(ReplayerTest, PolicyThatIsNotThreadSafeIsSkippedOnASharedArena) {
     for (uint64_t i = 0; i < 2000; ++i) (*w)->Free(2, 0, 0x10000 + 64 * i);
     ASSERT_TRUE((*w)->Finish().ok());
   }
-  const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack,slab/mt/stack ", path));
+  const Output o =
+      RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack,slab/mt/stack ", path));
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("skipped slab/st/stack: not thread-safe: arena 0 is used by threads 1 and 2"),
-            std::string::npos)
+  EXPECT_NE(
+      o.out.find("skipped slab/st/stack: not thread-safe: arena 0 is used by threads 1 and 2"),
+      std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("note: arena 0 is used by threads 1 and 2: policies that are not "
                        "thread-safe are"),
@@ -346,7 +371,8 @@ TEST(ReplayerTest, PolicyThatIsNotThreadSafeIsSkippedOnASharedArena) {
       EXPECT_EQ(line.find("slab/st/"), absl::string_view::npos) << line;
     }
   }
-  const Output json = RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack --format=json ", path));
+  const Output json =
+      RunReplayer(absl::StrCat(kOneRun, " --policies=slab/st/stack --format=json ", path));
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"status\": \"skipped\", \"error\": \"not thread-safe: arena 0 is "
                           "used by threads 1 and 2\""),
@@ -394,9 +420,8 @@ TEST(ReplayerTest, TraceOfOneHeapSaysItCannotTellContainersApart) {
 
 TEST(ReplayerTest, OutWritesTheFileWhole) {
   const std::string path = testing::TempDir() + "/report.md";
-  const Output o =
-      RunReplayer(absl::StrCat(kOneRun, " --policies=malloc --format=markdown --out=", path,
-                       " traces/single.trace"));
+  const Output o = RunReplayer(absl::StrCat(
+      kOneRun, " --policies=malloc --format=markdown --out=", path, " traces/single.trace"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::ifstream in(path);
   std::stringstream ss;
@@ -442,8 +467,9 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--touch=some traces/single.trace", 2, "--touch=some"},
       {"--format=xml traces/single.trace", 2, "--format=xml"},
       {"", 2, "no trace file given"},
-      {"--out=/nonexistent/dir/x.csv --policies=malloc --min_runs=1 --max_runs=1 traces/single.trace", 1,
-       "cannot write /nonexistent/dir/x.csv"},
+      {"--out=/nonexistent/dir/x.csv --policies=malloc --min_runs=1 --max_runs=1 "
+       "traces/single.trace",
+       1, "cannot write /nonexistent/dir/x.csv"},
   };
   for (const Case& c : cases) {
     const Output o = RunReplayer(c.args);
@@ -497,8 +523,7 @@ TEST(ReplayerTest, APathologicallySlowPolicyIsStoppedByTheRace) {
                        "run passed "),
             std::string::npos)
       << boost;
-  EXPECT_NE(boost.find("\"runs_ok\": 0, \"attempts\": 1, \"runs_failed\": 0"),
-            std::string::npos)
+  EXPECT_NE(boost.find("\"runs_ok\": 0, \"attempts\": 1, \"runs_failed\": 0"), std::string::npos)
       << boost;
   EXPECT_NE(boost.find("\"eliminated\": true"), std::string::npos) << boost;
   std::printf("malloc,boost_pool with the race: %.1f s\n", seconds);

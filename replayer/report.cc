@@ -4,9 +4,9 @@
 #include "alloctrace/replayer/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -89,8 +89,7 @@ std::string TraceTitle(const TraceReport& t) {
       "%s\nworkload %s: %d memory ops, %d arena events, %d thread%s\n"
       "ideal: %s peak live (%d bytes, %d objects)\n",
       t.trace_path, t.workload.empty() ? "?" : t.workload, t.ops, t.arena_events, t.threads,
-      t.threads == 1 ? "" : "s", Mib(t.peak_live_bytes), t.peak_live_bytes,
-      t.peak_live_objects);
+      t.threads == 1 ? "" : "s", Mib(t.peak_live_bytes), t.peak_live_bytes, t.peak_live_objects);
 }
 
 std::string PassPlan(const ReportContext& ctx) {
@@ -104,8 +103,8 @@ std::string PassPlan(const ReportContext& ctx) {
 // `clock`: the trace's (TraceReport::clock).
 std::string PassWords(const ReportContext& ctx, const std::string& clock) {
   const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
-  return absl::StrCat(warm ? "ranked by the warm passes" : "ranked by the cold pass",
-                      ", ", ClockWords(clock), ", 95% CIs");
+  return absl::StrCat(warm ? "ranked by the warm passes" : "ranked by the cold pass", ", ",
+                      ClockWords(clock), ", 95% CIs");
 }
 
 std::string NoiseWords(const TraceReport& t) {
@@ -142,14 +141,14 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   if (v.recommended.empty()) {
     line("", v.sentence);
   } else {
-    line("fastest:", absl::StrCat(NameList(v.fastest), v.fastest.size() > 1 ? " (tied)" : "",
-                                  v.fastest_vs_malloc.has_data()
-                                      ? absl::StrCat("; ", Ratio(v.fastest_vs_malloc),
-                                                     " glibc malloc's speed")
-                                      : ""));
-    line("smallest RSS:", absl::StrCat(NameList(v.smallest_rss),
-                                       v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
-                                       Mib(v.smallest_rss_bytes.median)));
+    line("fastest:",
+         absl::StrCat(NameList(v.fastest), v.fastest.size() > 1 ? " (tied)" : "",
+                      v.fastest_vs_malloc.has_data()
+                          ? absl::StrCat("; ", Ratio(v.fastest_vs_malloc), " glibc malloc's speed")
+                          : ""));
+    line("smallest RSS:",
+         absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
+                      Mib(v.smallest_rss_bytes.median)));
     line("recommended:", v.recommended);
     line("rule:", v.rule);
   }
@@ -192,14 +191,12 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
                           "xmalloc 95% CI", "peakRSS", "n");
     std::vector<std::string> notes, failures, eliminated;
     for (const PolicyResult& p : t.policies) {
-      const std::string name =
-          p.name.size() > kNameW ? p.name.substr(0, kNameW - 1) + "~" : p.name;
+      const std::string name = p.name.size() > kNameW ? p.name.substr(0, kNameW - 1) + "~" : p.name;
       if (!p.ok()) {
-        failures.push_back(Wrap(absl::StrCat(p.status == PolicyResult::Status::kFailed
-                                                 ? "FAILED "
-                                                 : "skipped ",
-                                             p.name, ": ", p.failure),
-                                80, 4));
+        failures.push_back(
+            Wrap(absl::StrCat(p.status == PolicyResult::Status::kFailed ? "FAILED " : "skipped ",
+                              p.name, ": ", p.failure),
+                 80, 4));
         continue;
       }
       const Estimate& other = warm ? p.cold_ns_per_op : p.warm_ns_per_op;
@@ -208,7 +205,9 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameW, name,
                             p.ns_per_op.has_data() ? Num(p.ns_per_op.median) : "-",
                             p.tied_fastest ? "*" : " ", Pct(p.ns_per_op),
-                            p.eliminated ? "x" : p.precise || p.name == "bump" ? " " : "!",
+                            p.eliminated                    ? "x"
+                            : p.precise || p.name == "bump" ? " "
+                                                            : "!",
                             other.has_data() ? Num(other.median) : "-", ratio,
                             p.peak_rss.has_data() ? Mib(p.peak_rss.median) : "-",
                             p.tied_smallest_rss ? "*" : " ", p.runs);
@@ -220,8 +219,9 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     }
     for (const std::string& f : failures) absl::StrAppend(&o, f, "\n");
     if (!eliminated.empty()) {
-      absl::StrAppend(&o, "x eliminated by the race (paired ratio to the leader of the time, 95% "
-                          "CI; not held to the precision):\n");
+      absl::StrAppend(&o,
+                      "x eliminated by the race (paired ratio to the leader of the time, 95% "
+                      "CI; not held to the precision):\n");
       for (const std::string& e : eliminated) absl::StrAppend(&o, e, "\n");
     }
     if (!notes.empty()) {
@@ -232,8 +232,7 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
     absl::StrAppend(&o, "adopt (T: your container's element type):\n");
     for (const PolicyResult& p : t.policies) {
       if (!p.ok() || p.eliminated || p.screened_out || p.name == "bump") continue;
-      absl::StrAppend(&o, Wrap(absl::StrCat("  ", p.name, ": ", AdoptWords(p.adopt)), 80, 4),
-                      "\n");
+      absl::StrAppend(&o, Wrap(absl::StrCat("  ", p.name, ": ", AdoptWords(p.adopt)), 80, 4), "\n");
     }
     absl::StrAppend(&o, "\n");
   }
@@ -294,18 +293,18 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
         continue;
       }
       const Verdict& v = t.verdict;
-      absl::StrAppend(
-          &o, "| ", t.trace_path, " | ", absl::StrJoin(v.fastest, ", "), " | ",
-          v.fastest_vs_malloc.has_data()
-              ? absl::StrFormat("%.2f [%.2f, %.2f]", v.fastest_vs_malloc.median,
-                                v.fastest_vs_malloc.lo, v.fastest_vs_malloc.hi)
-              : "-",
-          " | ", absl::StrJoin(v.smallest_rss, ", "), " | ",
-          v.recommended.empty() ? "-" : v.recommended, " | ",
-          t.noise_floor.has_data() ? absl::StrFormat("%.3f [%.3f, %.3f]", t.noise_floor.median,
-                                                     t.noise_floor.lo, t.noise_floor.hi)
-                                   : "-",
-          " |\n");
+      absl::StrAppend(&o, "| ", t.trace_path, " | ", absl::StrJoin(v.fastest, ", "), " | ",
+                      v.fastest_vs_malloc.has_data()
+                          ? absl::StrFormat("%.2f [%.2f, %.2f]", v.fastest_vs_malloc.median,
+                                            v.fastest_vs_malloc.lo, v.fastest_vs_malloc.hi)
+                          : "-",
+                      " | ", absl::StrJoin(v.smallest_rss, ", "), " | ",
+                      v.recommended.empty() ? "-" : v.recommended, " | ",
+                      t.noise_floor.has_data()
+                          ? absl::StrFormat("%.3f [%.3f, %.3f]", t.noise_floor.median,
+                                            t.noise_floor.lo, t.noise_floor.hi)
+                          : "-",
+                      " |\n");
     }
     absl::StrAppend(&o, "\n");
   }
@@ -318,12 +317,13 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
       absl::StrAppend(&o, NoOpsLine(t), ".\n\n");
       continue;
     }
-    absl::StrAppend(&o, "**Verdict** (", PassWords(ctx, t.clock), "): ", t.verdict.sentence, "\n\n");
+    absl::StrAppend(&o, "**Verdict** (", PassWords(ctx, t.clock), "): ", t.verdict.sentence,
+                    "\n\n");
     if (!t.verdict.recommended.empty()) {
       absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
     }
-    absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ",
-                    DisturbanceWords(t), ".\n\n");
+    absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ", DisturbanceWords(t),
+                    ".\n\n");
     absl::StrAppend(&o,
                     "| policy | family | warm ns/op [95% CI] | cold ns/op [95% CI] | x malloc "
                     "[95% CI] | peak RSS [95% CI] | x ideal | minor faults | runs | re-runs | "
@@ -346,16 +346,14 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
               : "-";
       absl::StrAppend(
           &o, "| ", p.name, p.precise || p.eliminated || p.name == "bump" ? "" : " !", " | ",
-          p.family, " | ",
-          MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
+          p.family, " | ", MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
           MdEstimate(p.cold_ns_per_op, !warm && p.tied_fastest), " | ",
           p.vs_malloc.has_data() ? absl::StrFormat("%.2f [%.2f, %.2f]", p.vs_malloc.median,
                                                    p.vs_malloc.lo, p.vs_malloc.hi)
                                  : "-",
           " | ", rss, " | ", p.runs > 0 ? absl::StrFormat("%.2f", p.overhead) : "-", " | ",
           p.runs > 0 ? absl::StrFormat("%.0f", p.minor_faults) : "-", " | ", p.runs, " | ",
-          p.reruns, " | ",
-          Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
+          p.reruns, " | ", Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
       if (p.eliminated) eliminated.push_back(absl::StrCat(p.name, ": ", p.stop_reason));
       if (!p.precise && !p.eliminated && p.name != "bump") notes.push_back(NotPreciseNote(p, ctx));
     }

@@ -22,7 +22,6 @@ using report::Escape;
 using report::FormatValue;
 using report::Unit;
 
-
 bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
 
 // ns/op axes spend their width on the main group of policies (those far
@@ -152,16 +151,19 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
     }
     const std::vector<std::string> small = Without(v.smallest_rss, {rec});
     if (!small.empty()) {
-      absl::StrAppend(&o, "<p><strong>", rec_smallest ? "As small" : "Smallest peak RSS",
-                      ":</strong> ", Names(small, 6),
-                      std::isfinite(v.smallest_rss_bytes)
-                          ? absl::StrCat(" (", Escape(FormatValue(v.smallest_rss_bytes, Unit::kBytes)), ")")
-                          : "",
-                      ".</p>");
+      absl::StrAppend(
+          &o, "<p><strong>", rec_smallest ? "As small" : "Smallest peak RSS", ":</strong> ",
+          Names(small, 6),
+          std::isfinite(v.smallest_rss_bytes)
+              ? absl::StrCat(" (", Escape(FormatValue(v.smallest_rss_bytes, Unit::kBytes)), ")")
+              : "",
+          ".</p>");
     }
     if (!v.rule.empty()) {
-      absl::StrAppend(&o, "<details class=\"rule\"><summary>How the recommendation is "
-                          "chosen</summary><p>", Escape(v.rule), ".</p></details>");
+      absl::StrAppend(&o,
+                      "<details class=\"rule\"><summary>How the recommendation is "
+                      "chosen</summary><p>",
+                      Escape(v.rule), ".</p></details>");
     }
   }
   if (t.noise_floor.has_value()) {
@@ -186,10 +188,10 @@ std::string FactsHtml(const HtmlTrace& t) {
   absl::StrAppend(&o, row("workload", t.workload), row("program", t.program),
                   row("platform", t.platform));
   for (const auto& [k, v] : t.labels) absl::StrAppend(&o, row("label " + k, v));
-  absl::StrAppend(&o, row("memory ops", absl::StrCat(t.ops)),
-                  row("ideal", absl::StrCat(FormatValue(t.peak_live_bytes, Unit::kBytes),
-                                            " peak live (", t.peak_live_bytes, " bytes, ",
-                                            t.peak_live_objects, " objects)")));
+  absl::StrAppend(
+      &o, row("memory ops", absl::StrCat(t.ops)),
+      row("ideal", absl::StrCat(FormatValue(t.peak_live_bytes, Unit::kBytes), " peak live (",
+                                t.peak_live_bytes, " bytes, ", t.peak_live_objects, " objects)")));
   if (!t.cut_short.empty()) absl::StrAppend(&o, row("warning", t.cut_short));
   if (!t.note.empty()) absl::StrAppend(&o, row("note", t.note));
   return o + "</dl>\n";
@@ -327,15 +329,16 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
     if (!p.ok) {
       r.status = p.status;
     } else {
-      r.marks.push_back({0, p.ns_per_op.value, p.ns_per_op.lo, p.ns_per_op.hi,
-                         p.ns_per_op.has_interval()});
+      r.marks.push_back(
+          {0, p.ns_per_op.value, p.ns_per_op.lo, p.ns_per_op.hi, p.ns_per_op.has_interval()});
       r.highlighted = p.tied_fastest;
       r.note = p.floor ? "floor" : (&p == best ? "fastest" : (p.tied_fastest ? "tied" : ""));
     }
     c.rows.push_back(std::move(r));
   }
-  c.note = "Shaded: the policies tied with the fastest. \"floor\": the bump allocator, the "
-           "harness's own cost, not a contender.";
+  c.note =
+      "Shaded: the policies tied with the fastest. \"floor\": the bump allocator, the "
+      "harness's own cost, not a contender.";
   return report::RenderIntervalChart(c);
 }
 
@@ -354,8 +357,9 @@ std::string ScatterChart(const HtmlTrace& t, const std::string& id) {
           {p.name, p.ns_per_op.value, p.peak_rss.value, 0, absl::StrCat(ranks.at(p.name))});
     }
   }
-  c.note = "Each point is numbered by its rank (as in the table). On the front (ringed): no "
-           "other policy is both faster and smaller.";
+  c.note =
+      "Each point is numbered by its rank (as in the table). On the front (ringed): no "
+      "other policy is both faster and smaller.";
   return report::RenderScatterChart(c);
 }
 
@@ -367,10 +371,10 @@ struct Dimension {
 };
 const std::vector<Dimension>& Dimensions() {
   static const auto* d = new std::vector<Dimension>{{"storage", {"simple", "boundary", "ordered"}},
-                                                     {"growth", {"lin", "exp"}},
-                                                     {"threading", {"st", "mt"}},
-                                                     {"holding", {"stack", "single"}},
-                                                     {"delete", {"free", "keep"}}};
+                                                    {"growth", {"lin", "exp"}},
+                                                    {"threading", {"st", "mt"}},
+                                                    {"holding", {"stack", "single"}},
+                                                    {"delete", {"free", "keep"}}};
   return *d;
 }
 
@@ -409,8 +413,8 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
       for (const auto& [value, p] : members) {
         sr.marks.push_back({value, p->ns_per_op.value, p->ns_per_op.lo, p->ns_per_op.hi,
                             p->ns_per_op.has_interval()});
-        rr.marks.push_back({value, p->peak_rss.value, p->peak_rss.lo, p->peak_rss.hi,
-                            p->peak_rss.has_interval()});
+        rr.marks.push_back(
+            {value, p->peak_rss.value, p->peak_rss.lo, p->peak_rss.hi, p->peak_rss.has_interval()});
       }
       speed.rows.push_back(std::move(sr));
       rss.rows.push_back(std::move(rr));
@@ -436,11 +440,10 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
 }
 
 std::string TableHtml(const HtmlTrace& t, const std::string& id) {
-  report::HtmlTable table({"#", "policy", "family", "runs", "ns/op", t.interval_kind,
-                           "x malloc", "peak RSS", "x ideal", "minor faults", "status",
-                           "adopt (T: the element type)"},
-                          {true, false, false, true, true, true, true, true, true, true, false,
-                           false});
+  report::HtmlTable table(
+      {"#", "policy", "family", "runs", "ns/op", t.interval_kind, "x malloc", "peak RSS", "x ideal",
+       "minor faults", "status", "adopt (T: the element type)"},
+      {true, false, false, true, true, true, true, true, true, true, false, false});
   int rank = 0;
   for (const HtmlPolicy& p : t.policies) {
     if (!p.ok) {
@@ -450,18 +453,17 @@ std::string TableHtml(const HtmlTrace& t, const std::string& id) {
       continue;
     }
     const std::string status = p.floor ? "harness floor" : (p.tied_fastest ? "tied fastest" : "");
-    table.AddRow(
-        {p.floor ? "" : absl::StrCat(++rank), p.name, p.family, absl::StrCat(p.runs),
-         absl::StrFormat("%.2f", p.ns_per_op.value),
-         p.ns_per_op.has_interval()
-             ? absl::StrFormat("%.2f to %.2f", p.ns_per_op.lo, p.ns_per_op.hi)
-             : "",
-         p.vs_malloc.has_value() ? Interval(p.vs_malloc, Unit::kRatio) : "",
-         p.peak_rss.has_value() ? Interval(p.peak_rss, Unit::kBytes) : "",
-         std::isfinite(p.overhead) ? absl::StrFormat("%.2f", p.overhead) : "",
-         std::isfinite(p.minor_faults) ? absl::StrFormat("%.0f", p.minor_faults) : "", status,
-         p.adopt},
-        p.tied_fastest ? "tied" : "");
+    table.AddRow({p.floor ? "" : absl::StrCat(++rank), p.name, p.family, absl::StrCat(p.runs),
+                  absl::StrFormat("%.2f", p.ns_per_op.value),
+                  p.ns_per_op.has_interval()
+                      ? absl::StrFormat("%.2f to %.2f", p.ns_per_op.lo, p.ns_per_op.hi)
+                      : "",
+                  p.vs_malloc.has_value() ? Interval(p.vs_malloc, Unit::kRatio) : "",
+                  p.peak_rss.has_value() ? Interval(p.peak_rss, Unit::kBytes) : "",
+                  std::isfinite(p.overhead) ? absl::StrFormat("%.2f", p.overhead) : "",
+                  std::isfinite(p.minor_faults) ? absl::StrFormat("%.0f", p.minor_faults) : "",
+                  status, p.adopt},
+                 p.tied_fastest ? "tied" : "");
   }
   return table.Render(absl::StrCat("id=\"", Escape(id), "\""));
 }
@@ -488,15 +490,17 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
   m.low_meaning = "slower than malloc";
   m.high_meaning = "faster than malloc";
   for (const auto& [score, name] : order) m.cols.push_back(name);
-  report::HtmlTable table([&] {
-    std::vector<std::string> h = {"policy"};
-    for (const HtmlTrace& t : traces) h.push_back(t.path);
-    return h;
-  }(), [&] {
-    std::vector<bool> numeric(traces.size() + 1, true);
-    numeric[0] = false;
-    return numeric;
-  }());
+  report::HtmlTable table(
+      [&] {
+        std::vector<std::string> h = {"policy"};
+        for (const HtmlTrace& t : traces) h.push_back(t.path);
+        return h;
+      }(),
+      [&] {
+        std::vector<bool> numeric(traces.size() + 1, true);
+        numeric[0] = false;
+        return numeric;
+      }());
   for (const HtmlTrace& t : traces) {
     m.rows.push_back(t.path);
     std::vector<double> row;
@@ -516,8 +520,8 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
       for (const HtmlPolicy& p : t.policies) {
         if (p.name != name) continue;
         cell = p.ok ? Escape(Interval(p.vs_malloc, Unit::kRatio))
-                    : absl::StrCat("<span class=\"bad\">", Escape(p.status.substr(0, p.status.find(':'))),
-                                   "</span>");
+                    : absl::StrCat("<span class=\"bad\">",
+                                   Escape(p.status.substr(0, p.status.find(':'))), "</span>");
         if (p.tied_fastest) cell = absl::StrCat("<strong>", cell, "</strong>");
       }
       cells.push_back(cell);
@@ -530,8 +534,8 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
     absl::StrAppend(&verdicts, "<li><a href=\"#trace-", i, "\">", Escape(t.path), "</a>: ",
                     t.verdict.fastest.empty()
                         ? "no verdict"
-                        : absl::StrCat("fastest ", Names(t.verdict.fastest, 5),
-                                       "; recommended ", Escape(t.verdict.recommended)),
+                        : absl::StrCat("fastest ", Names(t.verdict.fastest, 5), "; recommended ",
+                                       Escape(t.verdict.recommended)),
                     "</li>");
   }
   absl::StrAppend(&verdicts, "</ul>\n");

@@ -46,7 +46,7 @@ struct HtmlPolicy {
   double overhead = NAN;  // peak RSS / ideal
   double minor_faults = NAN;
   bool tied_fastest = false;
-  bool floor = false;  // the harness floor (bump), not a contender
+  bool floor = false;               // the harness floor (bump), not a contender
   std::vector<int64_t> rss_course;  // bytes above baseline, evenly over the ops
 };
 
@@ -64,8 +64,8 @@ struct HtmlVerdict {
 struct HtmlTrace {
   std::string path, workload, program, platform;
   std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
-  uint64_t ops = 0;         // memory ops
-  uint64_t program_ops = 0; // every op the replay loop walks (the x axis)
+  uint64_t ops = 0;                                         // memory ops
+  uint64_t program_ops = 0;  // every op the replay loop walks (the x axis)
   uint64_t peak_live_bytes = 0, peak_live_objects = 0;
   std::string cut_short;
   std::string note;  // e.g. that the trace cannot tell containers apart

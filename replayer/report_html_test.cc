@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/string_test_util.h"
+#include "alloctrace/charts/html.h"
 #include "alloctrace/format/hostile_trace.h"
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/summary.h"
-#include "alloctrace/charts/html.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -114,11 +114,10 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   EXPECT_EQ(view.verdict.smallest_rss, std::vector<std::string>{"slab"});
   EXPECT_EQ(view.interval_kind, "95% CI of the median");
 
-  const std::string html = FormatHtml({report}, {program_}, Context(),
-                                      std::string("replayer --out=") + kHostileImg);
+  const std::string html =
+      FormatHtml({report}, {program_}, Context(), std::string("replayer --out=") + kHostileImg);
   for (const char* id : {"id=\"trace-0\"", "id=\"trace-0-verdict\"", "id=\"trace-0-profile\"",
-                         "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"",
-                         "id=\"trace-0-table\""}) {
+                         "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"", "id=\"trace-0-table\""}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   }
   EXPECT_EQ(html.find("id=\"heatmap\""), std::string::npos);  // one trace: no overview

@@ -18,8 +18,8 @@ std::string Html(const ReportInput& in) {
 
 // The order is the one --help and the usage errors list.
 constexpr ReportFormat kFormats[] = {
-    {"table", &Table}, {"markdown", &Markdown}, {"csv", &Csv},
-    {"csv-runs", &CsvRuns}, {"json", &Json}, {"html", &Html},
+    {"table", &Table},      {"markdown", &Markdown}, {"csv", &Csv},
+    {"csv-runs", &CsvRuns}, {"json", &Json},         {"html", &Html},
 };
 
 }  // namespace

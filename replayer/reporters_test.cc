@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/report.h"
 #include "alloctrace/replayer/report_html.h"
 #include "alloctrace/replayer/summary.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -43,8 +43,7 @@ TEST(ReportersTest, EachEntryRendersItsFormat) {
   EXPECT_EQ(FindReportFormat("csv")->render(in), FormatCsv(reports, ctx));
   EXPECT_EQ(FindReportFormat("csv-runs")->render(in), FormatCsvRuns(reports, ctx));
   EXPECT_EQ(FindReportFormat("json")->render(in), FormatJson(reports, ctx));
-  EXPECT_EQ(FindReportFormat("html")->render(in),
-            FormatHtml(reports, programs, ctx, command_line));
+  EXPECT_EQ(FindReportFormat("html")->render(in), FormatHtml(reports, programs, ctx, command_line));
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has
@@ -100,8 +99,7 @@ TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
   EXPECT_NE(table.find("  boost_pool: eliminated in round 1"), std::string::npos) << table;
   EXPECT_EQ(table.find("FAILED"), std::string::npos) << table;
   const std::string md = FindReportFormat("markdown")->render(in);
-  EXPECT_NE(md.find("| boost_pool | baseline | - | - | - | - | - | - | 0 | 0 |"),
-            std::string::npos)
+  EXPECT_NE(md.find("| boost_pool | baseline | - | - | - | - | - | - | 0 | 0 |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("boost_pool: eliminated in round 1"), std::string::npos) << md;
   const std::string csv = FindReportFormat("csv")->render(in);

@@ -40,8 +40,8 @@ inline Output RunShell(const std::string& cmd) {
 // Runs the replayer (replayer/replayer in the test's runfiles) with `args`
 // (a shell word list) and `env` ("NAME=value ...") set for it, --quiet.
 inline Output RunReplayer(const std::string& args, const std::string& env = "") {
-  return RunShell(absl::StrCat(env.empty() ? "" : "env " + env + " ",
-                               "replayer/replayer --quiet ", args));
+  return RunShell(
+      absl::StrCat(env.empty() ? "" : "env " + env + " ", "replayer/replayer --quiet ", args));
 }
 
 }  // namespace alloctrace::testing_util

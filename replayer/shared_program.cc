@@ -39,7 +39,7 @@ absl::StatusOr<int> ShareReplayView(const ReplayView& v) {
     if (v.ops[i].bytes == kBigSize) num_big = std::max<uint64_t>(num_big, v.ops[i].aux + 1);
     num_reallocs += v.ops[i].kind == ReplayKind::kRealloc;
   }
-  const SharedHeader h{kSharedMagic, v.num_ops, num_big, num_reallocs,
+  const SharedHeader h{kSharedMagic,   v.num_ops,     num_big,      num_reallocs,
                        v.object_limit, v.arena_limit, v.memory_ops, v.live_at_end};
   if (WriteAll(fd, &h, sizeof h) != 0 || WriteAll(fd, v.ops, v.num_ops * sizeof(ReplayOp)) != 0 ||
       WriteAll(fd, v.big_sizes, num_big * sizeof(uint64_t)) != 0 ||
@@ -59,8 +59,8 @@ absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
   void* m = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
   const auto* h = static_cast<const SharedHeader*>(m);
-  const size_t need = sizeof *h + h->num_ops * sizeof(ReplayOp) +
-                      h->num_big * sizeof(uint64_t) + h->num_reallocs * sizeof(ReallocInfo);
+  const size_t need = sizeof *h + h->num_ops * sizeof(ReplayOp) + h->num_big * sizeof(uint64_t) +
+                      h->num_reallocs * sizeof(ReallocInfo);
   if (h->magic != kSharedMagic || need != static_cast<size_t>(st.st_size)) {
     return absl::InvalidArgumentError("shared replay program is malformed");
   }

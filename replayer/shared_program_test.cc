@@ -3,8 +3,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/replay_program.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {

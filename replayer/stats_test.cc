@@ -67,8 +67,8 @@ TEST(StatsTest, TiesAreOverlapsWithTheLowest) {
 }
 
 TEST(StatsTest, PairedTieIncludesOneOrLiesWithinTheNoiseFloor) {
-  EXPECT_TRUE(PairedTie({1.02, 0.99, 1.05, 10}, 0));   // includes 1
-  EXPECT_FALSE(PairedTie({1.05, 1.02, 1.08, 10}, 0));  // excludes 1, no noise
+  EXPECT_TRUE(PairedTie({1.02, 0.99, 1.05, 10}, 0));      // includes 1
+  EXPECT_FALSE(PairedTie({1.05, 1.02, 1.08, 10}, 0));     // excludes 1, no noise
   EXPECT_TRUE(PairedTie({1.05, 1.02, 1.08, 10}, 0.10));   // within +-10%
   EXPECT_FALSE(PairedTie({1.05, 1.02, 1.12, 10}, 0.10));  // reaches beyond it
   EXPECT_TRUE(PairedTie({0.95, 0.93, 0.97, 10}, 0.10));   // either side

@@ -22,8 +22,7 @@ std::string Mib(double bytes) {
 std::string NameList(const std::vector<std::string>& names) {
   if (names.empty()) return "none";
   if (names.size() == 1) return names[0];
-  return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ",
-                      names.back());
+  return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ", names.back());
 }
 
 std::string ClockWords(const std::string& clock) {
@@ -38,8 +37,8 @@ std::string PerThreadNote(const TraceReport& t) {
   if (t.replay_threads <= 1) return "";
   return absl::StrCat(
       "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
-      t.sync_points, " sync points (", t.cross_thread_frees,
-      " cross-thread frees); ranked by ", ClockWords(t.clock),
+      t.sync_points, " sync points (", t.cross_thread_frees, " cross-thread frees); ranked by ",
+      ClockWords(t.clock),
       t.clock == "wall" ? " of the concurrent section, what the program would feel" : "",
       "; waits are timed apart and not charged to the allocators' CPU time");
 }
@@ -117,8 +116,7 @@ std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool wa
   return out;
 }
 
-Estimate PairedRatio(const std::map<int, double>& reference,
-                     const std::map<int, double>& subject) {
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
   std::vector<double> ratios;
   for (const auto& [round, x] : subject) {
     auto it = reference.find(round);
@@ -146,15 +144,13 @@ std::vector<double> Values(const std::map<int, double>& m) {
 
 // Whether an estimate's CI excludes 1 (never from fewer than
 // kMinPairedRounds rounds: PairedTie).
-bool ExcludesOne(const Estimate& e) {
-  return e.n >= kMinPairedRounds && (e.lo > 1 || e.hi < 1);
-}
+bool ExcludesOne(const Estimate& e) { return e.n >= kMinPairedRounds && (e.lo > 1 || e.hi < 1); }
 
 }  // namespace
 
 PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& malloc_cold,
-                             const std::map<int, double>& malloc_warm,
-                             uint64_t peak_live_bytes, const ReportContext& ctx) {
+                             const std::map<int, double>& malloc_warm, uint64_t peak_live_bytes,
+                             const ReportContext& ctx) {
   PolicyResult s;
   s.name = pr.name;
   s.family = pr.family;
@@ -243,8 +239,8 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
     if (tied) group.push_back(i);
   }
   // The reference against the others by the ratio shown beside every row.
-  auto ref_it = std::find_if(group.begin(), group.end(),
-                             [&](size_t i) { return policies[i].reference; });
+  auto ref_it =
+      std::find_if(group.begin(), group.end(), [&](size_t i) { return policies[i].reference; });
   if (ref_it != group.end()) {
     const size_t ref = *ref_it;
     std::vector<size_t> kept;
@@ -273,8 +269,8 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
 }
 
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members,
-                                     const ReportContext& ctx, double noise_margin) {
+                                     const std::vector<size_t>& members, const ReportContext& ctx,
+                                     double noise_margin) {
   const bool warm = RanksWarm(ctx);
   std::vector<SpeedFigures> figures;
   for (size_t i : members) {
@@ -379,7 +375,8 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   // grow in a longer run); then those whose peak RSS is within a page or 2%
   // of the group's smallest (peaks read a few pages apart from run to run);
   // of those, the simplest to adopt (RecommendationPreference), then the name.
-  if (std::any_of(pick.begin(), pick.end(), [&](size_t i) { return t->policies[i].frees_blocks; })) {
+  if (std::any_of(pick.begin(), pick.end(),
+                  [&](size_t i) { return t->policies[i].frees_blocks; })) {
     pick.erase(std::remove_if(pick.begin(), pick.end(),
                               [&](size_t i) { return !t->policies[i].frees_blocks; }),
                pick.end());
@@ -399,14 +396,15 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     if (px != py) return px < py;
     return x.name < y.name;
   });
-  v.rule = absl::StrCat("the fastest policy among the contenders (not eliminated by the "
-                        "race, not screened out) whose median peak RSS is ",
-                        RssSlackWords(ctx.rss_slack),
-                        "; of the policies tied with it (the 95% CI of the "
-                        "ratio paired by round includes 1 or lies within the noise floor), "
-                        "one that frees its blocks, with the smallest peak RSS (within a page "
-                        "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
-                        "and the article's grid");
+  v.rule = absl::StrCat(
+      "the fastest policy among the contenders (not eliminated by the "
+      "race, not screened out) whose median peak RSS is ",
+      RssSlackWords(ctx.rss_slack),
+      "; of the policies tied with it (the 95% CI of the "
+      "ratio paired by round includes 1 or lies within the noise floor), "
+      "one that frees its blocks, with the smallest peak RSS (within a page "
+      "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
+      "and the article's grid");
   const std::string pass = RanksWarm(ctx) ? "warm passes" : "the cold pass";
   if (pick.empty()) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";
@@ -415,9 +413,9 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   const PolicyResult& rec = t->policies[pick[0]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
-  std::string speed_words =
-      v.fastest.size() == 1 ? absl::StrCat(v.fastest[0], " is the fastest")
-                            : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
+  std::string speed_words = v.fastest.size() == 1
+                                ? absl::StrCat(v.fastest[0], " is the fastest")
+                                : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
   std::string vs = v.fastest_vs_malloc.has_data()
                        ? absl::StrFormat(" (%.2fx glibc malloc's speed, 95%% CI %.2f to %.2f)",
                                          v.fastest_vs_malloc.median, v.fastest_vs_malloc.lo,
@@ -428,11 +426,11 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
           ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
                             rec.vs_malloc.median, rec.vs_malloc.lo, rec.vs_malloc.hi)
           : "";
-  v.sentence = absl::StrCat(
-      "On ", t->trace_path, " (", pass, ", ", ClockWords(t->clock), "), ", speed_words, vs,
-      "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
-      Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
-      Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");
+  v.sentence =
+      absl::StrCat("On ", t->trace_path, " (", pass, ", ", ClockWords(t->clock), "), ", speed_words,
+                   vs, "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
+                   Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
+                   Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");
 }
 
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,

@@ -34,17 +34,17 @@ struct RunRecord {
 // Everything measured for one policy on one trace (the input).
 struct PolicyRuns {
   std::string name;
-  std::string family;  // "baseline", "article", "ours", "external"
-  std::string note;    // why it is in the set, if not obvious
+  std::string family;           // "baseline", "article", "ours", "external"
+  std::string note;             // why it is in the set, if not obvious
   allocators::Adoption adopt;   // how a user adopts it
   bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
   std::vector<RunRecord> runs;  // the successful ones
   int attempts = 0;             // runs started, failed ones included
   int failed = 0;
-  std::string first_error;      // "run 2: crashed with signal 11 (...)"
-  std::string skipped;          // why it was not run (library not installed)
-  std::string stop_reason;      // why its runs stopped (precise, budget, ...)
-  bool eliminated = false;      // dropped by the race (stop_reason says when, why)
+  std::string first_error;  // "run 2: crashed with signal 11 (...)"
+  std::string skipped;      // why it was not run (library not installed)
+  std::string stop_reason;  // why its runs stopped (precise, budget, ...)
+  bool eliminated = false;  // dropped by the race (stop_reason says when, why)
   // The storage kind if it joined the set as one of the article grid's
   // (--policies=default): only the fastest of its kind, and those tied with
   // it, are contenders (ScreenArticlePolicies). "" otherwise.
@@ -67,7 +67,7 @@ struct ReportContext {
   double precision = 0.03;       // target CI half-width, as a fraction
   double budget_seconds = 0;     // per policy and trace
   int min_runs = 10;
-  double rss_slack = 0.10;       // the recommendation's working-set rule
+  double rss_slack = 0.10;  // the recommendation's working-set rule
 };
 
 struct PolicyResult {
@@ -87,17 +87,17 @@ struct PolicyResult {
   // when the race's time limit stopped its first run: then it has no
   // figures (runs 0, no Estimate with data).
   bool eliminated = false;
-  std::string screen_kind;  // as PolicyRuns::screen_kind
+  std::string screen_kind;    // as PolicyRuns::screen_kind
   bool screened_out = false;  // slower than the fastest of its screen_kind
-  bool precise = false;  // both CIs within the precision
-  Estimate ns_per_op;    // the ranking pass kind (ReportContext::rank_by)
-  Estimate vs_malloc;    // malloc's ns/op over this one's, paired by round (>1: faster)
+  bool precise = false;       // both CIs within the precision
+  Estimate ns_per_op;         // the ranking pass kind (ReportContext::rank_by)
+  Estimate vs_malloc;         // malloc's ns/op over this one's, paired by round (>1: faster)
   Estimate cold_ns_per_op, warm_ns_per_op;  // warm: no data with one pass
   Estimate cold_vs_malloc, warm_vs_malloc;
   Estimate peak_rss;     // bytes above the child's baseline, cold pass
   double final_rss = 0;  // medians
   double minor_faults = 0, major_faults = 0, teardown_ms = 0;
-  double overhead = 0;   // median peak RSS / ideal peak live bytes
+  double overhead = 0;  // median peak RSS / ideal peak live bytes
   bool tied_fastest = false;
   bool tied_smallest_rss = false;
   std::vector<RunRecord> raw;       // every successful run
@@ -110,10 +110,10 @@ struct Verdict {
   Estimate fastest_vs_malloc;        // of the group's first
   std::vector<std::string> smallest_rss;
   Estimate smallest_rss_bytes;
-  std::string recommended;  // "" if nothing can be recommended
+  std::string recommended;     // "" if nothing can be recommended
   allocators::Adoption adopt;  // of the recommended policy
-  std::string rule;         // the rule that picked it, in words
-  std::string sentence;     // the verdict in one paragraph
+  std::string rule;            // the rule that picked it, in words
+  std::string sentence;        // the verdict in one paragraph
 };
 
 // Runs disturbed by an involuntary context switch in their ranking passes or
@@ -182,14 +182,13 @@ std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool wa
                                      const std::string& clock);
 
 // reference / subject per round in both, as a median with its 95% CI.
-Estimate PairedRatio(const std::map<int, double>& reference,
-                     const std::map<int, double>& subject);
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject);
 
 // Step 1: one policy's figures, status and precision; its ratios to the
 // malloc figures given by round (none if empty).
 PolicyResult SummarizePolicy(const PolicyRuns& runs, const std::map<int, double>& malloc_cold,
-                             const std::map<int, double>& malloc_warm,
-                             uint64_t peak_live_bytes, const ReportContext& ctx);
+                             const std::map<int, double>& malloc_warm, uint64_t peak_live_bytes,
+                             const ReportContext& ctx);
 
 // What the tie rule reads of one policy's runs: the replay's (ns/op of the
 // ranking pass, glibc malloc the reference) and the in-situ runs' (the
@@ -215,8 +214,8 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
 // The same for the replay's `members` (indexes into `policies`, all ok):
 // their FiguresByRound of the ranking pass, vs_malloc, malloc the reference.
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members,
-                                     const ReportContext& ctx, double noise_margin);
+                                     const std::vector<size_t>& members, const ReportContext& ctx,
+                                     double noise_margin);
 
 // The recommendation's working-set rule, the replay's and in situ's: a
 // policy is within the RSS slack when its median peak RSS exceeds the

@@ -148,9 +148,9 @@ TEST(SummarizeTest, AFailedPolicyIsNeverRankedTiedOrRecommended) {
 }
 
 TEST(SummarizeTest, BumpIsNotAContender) {
-  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2)),
-                                    Runs("bump", Scaled(kDrift, 0.2), 64 << 20),
-                                    Runs("slab", kDrift)});
+  const TraceReport t =
+      Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("bump", Scaled(kDrift, 0.2), 64 << 20),
+                  Runs("slab", kDrift)});
   EXPECT_EQ(t.policies.front().name, "bump");  // ranked by its figures
   EXPECT_FALSE(Find(t, "bump").tied_fastest);
   EXPECT_FALSE(Find(t, "bump").tied_smallest_rss);
@@ -161,14 +161,15 @@ TEST(SummarizeTest, BumpIsNotAContender) {
 TEST(SummarizeTest, TheRssSlackRule) {
   // fast is 20% faster than lean but holds twice its memory: out of the 10%
   // slack, so lean is recommended though fast is the fastest.
-  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
-                                    Runs("fast", Scaled(kDrift, 0.8), 8 << 20),
-                                    Runs("lean", kDrift, 4 << 20)});
+  const TraceReport t =
+      Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
+                  Runs("fast", Scaled(kDrift, 0.8), 8 << 20), Runs("lean", kDrift, 4 << 20)});
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"lean"});
   EXPECT_EQ(t.verdict.recommended, "lean");
-  EXPECT_TRUE(absl::StrContains(t.verdict.rule, "within 10% or 1 MiB (whichever is more) of "
-                                                "the smallest"))
+  EXPECT_TRUE(absl::StrContains(t.verdict.rule,
+                                "within 10% or 1 MiB (whichever is more) of "
+                                "the smallest"))
       << t.verdict.rule;
   // Within the slack (5% more memory), the fastest is recommended.
   const TraceReport u = Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
@@ -178,9 +179,9 @@ TEST(SummarizeTest, TheRssSlackRule) {
   // Tied in speed: the smaller of the tied group, whatever the medians say.
   std::vector<double> b = kDrift;
   for (size_t i = 0; i < b.size(); ++i) b[i] *= i % 2 ? 1.01 : 0.985;
-  const TraceReport w = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
-                                    Runs("big", kDrift, (1 << 20) * 21 / 20),
-                                    Runs("small", b, 1 << 20)});
+  const TraceReport w =
+      Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                  Runs("big", kDrift, (1 << 20) * 21 / 20), Runs("small", b, 1 << 20)});
   EXPECT_EQ(w.verdict.fastest.size(), 2u);
   EXPECT_EQ(w.verdict.recommended, "small");
 }
@@ -274,8 +275,8 @@ TEST(SummarizeTest, MallocFastestKeepsItsPlaceAndDropsWhatItBeats) {
   // noise floor (tied by the rule), but its ratio to malloc excludes 1.
   std::vector<double> again = kDrift;
   for (size_t i = 0; i < again.size(); ++i) again[i] *= i % 2 ? 1.06 : 0.94;
-  const TraceReport t = Summarized(
-      {Runs("malloc", kDrift), Runs("x", Scaled(kDrift, 1.03))}, Runs("malloc (again)", again));
+  const TraceReport t = Summarized({Runs("malloc", kDrift), Runs("x", Scaled(kDrift, 1.03))},
+                                   Runs("malloc (again)", again));
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"malloc"});
   EXPECT_EQ(t.verdict.recommended, "malloc");
 }
@@ -321,7 +322,8 @@ TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
   }
   const std::vector<std::string> six = budget_notes(Summarized(many));
   ASSERT_EQ(six.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(six[0], "before 6 policies still in the race (p0, p1, p2, p3 and 2 more)"))
+  EXPECT_TRUE(
+      absl::StrContains(six[0], "before 6 policies still in the race (p0, p1, p2, p3 and 2 more)"))
       << six[0];
 }
 
@@ -354,8 +356,7 @@ TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
   const TraceReport t = Summarized(runs);
   EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
   EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);
-  EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"),
-            std::string::npos);
+  EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"), std::string::npos);
   EXPECT_EQ(t.verdict.recommended, "slab");
   runs[3].screen_kind.clear();  // named by the user: a contender
   EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");

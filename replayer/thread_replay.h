@@ -32,10 +32,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
-#include <functional>
 #include <vector>
 
 #include "alloctrace/replayer/os_stats.h"
@@ -119,8 +119,8 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         if (theirs.load(std::memory_order_acquire) >= count) continue;
         const double c0 = replay_internal::ThreadCpuSeconds();
         const int64_t t0 = NowNs();
-        const bool ok = SpinUntil(
-            shared, [&] { return theirs.load(std::memory_order_acquire) >= count; });
+        const bool ok =
+            SpinUntil(shared, [&] { return theirs.load(std::memory_order_acquire) >= count; });
         f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
         f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
         if (!ok) return "stopped: another thread failed";
@@ -159,8 +159,8 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
       case ReplayKind::kRealloc: {
         const ReallocInfo& info = program.reallocs[op.bytes];  // the stream's realloc index
         const uint32_t old_slot = schedule.realloc_old_slots[op.bytes];
-        void* p = allocator.Reallocate(ptrs[old_slot], info.old_bytes, info.new_bytes, align,
-                                       op.arena);
+        void* p =
+            allocator.Reallocate(ptrs[old_slot], info.old_bytes, info.new_bytes, align, op.arena);
         if (p == nullptr && info.new_bytes > 0) {
           return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed";
         }
@@ -197,7 +197,8 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
   if (shared.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) {
     shared.start_ns.store(NowNs(), std::memory_order_relaxed);
   }
-  if (!SpinUntil(shared, [&] { return shared.arrived.load(std::memory_order_acquire) == threads; })) {
+  if (!SpinUntil(shared,
+                 [&] { return shared.arrived.load(std::memory_order_acquire) == threads; })) {
     f->error = "stopped: a thread could not start";
     return;
   }
@@ -325,8 +326,7 @@ RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleVie
   // threads (thread_schedule.h).
   // Touched before the baseline, as ReplayWith's, so its pages are not
   // charged to the allocator.
-  std::vector<void*> ptrs(std::max<size_t>(program.object_limit + 1, schedule.slot_limit),
-                          nullptr);
+  std::vector<void*> ptrs(std::max<size_t>(program.object_limit + 1, schedule.slot_limit), nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
   RssReader rss;
   PrefaultSharedMappings();
@@ -362,8 +362,7 @@ RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleVie
   const auto t0 = std::chrono::steady_clock::now();
   thread_replay_internal::FreeLeftovers(*allocator, schedule, ptrs.data());
   allocator.reset();
-  r.teardown_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.teardown_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 

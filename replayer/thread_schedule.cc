@@ -29,10 +29,7 @@ class Builder {
   // `stream_of`: by the trace's dense thread index (op_threads), the
   // stream its ops go to, below `threads`.
   Builder(const ReplayProgram& p, const std::vector<uint32_t>& stream_of, uint32_t threads)
-      : p_(p),
-        stream_of_(stream_of),
-        threads_(threads),
-        known_(size_t{threads} * threads, 0) {
+      : p_(p), stream_of_(stream_of), threads_(threads), known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
     slot_of_.resize(size_t{p.object_limit} + 1);
@@ -124,8 +121,8 @@ class Builder {
     slot_of_[id] = slot;
     // `last` is a free (ids are reused only once freed), in frees_ of its thread.
     const std::vector<uint32_t>& frees = frees_[last.thread];
-    const size_t k = static_cast<size_t>(
-        std::lower_bound(frees.begin(), frees.end(), last.op) - frees.begin());
+    const size_t k =
+        static_cast<size_t>(std::lower_bound(frees.begin(), frees.end(), last.op) - frees.begin());
     if (k >= kReuseWindow) Wait(here, Where{last.thread, frees[k - kReuseWindow]});
     return slot;
   }
@@ -192,8 +189,8 @@ class Builder {
   ThreadSchedule s_;
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
   std::vector<uint32_t> known_;
-  std::vector<Where> objects_;    // by slot: the last op that touched it
-  std::vector<uint32_t> slot_of_;  // by trace object id: its slot now
+  std::vector<Where> objects_;                // by slot: the last op that touched it
+  std::vector<uint32_t> slot_of_;             // by trace object id: its slot now
   std::vector<std::vector<uint32_t>> frees_;  // by thread: its frees' ops, in order
   std::vector<ArenaState> arenas_;
 };
@@ -202,10 +199,10 @@ class Builder {
 
 absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program) {
   if (program.threads > kMaxReplayThreads) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        program.path, ": the trace names ", program.threads,
-        " threads; the per-thread replay runs at most ", kMaxReplayThreads,
-        " (one OS thread each); --threads=one replays it on one thread"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(program.path, ": the trace names ", program.threads,
+                     " threads; the per-thread replay runs at most ", kMaxReplayThreads,
+                     " (one OS thread each); --threads=one replays it on one thread"));
   }
   if (program.op_threads.size() != program.ops.size()) {
     return absl::InvalidArgumentError(
@@ -269,8 +266,8 @@ absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s) {
   // Not close-on-exec: the re-executed child maps it.
   const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-schedule", 0));
   if (fd < 0) return failed("memfd_create", errno);
-  const SharedHeader h{kScheduleMagic,     s.streams.size(),           s.sync_points,
-                       s.cross_thread_frees, s.slot_limit, s.realloc_old_slots.size(),
+  const SharedHeader h{kScheduleMagic,       s.streams.size(), s.sync_points,
+                       s.cross_thread_frees, s.slot_limit,     s.realloc_old_slots.size(),
                        s.leftovers.size()};
   std::vector<uint64_t> sizes;
   for (const ThreadStream& t : s.streams) {
@@ -284,8 +281,8 @@ absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s) {
     ok = ok && WriteAll(fd, t.ops.data(), t.ops.size() * sizeof(ReplayOp)) == 0 &&
          WriteAll(fd, t.waits.data(), t.waits.size() * sizeof(SyncWait)) == 0;
   }
-  ok = ok && WriteAll(fd, s.realloc_old_slots.data(),
-                      s.realloc_old_slots.size() * sizeof(uint32_t)) == 0;
+  ok = ok &&
+       WriteAll(fd, s.realloc_old_slots.data(), s.realloc_old_slots.size() * sizeof(uint32_t)) == 0;
   if (!ok) {
     const int error = errno;
     close(fd);
@@ -308,7 +305,8 @@ absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
       h->num_leftovers > size / sizeof(LeftoverBlock) ||
       h->num_reallocs > size / sizeof(uint32_t) ||
       sizeof *h + h->num_leftovers * sizeof(LeftoverBlock) + 2 * sizeof(uint64_t) * h->threads +
-              h->num_reallocs * sizeof(uint32_t) > size) {
+              h->num_reallocs * sizeof(uint32_t) >
+          size) {
     return absl::InvalidArgumentError("shared thread schedule is malformed");
   }
   ThreadScheduleView v;

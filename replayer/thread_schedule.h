@@ -94,11 +94,11 @@ struct ThreadSchedule {
   // One per thread that made a memory op, in order of its first op (the
   // decoder's dense thread indexes may also count threads that made none).
   std::vector<ThreadStream> streams;
-  uint32_t slot_limit = 0;            // pointer table size
+  uint32_t slot_limit = 0;                  // pointer table size
   std::vector<uint32_t> realloc_old_slots;  // by realloc index: the slot it frees
   std::vector<LeftoverBlock> leftovers;
-  uint64_t sync_points = 0;           // waits, all streams
-  uint64_t cross_thread_frees = 0;    // frees and reallocs of another thread's object
+  uint64_t sync_points = 0;         // waits, all streams
+  uint64_t cross_thread_frees = 0;  // frees and reallocs of another thread's object
 };
 
 // Splits `program` (with op_threads filled, i.e. more than one thread).

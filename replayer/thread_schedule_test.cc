@@ -8,13 +8,13 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/format/test_util.h"
-#include "alloctrace/format/wire.h"
 #include "alloctrace/format/trace_writer.h"
-#include "gtest/gtest.h"
+#include "alloctrace/format/wire.h"
 #include "alloctrace/replayer/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
 #include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/thread_replay.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -38,13 +38,21 @@ std::string Write(const std::string& name, const std::vector<Step>& steps) {
   const Shape shape{32, 1, 8};
   for (const Step& s : steps) {
     switch (s.kind) {
-      case Step::kAlloc: (*w)->Alloc(s.thread, s.arena, s.address, shape); break;
-      case Step::kFree: EXPECT_TRUE((*w)->Free(s.thread, s.arena, s.address)); break;
+      case Step::kAlloc:
+        (*w)->Alloc(s.thread, s.arena, s.address, shape);
+        break;
+      case Step::kFree:
+        EXPECT_TRUE((*w)->Free(s.thread, s.arena, s.address));
+        break;
       case Step::kRealloc:
         (*w)->Realloc(s.thread, s.arena, s.address, s.new_address, Shape{1, 100, 8});
         break;
-      case Step::kCreate: (*w)->ArenaCreate(s.thread, s.arena); break;
-      case Step::kDestroy: (*w)->ArenaDestroy(s.thread, s.arena); break;
+      case Step::kCreate:
+        (*w)->ArenaCreate(s.thread, s.arena);
+        break;
+      case Step::kDestroy:
+        (*w)->ArenaDestroy(s.thread, s.arena);
+        break;
     }
   }
   EXPECT_TRUE((*w)->Finish().ok());
@@ -122,10 +130,10 @@ TEST(ThreadScheduleTest, ProducerConsumerWaitsOnlyWhereObjectsPass) {
 }
 
 TEST(ThreadScheduleTest, ArenaEventsWaitForEveryUser) {
-  std::vector<Step> steps = {{Step::kCreate, 0, 1, 0},       {Step::kAlloc, 1, 1, 0x10},
-                             {Step::kAlloc, 2, 1, 0x20},     {Step::kFree, 1, 1, 0x10},
-                             {Step::kFree, 2, 1, 0x20},      {Step::kDestroy, 0, 1, 0},
-                             {Step::kAlloc, 3, 2, 0x30},     {Step::kFree, 3, 2, 0x30}};
+  std::vector<Step> steps = {{Step::kCreate, 0, 1, 0},   {Step::kAlloc, 1, 1, 0x10},
+                             {Step::kAlloc, 2, 1, 0x20}, {Step::kFree, 1, 1, 0x10},
+                             {Step::kFree, 2, 1, 0x20},  {Step::kDestroy, 0, 1, 0},
+                             {Step::kAlloc, 3, 2, 0x30}, {Step::kFree, 3, 2, 0x30}};
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("arena.trace", steps));
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
@@ -181,9 +189,9 @@ TEST(ThreadScheduleTest, ReplaysRandomTracesOnEveryThreadSafeKind) {
   CheckInvariants(*p, *s);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
-                 .error),
-            "");
+  EXPECT_EQ(
+      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
+      "");
   using MtStackPool =
       allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
                                        pool::MultiThreaded, pool::HoldingStack, true>;
@@ -210,9 +218,9 @@ TEST(ThreadScheduleTest, LeftoversAreFreedFromTheirSlots) {
   EXPECT_EQ(bytes, 32u + 100u);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
-                 .error),
-            "");
+  EXPECT_EQ(
+      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
+      "");
 }
 
 // Memory ops on threads 1 and 2 only (no event on thread 0): the decoder's
@@ -234,9 +242,9 @@ TEST(ThreadScheduleTest, StreamsAreTheThreadsThatMadeOps) {
   EXPECT_EQ(s->cross_thread_frees, 20u);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
-                 .error),
-            "");
+  EXPECT_EQ(
+      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
+      "");
 }
 
 // An allocator that throws std::bad_alloc on its 10th allocation, as the

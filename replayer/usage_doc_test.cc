@@ -12,9 +12,9 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "alloctrace/replayer/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "alloctrace/replayer/config.h"
 
 namespace alloctrace {
 namespace {
@@ -80,8 +80,8 @@ TEST(UsageDocTest, EveryReplayerFlagHasARow) {
 TEST(UsageDocTest, EveryRowNamesAFlag) {
   const std::set<std::string> flags = ReplayerFlags();
   for (const std::string& name : DocumentedFlags(ReadRunfile("docs/usage.md"))) {
-    EXPECT_TRUE(flags.count(name)) << "docs/usage.md documents --" << name
-                                   << ", which the replayer does not define";
+    EXPECT_TRUE(flags.count(name))
+        << "docs/usage.md documents --" << name << ", which the replayer does not define";
   }
 }
 

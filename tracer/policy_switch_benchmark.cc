@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "benchmark/benchmark.h"
 #include "alloctrace/pool/pool_allocator.h"
 #include "alloctrace/tracer/policy_switch.h"
 #include "alloctrace/tracer/trace_allocator.h"
+#include "benchmark/benchmark.h"
 
 namespace alloctrace {
 namespace {

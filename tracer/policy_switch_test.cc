@@ -10,9 +10,9 @@
 #include <map>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "alloctrace/pool/catalog.h"
 #include "alloctrace/tracer/trace_allocator.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {

@@ -129,8 +129,8 @@ int Run(int argc, char** argv) {
   for (std::string& arg : merged) merged_argv.push_back(arg.data());
   merged_argv.push_back(nullptr);
   // An unknown flag or a bad value exits 2 with a suggestion, not Abseil's 1.
-  const std::vector<char*> positional = ParseCommandLineOrExitUsage(
-      static_cast<int>(merged.size()), merged_argv.data(), "record");
+  const std::vector<char*> positional =
+      ParseCommandLineOrExitUsage(static_cast<int>(merged.size()), merged_argv.data(), "record");
 
   if (positional.size() > 1) {
     return UsageError(absl::StrCat("unexpected argument '", positional[1],

@@ -126,7 +126,8 @@ void Recorder::AutoStart() {
   if (ever_started_.load()) return;
   RecordingOptions options;
   const char* out = std::getenv("ALLOCTRACE_OUT");
-  options.path = (out != nullptr && *out != '\0') ? out : absl::StrCat("alloctrace.", getpid(), ".trace");
+  options.path =
+      (out != nullptr && *out != '\0') ? out : absl::StrCat("alloctrace.", getpid(), ".trace");
   std::string comm;
   std::ifstream("/proc/self/comm") >> comm;
   options.program = comm;

@@ -46,9 +46,9 @@ struct RecordingOptions {
   std::string workload;  // stored in the header
   std::string program;   // stored in the header
   std::map<std::string, std::string> labels;
-  bool timestamps = false;      // add a steady-clock timestamp to every event
+  bool timestamps = false;          // add a steady-clock timestamp to every event
   uint32_t chunk_events = 1 << 16;  // events per chunk (the unit that survives a crash)
-  uint32_t flush_ms = 100;      // write a partial chunk at least this often
+  uint32_t flush_ms = 100;          // write a partial chunk at least this often
 };
 
 // What a finished recording did; filled in by Stop.
@@ -59,7 +59,7 @@ struct RecordingStats {
   uint64_t dropped_events = 0;   // recorded while stopping, or after a thread's exit
   uint64_t unmatched_frees = 0;  // frees of addresses never seen allocated
   uint64_t threads = 0;
-  double writer_cpu_seconds = 0; // CPU time of the drainer thread (it runs the TraceWriter)
+  double writer_cpu_seconds = 0;  // CPU time of the drainer thread (it runs the TraceWriter)
 };
 
 namespace recorder_internal {
@@ -168,7 +168,7 @@ class Recorder {
 
   std::atomic<bool> active_{false};
   std::atomic<bool> ever_started_{false};
-  std::atomic<uint64_t> generation_{1};   // changes on every Start and Stop
+  std::atomic<uint64_t> generation_{1};  // changes on every Start and Stop
   std::atomic<bool> multi_thread_{false};
   bool have_membarrier_ = false;
   std::atomic<uint64_t> next_seq_{0};

@@ -18,9 +18,9 @@ inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
 // A single-producer (the owning thread), single-consumer (the drainer) ring.
 struct ThreadRing {
   // Producer side.
-  uint64_t head = 0;         // next slot to fill
-  uint64_t cached_tail = 0;  // the drainer's tail as last seen
-  uint64_t generation = 0;   // the recording this ring belongs to
+  uint64_t head = 0;                  // next slot to fill
+  uint64_t cached_tail = 0;           // the drainer's tail as last seen
+  uint64_t generation = 0;            // the recording this ring belongs to
   std::atomic<uint32_t> in_event{0};  // 1 while an event is being written
   uint32_t thread_id = 0;
   // Consumer side, on their own cache lines.

@@ -7,16 +7,16 @@
 #include <atomic>
 #include <list>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
-#include "alloctrace/tracer/trace_allocator.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/inspect/trace_stats.h"
+#include "alloctrace/tracer/trace_allocator.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -186,7 +186,7 @@ TEST(RecorderTest, EachEventCarriesTheThreadThatMadeIt) {
 
   auto reader = TraceReader::Open(o.path);
   ASSERT_TRUE(reader.ok()) << reader.status();
-  std::map<uint64_t, std::set<uint32_t>> alloc_threads;  // size -> threads allocating it
+  std::map<uint64_t, std::set<uint32_t>> alloc_threads;      // size -> threads allocating it
   std::map<uint64_t, std::map<uint32_t, int>> free_threads;  // size -> thread -> frees
   std::vector<uint64_t> object_size;
   std::set<uint32_t> arena_event_threads;

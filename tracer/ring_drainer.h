@@ -71,9 +71,9 @@ class RingDrainer {
 
   // The registry of rings; only through LockedRings.
   std::mutex reg_mu_;
-  std::vector<ThreadRing*> rings_;      // guarded by reg_mu_
-  uint32_t next_thread_id_ = 0;         // guarded by reg_mu_
-  bool merge_numbered_;                 // guarded by reg_mu_
+  std::vector<ThreadRing*> rings_;  // guarded by reg_mu_
+  uint32_t next_thread_id_ = 0;     // guarded by reg_mu_
+  bool merge_numbered_;             // guarded by reg_mu_
 
   std::unique_ptr<TraceWriter> out_;
   const RecordingOptions options_;

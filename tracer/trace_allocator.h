@@ -38,7 +38,6 @@
 #include <new>
 
 #include "absl/base/optimization.h"
-
 #include "alloctrace/base/bits.h"
 #include "alloctrace/tracer/arena_allocator.h"
 #include "alloctrace/tracer/policy_switch.h"
@@ -134,7 +133,7 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T> {
     }
     void* p;
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-      p = ::operator new(n * sizeof(T), std::align_val_t{alignof(T)});
+      p = ::operator new (n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
       p = ::operator new(n * sizeof(T));
     }
@@ -149,7 +148,7 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T> {
     }
     Recorder::Global().RecordFree(p, arena_->id());
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-      ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+      ::operator delete (p, n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
       ::operator delete(p, n * sizeof(T));
     }

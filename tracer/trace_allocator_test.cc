@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gtest/gtest.h"
-#include "alloctrace/tracer/recorder.h"
 #include "alloctrace/format/trace_reader.h"
+#include "alloctrace/tracer/recorder.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
@@ -54,10 +54,17 @@ Counts RecordAndCount(const std::string& name, F body) {
           c.bytes += (*reader)->shapes()[e.shape].bytes();
           c.alloc_arenas.insert(e.arena);
           break;
-        case OpKind::kFree: ++c.frees; break;
-        case OpKind::kArenaCreate: ++c.arena_creates; break;
-        case OpKind::kArenaDestroy: ++c.arena_destroys; break;
-        default: break;
+        case OpKind::kFree:
+          ++c.frees;
+          break;
+        case OpKind::kArenaCreate:
+          ++c.arena_creates;
+          break;
+        case OpKind::kArenaDestroy:
+          ++c.arena_destroys;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -137,8 +144,8 @@ struct ContainerCase<std::deque<int, TA<int>>> {
   static constexpr uint64_t kMinAllocs = 10;
 };
 
-using UMap = std::unordered_map<int, int, std::hash<int>, std::equal_to<int>,
-                                TA<std::pair<const int, int>>>;
+using UMap =
+    std::unordered_map<int, int, std::hash<int>, std::equal_to<int>, TA<std::pair<const int, int>>>;
 template <>
 struct ContainerCase<UMap> {
   static constexpr const char* kName = "unordered_map";
@@ -166,11 +173,10 @@ struct ContainerCase<SharedTag> {
 template <typename C>
 class TraceAllocatorContainerTest : public testing::Test {};
 
-using Containers =
-    testing::Types<std::map<int, int, std::less<int>, TA<std::pair<const int, int>>>,
-                   std::set<int, std::less<int>, TA<int>>, std::list<int, TA<int>>,
-                   std::forward_list<int, TA<int>>, std::vector<double, TA<double>>,
-                   std::deque<int, TA<int>>, UMap, SharedTag>;
+using Containers = testing::Types<std::map<int, int, std::less<int>, TA<std::pair<const int, int>>>,
+                                  std::set<int, std::less<int>, TA<int>>, std::list<int, TA<int>>,
+                                  std::forward_list<int, TA<int>>, std::vector<double, TA<double>>,
+                                  std::deque<int, TA<int>>, UMap, SharedTag>;
 TYPED_TEST_SUITE(TraceAllocatorContainerTest, Containers);
 
 TYPED_TEST(TraceAllocatorContainerTest, RecordsEveryAllocationAndFreesItAll) {

@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "benchmark/benchmark.h"
-#include "alloctrace/tracer/recorder.h"
-#include "alloctrace/tracer/trace_allocator.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/format/trace_writer.h"
+#include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/trace_allocator.h"
 #include "alloctrace/tracer/workloads/workloads.h"
+#include "benchmark/benchmark.h"
 
 namespace alloctrace {
 namespace {
@@ -71,9 +71,8 @@ void BM_MapChurnPlain(benchmark::State& state) {
     events += MapChurn<std::allocator>(200000, static_cast<size_t>(state.range(0)));
   }
   state.counters["thread_ns/event"] = (ThreadCpuNs() - cpu0) / events;
-  state.counters["ns/event"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate |
-                                                          benchmark::Counter::kInvert);
+  state.counters["ns/event"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_MapChurnPlain)->Arg(4096)->Arg(1 << 17)->Unit(benchmark::kMillisecond);
 
@@ -94,9 +93,8 @@ void BM_MapChurnTraced(benchmark::State& state) {
   (void)Recorder::Global().Stop(&stats);
   std::remove(o.path.c_str());
   state.counters["thread_ns/event"] = thread_ns / events;
-  state.counters["ns/event"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate |
-                                                          benchmark::Counter::kInvert);
+  state.counters["ns/event"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["writer_ns/event"] = stats.writer_cpu_seconds * 1e9 / stats.events;
   state.counters["bytes/event"] = static_cast<double>(stats.bytes) / stats.events;
 }

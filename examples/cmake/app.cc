@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   absl::Status status = alloctrace::Recorder::Global().Start(options);
   if (!status.ok()) return Fail(status);
   {
-    std::map<int, int, std::less<int>,
-             alloctrace::TraceAllocator<std::pair<const int, int>>> traced;
+    std::map<int, int, std::less<int>, alloctrace::TraceAllocator<std::pair<const int, int>>>
+        traced;
     for (int i = 0; i < 10000; ++i) traced[i * 7919 % 10007] = i;
     for (int i = 0; i < 10007; i += 2) traced.erase(i);
   }
@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
   std::printf("app: read back %llu events, %llu allocations\n", total, allocs);
 
   // 3. Adopt: the same map in the slab pool, one pool per container.
-  std::map<int, int, std::less<int>,
-           alloctrace::pool::SlabAllocator<std::pair<const int, int>>> pooled;
+  std::map<int, int, std::less<int>, alloctrace::pool::SlabAllocator<std::pair<const int, int>>>
+      pooled;
   for (int i = 0; i < 10000; ++i) pooled[i] = i;
   long long sum = 0;
   for (const auto& [key, value] : pooled) sum += value;

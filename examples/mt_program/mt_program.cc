@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
       std::mt19937_64 rng(static_cast<uint64_t>(p) + 1);
       const uint64_t span = static_cast<uint64_t>(max_size - min_size) + 1;
       for (long i = 0; i < messages; ++i) {
-        queue.Push(new Message(static_cast<size_t>(min_size) + rng() % span,
-                               static_cast<uint64_t>(i)));
+        queue.Push(
+            new Message(static_cast<size_t>(min_size) + rng() % span, static_cast<uint64_t>(i)));
       }
       queue.ProducerDone();
     });

@@ -13,7 +13,8 @@
 
 int main() {
   std::map<int, long long, std::less<int>,
-           alloctrace::pool::SlabAllocator<std::pair<const int, long long>>> slab;
+           alloctrace::pool::SlabAllocator<std::pair<const int, long long>>>
+      slab;
   for (int i = 0; i < 10000; ++i) slab[i * 7919 % 10007] = i;
   for (int i = 0; i < 10007; i += 2) slab.erase(i);
 

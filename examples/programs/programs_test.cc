@@ -27,9 +27,9 @@ struct Result {
 Result RunProgram(const std::string& name, const std::vector<std::string>& args,
                   const std::string& trace) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
-  std::string command = absl::StrCat("ALLOCTRACE_OUT='", trace, "' '",
-                                     srcdir != nullptr ? srcdir : ".",
-                                     "/alloctrace/examples/programs/", name, "'");
+  std::string command =
+      absl::StrCat("ALLOCTRACE_OUT='", trace, "' '", srcdir != nullptr ? srcdir : ".",
+                   "/alloctrace/examples/programs/", name, "'");
   for (const std::string& a : args) absl::StrAppend(&command, " ", a);
   Result r;
   FILE* pipe = popen(command.c_str(), "r");

@@ -43,7 +43,8 @@ namespace {
 
 using String = std::basic_string<char, std::char_traits<char>, Alloc<char>>;
 using Positions = std::list<int, Alloc<int>>;
-using Index = std::map<String, Positions, std::less<String>, Alloc<std::pair<const String, Positions>>>;
+using Index =
+    std::map<String, Positions, std::less<String>, Alloc<std::pair<const String, Positions>>>;
 
 // The vocabulary: random words, most of them longer than a string's inline
 // buffer. Plain std::vector and std::string: built once, not the subject.

@@ -76,7 +76,7 @@ struct Adoption {
   std::string header;        // what to #include for cpp_type
   std::string bazel_target;  // "" where none is needed (the standard library)
   std::string cmake_target;
-  std::string how;           // for a malloc (or with a caveat): in words
+  std::string how;  // for a malloc (or with a caveat): in words
 };
 
 struct AllocatorInfo {
@@ -103,18 +103,14 @@ struct IsReplayAllocator : std::false_type {};
 template <typename A>
 struct IsReplayAllocator<
     A, std::void_t<
-           decltype(A::Info()), decltype(A::kThreadSafe),
-           decltype(A::kReusesFreedBlocks), decltype(A::kArenaReleasesBlocks),
+           decltype(A::Info()), decltype(A::kThreadSafe), decltype(A::kReusesFreedBlocks),
+           decltype(A::kArenaReleasesBlocks),
            std::enable_if_t<std::is_same_v<
-               decltype(std::declval<A&>().Allocate(size_t{}, size_t{},
-                                                    uint32_t{})),
-               void*>>,
-           decltype(std::declval<A&>().Deallocate(nullptr, size_t{}, size_t{},
-                                                  uint32_t{})),
-           std::enable_if_t<std::is_same_v<
-               decltype(std::declval<A&>().Reallocate(
-                   nullptr, size_t{}, size_t{}, size_t{}, uint32_t{})),
-               void*>>,
+               decltype(std::declval<A&>().Allocate(size_t{}, size_t{}, uint32_t{})), void*>>,
+           decltype(std::declval<A&>().Deallocate(nullptr, size_t{}, size_t{}, uint32_t{})),
+           std::enable_if_t<std::is_same_v<decltype(std::declval<A&>().Reallocate(
+                                               nullptr, size_t{}, size_t{}, size_t{}, uint32_t{})),
+                                           void*>>,
            decltype(std::declval<A&>().ArenaCreated(uint32_t{})),
            decltype(std::declval<A&>().ArenaDestroyed(uint32_t{}))>>
     : std::bool_constant<std::is_default_constructible_v<A> &&
@@ -122,8 +118,8 @@ struct IsReplayAllocator<
 
 // Reallocate for allocators without a native one: allocate, copy, free.
 template <typename A>
-void* ReallocateByCopy(A& allocator, void* p, size_t old_bytes,
-                       size_t new_bytes, size_t align, uint32_t arena) {
+void* ReallocateByCopy(A& allocator, void* p, size_t old_bytes, size_t new_bytes, size_t align,
+                       uint32_t arena) {
   void* block = allocator.Allocate(new_bytes, align, arena);
   if (block == nullptr || p == nullptr) return block;
   std::memcpy(block, p, std::min(old_bytes, new_bytes));
@@ -154,8 +150,8 @@ class SingleInstanceGuard {
  public:
   SingleInstanceGuard() {
     ALLOCTRACE_CHECK(live_ == 0,
-                          "a second instance of an allocator over process-wide "
-                          "state; destroy the first one before");
+                     "a second instance of an allocator over process-wide "
+                     "state; destroy the first one before");
     ++live_;
   }
   ~SingleInstanceGuard() { --live_; }

@@ -27,10 +27,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/allocators/allocator_concept.h"
 #include "alloctrace/replayer/allocators/allocator_types.h"
 #include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::allocators::testing {
 
@@ -116,8 +116,7 @@ class AllocatorConformanceTest : public ::testing::Test {
   std::unique_ptr<A> allocator_ = std::make_unique<A>();
   A& a() { return *allocator_; }
 
-  LiveBlock Allocate(size_t bytes, size_t align, uint32_t arena,
-                     uint32_t seed) {
+  LiveBlock Allocate(size_t bytes, size_t align, uint32_t arena, uint32_t seed) {
     void* p = a().Allocate(bytes, align, arena);
     EXPECT_NE(p, nullptr);
     LiveBlock block{static_cast<unsigned char*>(p), bytes, align, arena, seed};
@@ -166,9 +165,9 @@ TYPED_TEST_P(AllocatorConformanceTest, HonorsAlignment) {
   AddressRanges ranges;
   uint32_t seed = 0;
   for (size_t align : {1, 2, 4, 8, 16, 32, 64}) {
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{16},
-                         size_t{24}, size_t{40}, size_t{64}, size_t{65},
-                         size_t{100}, size_t{200}, align, 3 * align}) {
+    for (size_t bytes :
+         {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{16}, size_t{24}, size_t{40},
+          size_t{64}, size_t{65}, size_t{100}, size_t{200}, align, 3 * align}) {
       for (int copy = 0; copy < 3; ++copy) {
         const LiveBlock b = this->Allocate(bytes, align, 0, ++seed);
         ASSERT_NE(b.p, nullptr);
@@ -221,8 +220,7 @@ TYPED_TEST_P(AllocatorConformanceTest, ReallocateKeepsContents) {
         ASSERT_EQ(reinterpret_cast<uintptr_t>(q) % align, 0u);
         b.p = static_cast<unsigned char*>(q);
         const size_t kept = std::min(b.bytes, new_bytes);
-        ASSERT_EQ(FirstDamagedByte(b, kept), kept)
-            << b.bytes << " -> " << new_bytes << " bytes";
+        ASSERT_EQ(FirstDamagedByte(b, kept), kept) << b.bytes << " -> " << new_bytes << " bytes";
         b.bytes = new_bytes;
         Fill(b);
       }
@@ -413,11 +411,9 @@ TYPED_TEST_P(AllocatorConformanceTest, RandomProgramMatchesReferenceModel) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(AllocatorConformanceTest, InfoIsComplete,
-                            BlocksNeverOverlapAndKeepContents, HonorsAlignment,
-                            ReusesFreedBlocks, ReallocateKeepsContents,
-                            ArenaDestroyedReleasesItsBlocks,
-                            SurvivesConcurrentUse,
-                            RandomProgramMatchesReferenceModel);
+                            BlocksNeverOverlapAndKeepContents, HonorsAlignment, ReusesFreedBlocks,
+                            ReallocateKeepsContents, ArenaDestroyedReleasesItsBlocks,
+                            SurvivesConcurrentUse, RandomProgramMatchesReferenceModel);
 
 }  // namespace alloctrace::allocators::testing
 

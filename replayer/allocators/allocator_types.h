@@ -4,10 +4,10 @@
 #ifndef ALLOCTRACE_REPLAYER_ALLOCATORS_ALLOCATOR_TYPES_H_
 #define ALLOCTRACE_REPLAYER_ALLOCATORS_ALLOCATOR_TYPES_H_
 
-#include "alloctrace/replayer/allocators/baseline_allocators.h"
-#include "alloctrace/replayer/allocators/boost_allocators.h"
 #include "alloctrace/base/type_list.h"
 #include "alloctrace/pool/catalog.h"
+#include "alloctrace/replayer/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/allocators/boost_allocators.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
 
 namespace alloctrace::allocators {
@@ -31,15 +31,14 @@ template <typename CatalogList>
 using PoolPolicyAllocators = typename allocators_internal::ReplayAllocatorsOf<CatalogList>::type;
 
 using BaselineAllocatorTypes =
-    TypeList<MallocAllocator, NewAllocator, BoostPoolAllocator,
-             BoostFastPoolAllocator, BoostFastPoolNoLockAllocator,
-             PmrUnsyncPoolAllocator, PmrMonotonicAllocator, BumpAllocator>;
+    TypeList<MallocAllocator, NewAllocator, BoostPoolAllocator, BoostFastPoolAllocator,
+             BoostFastPoolNoLockAllocator, PmrUnsyncPoolAllocator, PmrMonotonicAllocator,
+             BumpAllocator>;
 
 // Run only in a process started with their library preloaded.
-using ExternalAllocatorTypes =
-    TypeList<PreloadedMallocAllocator<ExternalMalloc::kTcmalloc>,
-             PreloadedMallocAllocator<ExternalMalloc::kJemalloc>,
-             PreloadedMallocAllocator<ExternalMalloc::kMimalloc>>;
+using ExternalAllocatorTypes = TypeList<PreloadedMallocAllocator<ExternalMalloc::kTcmalloc>,
+                                        PreloadedMallocAllocator<ExternalMalloc::kJemalloc>,
+                                        PreloadedMallocAllocator<ExternalMalloc::kMimalloc>>;
 
 // The pool catalog (pool/catalog.h): slab and small_node (ours) in their
 // threading and holding variants, then the article's 48.
@@ -49,8 +48,8 @@ template <typename Storage>
 using ArticleAllocatorTypesFor = PoolPolicyAllocators<pool::ArticlePoolCatalogFor<Storage>>;
 
 // In listing order: baselines, external mallocs, ours, the article's.
-using AllAllocatorTypes = Concat<BaselineAllocatorTypes, ExternalAllocatorTypes,
-                                 OurAllocatorTypes, ArticleAllocatorTypes>;
+using AllAllocatorTypes = Concat<BaselineAllocatorTypes, ExternalAllocatorTypes, OurAllocatorTypes,
+                                 ArticleAllocatorTypes>;
 
 static_assert(ArticleAllocatorTypes::kSize == 48);
 

@@ -81,8 +81,7 @@ BumpAllocator::~BumpAllocator() {
 
 void* BumpAllocator::AllocateFromNewSlab(size_t size, size_t align) {
   // Room for the block at any alignment, in whole pages.
-  const size_t needed =
-      (size + align + pool::kPageSize - 1) & ~(pool::kPageSize - 1);
+  const size_t needed = (size + align + pool::kPageSize - 1) & ~(pool::kPageSize - 1);
   if (needed < size) return nullptr;  // Overflow.
   const size_t slab_bytes = std::max(next_slab_bytes_, needed);
   void* slab = pool::MapPages(slab_bytes);

@@ -55,12 +55,8 @@ class MallocAllocator : public ReplayAllocatorDefaults<MallocAllocator> {
     if (p != nullptr) std::memset(p, 0, bytes);
     return p;
   }
-  void Deallocate(void* p, size_t /*bytes*/, size_t /*align*/,
-                  uint32_t /*arena*/) {
-    std::free(p);
-  }
-  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align,
-                   uint32_t arena) {
+  void Deallocate(void* p, size_t /*bytes*/, size_t /*align*/, uint32_t /*arena*/) { std::free(p); }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
     if (ABSL_PREDICT_TRUE(align <= alignof(std::max_align_t))) {
       // realloc(p, 0) would free p.
       return std::realloc(p, new_bytes == 0 ? 1 : new_bytes);
@@ -135,14 +131,14 @@ class NewAllocator : public ReplayAllocatorDefaults<NewAllocator> {
       if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
         return ::operator new(bytes);
       }
-      return ::operator new(bytes, std::align_val_t{align});
+      return ::operator new (bytes, std::align_val_t{align});
     });
   }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     if (ABSL_PREDICT_TRUE(align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__)) {
       ::operator delete(p, bytes);
     } else {
-      ::operator delete(p, bytes, std::align_val_t{align});
+      ::operator delete (p, bytes, std::align_val_t{align});
     }
   }
 };
@@ -172,8 +168,7 @@ class PmrResourceAllocator : public ReplayAllocatorDefaults<Derived> {
 // is: libstdc++ picks the pool by max(bytes, align), so a 24-byte request
 // aligned to 16 would get a block of the 24-byte pool, aligned to 8 only.
 class PmrUnsyncPoolAllocator
-    : public PmrResourceAllocator<PmrUnsyncPoolAllocator,
-                                  std::pmr::unsynchronized_pool_resource> {
+    : public PmrResourceAllocator<PmrUnsyncPoolAllocator, std::pmr::unsynchronized_pool_resource> {
  public:
   static constexpr bool kReusesFreedBlocks = true;
   static AllocatorInfo Info();
@@ -222,8 +217,7 @@ class BumpAllocator : public ReplayAllocatorDefaults<BumpAllocator> {
     }
     return AllocateFromNewSlab(size, align);
   }
-  void Deallocate(void* /*p*/, size_t /*bytes*/, size_t /*align*/,
-                  uint32_t /*arena*/) {}
+  void Deallocate(void* /*p*/, size_t /*bytes*/, size_t /*align*/, uint32_t /*arena*/) {}
 
  private:
   struct Slab {

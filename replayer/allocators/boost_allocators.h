@@ -38,9 +38,9 @@
 #include <utility>
 
 #include "absl/base/optimization.h"
+#include "alloctrace/replayer/allocators/allocator_concept.h"
 #include "boost/pool/pool_alloc.hpp"
 #include "boost/pool/singleton_pool.hpp"
-#include "alloctrace/replayer/allocators/allocator_concept.h"
 
 namespace alloctrace::allocators {
 
@@ -53,8 +53,7 @@ template <typename Tag, typename Mutex, bool kOrdered>
 class BoostSingletonPoolAllocator
     : public ReplayAllocatorDefaults<BoostSingletonPoolAllocator<Tag, Mutex, kOrdered>> {
  public:
-  static constexpr bool kThreadSafe =
-      !std::is_same_v<Mutex, boost::details::pool::null_mutex>;
+  static constexpr bool kThreadSafe = !std::is_same_v<Mutex, boost::details::pool::null_mutex>;
   static constexpr bool kReusesFreedBlocks = true;
   static constexpr bool kArenaReleasesBlocks = false;
   static constexpr size_t kGranule = 8;
@@ -64,16 +63,12 @@ class BoostSingletonPoolAllocator
 
   BoostSingletonPoolAllocator() = default;
   BoostSingletonPoolAllocator(const BoostSingletonPoolAllocator&) = delete;
-  BoostSingletonPoolAllocator& operator=(const BoostSingletonPoolAllocator&) =
-      delete;
-  ~BoostSingletonPoolAllocator() {
-    PurgeAll(std::make_index_sequence<kClasses>());
-  }
+  BoostSingletonPoolAllocator& operator=(const BoostSingletonPoolAllocator&) = delete;
+  ~BoostSingletonPoolAllocator() { PurgeAll(std::make_index_sequence<kClasses>()); }
 
   void* Allocate(size_t bytes, size_t align, uint32_t /*arena*/) {
     if (ABSL_PREDICT_TRUE(bytes <= kMaxPooled && align <= 16)) {
-      static constexpr auto kAllocate =
-          AllocateTable(std::make_index_sequence<kClasses>());
+      static constexpr auto kAllocate = AllocateTable(std::make_index_sequence<kClasses>());
       return kAllocate[ClassIndex(bytes, align)]();
     }
     if (align <= alignof(std::max_align_t)) return std::malloc(bytes);
@@ -82,8 +77,7 @@ class BoostSingletonPoolAllocator
   }
   void Deallocate(void* p, size_t bytes, size_t align, uint32_t /*arena*/) {
     if (ABSL_PREDICT_TRUE(bytes <= kMaxPooled && align <= 16)) {
-      static constexpr auto kDeallocate =
-          DeallocateTable(std::make_index_sequence<kClasses>());
+      static constexpr auto kDeallocate = DeallocateTable(std::make_index_sequence<kClasses>());
       kDeallocate[ClassIndex(bytes, align)](p);
       return;
     }
@@ -99,10 +93,9 @@ class BoostSingletonPoolAllocator
   }
 
   template <size_t kIndex>
-  using SingletonPool =
-      boost::singleton_pool<Tag, (kIndex + 1) * kGranule,
-                            boost::default_user_allocator_new_delete, Mutex,
-                            /*NextSize=*/32, /*MaxSize=*/0>;
+  using SingletonPool = boost::singleton_pool<Tag, (kIndex + 1) * kGranule,
+                                              boost::default_user_allocator_new_delete, Mutex,
+                                              /*NextSize=*/32, /*MaxSize=*/0>;
 
   template <size_t kIndex>
   static void* AllocateFromClass() {
@@ -126,8 +119,7 @@ class BoostSingletonPoolAllocator
   }
 
   template <size_t... kIndex>
-  static constexpr std::array<void* (*)(), kClasses> AllocateTable(
-      std::index_sequence<kIndex...>) {
+  static constexpr std::array<void* (*)(), kClasses> AllocateTable(std::index_sequence<kIndex...>) {
     return {&AllocateFromClass<kIndex>...};
   }
   template <size_t... kIndex>
@@ -140,16 +132,13 @@ class BoostSingletonPoolAllocator
 };
 
 using BoostPoolAllocator =
-    BoostSingletonPoolAllocator<boost::pool_allocator_tag,
-                                boost::details::pool::default_mutex,
+    BoostSingletonPoolAllocator<boost::pool_allocator_tag, boost::details::pool::default_mutex,
                                 /*kOrdered=*/true>;
 using BoostFastPoolAllocator =
-    BoostSingletonPoolAllocator<boost::fast_pool_allocator_tag,
-                                boost::details::pool::default_mutex,
+    BoostSingletonPoolAllocator<boost::fast_pool_allocator_tag, boost::details::pool::default_mutex,
                                 /*kOrdered=*/false>;
 using BoostFastPoolNoLockAllocator =
-    BoostSingletonPoolAllocator<boost::fast_pool_allocator_tag,
-                                boost::details::pool::null_mutex,
+    BoostSingletonPoolAllocator<boost::fast_pool_allocator_tag, boost::details::pool::null_mutex,
                                 /*kOrdered=*/false>;
 
 template <>

@@ -1,7 +1,7 @@
 // Conformance suite (allocator_conformance.h) over the 16 article policies with boundary storage.
+#include "alloctrace/pool/storage_policies.h"
 #include "alloctrace/replayer/allocators/allocator_conformance.h"
 #include "alloctrace/replayer/allocators/allocator_types.h"
-#include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::allocators::testing {
 namespace {

@@ -1,7 +1,7 @@
 // Conformance suite (allocator_conformance.h) over the baseline allocators.
+#include "alloctrace/pool/storage_policies.h"
 #include "alloctrace/replayer/allocators/allocator_conformance.h"
 #include "alloctrace/replayer/allocators/allocator_types.h"
-#include "alloctrace/pool/storage_policies.h"
 
 namespace alloctrace::allocators::testing {
 namespace {
@@ -18,8 +18,7 @@ static_assert(BaselineAllocatorTypes::kSize + ExternalAllocatorTypes::kSize +
               "a type list is missing from the conformance tests");
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Baseline, AllocatorConformanceTest,
-                               GtestTypesOf<BaselineAllocatorTypes>::type,
-                               AllocatorTestName);
+                               GtestTypesOf<BaselineAllocatorTypes>::type, AllocatorTestName);
 
 }  // namespace
 }  // namespace alloctrace::allocators::testing

@@ -7,8 +7,7 @@ namespace alloctrace::allocators::testing {
 namespace {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Ours, AllocatorConformanceTest,
-                               GtestTypesOf<OurAllocatorTypes>::type,
-                               AllocatorTestName);
+                               GtestTypesOf<OurAllocatorTypes>::type, AllocatorTestName);
 
 }  // namespace
 }  // namespace alloctrace::allocators::testing

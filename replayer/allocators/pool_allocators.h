@@ -41,8 +41,9 @@ struct IsArticlePool<pool::Pool<S, G, T, kDelete, kMaxSmall>> : std::true_type {
 template <typename PoolT, typename = void>
 struct HasAllocateZeroed : std::false_type {};
 template <typename PoolT>
-struct HasAllocateZeroed<PoolT, std::void_t<decltype(std::declval<PoolT&>().AllocateZeroed(
-                                    size_t{}, size_t{}))>> : std::true_type {};
+struct HasAllocateZeroed<
+    PoolT, std::void_t<decltype(std::declval<PoolT&>().AllocateZeroed(size_t{}, size_t{}))>>
+    : std::true_type {};
 
 template <typename PoolT, typename = void>
 struct HasReallocate : std::false_type {};
@@ -116,12 +117,12 @@ class PoolPolicyAllocator : public ReplayAllocatorDefaults<PoolPolicyAllocator<A
 
   static AllocatorInfo Info() {
     const pool::PolicyEntry entry = pool::EntryOf<A>();
-    AllocatorInfo info{entry.name,
-                       allocators_internal::IsArticlePool<PoolType>::value ? kFamilyArticle
-                                                                           : kFamilyOurs,
-                       entry.description};
-    info.adopt = Adoption{entry.cpp_type, pool::kHeader, pool::kBazelTarget,
-                          pool::kCMakeTarget, ""};
+    AllocatorInfo info{
+        entry.name,
+        allocators_internal::IsArticlePool<PoolType>::value ? kFamilyArticle : kFamilyOurs,
+        entry.description};
+    info.adopt =
+        Adoption{entry.cpp_type, pool::kHeader, pool::kBazelTarget, pool::kCMakeTarget, ""};
     return info;
   }
 
@@ -161,8 +162,8 @@ class PoolPolicyAllocator : public ReplayAllocatorDefaults<PoolPolicyAllocator<A
 
 // The replay allocators of the library's aliases, for tests and benchmarks.
 template <typename Storage, typename Growth, typename Threading, typename Holding, bool kDelete>
-using ArticlePoolAllocator =
-    PoolPolicyAllocator<pool::PoolAllocator<std::byte, Storage, Growth, Threading, Holding, kDelete>>;
+using ArticlePoolAllocator = PoolPolicyAllocator<
+    pool::PoolAllocator<std::byte, Storage, Growth, Threading, Holding, kDelete>>;
 template <typename Threading, typename Holding>
 using SlabPoolAllocator = PoolPolicyAllocator<pool::SlabAllocator<std::byte, Threading, Holding>>;
 

@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
-#include "benchmark/benchmark.h"
-#include "boost/pool/pool_alloc.hpp"
+#include "alloctrace/pool/pool_allocator.h"
 #include "alloctrace/replayer/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/allocators/boost_allocators.h"
 #include "alloctrace/replayer/allocators/pool_allocators.h"
-#include "alloctrace/pool/pool_allocator.h"
+#include "benchmark/benchmark.h"
+#include "boost/pool/pool_alloc.hpp"
 
 namespace alloctrace {
 namespace {
@@ -32,18 +32,16 @@ using allocators::BoostFastPoolNoLockAllocator;
 using allocators::MallocAllocator;
 using SlabSingle = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>;
 using SlabStack = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingStack>;
-using SimpleLinearStack =
-    ArticlePoolAllocator<pool::StorageSimple, pool::GrowthLinear,
-                         pool::SingleThreaded, pool::HoldingStack, true>;
-using BoundaryExpStack =
-    ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential,
-                         pool::SingleThreaded, pool::HoldingStack, true>;
+using SimpleLinearStack = ArticlePoolAllocator<pool::StorageSimple, pool::GrowthLinear,
+                                               pool::SingleThreaded, pool::HoldingStack, true>;
+using BoundaryExpStack = ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential,
+                                              pool::SingleThreaded, pool::HoldingStack, true>;
 using OrderedLinearSingleton =
-    ArticlePoolAllocator<pool::StorageOrdered, pool::GrowthLinear,
-                         pool::SingleThreaded, pool::HoldingSingleton, true>;
+    ArticlePoolAllocator<pool::StorageOrdered, pool::GrowthLinear, pool::SingleThreaded,
+                         pool::HoldingSingleton, true>;
 using BoundaryExpSingletonMt =
-    ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential,
-                         pool::MultiThreaded, pool::HoldingSingleton, true>;
+    ArticlePoolAllocator<pool::StorageBoundary, pool::GrowthExponential, pool::MultiThreaded,
+                         pool::HoldingSingleton, true>;
 
 template <typename A>
 void AllocFree(benchmark::State& state) {
@@ -124,8 +122,7 @@ void StdMapChurn(benchmark::State& state) {
 
 using MapNode = std::pair<const int, int>;
 
-#define ALLOCTRACE_ALLOC_FREE(A) \
-  BENCHMARK_TEMPLATE(AllocFree, A)->Arg(16)->Arg(48)
+#define ALLOCTRACE_ALLOC_FREE(A) BENCHMARK_TEMPLATE(AllocFree, A)->Arg(16)->Arg(48)
 ALLOCTRACE_ALLOC_FREE(MallocAllocator);
 ALLOCTRACE_ALLOC_FREE(BoostFastPoolAllocator);
 ALLOCTRACE_ALLOC_FREE(BoostFastPoolNoLockAllocator);
@@ -149,13 +146,11 @@ BENCHMARK_TEMPLATE(NodeChurn, SlabStack);
 BENCHMARK_TEMPLATE(StdMapChurn, std::allocator<MapNode>);
 BENCHMARK_TEMPLATE(StdMapChurn, boost::fast_pool_allocator<MapNode>);
 BENCHMARK_TEMPLATE(StdMapChurn,
-                   boost::fast_pool_allocator<
-                       MapNode, boost::default_user_allocator_new_delete,
-                       boost::details::pool::null_mutex>);
+                   boost::fast_pool_allocator<MapNode, boost::default_user_allocator_new_delete,
+                                              boost::details::pool::null_mutex>);
 BENCHMARK_TEMPLATE(StdMapChurn, pool::PoolAllocator<MapNode>);
 BENCHMARK_TEMPLATE(StdMapChurn,
-                   pool::PoolAllocator<MapNode, pool::StorageSimple,
-                                       pool::GrowthLinear>);
+                   pool::PoolAllocator<MapNode, pool::StorageSimple, pool::GrowthLinear>);
 BENCHMARK_TEMPLATE(StdMapChurn, pool::SlabAllocator<MapNode>);
 
 }  // namespace

@@ -14,9 +14,7 @@ namespace alloctrace::allocators {
 namespace {
 
 // Debian's Abseil has its own string_view type, not an alias of std's.
-absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
+absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 struct CollectInfo {
   std::vector<AllocatorInfo>* infos;
@@ -79,20 +77,17 @@ absl::StatusOr<std::vector<std::string>> SelectAllocators(
   const std::vector<AllocatorInfo> all = AllAllocators();
   std::vector<std::string> selected;
   bool any_pattern = false;
-  for (absl::string_view piece :
-       absl::StrSplit(ToAbsl(comma_separated_patterns), ',')) {
+  for (absl::string_view piece : absl::StrSplit(ToAbsl(comma_separated_patterns), ',')) {
     const absl::string_view pattern = absl::StripAsciiWhitespace(piece);
     if (pattern.empty()) continue;
     any_pattern = true;
     bool matched = false;
     for (const AllocatorInfo& info : all) {
-      if (!MatchesGlob(std::string_view(pattern.data(), pattern.size()),
-                       info.name)) {
+      if (!MatchesGlob(std::string_view(pattern.data(), pattern.size()), info.name)) {
         continue;
       }
       matched = true;
-      if (std::find(selected.begin(), selected.end(), info.name) ==
-          selected.end()) {
+      if (std::find(selected.begin(), selected.end(), info.name) == selected.end()) {
         selected.push_back(info.name);
       }
     }

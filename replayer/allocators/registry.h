@@ -54,9 +54,7 @@ template <typename F, typename... A>
 bool WithType(TypeList<A...>, std::string_view name, F& f) {
   bool found = false;
   // Short-circuits at the first match.
-  ((A::Info().name == name ? (f.template operator()<A>(InfoOf<A>()), found = true)
-                           : false) ||
-   ...);
+  ((A::Info().name == name ? (f.template operator()<A>(InfoOf<A>()), found = true) : false) || ...);
   return found;
 }
 

@@ -32,11 +32,10 @@ TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   EXPECT_EQ(ours, 8);  // slab, small_node: st/mt x stack/single
   EXPECT_EQ(all.front().name, "malloc");
   for (const char* name :
-       {"malloc", "new", "boost_pool", "boost_fast_pool",
-        "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic", "bump",
-        "slab/st/stack", "slab/mt/single", "small_node/st/stack", "small_node/mt/single",
-        "tcmalloc", "jemalloc", "mimalloc", "pool/simple/lin/st/stack/free",
-        "pool/ordered/exp/mt/single/keep",
+       {"malloc", "new", "boost_pool", "boost_fast_pool", "boost_fast_pool_nolock",
+        "pmr_unsync_pool", "pmr_monotonic", "bump", "slab/st/stack", "slab/mt/single",
+        "small_node/st/stack", "small_node/mt/single", "tcmalloc", "jemalloc", "mimalloc",
+        "pool/simple/lin/st/stack/free", "pool/ordered/exp/mt/single/keep",
         "pool/boundary/exp/st/stack/free"}) {
     EXPECT_EQ(names.count(name), 1u) << name;
   }
@@ -53,8 +52,7 @@ struct RecordName {
 
 TEST(RegistryTest, DispatchesToTheTypeByName) {
   std::vector<std::string> seen;
-  EXPECT_TRUE(WithAllocatorType("pool/ordered/lin/mt/stack/free",
-                                RecordName{&seen}));
+  EXPECT_TRUE(WithAllocatorType("pool/ordered/lin/mt/stack/free", RecordName{&seen}));
   EXPECT_TRUE(WithAllocatorType("slab/st/single", RecordName{&seen}));
   EXPECT_FALSE(WithAllocatorType("hoard", RecordName{&seen}));
   EXPECT_FALSE(WithAllocatorType("slab", RecordName{&seen}));  // the holding is part of it
@@ -90,12 +88,9 @@ TEST(SelectAllocatorsTest, SelectsInPatternOrderWithoutDuplicates) {
   ASSERT_TRUE(selected.ok()) << selected.status();
   EXPECT_THAT(*selected,
               ElementsAre("slab/st/stack", "slab/st/single", "malloc",
-                          "pool/simple/lin/st/stack/free",
-                          "pool/simple/lin/st/stack/keep",
-                          "pool/boundary/lin/st/stack/free",
-                          "pool/boundary/lin/st/stack/keep",
-                          "pool/ordered/lin/st/stack/free",
-                          "pool/ordered/lin/st/stack/keep"));
+                          "pool/simple/lin/st/stack/free", "pool/simple/lin/st/stack/keep",
+                          "pool/boundary/lin/st/stack/free", "pool/boundary/lin/st/stack/keep",
+                          "pool/ordered/lin/st/stack/free", "pool/ordered/lin/st/stack/keep"));
   auto all = SelectAllocators("*");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllAllocators().size());
@@ -108,8 +103,7 @@ TEST(SelectAllocatorsTest, NamesThePatternThatMatchesNothing) {
   auto selected = SelectAllocators("malloc,foo,bar");
   ASSERT_FALSE(selected.ok());
   EXPECT_EQ(selected.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(selected.status().message(),
-            "unknown policy 'foo'; see --list-policies");
+  EXPECT_EQ(selected.status().message(), "unknown policy 'foo'; see --list-policies");
   // A plain name near a policy's is taken for a typo of it; a glob is not.
   EXPECT_EQ(SelectAllocators("slabb").status().message(),
             "unknown policy 'slabb'; did you mean slab/*? See --list-policies");
@@ -128,10 +122,10 @@ TEST(RegistryTest, DefaultSetIsBaselinesButBumpExternalAndOurSingleThreadedPools
   const std::vector<std::string> names = DefaultPolicyNames();
   const std::set<std::string> set(names.begin(), names.end());
   EXPECT_EQ(set.count("bump"), 0u) << "bump never frees: not a contender";
-  for (const char* name : {"malloc", "new", "boost_pool", "boost_fast_pool",
-                           "boost_fast_pool_nolock", "pmr_unsync_pool", "pmr_monotonic",
-                           "tcmalloc", "jemalloc", "mimalloc", "slab/st/stack",
-                           "slab/st/single", "small_node/st/stack", "small_node/st/single"}) {
+  for (const char* name :
+       {"malloc", "new", "boost_pool", "boost_fast_pool", "boost_fast_pool_nolock",
+        "pmr_unsync_pool", "pmr_monotonic", "tcmalloc", "jemalloc", "mimalloc", "slab/st/stack",
+        "slab/st/single", "small_node/st/stack", "small_node/st/single"}) {
     EXPECT_EQ(set.count(name), 1u) << name;
   }
   // Both holdings are measured, so the verdict chooses between them.

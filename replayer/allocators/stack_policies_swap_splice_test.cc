@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "alloctrace/replayer/allocators/registry.h"
 #include "alloctrace/replayer/replay_program.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::allocators {
 namespace {
@@ -67,8 +67,8 @@ struct ReplayChecked {
           ASSERT_FALSE(arena_destroyed[op.arena]) << info.name << " op " << index;
           for (size_t i = 0; i < bytes; ++i) {
             ASSERT_EQ(p[i], PatternByte(op.object, i))
-                << info.name << ": object " << op.object << " damaged at byte " << i
-                << ", op " << index;
+                << info.name << ": object " << op.object << " damaged at byte " << i << ", op "
+                << index;
           }
           live.erase(reinterpret_cast<uintptr_t>(p));
           allocator.Deallocate(p, bytes, align, op.arena);

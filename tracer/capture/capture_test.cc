@@ -24,10 +24,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "gtest/gtest.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/inspect/trace_stats.h"
+#include "gtest/gtest.h"
 
 extern char** environ;
 

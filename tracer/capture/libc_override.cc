@@ -243,7 +243,8 @@ void* calloc(size_t n, size_t size) {
     if (size <= UINT32_MAX) {
       g_recorder->RecordCalloc(p, 0, static_cast<uint32_t>(size), n, kMallocAlignLog2);
     } else {
-      g_recorder->RecordCalloc(p, 0, 1, n * size, kMallocAlignLog2);  // calloc succeeded: no overflow
+      g_recorder->RecordCalloc(p, 0, 1, n * size,
+                               kMallocAlignLog2);  // calloc succeeded: no overflow
     }
   }
   Leave();

@@ -45,7 +45,7 @@ struct CountingEvent {
   uint32_t arena;
   uint64_t bytes;
   uint64_t align;
-  uint64_t block;  // ordinal of the allocation (for a free: of the block freed)
+  uint64_t block;       // ordinal of the allocation (for a free: of the block freed)
   uint32_t thread = 0;  // the thread that made the call, dense in order of first event
 
   friend bool operator==(const CountingEvent& a, const CountingEvent& b) {

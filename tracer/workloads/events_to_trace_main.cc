@@ -111,12 +111,13 @@ absl::StatusOr<Events> ReadEvents(const std::string& path) {
         return error(absl::StrCat("A in arena ", b, " which is not live"));
       }
       if (c == 0 || c > UINT32_MAX) return error(absl::StrCat("element size ", c, " out of range"));
-      if (e == 0 || (e & (e - 1)) != 0) return error(absl::StrCat("alignment ", e, " is not a power of two"));
+      if (e == 0 || (e & (e - 1)) != 0)
+        return error(absl::StrCat("alignment ", e, " is not a power of two"));
       if (!live.emplace(a, static_cast<uint32_t>(b)).second) {
         return error(absl::StrCat("A of ", f[1], " which is already live"));
       }
-      ev.ops.push_back({'A', a, static_cast<uint32_t>(b), c, d,
-                        static_cast<uint8_t>(__builtin_ctzll(e))});
+      ev.ops.push_back(
+          {'A', a, static_cast<uint32_t>(b), c, d, static_cast<uint8_t>(__builtin_ctzll(e))});
     } else if (key == "F" && f.size() == 3 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b)) {
       auto it = live.find(a);
       if (it == live.end()) return error(absl::StrCat("F of ", f[1], " which is not live"));
@@ -140,7 +141,8 @@ absl::StatusOr<Events> ReadEvents(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": ends after line ", number, " without an end line: the event file was cut short"));
   }
-  if (ev.workload.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no workload line"));
+  if (ev.workload.empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no workload line"));
   if (ev.labels.count("stdlib") == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no stdlib line"));
   }
@@ -202,8 +204,8 @@ int Run(int argc, char** argv) {
         recorder.DestroyArena(arena_ids[op.arena]);
         break;
       case 'A':
-        recorder.RecordAlloc(p, arena_ids[op.arena], static_cast<uint32_t>(op.elem_size),
-                             op.count, op.align_log2);
+        recorder.RecordAlloc(p, arena_ids[op.arena], static_cast<uint32_t>(op.elem_size), op.count,
+                             op.align_log2);
         break;
       default:
         recorder.RecordFree(p, arena_ids[op.arena]);

@@ -5,8 +5,8 @@
 #ifndef ALLOCTRACE_TRACER_WORKLOADS_MAP_WORKLOADS_H_
 #define ALLOCTRACE_TRACER_WORKLOADS_MAP_WORKLOADS_H_
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <list>
@@ -166,8 +166,9 @@ void RunSwapSplice(const WorkloadParams& params, uint64_t seed) {
       other.splice(other.begin(), l, random_position(l));
     } else if (roll < 97) {
       auto first = random_position(l);
-      auto last = std::next(first, static_cast<long>(rng.Below(
-                                       static_cast<uint64_t>(std::distance(first, l.end())) + 1)));
+      auto last = std::next(
+          first,
+          static_cast<long>(rng.Below(static_cast<uint64_t>(std::distance(first, l.end())) + 1)));
       other.splice(other.end(), l, first, last);
     } else {
       other.splice(other.begin(), l);

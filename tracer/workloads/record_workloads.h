@@ -41,10 +41,10 @@
 #include <utility>
 #include <vector>
 
-#include "boost/pool/pool.hpp"
-#include "boost/pool/singleton_pool.hpp"
 #include "alloctrace/tracer/workloads/workload_params.h"
 #include "alloctrace/tracer/workloads/workload_support.h"
+#include "boost/pool/pool.hpp"
+#include "boost/pool/singleton_pool.hpp"
 
 namespace alloctrace::workloads {
 
@@ -183,8 +183,7 @@ void RunRecordsOfSize(const WorkloadParams& params) {
       DoNotOptimize(v.data());
     }
   } else if constexpr (kStorage == RecordStorage::kPodVector) {
-    const size_t fixed_records =
-        static_cast<size_t>(records * params.Get("buffer_percent") / 100);
+    const size_t fixed_records = static_cast<size_t>(records * params.Get("buffer_percent") / 100);
     // The stack buffer: never an allocation the program's allocator sees.
     std::unique_ptr<unsigned char[]> stack(new unsigned char[(fixed_records + 1) * sizeof(R)]);
     for (int64_t round = 0; round < rounds; ++round) {

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
-#include "gtest/gtest.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/workloads.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::workloads {
 namespace {

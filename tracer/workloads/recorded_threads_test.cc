@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
-#include "gtest/gtest.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/workloads.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::workloads {
 namespace {
@@ -91,8 +91,8 @@ TEST(RecordedThreadsTest, ProducerConsumerFreesMessagesOnConsumerThreads) {
 }
 
 TEST(RecordedThreadsTest, LarsonRecordsEachGenerationAsItsOwnThread) {
-  const ThreadUse use = RecordAndRead(
-      "larson", {"threads=2", "generations=3", "operations=1000", "slots=100"});
+  const ThreadUse use =
+      RecordAndRead("larson", {"threads=2", "generations=3", "operations=1000", "slots=100"});
   // Thread ids are per OS thread: six workers; the lineages' launchers
   // record nothing.
   EXPECT_EQ(use.threads.size(), 6u);
@@ -102,8 +102,7 @@ TEST(RecordedThreadsTest, LarsonRecordsEachGenerationAsItsOwnThread) {
 }
 
 TEST(RecordedThreadsTest, MigrationFreesAcrossThreadsInOneArena) {
-  const ThreadUse use =
-      RecordAndRead("migration", {"threads=3", "operations=3000", "slots=200"});
+  const ThreadUse use = RecordAndRead("migration", {"threads=3", "operations=3000", "slots=200"});
   // Three workers and the calling thread, which frees what is left.
   EXPECT_GE(use.threads.size(), 3u);
   EXPECT_LE(use.threads.size(), 4u);

@@ -92,9 +92,9 @@ inline void DropList(std::shared_ptr<NodeBase>& head,
 // stdlib_events_main.cc).
 struct SharedPtrListSizes {
   uint64_t lists;
-  int64_t nodes;       // ramp-up
+  int64_t nodes;  // ramp-up
   int64_t iterations;
-  int64_t inserts;     // per iteration
+  int64_t inserts;  // per iteration
 };
 
 // Node n (counting from 0 over the whole run) has a payload of (n % 5) * 16

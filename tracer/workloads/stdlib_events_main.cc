@@ -135,7 +135,7 @@ class EventLogAllocator : public ArenaAllocator<EventLogAllocator, T> {
   T* allocate(std::size_t n) {
     void* p;
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-      p = ::operator new(n * sizeof(T), std::align_val_t{alignof(T)});
+      p = ::operator new (n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
       p = ::operator new(n * sizeof(T));
     }
@@ -149,7 +149,7 @@ class EventLogAllocator : public ArenaAllocator<EventLogAllocator, T> {
                          static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)),
                          state_->id());
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-      ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+      ::operator delete (p, n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
       ::operator delete(p, n * sizeof(T));
     }

@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
-#include "gtest/gtest.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/workloads.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::workloads {
 namespace {
@@ -123,7 +123,8 @@ TEST(StdlibEventsTest, BadEventFilesAreRefusedWithTheLine) {
       "seed 1\n";
   ExpectRefused("", "empty file");
   ExpectRefused("hello\n", ":1: not an alloctrace event file");
-  ExpectRefused(head + "A 10 0 8 1 8\n", "ends after line 6 without an end line: the event file was cut short");
+  ExpectRefused(head + "A 10 0 8 1 8\n",
+                "ends after line 6 without an end line: the event file was cut short");
   ExpectRefused(head + "F 10 0\nend 1\n", ":6: F of 10 which is not live");
   ExpectRefused(head + "A 10 3 8 1 8\nend 1\n", ":6: A in arena 3 which is not live");
   ExpectRefused(head + "C 1\nA 10 1 8 1 8\nF 10 0\nend 3\n",

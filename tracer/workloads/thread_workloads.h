@@ -247,8 +247,7 @@ void RunMigration(const WorkloadParams& params, uint64_t seed) {
       unsigned char* p = alloc.allocate(size);
       std::memcpy(p, &size, sizeof(size));
       // acq_rel: the taker reads the size the maker wrote.
-      unsigned char* old =
-          slots[rng.Below(slots.size())].exchange(p, std::memory_order_acq_rel);
+      unsigned char* old = slots[rng.Below(slots.size())].exchange(p, std::memory_order_acq_rel);
       if (old != nullptr) release(alloc, old);
     }
   });

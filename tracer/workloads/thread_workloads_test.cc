@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "alloctrace/tracer/workloads/counting_allocator.h"
 #include "alloctrace/tracer/workloads/workload_table.h"
 #include "alloctrace/tracer/workloads/workloads.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::workloads {
 namespace {
@@ -39,7 +39,7 @@ struct ThreadedRun {
   std::vector<std::string> errors;
   uint64_t allocs = 0, frees = 0, live = 0;
   uint32_t threads = 0;
-  uint64_t cross_thread_frees = 0;  // freed on another thread than allocated
+  uint64_t cross_thread_frees = 0;                       // freed on another thread than allocated
   std::map<uint32_t, std::set<uint32_t>> arena_threads;  // arena -> threads using it
 
   bool SomeArenaShared() const {
@@ -187,8 +187,8 @@ TEST(ThreadedWorkloadsTest, ProducerConsumerFreesEveryMessageOnAConsumer) {
 
 TEST(ThreadedWorkloadsTest, LarsonHandsEachThreadsBlocksToItsSuccessor) {
   const WorkloadDef& def = Def("larson");
-  const ThreadedRun run = RunCounted(
-      def, Params(def, {"threads=2", "generations=3", "operations=300", "slots=50"}), 1);
+  const ThreadedRun run =
+      RunCounted(def, Params(def, {"threads=2", "generations=3", "operations=300", "slots=50"}), 1);
   ExpectClean(run, "larson");
   EXPECT_EQ(run.threads, 2u * 3) << "a thread per generation per lineage";
   EXPECT_EQ(run.allocs, 2u * (50 + 3 * 300));

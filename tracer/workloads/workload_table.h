@@ -286,7 +286,9 @@ const std::vector<WorkloadDef>& MultiThreadedWorkloadDefs() {
        {{"threads", 4, "", "threads, each with its own map"},
         {"operations", 10000, "", "random inserts or erases per thread"},
         {"keys", 2000, "", "keys are drawn from [0, keys)"}},
-       true, &RunThreadMapChurn<Alloc>, true},
+       true,
+       &RunThreadMapChurn<Alloc>,
+       true},
   };
   return *kDefs;
 }

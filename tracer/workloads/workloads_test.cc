@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "alloctrace/tracer/workloads/counting_allocator.h"
 #include "alloctrace/tracer/workloads/workload_table.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 namespace alloctrace::workloads {
 namespace {
@@ -341,8 +341,7 @@ TEST(RecordWorkloadsTest, PodVectorAllocatesOnlyWhenItsStackBufferIsFull) {
   ExpectClean(spills, "records_pod_vector");
   EXPECT_EQ(spills.allocs, 3u * 4);
   EXPECT_EQ(spills.arenas, 3u);
-  EXPECT_EQ(spills.AllocSizes(), (std::set<uint64_t>{20 * 1016, 40 * 1016, 80 * 1016,
-                                                     160 * 1016}));
+  EXPECT_EQ(spills.AllocSizes(), (std::set<uint64_t>{20 * 1016, 40 * 1016, 80 * 1016, 160 * 1016}));
 }
 
 TEST(RecordWorkloadsTest, LocalPoolShowsOnlyThePoolsChunksNeverARecord) {
@@ -402,8 +401,7 @@ TEST(MapWorkloadsTest, SwapSpliceFreesEveryNodeInTheArenaThatMadeIt) {
   // The counting log reports a free whose arena differs from the block's.
   const WorkloadDef& def = CountedDef("swap_splice");
   for (uint64_t seed : {1, 2, 3}) {
-    const CountedRun run =
-        RunCounted(def, Params(def, {"entries=100", "operations=5000"}), seed);
+    const CountedRun run = RunCounted(def, Params(def, {"entries=100", "operations=5000"}), seed);
     ExpectClean(run, "swap_splice");
     // maps 0+1 share one arena, maps 2 and 3 one each, the lists one, and
     // each replaced map a fresh one.
@@ -430,15 +428,34 @@ TEST(ContainerWorkloadsTest, UnorderedMapAllocatesNodesAndBuckets) {
 TEST(RegistryTest, NamesAreTheAgreedOnes) {
   std::vector<std::string> names;
   for (const WorkloadInfo& info : AllWorkloads()) names.emplace_back(info.name);
-  EXPECT_THAT(names,
-              ElementsAreArray({"simple_map", "fixed_priority_queue", "remove_if", "random",
-                                "swap_splice", "shared_ptr_new", "make_shared", "allocate_shared",
-                                "single", "bulk", "bulk_reversed", "butterfly", "array_single",
-                                "array_bulk", "array_bulk_reversed", "array_butterfly",
-                                "records_by_value", "records_pod_vector", "records_local_pool",
-                                "records_shared_new", "records_singleton_pool",
-                                "records_make_shared", "list_churn", "unordered_map",
-                                "producer_consumer", "larson", "migration", "thread_map_churn"}));
+  EXPECT_THAT(names, ElementsAreArray({"simple_map",
+                                       "fixed_priority_queue",
+                                       "remove_if",
+                                       "random",
+                                       "swap_splice",
+                                       "shared_ptr_new",
+                                       "make_shared",
+                                       "allocate_shared",
+                                       "single",
+                                       "bulk",
+                                       "bulk_reversed",
+                                       "butterfly",
+                                       "array_single",
+                                       "array_bulk",
+                                       "array_bulk_reversed",
+                                       "array_butterfly",
+                                       "records_by_value",
+                                       "records_pod_vector",
+                                       "records_local_pool",
+                                       "records_shared_new",
+                                       "records_singleton_pool",
+                                       "records_make_shared",
+                                       "list_churn",
+                                       "unordered_map",
+                                       "producer_consumer",
+                                       "larson",
+                                       "migration",
+                                       "thread_map_churn"}));
   for (const std::string& name : names) {
     EXPECT_TRUE(std::all_of(name.begin(), name.end(), [](char c) {
       return std::islower(c) || c == '_';
