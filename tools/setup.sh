@@ -17,6 +17,7 @@ packages=(
   python3                # tests capture real programs (sort, python3)
   bc                     # tracer/capture/measure_overhead.sh
   clang libclang-rt-14-dev  # libFuzzer: tools/fuzz.sh
+  clang-format           # .clang-format; tools/test.sh checks every C++ file
   cmake                  # the CMake package and examples/cmake
 )
 # --with-browser (tools/test.sh passes it): what //charts:browser_test needs

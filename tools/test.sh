@@ -186,6 +186,10 @@ run_examples
 # heading, for a #fragment).
 step "docs links" python3 tools/check_doc_links.py
 step "architecture: dependency graph" python3 tools/check_architecture.py
+# Every C++ file as .clang-format has it (clang-format -i FILE formats one).
+step "clang-format" bash -c '
+  git ls-files "*.cc" "*.h" | grep -v "^third_party/" | xargs clang-format --dry-run --Werror &&
+    echo "clang-format: every C++ file formatted"'
 
 echo "${passed} passed, ${failed} failed"
 exit $overall
