@@ -136,20 +136,39 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
     if (!v.adopt.empty()) {
       absl::StrAppend(&o, "<p><strong>Adopt:</strong> <code>", Escape(v.adopt), "</code></p>");
     }
+    // A policy both fast and smallest is named once, in the speed line,
+    // with its RSS role beside it; the smallest-RSS line names the rest.
+    const std::string rss_words =
+        std::isfinite(v.smallest_rss_bytes)
+            ? absl::StrCat("the smallest peak RSS, ",
+                           FormatValue(v.smallest_rss_bytes, Unit::kBytes))
+            : "the smallest peak RSS";
+    auto marked = [&](std::vector<std::string> names) {
+      for (std::string& n : names) {
+        if (n != rec && Contains(v.smallest_rss, n)) n = absl::StrCat(n, " (", rss_words, ")");
+      }
+      return names;
+    };
     const std::vector<std::string> tied = Without(v.fastest, {v.fastest[0], rec});
     if (!rec_fastest) {
-      std::string line = absl::StrCat("<strong>Fastest:</strong> ", Escape(v.fastest[0]));
+      std::string line =
+          absl::StrCat("<strong>Fastest:</strong> ", Escape(marked({v.fastest[0]})[0]));
       if (v.fastest_vs_malloc.has_value() && v.fastest[0] != "malloc") {
         absl::StrAppend(&line, ", ", Escape(Interval(v.fastest_vs_malloc, Unit::kRatio)),
                         " the speed of glibc malloc");
       }
-      if (!tied.empty()) absl::StrAppend(&line, "; tied with it: ", Names(tied, 5));
+      if (!tied.empty()) absl::StrAppend(&line, "; tied with it: ", Names(marked(tied), 5));
       absl::StrAppend(&o, "<p>", line, " (shaded below).</p>");
     } else if (!tied.empty()) {
-      absl::StrAppend(&o, "<p><strong>Tied with it</strong> (shaded below): ", Names(tied, 5),
-                      ".</p>");
+      absl::StrAppend(
+          &o, "<p><strong>Tied with it</strong> (shaded below): ", Names(marked(tied), 5), ".</p>");
     }
-    const std::vector<std::string> small = Without(v.smallest_rss, {rec});
+    std::vector<std::string> named = {v.fastest[0], rec};
+    if (!rec_fastest || !tied.empty()) {
+      const size_t shown = std::min<size_t>(tied.size(), 5);
+      named.insert(named.end(), tied.begin(), tied.begin() + shown);
+    }
+    const std::vector<std::string> small = Without(v.smallest_rss, named);
     if (!small.empty()) {
       absl::StrAppend(
           &o, "<p><strong>", rec_smallest ? "As small" : "Smallest peak RSS", ":</strong> ",

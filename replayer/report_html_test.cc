@@ -168,6 +168,22 @@ TEST_F(ReportHtmlTest, TheVerdictSaysEachThingOnce) {
   EXPECT_EQ(html.find(report.verdict.sentence.substr(0, 30)), std::string::npos);
 }
 
+// A policy tied with the recommended one and also the smallest is named
+// once, in the tied line, with its RSS role beside it (as on simple_map:
+// slab/st/single recommended, slab/st/stack tied and a page smaller).
+TEST_F(ReportHtmlTest, ATiedPolicyThatIsAlsoTheSmallestIsNamedOnce) {
+  TraceReport report = Summarized(AllRuns());
+  report.verdict.fastest = {"slab", "pool/simple/exp/st/stack/free"};
+  report.verdict.recommended = "slab";
+  report.verdict.smallest_rss = {"pool/simple/exp/st/stack/free"};
+  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
+  EXPECT_EQ(CountSubstrings(verdict, "pool/simple/exp/st/stack/free"), 1u) << verdict;
+  EXPECT_NE(verdict.find("pool/simple/exp/st/stack/free (the smallest peak RSS"), std::string::npos)
+      << verdict;
+  EXPECT_EQ(verdict.find("Smallest peak RSS:"), std::string::npos) << verdict;
+}
+
 TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
   const TraceReport a = Summarized(AllRuns());
   TraceReport b = a;
