@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Sets up the machine, then runs every test as built for use (optimized),
 # and again under AddressSanitizer + UndefinedBehaviorSanitizer every test
-# but those tagged opt_only (text and Python checks, the browser and the
-# in-situ fidelity runs: they reach no C++ that a sanitized test does not,
-# or only re-run it end to end at many times the cost); the sanitized pass
-# builds only what its tests need. Then builds and runs the examples/
+# but those tagged opt_only (text and Python checks, the browser, the
+# in-situ fidelity runs and the replayer's end-to-end tests: they reach no
+# C++ that a sanitized unit test does not, or only re-run it in child
+# processes at many times the cost); the sanitized pass builds only what
+# its tests need, at -O0 (.bazelrc). Then builds and runs the examples/
 # projects against alloctrace, and checks the docs and the architecture.
 # Ends with one line "N passed, N failed" counting test cases (from each
 # test's JUnit XML), or test targets where a target produced no XML, plus
