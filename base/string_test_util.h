@@ -1,8 +1,11 @@
-// String checks shared by tests (testonly: //base:string_test_util).
+// String checks and file reads shared by tests (testonly: //base:string_test_util).
 #ifndef ALLOCTRACE_BASE_STRING_TEST_UTIL_H_
 #define ALLOCTRACE_BASE_STRING_TEST_UTIL_H_
 
 #include <cstddef>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace alloctrace {
@@ -15,6 +18,17 @@ inline size_t CountSubstrings(const std::string& haystack, const std::string& ne
     ++n;
   }
   return n;
+}
+
+// The text of `path` (relative to the workspace root) from a test's
+// runfiles (a data dependency of the test); "" if it cannot be read.
+inline std::string ReadRunfile(const std::string& path) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  std::ifstream in(std::string(dir ? dir : ".") + "/" + (ws ? ws : "") + "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace alloctrace

@@ -1,11 +1,10 @@
 #include "alloctrace/replayer/adopt.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "alloctrace/base/string_test_util.h"
 #include "alloctrace/replayer/allocators/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -16,15 +15,6 @@ namespace {
 using allocators::AllAllocators;
 using allocators::AllocatorInfo;
 using ::testing::HasSubstr;
-
-std::string ReadRunfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  std::ifstream in(std::string(dir ? dir : ".") + "/" + (ws ? ws : "") + "/" + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST(AdoptTest, CatalogTypesFileIsUpToDate) {
   EXPECT_EQ(ReadRunfile("replayer/catalog_types.cc"), CatalogTypesSource(AllAllocators()))

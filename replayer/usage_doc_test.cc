@@ -2,8 +2,6 @@
 // replayer defines (but the internal ones) has a row in its flag table, and
 // every row names a flag that exists.
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -12,21 +10,13 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
+#include "alloctrace/base/string_test_util.h"
 #include "alloctrace/replayer/config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
-
-std::string ReadRunfile(const std::string& path) {
-  const char* dir = std::getenv("TEST_SRCDIR");
-  const char* ws = std::getenv("TEST_WORKSPACE");
-  std::ifstream in(std::string(dir ? dir : ".") + "/" + (ws ? ws : "") + "/" + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Underscored(std::string name) {
   std::replace(name.begin(), name.end(), '-', '_');
