@@ -205,6 +205,83 @@ class Leftovers {
   std::vector<Block> blocks_;
 };
 
+// Why one op failed; the loops put it in words (OpFailureWords).
+enum class OpFailure : uint8_t { kNone, kAlloc, kAllocZeroed, kRealloc };
+
+// "allocation of N bytes failed" and the like, for a failed op of N bytes.
+inline std::string OpFailureWords(OpFailure failure, size_t bytes) {
+  const char* what = failure == OpFailure::kAlloc         ? "allocation"
+                     : failure == OpFailure::kAllocZeroed ? "zeroed allocation"
+                                                          : "reallocation to";
+  return std::string(what) + (failure == OpFailure::kRealloc ? " " : " of ") +
+         std::to_string(bytes) + " bytes failed";
+}
+
+// One memory op as every replay loop runs it: the serialized pass below
+// and each thread's stream (thread_replay.h). The loops differ only in how
+// they find a realloc's record and the slot of the object it moves:
+// `realloc_of(op)` returns them as a std::pair<const ReallocInfo*, size_t>.
+// On failure `*failed_bytes` is the size asked for.
+template <typename A, typename ReallocOf>
+inline __attribute__((always_inline)) OpFailure ApplyOp(
+    A& allocator, const ReplayView& program, const ReplayOp& op, ReplayKind kind, void** ptrs,
+    Touch touch, uint64_t& read_sink, const ReallocOf& realloc_of, size_t* failed_bytes) {
+  const size_t align = size_t{1} << op.align_log2;
+  switch (kind) {
+    case ReplayKind::kAlloc: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      void* p = allocator.Allocate(bytes, align, op.arena);
+      if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+        *failed_bytes = bytes;
+        return OpFailure::kAlloc;
+      }
+      TouchBlock(p, bytes, touch, op.object);
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kAllocZeroed: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      void* p = AllocateZeroed(allocator, bytes, align, op.arena);
+      if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+        *failed_bytes = bytes;
+        return OpFailure::kAllocZeroed;
+      }
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kFree: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      if (touch == Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
+      allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
+      ptrs[op.object] = nullptr;
+      break;
+    }
+    case ReplayKind::kRealloc: {
+      const auto [info, old_slot] = realloc_of(op);
+      void* p =
+          allocator.Reallocate(ptrs[old_slot], info->old_bytes, info->new_bytes, align, op.arena);
+      if (p == nullptr && info->new_bytes > 0) {
+        *failed_bytes = info->new_bytes;
+        return OpFailure::kRealloc;
+      }
+      ptrs[old_slot] = nullptr;
+      if (info->new_bytes > info->old_bytes) {
+        TouchBlock(static_cast<char*>(p) + info->old_bytes, info->new_bytes - info->old_bytes,
+                   touch, op.object);
+      }
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kArenaCreate:
+      allocator.ArenaCreated(op.arena);
+      break;
+    case ReplayKind::kArenaDestroy:
+      allocator.ArenaDestroyed(op.arena);
+      break;
+  }
+  return OpFailure::kNone;
+}
+
 // One timed pass over the ops, in `samples` segments; between segments
 // (untimed) the RSS above `baseline` is appended to `course` if given.
 // Returns an error message, or "" on success.
@@ -228,55 +305,16 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
     const Clock::time_point t0 = Clock::now();
     for (size_t i = begin; i < end; ++i) {
       const ReplayOp& op = ops[i];
-      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-      const size_t align = size_t{1} << op.align_log2;
-      switch (op.kind) {
-        case ReplayKind::kAlloc: {
-          void* p = allocator.Allocate(bytes, align, op.arena);
-          if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-            return "allocation of " + std::to_string(bytes) + " bytes failed at op " +
-                   std::to_string(i);
-          }
-          TouchBlock(p, bytes, touch, op.object);
-          ptrs[op.object] = p;
-          break;
-        }
-        case ReplayKind::kAllocZeroed: {
-          void* p = AllocateZeroed(allocator, bytes, align, op.arena);
-          if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-            return "zeroed allocation of " + std::to_string(bytes) + " bytes failed at op " +
-                   std::to_string(i);
-          }
-          ptrs[op.object] = p;
-          break;
-        }
-        case ReplayKind::kFree:
-          if (touch == Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
-          allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
-          ptrs[op.object] = nullptr;
-          break;
-        case ReplayKind::kRealloc: {
-          const ReallocInfo& info = program.reallocs[realloc_index++];
-          void* p = allocator.Reallocate(ptrs[info.old_object], info.old_bytes, info.new_bytes,
-                                         align, op.arena);
-          if (p == nullptr && info.new_bytes > 0) {
-            return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed at op " +
-                   std::to_string(i);
-          }
-          ptrs[info.old_object] = nullptr;
-          if (info.new_bytes > info.old_bytes) {
-            TouchBlock(static_cast<char*>(p) + info.old_bytes, info.new_bytes - info.old_bytes,
-                       touch, op.object);
-          }
-          ptrs[op.object] = p;
-          break;
-        }
-        case ReplayKind::kArenaCreate:
-          allocator.ArenaCreated(op.arena);
-          break;
-        case ReplayKind::kArenaDestroy:
-          allocator.ArenaDestroyed(op.arena);
-          break;
+      size_t failed_bytes = 0;
+      const OpFailure failure = ApplyOp(
+          allocator, program, op, op.kind, ptrs, touch, read_sink,
+          [&](const ReplayOp&) {
+            const ReallocInfo* info = &program.reallocs[realloc_index++];
+            return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
+          },
+          &failed_bytes);
+      if (__builtin_expect(failure != OpFailure::kNone, 0)) {
+        return OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
       }
     }
     timed += Clock::now() - t0;

@@ -126,58 +126,16 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         if (!ok) return "stopped: another thread failed";
       }
     }
-    const size_t align = size_t{1} << op.align_log2;
-    switch (static_cast<ReplayKind>(kind & kKindMask)) {
-      case ReplayKind::kAlloc: {
-        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-        void* p = allocator.Allocate(bytes, align, op.arena);
-        if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-          return "allocation of " + std::to_string(bytes) + " bytes failed";
-        }
-        replay_internal::TouchBlock(p, bytes, touch, op.object);
-        ptrs[op.object] = p;
-        break;
-      }
-      case ReplayKind::kAllocZeroed: {
-        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-        void* p = replay_internal::AllocateZeroed(allocator, bytes, align, op.arena);
-        if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
-          return "zeroed allocation of " + std::to_string(bytes) + " bytes failed";
-        }
-        ptrs[op.object] = p;
-        break;
-      }
-      case ReplayKind::kFree: {
-        const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-        if (touch == Touch::kProgram) {
-          read_sink += replay_internal::ReadBeforeFree(ptrs[op.object], bytes);
-        }
-        allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
-        ptrs[op.object] = nullptr;
-        break;
-      }
-      case ReplayKind::kRealloc: {
-        const ReallocInfo& info = program.reallocs[op.bytes];  // the stream's realloc index
-        const uint32_t old_slot = schedule.realloc_old_slots[op.bytes];
-        void* p =
-            allocator.Reallocate(ptrs[old_slot], info.old_bytes, info.new_bytes, align, op.arena);
-        if (p == nullptr && info.new_bytes > 0) {
-          return "reallocation to " + std::to_string(info.new_bytes) + " bytes failed";
-        }
-        ptrs[old_slot] = nullptr;
-        if (info.new_bytes > info.old_bytes) {
-          replay_internal::TouchBlock(static_cast<char*>(p) + info.old_bytes,
-                                      info.new_bytes - info.old_bytes, touch, op.object);
-        }
-        ptrs[op.object] = p;
-        break;
-      }
-      case ReplayKind::kArenaCreate:
-        allocator.ArenaCreated(op.arena);
-        break;
-      case ReplayKind::kArenaDestroy:
-        allocator.ArenaDestroyed(op.arena);
-        break;
+    size_t failed_bytes = 0;
+    const replay_internal::OpFailure failure = replay_internal::ApplyOp(
+        allocator, program, op, static_cast<ReplayKind>(kind & kKindMask), ptrs, touch, read_sink,
+        [&](const ReplayOp& o) {  // o.bytes: the stream's realloc index
+          return std::pair<const ReallocInfo*, size_t>(&program.reallocs[o.bytes],
+                                                       schedule.realloc_old_slots[o.bytes]);
+        },
+        &failed_bytes);
+    if (__builtin_expect(failure != replay_internal::OpFailure::kNone, 0)) {
+      return replay_internal::OpFailureWords(failure, failed_bytes);
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
       mine.store(i + 1, std::memory_order_release);
