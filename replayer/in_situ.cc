@@ -211,6 +211,7 @@ InSituCandidate CandidateFor(const std::string& name) {
     if (i.name == name) info = i;
   }
   c.adopt = info.adopt;
+  c.frees_blocks = info.frees_blocks;
   if (policy_switch::Find(name) != nullptr) {
     c.policy = name;
     c.pool_policy = true;
@@ -280,6 +281,7 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
     s.c = c;
     s.p.name = c.name;
     s.p.adopt = c.adopt;
+    s.p.frees_blocks = c.frees_blocks;
     if (s.c.skipped.empty() && !ref_ok) {
       s.c.skipped = absl::StrCat("not run: the reference ", out.reference, " failed");
     }

@@ -53,6 +53,7 @@ struct InSituCandidate {
   bool reference = false;
   std::string skipped;  // why it is not run ("" to run it)
   allocators::Adoption adopt;
+  bool frees_blocks = true;  // false: never frees (summary.h: kNeverFreesMargin)
 };
 
 // One run's figures, from wait4.
@@ -72,6 +73,7 @@ struct InSituPolicy {
   std::vector<std::string> stderr_tail;  // FAILED: the last lines of stderr
   bool reference = false;
   allocators::Adoption adopt;
+  bool frees_blocks = true;     // as InSituCandidate's
   std::vector<InSituRun> runs;  // the successful ones
   int attempts = 0;
   std::string stop_reason;
@@ -96,13 +98,15 @@ struct InSituSummary {
   int failed_policies = 0;
   // The verdict from the runs (DecideInSitu, the replay's rule: among
   // policies within the RSS slack of the smallest peak RSS, WithinRssSlack,
-  // the FastestTiedGroup of the ranked figure, paired by round; of it, the
-  // smallest peak RSS). `fastest`: that group among all ok policies,
-  // whatever their RSS.
+  // the FastestRecommendable group of the ranked figure, paired by round; of
+  // it, the smallest peak RSS). `fastest`: the FastestTiedGroup among all ok
+  // policies, whatever their RSS.
   std::vector<std::string> fastest;
   std::string recommended;  // "" if nothing ran
   allocators::Adoption adopt;
   std::string rule;
+  // A faster policy that never frees, passed over (NeverFreesWords); "".
+  std::string passed_over;
   // With a replay: its pick, whether it held (in the tied group the
   // recommendation is made from: within the RSS slack), and the sentence
   // saying so (and what the speed alone said, if the pick's RSS left it out).

@@ -1,6 +1,7 @@
 #include "alloctrace/replayer/in_situ_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -37,7 +38,8 @@ Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, const std:
 // ok): paired by round, the reference std or malloc. No noise floor is
 // measured in situ (no second reference run set), so the margin is 0: a tie
 // is a paired ratio whose 95% CI includes 1 (or fewer than 3 paired rounds).
-std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<size_t>& members) {
+std::vector<SpeedFigures> InSituSpeedFigures(const InSituSummary& s,
+                                             const std::vector<size_t>& members) {
   std::vector<SpeedFigures> figures;
   for (size_t i : members) {
     const InSituPolicy& p = s.policies[i];
@@ -46,10 +48,17 @@ std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<si
     f.by_round = FiguresByRound(p, s.clock);
     f.vs_reference = p.vs_reference;
     f.reference = p.reference;
+    f.frees_blocks = p.frees_blocks;
     figures.push_back(std::move(f));
   }
+  return figures;
+}
+
+std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<size_t>& members) {
   std::vector<size_t> group;
-  for (size_t k : FastestTiedGroup(figures, /*noise_margin=*/0)) group.push_back(members[k]);
+  for (size_t k : FastestTiedGroup(InSituSpeedFigures(s, members), /*noise_margin=*/0)) {
+    group.push_back(members[k]);
+  }
   return group;
 }
 
@@ -125,7 +134,9 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                         RssSlackWords(rss_slack),
                         "; of the policies tied with it (the 95% CI of the ratio paired by "
                         "round includes 1; no noise floor is measured in situ), the one with "
-                        "the smallest peak RSS");
+                        "the smallest peak RSS; a policy that never frees its blocks is "
+                        "recommended over the fastest that frees only when shown more than ",
+                        static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
   if (ok.empty()) {
     s.sentence = absl::StrCat("In situ, no policy completed its runs of ",
@@ -154,8 +165,16 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   for (size_t i : ok) {
     if (within_slack(s.policies[i])) cand.push_back(i);
   }
-  std::vector<size_t> group = InSituTiedGroup(s, cand);
-  if (group.empty()) group = cand;                  // every ok policy has a figure: not reached
+  // The replay's group rule, the never-freeing margin with it (summary.h).
+  const RecommendableGroup recommendable =
+      FastestRecommendable(InSituSpeedFigures(s, cand), /*noise_margin=*/0);
+  std::vector<size_t> group;
+  for (size_t k : recommendable.members) group.push_back(cand[k]);
+  if (group.empty()) group = cand;  // every ok policy has a figure: not reached
+  if (recommendable.has_passed_over) {
+    s.passed_over = NeverFreesWords(s.policies[cand[recommendable.passed_over]].name,
+                                    s.policies[group[0]].name, recommendable.edge);
+  }
   const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack
   std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
     const InSituPolicy& x = s.policies[a];
@@ -195,9 +214,14 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
       within_slack(first) ? ""
                           : absl::StrCat(" ", first.name, ", the fastest (", speed(first),
                                          "), is left out: its ", over_slack(first), ".");
+  // What else the rule left out: a faster policy that never frees.
+  const std::string aside =
+      s.passed_over.empty()
+          ? first_left_out
+          : absl::StrCat(first_left_out, " Not recommended: ", s.passed_over, ".");
   if (s.replay_pick.empty()) {
     s.sentence = absl::StrCat("In situ, ", rec.name, " is recommended: ", rec_speed, ", ",
-                              Mib(rec.peak_rss_bytes.median), " peak RSS.", first_left_out);
+                              Mib(rec.peak_rss_bytes.median), " peak RSS.", aside);
     return;
   }
   const InSituPolicy* pick = Find(s, s.replay_pick);
@@ -205,7 +229,7 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     s.replay_pick_held = false;
     s.sentence = absl::StrCat("The replay picked ", s.replay_pick, ", which did not run in situ (",
                               pick == nullptr ? "not a candidate" : pick->failure, "); in situ ",
-                              rec.name, " is recommended, ", rec_speed, ".", first_left_out);
+                              rec.name, " is recommended, ", rec_speed, ".", aside);
     return;
   }
   // Held: the pick is in the group the recommendation is made from.
@@ -216,20 +240,21 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     const bool fast = pick == &first || pick->tied_fastest;
     s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " ",
                               fast ? standing(*pick) : absl::StrCat("is recommended, ", rec_speed),
-                              ".", first_left_out, " The pick held.");
+                              ".", aside, " The pick held.");
   } else if (s.replay_pick_held) {
     s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ it is tied with ", rec.name,
                               " (", Times(s.pick_vs_best), " its ", TimeWords(s.clock),
                               "). The pick "
                               "held; recommended: ",
-                              rec.name, ", the smaller peak RSS.", first_left_out);
+                              rec.name, ", the smaller peak RSS.", aside);
   } else if (!within_slack(*pick)) {
     // Left out for its memory, whatever its speed: say both.
     s.sentence = absl::StrCat(
         "Replay picked ", pick->name, "; in situ ", pick->name, " ", standing(*pick), ", but its ",
         over_slack(*pick), ": ", rec.name, " is recommended, ", rec_speed, ", ",
         Mib(rec.peak_rss_bytes.median), " peak RSS. ",
-        pick->tied_fastest ? "The pick held on speed, not on memory." : "The pick did not hold.");
+        pick->tied_fastest ? "The pick held on speed, not on memory." : "The pick did not hold.",
+        aside);
   } else {
     // Within the slack but not tied with its fastest: slower than it. Said
     // against the recommended policy, or the fastest if the recommended one
@@ -245,12 +270,12 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                                 absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
                                                 100 * (e.lo - 1), 100 * (e.hi - 1)),
                                 " (", TimeWords(s.clock), " of the program); ", recommended,
-                                ". The pick did not hold.");
+                                ". The pick did not hold.", aside);
     } else {
       s.sentence =
           absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " is not tied with ",
                        winner.name, " (", Times(PairedSlowdown(winner, *pick, s.clock)), " its ",
-                       TimeWords(s.clock), "); ", recommended, ". The pick did not hold.");
+                       TimeWords(s.clock), "); ", recommended, ". The pick did not hold.", aside);
     }
   }
 }

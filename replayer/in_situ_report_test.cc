@@ -160,5 +160,31 @@ TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
   EXPECT_THAT(s.sentence, HasSubstr("The pick did not hold."));
 }
 
+// The replay's never-freeing margin holds in situ too: a keep pool 5%
+// faster than slab, round by round, is the fastest but not recommended;
+// 30% faster, it is.
+TEST(DecideInSituTest, ANeverFreeingPolicyNeedsTheMarginInSituToo) {
+  auto decide = [](double keep_factor) {
+    InSituPolicy keep = Policy("pool/simple/exp/st/single/keep", {0.5 * keep_factor}, 4 << 20);
+    keep.frees_blocks = false;
+    InSituSummary s = Summary(
+        {Policy("std", {1}, 4 << 20, true), Policy("slab/st/single", {0.5}, 4 << 20), keep});
+    DecideInSitu(s, "slab/st/single", 0.10);
+    return s;
+  };
+  const InSituSummary a = decide(0.95);
+  EXPECT_THAT(a.fastest, ElementsAre("pool/simple/exp/st/single/keep"));
+  EXPECT_EQ(a.recommended, "slab/st/single");
+  EXPECT_TRUE(a.replay_pick_held);
+  EXPECT_THAT(a.passed_over, HasSubstr("never frees its blocks"));
+  EXPECT_THAT(a.sentence, HasSubstr("Not recommended: pool/simple/exp/st/single/keep, 1.05x"));
+  EXPECT_THAT(a.sentence, HasSubstr("The pick held."));
+  EXPECT_THAT(a.rule, HasSubstr("only when shown more than 10% faster"));
+  const InSituSummary b = decide(0.7);
+  EXPECT_EQ(b.recommended, "pool/simple/exp/st/single/keep");
+  EXPECT_TRUE(b.passed_over.empty());
+  EXPECT_FALSE(b.replay_pick_held);
+}
+
 }  // namespace
 }  // namespace alloctrace

@@ -335,7 +335,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       if (i != malloc_index && !set[i].done) others_active = true;
     }
     // The leader runs as long as anyone does, so every racing run has its pair.
-    const size_t leader = s.race ? RaceLeader(set, s.ctx) : set.size();
+    // Both leaders (race.h: the fastest, the fastest that frees).
+    const RaceLeaders leaders =
+        s.race ? FindRaceLeaders(set, s.ctx) : RaceLeaders{set.size(), set.size()};
     Measured& ref = set[malloc_index];
     // malloc runs as long as anyone does, so every run has its pair.
     const bool ref_active = !ref.fatal && (others_active || !ref.done) &&
@@ -343,7 +345,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     if (!others_active && !ref_active) break;
     order.clear();
     for (size_t i = 0; i < set.size(); ++i) {
-      if (i == malloc_index ? ref_active : !set[i].done || (i == leader && others_active)) {
+      const bool leads = i == leaders.fastest || i == leaders.freeing;
+      if (i == malloc_index ? ref_active : !set[i].done || (leads && others_active)) {
         order.push_back(i);
       }
     }
@@ -408,9 +411,8 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
       const double margin =
           NoiseMargin(PairedRatio(FiguresByRound(ref.runs.runs, warm, s.ctx.clock),
                                   FiguresByRound(noise.runs.runs, warm, s.ctx.clock)));
-      const size_t new_leader = RaceLeader(set, s.ctx);
       if (round >= s.race_min_runs) {
-        RaceLook(set, new_leader, malloc_index, margin, ++looks, entrants, s);
+        RaceLook(set, FindRaceLeaders(set, s.ctx), malloc_index, margin, ++looks, entrants, s);
       }
       if (budget_spent || (bounded && total_spent() >= total_budget)) {
         for (Measured& m : set) {

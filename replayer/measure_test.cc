@@ -176,7 +176,7 @@ TEST(RaceTest, AClearlySlowerPolicyIsEliminatedWithItsReason) {
     PassFigures& warm = set[3].runs.runs[i].result.passes[1];
     warm.cpu_seconds *= i % 2 ? 1.01 : 0.99;
   }
-  EXPECT_EQ(RaceLook(set, 1, 0, 0.02, 1, 3, s), 1);
+  EXPECT_EQ(RaceLook(set, {1, 1}, 0, 0.02, 1, 3, s), 1);
   EXPECT_TRUE(set[2].done);
   EXPECT_TRUE(set[2].runs.eliminated);
   EXPECT_EQ(set[2].runs.stop_reason,
@@ -190,12 +190,40 @@ TEST(RaceTest, NoEliminationBeforeMinRunsOrWithinTheNoiseFloor) {
   const MeasureSettings s = TestSettings();
   std::vector<Measured> few = {Drifting("malloc", 4, 2), Drifting("slab", 4, 1),
                                Drifting("boost_pool", 4, 3)};
-  EXPECT_EQ(RaceLook(few, 1, 0, 0, 1, 2, s), 0);
+  EXPECT_EQ(RaceLook(few, {1, 1}, 0, 0, 1, 2, s), 0);
   // 5% slower in every round, but two malloc run sets read 10% apart.
   std::vector<Measured> near = {Drifting("malloc", 8, 2), Drifting("slab", 8, 1),
                                 Drifting("close", 8, 1.05)};
-  EXPECT_EQ(RaceLook(near, 1, 0, 0.10, 1, 2, s), 0);
-  EXPECT_EQ(RaceLook(near, 1, 0, 0.0, 1, 2, s), 1);
+  EXPECT_EQ(RaceLook(near, {1, 1}, 0, 0.10, 1, 2, s), 0);
+  EXPECT_EQ(RaceLook(near, {1, 1}, 0, 0.0, 1, 2, s), 1);
+}
+
+TEST(RaceTest, APolicyThatFreesRacesTheFastestThatFrees) {
+  const MeasureSettings s = TestSettings();
+  // keep never frees and leads by 5%; slab frees, boost_pool frees and is
+  // 3x slower, slow_keep never frees and is 1.3x slower than keep.
+  std::vector<Measured> set = {Drifting("malloc", 6, 2), Drifting("keep", 6, 0.95),
+                               Drifting("slab", 6, 1), Drifting("boost_pool", 6, 3),
+                               Drifting("slow_keep", 6, 1.3)};
+  set[1].runs.frees_blocks = false;
+  set[4].runs.frees_blocks = false;
+  const RaceLeaders leaders = FindRaceLeaders(set, s.ctx);
+  EXPECT_EQ(leaders.fastest, 1u);
+  EXPECT_EQ(leaders.freeing, 2u);
+  EXPECT_EQ(RaceLook(set, leaders, 0, 0.0, 1, 4, s), 2);
+  EXPECT_FALSE(set[2].done);  // slab: 5% slower than keep, but the fastest that frees
+  EXPECT_TRUE(set[3].runs.eliminated);
+  EXPECT_EQ(set[3].runs.stop_reason,
+            "eliminated after 6 runs: 3.00x [3.00, 3.00] slower than slab");
+  EXPECT_TRUE(set[4].runs.eliminated);  // never frees: raced against keep
+  EXPECT_NE(set[4].runs.stop_reason.find("slower than keep"), std::string::npos);
+  // Were slab never to free, keep would eliminate it.
+  std::vector<Measured> same = {Drifting("malloc", 6, 2), Drifting("keep", 6, 0.95),
+                                Drifting("slab", 6, 1)};
+  same[1].runs.frees_blocks = false;
+  same[2].runs.frees_blocks = false;
+  EXPECT_EQ(RaceLook(same, FindRaceLeaders(same, s.ctx), 0, 0.0, 1, 2, s), 1);
+  EXPECT_TRUE(same[2].runs.eliminated);
 }
 
 TEST(RaceTimeLimitTest, TwentyTimesThePaceAtLeastTheFloorAtMostTheConfigured) {

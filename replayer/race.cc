@@ -15,11 +15,11 @@ bool Races(const Measured& m) {
          !m.runs.runs.empty();
 }
 
-size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx) {
+size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx, bool freeing_only) {
   size_t leader = set.size();
   double best = 0;
   for (size_t i = 0; i < set.size(); ++i) {
-    if (!Races(set[i])) continue;
+    if (!Races(set[i]) || (freeing_only && !set[i].runs.frees_blocks)) continue;
     const std::vector<double> v = RankFigures(set[i].runs, ctx);
     if (v.empty()) continue;
     const double median = Median(v);
@@ -31,6 +31,10 @@ size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx) {
   return leader;
 }
 
+RaceLeaders FindRaceLeaders(const std::vector<Measured>& set, const ReportContext& ctx) {
+  return {RaceLeader(set, ctx), RaceLeader(set, ctx, /*freeing_only=*/true)};
+}
+
 double RaceLevel(int look, int entrants) {
   constexpr double kPi = 3.14159265358979323846;
   const double t = look < 1 ? 1 : look;
@@ -38,27 +42,31 @@ double RaceLevel(int look, int entrants) {
   return 6 * kRaceAlpha / (kPi * kPi * t * t * k);
 }
 
-int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double noise_margin,
-             int look, int entrants, const MeasureSettings& s) {
-  if (leader >= set.size()) return 0;
+int RaceLook(std::vector<Measured>& set, const RaceLeaders& leaders, size_t reference,
+             double noise_margin, int look, int entrants, const MeasureSettings& s) {
   const bool warm = RanksWarm(s.ctx);
-  const std::map<int, double> lead = FiguresByRound(set[leader].runs.runs, warm, s.ctx.clock);
+  std::map<size_t, std::map<int, double>> lead;  // by leader
+  for (size_t l : {leaders.fastest, leaders.freeing}) {
+    if (l < set.size()) lead[l] = FiguresByRound(set[l].runs.runs, warm, s.ctx.clock);
+  }
   const double level = RaceLevel(look, entrants);
   int eliminated = 0;
   for (size_t i = 0; i < set.size(); ++i) {
     Measured& m = set[i];
-    if (i == leader || i == reference || m.done || !Races(m)) continue;
+    const size_t leader = m.runs.frees_blocks ? leaders.freeing : leaders.fastest;
+    if (leader >= set.size() || i == leader || i == reference || m.done || !Races(m)) continue;
+    const std::map<int, double>& leads = lead[leader];
     const std::map<int, double> mine = FiguresByRound(m.runs.runs, warm, s.ctx.clock);
     std::vector<double> logs;
     for (const auto& [round, x] : mine) {
-      auto it = lead.find(round);
-      if (it != lead.end()) logs.push_back(std::log(x / it->second));
+      auto it = leads.find(round);
+      if (it != leads.end()) logs.push_back(std::log(x / it->second));
     }
     if (static_cast<int>(logs.size()) < s.race_min_runs) continue;
     const double p = SlowerPValue(logs, noise_margin);
     if (p > level) continue;
     // The policy's ns/op over the leader's, round by round (> 1: slower).
-    const Estimate ratio = PairedRatio(mine, lead);
+    const Estimate ratio = PairedRatio(mine, leads);
     m.done = true;
     m.runs.eliminated = true;
     m.runs.stop_reason =

@@ -1,10 +1,15 @@
 // The race of the measurement protocol (--race, the default): successive
 // elimination, as F-Race and irace race configurations. After each round,
-// every policy still measuring is compared with the leader (the racing
-// policy with the lowest median ns/op so far) by the ratio of their ns/op
-// paired by round; a policy shown slower than the leader by more than the
-// noise floor is eliminated: it runs no more, and its row keeps its figures
-// and says when and why (PolicyRuns::stop_reason, eliminated).
+// every policy still measuring is compared with its leader by the ratio of
+// their ns/op paired by round; a policy shown slower than its leader by
+// more than the noise floor is eliminated: it runs no more, and its row
+// keeps its figures and says when and why (PolicyRuns::stop_reason,
+// eliminated). A policy that never frees its blocks (keep, monotonic)
+// races the leader, the racing policy with the lowest median ns/op so far;
+// one that frees races the freeing leader, the fastest of those that free:
+// the recommendation takes a never-freeing policy over the fastest that
+// frees only by a margin (summary.h: kNeverFreesMargin), so a freeing
+// policy a few percent slower than a keep pool must stay in the race.
 //
 // The test: one-sided paired t-test (stats.h SlowerPValue) of the mean log
 // ratio (policy over leader, over the rounds both ran) against log(1 + m),
@@ -58,24 +63,34 @@ inline constexpr double kRaceAlpha = 0.05;
 // which never frees) and not eliminated. malloc races only as a leader.
 bool Races(const Measured& m);
 
-// The leader: of the entries that race, the lowest median ns/op of the
-// ranking pass (RankFigures). set.size() if none has a run.
-size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx);
+// The leader: of the entries that race (and free their blocks, if
+// freeing_only), the lowest median ns/op of the ranking pass
+// (RankFigures). set.size() if none has a run.
+size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx,
+                  bool freeing_only = false);
+
+// The two leaders of a look: the fastest, and the fastest that frees.
+struct RaceLeaders {
+  size_t fastest = 0;
+  size_t freeing = 0;
+};
+RaceLeaders FindRaceLeaders(const std::vector<Measured>& set, const ReportContext& ctx);
 
 // The level each comparison of look `look` (1, 2, ...) is tested at, with
 // `entrants` policies in the race: 6 alpha / (pi^2 look^2 entrants).
 double RaceLevel(int look, int entrants);
 
-// One look: each entry that races and is not done, other than the leader
-// and `reference` (glibc malloc, which runs as long as anyone does), with at
-// least s.race_min_runs rounds in common with the leader, is eliminated when
+// One look: each entry that races and is not done, other than its leader
+// (leaders.freeing if it frees its blocks, else leaders.fastest) and
+// `reference` (glibc malloc, which runs as long as anyone does), with at
+// least s.race_min_runs rounds in common with its leader, is eliminated when
 // SlowerPValue of its log ratios to the leader against `noise_margin` is at
 // most RaceLevel(look, entrants): done, eliminated, and a stop_reason such
 // as "eliminated after 6 runs: 3.10x [2.80, 3.50] slower than slab" (the
 // median paired ratio with its 95% bootstrap CI). Returns how many were
 // eliminated.
-int RaceLook(std::vector<Measured>& set, size_t leader, size_t reference, double noise_margin,
-             int look, int entrants, const MeasureSettings& s);
+int RaceLook(std::vector<Measured>& set, const RaceLeaders& leaders, size_t reference,
+             double noise_margin, int look, int entrants, const MeasureSettings& s);
 
 // The race's time limit on a run (above): kRaceRunTimeFactor times the
 // pace, at least kRaceRunTimeFloorSeconds.

@@ -268,9 +268,59 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
   return group;
 }
 
-std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members, const ReportContext& ctx,
-                                     double noise_margin) {
+RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
+                                        double noise_margin) {
+  RecommendableGroup r;
+  r.members = FastestTiedGroup(policies, noise_margin);
+  auto frees = [&](size_t i) { return policies[i].frees_blocks; };
+  if (r.members.empty()) return r;
+  if (std::any_of(r.members.begin(), r.members.end(), frees)) {
+    // A tie goes to a policy whose memory stays bounded.
+    r.members.erase(
+        std::remove_if(r.members.begin(), r.members.end(), [&](size_t i) { return !frees(i); }),
+        r.members.end());
+    return r;
+  }
+  std::vector<size_t> freeing;
+  std::vector<SpeedFigures> freeing_figures;
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (frees(i) && policies[i].median.has_data()) {
+      freeing.push_back(i);
+      freeing_figures.push_back(policies[i]);
+    }
+  }
+  if (freeing.empty()) return r;
+  const std::vector<size_t> group = FastestTiedGroup(freeing_figures, noise_margin);
+  if (group.empty()) return r;
+  const size_t fastest = r.members[0];
+  const size_t kept = freeing[group[0]];
+  // The freeing policy's figure over the never-freeing one's (>1: slower).
+  const Estimate edge = PairedRatio(policies[kept].by_round, policies[fastest].by_round);
+  if (edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) return r;
+  r.members.clear();
+  for (size_t k : group) r.members.push_back(freeing[k]);
+  r.has_passed_over = true;
+  r.passed_over = fastest;
+  r.edge = edge;
+  return r;
+}
+
+std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
+                            const Estimate& edge) {
+  const std::string speed = edge.has_data() ? absl::StrFormat(", %.2fx [%.2f, %.2f] %s's speed,",
+                                                              edge.median, edge.lo, edge.hi, kept)
+                                            : "";
+  return absl::StrFormat(
+      "%s%s never frees its blocks: a policy that never frees is recommended only when shown "
+      "more than %d%% faster than the fastest that frees (the paired ratio's 95%% CI above "
+      "%.2f)",
+      passed_over, speed, static_cast<int>(std::lround(100 * kNeverFreesMargin)),
+      1 + kNeverFreesMargin);
+}
+
+std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
+                                             const std::vector<size_t>& members,
+                                             const ReportContext& ctx) {
   const bool warm = RanksWarm(ctx);
   std::vector<SpeedFigures> figures;
   for (size_t i : members) {
@@ -280,10 +330,19 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
     f.by_round = FiguresByRound(p.raw, warm, ctx.clock);
     f.vs_reference = p.vs_malloc;
     f.reference = p.name == "malloc";
+    f.frees_blocks = p.frees_blocks;
     figures.push_back(std::move(f));
   }
+  return figures;
+}
+
+std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
+                                     const std::vector<size_t>& members, const ReportContext& ctx,
+                                     double noise_margin) {
   std::vector<size_t> group;
-  for (size_t k : FastestTiedGroup(figures, noise_margin)) group.push_back(members[k]);
+  for (size_t k : FastestTiedGroup(ReplaySpeedFigures(policies, members, ctx), noise_margin)) {
+    group.push_back(members[k]);
+  }
   return group;
 }
 
@@ -298,10 +357,15 @@ std::string RssSlackWords(double rss_slack) {
 }
 
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
-  std::map<std::string, std::vector<size_t>> kinds;
+  // Those that free and those that never do are screened apart: the
+  // recommendation weighs the fastest of each against the other
+  // (FastestRecommendable), so neither may be screened out by the other.
+  std::map<std::pair<std::string, bool>, std::vector<size_t>> kinds;
   for (size_t i = 0; i < t->policies.size(); ++i) {
     const PolicyResult& p = t->policies[i];
-    if (!p.screen_kind.empty() && p.ok() && !p.eliminated) kinds[p.screen_kind].push_back(i);
+    if (!p.screen_kind.empty() && p.ok() && !p.eliminated) {
+      kinds[{p.screen_kind, p.frees_blocks}].push_back(i);
+    }
   }
   const double margin = NoiseMargin(t->noise_floor);
   for (const auto& [kind, members] : kinds) {
@@ -311,8 +375,10 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
       if (std::find(kept.begin(), kept.end(), i) != kept.end()) continue;
       PolicyResult& p = t->policies[i];
       p.screened_out = true;
-      p.note = absl::StrCat("slower than ", t->policies[kept[0]].name, ", the fastest ", kind,
-                            "-storage article policy: screened out, not a contender");
+      p.note = absl::StrCat("slower than ", t->policies[kept[0]].name, ", the fastest ", kind.first,
+                            "-storage article policy that ",
+                            kind.second ? "frees its blocks" : "never frees",
+                            ": screened out, not a contender");
     }
   }
 }
@@ -369,18 +435,15 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
       cand.push_back(i);
     }
   }
-  std::vector<size_t> pick = FastestTiedGroup(t->policies, cand, ctx, NoiseMargin(t->noise_floor));
-  // Of the tied group, one pick that noise between its members cannot move:
-  // a policy that frees before one that never does (its memory would only
-  // grow in a longer run); then those whose peak RSS is within a page or 2%
-  // of the group's smallest (peaks read a few pages apart from run to run);
-  // of those, the simplest to adopt (RecommendationPreference), then the name.
-  if (std::any_of(pick.begin(), pick.end(),
-                  [&](size_t i) { return t->policies[i].frees_blocks; })) {
-    pick.erase(std::remove_if(pick.begin(), pick.end(),
-                              [&](size_t i) { return !t->policies[i].frees_blocks; }),
-               pick.end());
-  }
+  const RecommendableGroup group =
+      FastestRecommendable(ReplaySpeedFigures(t->policies, cand, ctx), NoiseMargin(t->noise_floor));
+  std::vector<size_t> pick;
+  for (size_t k : group.members) pick.push_back(cand[k]);
+  // Of the group (a policy that frees before one that never does, above),
+  // one pick that noise between its members cannot move: those whose peak
+  // RSS is within a page or 2% of the group's smallest (peaks read a few
+  // pages apart from run to run); of those, the simplest to adopt
+  // (RecommendationPreference), then the name.
   double least_rss = std::numeric_limits<double>::max();
   for (size_t i : pick) least_rss = std::min(least_rss, t->policies[i].peak_rss.median);
   const double rss_tolerance = std::max(4096.0, 0.02 * least_rss);
@@ -404,7 +467,9 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
       "ratio paired by round includes 1 or lies within the noise floor), "
       "one that frees its blocks, with the smallest peak RSS (within a page "
       "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
-      "and the article's grid");
+      "and the article's grid; a policy that never frees its blocks is "
+      "recommended over the fastest that frees only when shown more than ",
+      static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
   const std::string pass = RanksWarm(ctx) ? "warm passes" : "the cold pass";
   if (pick.empty()) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";
@@ -413,6 +478,12 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   const PolicyResult& rec = t->policies[pick[0]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
+  if (group.has_passed_over) {
+    v.passed_over_name = t->policies[cand[group.passed_over]].name;
+    v.passed_over_edge = group.edge;
+    v.passed_over =
+        NeverFreesWords(v.passed_over_name, t->policies[cand[group.members[0]]].name, group.edge);
+  }
   std::string speed_words = v.fastest.size() == 1
                                 ? absl::StrCat(v.fastest[0], " is the fastest")
                                 : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
@@ -430,7 +501,9 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
       absl::StrCat("On ", t->trace_path, " (", pass, ", ", ClockWords(t->clock), "), ", speed_words,
                    vs, "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
                    Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
-                   Mib(rec.peak_rss.median), " peak RSS; the rule: ", v.rule, ".");
+                   Mib(rec.peak_rss.median), " peak RSS",
+                   v.passed_over.empty() ? "" : absl::StrCat(" (", v.passed_over, ")"),
+                   "; the rule: ", v.rule, ".");
 }
 
 TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,

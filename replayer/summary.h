@@ -114,6 +114,12 @@ struct Verdict {
   allocators::Adoption adopt;  // of the recommended policy
   std::string rule;            // the rule that picked it, in words
   std::string sentence;        // the verdict in one paragraph
+  // A faster policy that never frees, not recommended for want of the
+  // margin (kNeverFreesMargin): NeverFreesWords, "" if none; its name, and
+  // the recommended policy's figure over its own, paired (>1: it is faster).
+  std::string passed_over;
+  std::string passed_over_name;
+  Estimate passed_over_edge;
 };
 
 // Runs disturbed by an involuntary context switch in their ranking passes or
@@ -198,6 +204,7 @@ struct SpeedFigures {
   std::map<int, double> by_round;  // the same figure, per round
   Estimate vs_reference;           // the reference's figure over this one's, paired (>1: faster)
   bool reference = false;          // the reference itself
+  bool frees_blocks = true;        // false: never frees (keep, monotonic): see below
 };
 
 // THE fastest tied group, for the replay and in situ (indexes into
@@ -210,6 +217,59 @@ struct SpeedFigures {
 // overlap its (no pairing possible); those without data never are.
 std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
                                      double noise_margin);
+
+// A policy that never frees its blocks (deallocate a no-op: the article's
+// keep pools, pmr_monotonic) holds every block the program ever allocated,
+// so its peak grows with the program's total allocation, not with what it
+// holds at once: a trace is a sample of a run, and its peak RSS within the
+// slack says little of a longer one. Its speed edge is real (it skips the
+// free list) but small on most traces (3-8% on simple_map), and a few
+// percent is what the measured noise lets through one run and not the next:
+// a pick that flipped between slab/st/single and a keep pool from run to
+// run. So such a policy displaces the fastest that frees only when it is
+// faster by more than this margin, shown (the lower bound of the paired
+// ratio's 95% CI above 1 + kNeverFreesMargin), the replay's and in situ's
+// rule alike. 10%, as the RSS slack: the speed the rule gives up for a
+// bounded working set is at most what it gives up of memory for speed.
+inline constexpr double kNeverFreesMargin = 0.10;
+
+// The group a recommendation is made from (indexes into `policies`, fastest
+// first), and, if the never-freeing rule passed over a faster policy, which
+// one and by how much.
+struct RecommendableGroup {
+  std::vector<size_t> members;
+  // Whether the fastest never frees and did not clear kNeverFreesMargin
+  // against members[0] (the fastest that frees), and which it is.
+  bool has_passed_over = false;
+  size_t passed_over = 0;
+  // members[0]'s figure over passed_over's, paired by round (>1: the one
+  // passed over is faster).
+  Estimate edge;
+};
+
+// FastestTiedGroup of all `policies`; if it holds a policy that frees, those
+// that free (a tie goes to the policy whose memory stays bounded). If it
+// holds only never-freeing policies: they stay only if the fastest of them
+// beats the fastest freeing policy by more than kNeverFreesMargin, shown
+// (the ratio's CI lower bound above 1 + kNeverFreesMargin, from at least
+// kMinPairedRounds rounds); otherwise the FastestTiedGroup of the freeing
+// policies, and the one passed over is named. Without a freeing policy,
+// the FastestTiedGroup as it is.
+RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
+                                        double noise_margin);
+
+// The words the verdicts give when the rule passed over a policy: "<k>,
+// 1.04x [1.01, 1.08] <f>'s speed, never frees its blocks: a policy that
+// never frees is recommended only when more than 10% faster than the
+// fastest that frees".
+std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
+                            const Estimate& edge);
+
+// The replay's `members` as SpeedFigures: their FiguresByRound of the
+// ranking pass, vs_malloc, malloc the reference.
+std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
+                                             const std::vector<size_t>& members,
+                                             const ReportContext& ctx);
 
 // The same for the replay's `members` (indexes into `policies`, all ok):
 // their FiguresByRound of the ranking pass, vs_malloc, malloc the reference.
@@ -233,9 +293,11 @@ bool WithinRssSlack(double peak_rss, double smallest, double rss_slack);
 std::string RssSlackWords(double rss_slack);
 
 // Step 2a: the screen of the article grid. Of the policies with the same
-// screen_kind (ok, not eliminated), those outside the FastestTiedGroup of
-// that kind are screened_out, with a note saying so: the screen kept the
-// fastest article policy of each storage kind, and the race keeps its rule.
+// screen_kind and the same frees_blocks (ok, not eliminated), those outside
+// the FastestTiedGroup of that kind are screened_out, with a note saying
+// so: the screen kept the fastest article policy of each storage kind that
+// frees and that never frees (FastestRecommendable weighs the two), and the
+// race keeps its rule.
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
 
 // Step 2: tied_fastest (FastestTiedGroup of the contenders: ok, not bump,
@@ -247,9 +309,10 @@ void MarkTies(TraceReport* t, const ReportContext& ctx);
 
 // Step 3: the recommendation, its rule and sentence: among contenders (as
 // in step 2) whose median peak RSS is within the RSS slack of the smallest
-// (WithinRssSlack, ctx.rss_slack), the FastestTiedGroup; of it, one that
-// frees, the smallest median peak RSS (within a page or 2%), then
-// RecommendationPreference and the name.
+// (WithinRssSlack, ctx.rss_slack), the FastestRecommendable group; of it,
+// the smallest median peak RSS (within a page or 2%), then
+// RecommendationPreference and the name. Verdict::passed_over names a
+// faster never-freeing policy the margin kept out.
 void Recommend(TraceReport* t, const ReportContext& ctx);
 
 // Words the verdict sentence shares with the reports: bytes as "512K" or

@@ -348,18 +348,100 @@ TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
   // Two simple-storage article policies raced, neither eliminated (a race
   // cut short by its budget): the slower, leaner one is screened out, so it
   // sets no RSS bar; a policy named alone (no screen_kind) is never.
-  PolicyRuns fast = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 1.6), 512 << 20);
+  PolicyRuns fast = Runs("pool/simple/exp/st/single/free", Scaled(kDrift, 1.6), 512 << 20);
   PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 20);
   fast.screen_kind = lean.screen_kind = "simple";
   std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 1.4), 48 << 20),
                                   Runs("slab", kDrift, 52 << 20), fast, lean};
   const TraceReport t = Summarized(runs);
-  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
+  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/free").screened_out);
   EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);
   EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"), std::string::npos);
   EXPECT_EQ(t.verdict.recommended, "slab");
   runs[3].screen_kind.clear();  // named by the user: a contender
   EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+}
+
+TEST(SummarizeTest, TheScreenWeighsThoseThatFreeApartFromThoseThatNever) {
+  // A keep pool 5% faster than the free pool of its kind: the free one stays
+  // a contender (the recommendation weighs it against the keep pool by the
+  // never-freeing margin), and is recommended.
+  PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 0.95));
+  PolicyRuns free = Runs("pool/simple/exp/st/single/free", kDrift);
+  PolicyRuns slower = Runs("pool/simple/lin/st/single/free", Scaled(kDrift, 1.2));
+  keep.frees_blocks = false;
+  keep.screen_kind = free.screen_kind = slower.screen_kind = "simple";
+  const TraceReport t = Summarized({Runs("malloc", Scaled(kDrift, 2)), keep, free, slower});
+  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/keep").screened_out);
+  EXPECT_FALSE(Find(t, "pool/simple/exp/st/single/free").screened_out);
+  EXPECT_TRUE(Find(t, "pool/simple/lin/st/single/free").screened_out);
+  EXPECT_NE(Find(t, "pool/simple/lin/st/single/free").note.find("that frees its blocks"),
+            std::string::npos);
+  EXPECT_EQ(t.verdict.recommended, "pool/simple/exp/st/single/free");
+}
+
+// On simple_map the single-holding keep pools read 3-8% faster than
+// slab/st/single, tied in one run and not the next: the pick flipped between
+// them. A policy that never frees must now be shown more than
+// kNeverFreesMargin faster than the fastest that frees to be recommended.
+TEST(SummarizeTest, ANeverFreeingPolicyDisplacesOneThatFreesOnlyByTheMargin) {
+  PolicyRuns slab = Runs("slab/st/single", kDrift);
+  slab.family = "ours";
+  PolicyRuns boost = Runs("boost_fast_pool_nolock", Scaled(kDrift, 1.01));
+  boost.family = "baseline";
+  auto with_keep = [&](double factor) {
+    PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, factor));
+    keep.frees_blocks = false;
+    return Summarized({Runs("malloc", Scaled(kDrift, 2)), slab, boost, keep});
+  };
+  // 5% faster (1.05x, every round): the fastest, not recommended.
+  const TraceReport a = with_keep(0.95);
+  EXPECT_EQ(a.verdict.fastest, std::vector<std::string>{"pool/simple/exp/st/single/keep"});
+  EXPECT_EQ(a.verdict.recommended, "slab/st/single");  // tied with boost: ours first
+  EXPECT_TRUE(absl::StartsWith(a.verdict.passed_over,
+                               "pool/simple/exp/st/single/keep, 1.05x [1.05, 1.05] "
+                               "slab/st/single's speed, never frees its blocks"))
+      << a.verdict.passed_over;
+  EXPECT_TRUE(absl::StrContains(a.verdict.sentence, a.verdict.passed_over));
+  EXPECT_TRUE(absl::StrContains(a.verdict.rule, "only when shown more than 10% faster"));
+  // 9% faster: still inside the margin.
+  EXPECT_EQ(with_keep(1 / 1.09).verdict.recommended, "slab/st/single");
+  // 25% faster, shown: recommended, nothing passed over.
+  const TraceReport b = with_keep(0.8);
+  EXPECT_EQ(b.verdict.recommended, "pool/simple/exp/st/single/keep");
+  EXPECT_TRUE(b.verdict.passed_over.empty());
+  // Tied with slab: slab, as before (a tie goes to the policy that frees).
+  const TraceReport c = with_keep(1.0);
+  EXPECT_EQ(c.verdict.recommended, "slab/st/single");
+  EXPECT_TRUE(c.verdict.passed_over.empty());
+}
+
+TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
+  // Twice as fast but in rounds slab never ran: no pairing, no margin shown.
+  PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, 0.5));
+  keep.frees_blocks = false;
+  PolicyRuns slab = Runs("slab/st/single", kDrift);
+  for (RunRecord& r : slab.runs) r.round += 100;
+  PolicyRuns malloc = Runs("malloc", Scaled(kDrift, 2));
+  for (size_t i = 0; i < kDrift.size(); ++i) {
+    malloc.runs.push_back(alloctrace::Run(static_cast<int>(100 + i), 2 * kDrift[i], 1 << 20));
+  }
+  const TraceReport t = Summarized({malloc, slab, keep});
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"pool/simple/exp/st/single/keep"});
+  EXPECT_EQ(t.verdict.recommended, "slab/st/single");
+  EXPECT_TRUE(absl::StartsWith(t.verdict.passed_over,
+                               "pool/simple/exp/st/single/keep never frees its blocks"))
+      << t.verdict.passed_over;
+  // Only never-freeing policies beside malloc, which they beat by far: the
+  // fastest of them.
+  PolicyRuns mono = Runs("pmr_monotonic", Scaled(kDrift, 0.9));
+  mono.frees_blocks = false;
+  keep = Runs("pool/simple/exp/st/single/keep", kDrift);
+  keep.frees_blocks = false;
+  EXPECT_EQ(
+      Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("bump", Scaled(kDrift, 0.5)), mono, keep})
+          .verdict.recommended,
+      "pmr_monotonic");
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
