@@ -150,6 +150,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
          absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
                       Mib(v.smallest_rss_bytes.median)));
     line("recommended:", v.recommended);
+    if (!v.passed_over.empty()) line("passed over:", v.passed_over);
     line("rule:", v.rule);
   }
   line("noise floor:", NoiseWords(t));

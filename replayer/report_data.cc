@@ -153,6 +153,7 @@ std::string JsonVerdict(const TraceReport& t) {
       ", \"smallest_rss\": ", JsonNames(v.smallest_rss),
       ", \"recommended\": ", v.recommended.empty() ? "null" : JsonString(v.recommended),
       ", \"rule\": ", JsonString(v.rule),
+      ", \"passed_over\": ", v.passed_over.empty() ? "null" : JsonString(v.passed_over),
       ", \"sentence\": ", JsonString(t.no_memory_ops ? NoOpsLine(t) : v.sentence),
       ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
       t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");

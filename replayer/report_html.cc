@@ -159,6 +159,24 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
       }
       if (!tied.empty()) absl::StrAppend(&line, "; tied with it: ", Names(marked(tied), 5));
       absl::StrAppend(&o, "<p>", line, " (shaded below).</p>");
+      if (!v.passed_over.empty()) {
+        // Why the fastest (or, if its memory left it out, the next) is not
+        // the recommendation.
+        const std::string who =
+            v.passed_over == v.fastest[0] ? "It" : absl::StrCat(Escape(v.passed_over), ", faster,");
+        absl::StrAppend(
+            &o, "<p class=\"note\">", who,
+            " is not recommended: it never frees its blocks, so its memory grows with every "
+            "block the program allocates, and such a policy is recommended only when shown "
+            "more than ",
+            static_cast<int>(std::lround(100 * kNeverFreesMargin)),
+            "% faster than the fastest that frees",
+            v.passed_over_edge.has_value()
+                ? absl::StrCat(" (here ", Escape(Interval(v.passed_over_edge, Unit::kRatio)),
+                               " the recommended policy's speed)")
+                : "",
+            ".</p>");
+      }
     } else if (!tied.empty()) {
       absl::StrAppend(
           &o, "<p><strong>Tied with it</strong> (shaded below): ", Names(marked(tied), 5), ".</p>");

@@ -59,6 +59,10 @@ struct HtmlVerdict {
   std::string adopt;  // how to adopt the recommended policy
   std::string rule;
   std::string sentence;  // the verdict as one paragraph, if the statistics write one
+  // A faster policy that never frees, passed over (summary.h:
+  // kNeverFreesMargin), and the recommended one's figure over its own.
+  std::string passed_over;
+  HtmlEstimate passed_over_edge;
 };
 
 struct HtmlTrace {

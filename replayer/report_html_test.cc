@@ -184,6 +184,27 @@ TEST_F(ReportHtmlTest, ATiedPolicyThatIsAlsoTheSmallestIsNamedOnce) {
   EXPECT_EQ(verdict.find("Smallest peak RSS:"), std::string::npos) << verdict;
 }
 
+// A keep pool 5% faster than slab, round by round: the fastest, passed
+// over; the page says why, without naming it twice.
+TEST_F(ReportHtmlTest, AFasterPolicyThatNeverFreesIsSaidWhyNotOnce) {
+  std::vector<PolicyRuns> runs = AllRuns();
+  PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", 9.5, 150000);
+  keep.frees_blocks = false;
+  runs.push_back(keep);
+  const TraceReport report = Summarized(runs);
+  ASSERT_EQ(report.verdict.fastest[0], "pool/simple/exp/st/single/keep");
+  ASSERT_EQ(report.verdict.passed_over_name, "pool/simple/exp/st/single/keep");
+  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
+  EXPECT_EQ(CountSubstrings(verdict, "pool/simple/exp/st/single/keep"), 1u) << verdict;
+  EXPECT_NE(verdict.find("It is not recommended: it never frees its blocks"), std::string::npos)
+      << verdict;
+  EXPECT_NE(verdict.find("faster than the fastest that frees (here 1.05x [1.05x, 1.05x] the "
+                         "recommended policy's speed)"),
+            std::string::npos)
+      << verdict;
+}
+
 TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
   const TraceReport a = Summarized(AllRuns());
   TraceReport b = a;

@@ -119,6 +119,8 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   if (!v.recommended.empty()) t.verdict.adopt = AdoptWords(v.adopt);
   t.verdict.rule = v.rule;
   t.verdict.sentence = v.sentence;
+  t.verdict.passed_over = v.passed_over_name;
+  t.verdict.passed_over_edge = FromEstimate(v.passed_over_edge);
   return t;
 }
 

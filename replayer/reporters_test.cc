@@ -121,5 +121,55 @@ TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
   EXPECT_EQ(html.find("FAILED"), std::string::npos);
 }
 
+// A keep pool 5% faster than slab in every round is passed over: the table's
+// verdict says so on a line of its own, the JSON in a field, the Markdown in
+// its sentence.
+TEST(ReportersTest, EveryFormatSaysWhatTheNeverFreeingMarginPassedOver) {
+  ReplayProgram program;
+  program.path = "t.trace";
+  program.allocs = 500;
+  program.frees = 500;
+  program.peak_live_bytes = 1 << 20;
+  auto runs = [](const std::string& name, double us, bool frees) {
+    PolicyRuns p;
+    p.name = name;
+    p.family = "ours";
+    p.frees_blocks = frees;
+    for (int round = 0; round < 8; ++round) {
+      RunRecord r;
+      r.round = round;
+      r.result.ops = 1000;
+      PassFigures f;
+      f.cpu_seconds = f.wall_seconds = us * 1e-6 * (1 + 0.1 * (round % 3));
+      r.result.passes = {f, f};
+      r.result.peak_rss = 1 << 20;
+      p.runs.push_back(r);
+    }
+    p.attempts = 8;
+    return p;
+  };
+  ReportContext ctx;
+  ctx.clock = "cpu";
+  const TraceReport t = Summarize(program,
+                                  {runs("malloc", 20, true), runs("slab/st/single", 10, true),
+                                   runs("pool/simple/exp/st/single/keep", 9.5, false)},
+                                  PolicyRuns{}, ctx, 8);
+  ASSERT_EQ(t.verdict.recommended, "slab/st/single");
+  const std::vector<TraceReport> reports = {t};
+  const std::vector<ReplayProgram> programs = {program};
+  const ReportInput in{reports, programs, ctx, "replayer t.trace"};
+  const std::string table = FindReportFormat("table")->render(in);
+  EXPECT_NE(table.find("  passed over:  pool/simple/exp/st/single/keep, 1.05x [1.05, 1.05]\n"
+                       "                slab/st/single's speed, never frees its blocks"),
+            std::string::npos)
+      << table;
+  const std::string json = FindReportFormat("json")->render(in);
+  EXPECT_NE(json.find("\"passed_over\": \"pool/simple/exp/st/single/keep, 1.05x"),
+            std::string::npos)
+      << json;
+  const std::string md = FindReportFormat("markdown")->render(in);
+  EXPECT_NE(md.find("(pool/simple/exp/st/single/keep, 1.05x"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace alloctrace
