@@ -186,21 +186,17 @@ std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx
 }
 
 bool Precise(const Measured& m, const Measured* reference, const ReportContext& ctx) {
-  constexpr int kStopResamples = 500;  // enough to decide when to stop
-  const Estimate ns = MedianWithCi(RankFigures(m.runs, ctx), kStopResamples);
-  if (ns.HalfWidth() > ctx.precision) return false;
+  // The very estimates the report gives (SummarizePolicy: the same figures
+  // in the same order, the same resamples and seed), so that a policy
+  // stopped as precise is never listed as short of the precision.
+  const bool warm = RanksWarm(ctx);
+  const std::map<int, double> mine = FiguresByRound(m.runs.runs, warm, ctx.clock);
+  std::vector<double> values;
+  for (const auto& [round, x] : mine) values.push_back(x);
+  if (MedianWithCi(values).HalfWidth() > ctx.precision) return false;
   if (reference == nullptr || reference == &m) return true;
-  const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
-  std::map<int, double> ref;
-  for (const RunRecord& rr : reference->runs.runs)
-    ref[rr.round] = RunNsPerOp(rr.result, warm, ctx.clock);
-  std::vector<double> ratios;
-  for (const RunRecord& rr : m.runs.runs) {
-    auto it = ref.find(rr.round);
-    const double x = RunNsPerOp(rr.result, warm, ctx.clock);
-    if (it != ref.end() && x > 0) ratios.push_back(it->second / x);
-  }
-  return MedianWithCi(ratios, kStopResamples).HalfWidth() <= ctx.precision;
+  const Estimate ratio = PairedRatio(FiguresByRound(reference->runs.runs, warm, ctx.clock), mine);
+  return !ratio.has_data() || ratio.HalfWidth() <= ctx.precision;
 }
 
 void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s) {

@@ -31,16 +31,40 @@ Estimate MedianWithCi(const std::vector<double>& samples, int resamples, uint64_
   // mt19937_64's sequence is fixed by the standard; the index is drawn by
   // multiply-shift (not uniform_int_distribution, whose output varies
   // between library implementations).
+  //
+  // A resample's median is found without sorting it: with the samples
+  // ranked once, the k-th smallest drawn value is the value of the k-th
+  // smallest drawn rank, and counting the drawn ranks finds the middle ones
+  // in O(n). The same draws give bitwise the same medians as sorting each
+  // resample (stats_test checks it), 5-10x faster, so the race's stopping
+  // check can afford as many resamples as the report's figures.
   std::mt19937_64 rng(seed);
   const size_t n = samples.size();
-  std::vector<double> draw(n);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return samples[a] < samples[b]; });
+  std::vector<double> sorted(n);
+  std::vector<uint32_t> rank(n);
+  for (size_t k = 0; k < n; ++k) {
+    sorted[k] = samples[order[k]];
+    rank[order[k]] = static_cast<uint32_t>(k);
+  }
+  const size_t low = (n - 1) / 2, high = n / 2;  // the middle order statistics
+  std::vector<uint32_t> count(n);
   std::vector<double> medians(static_cast<size_t>(resamples));
   for (double& m : medians) {
-    for (double& d : draw) {
+    std::fill(count.begin(), count.end(), 0);
+    for (size_t j = 0; j < n; ++j) {
       const uint64_t i = static_cast<uint64_t>((static_cast<unsigned __int128>(rng()) * n) >> 64);
-      d = samples[i];
+      ++count[rank[i]];
     }
-    m = Median(draw);
+    size_t seen = 0, r = 0;
+    while (seen + count[r] <= low) seen += count[r++];
+    const double a = sorted[r];
+    while (seen + count[r] <= high) seen += count[r++];
+    const double b = sorted[r];
+    m = n % 2 ? b : (a + b) / 2;
   }
   std::sort(medians.begin(), medians.end());
   const double last = static_cast<double>(resamples - 1);
