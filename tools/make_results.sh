@@ -43,17 +43,21 @@ out=docs/replay_results.md
   echo
   echo "Made by \`tools/make_results.sh\`${extra:+ with REPLAYER_FLAGS='$extra'} (the machine and"
   echo "date are at the end of each section). Each policy runs in fresh processes,"
-  echo "in rounds of shuffled order with glibc malloc in every round, until the 95%"
-  echo "CI of its median ns/op and of its ratio to malloc are within +-3% or its"
-  echo "budget is spent; a row marked ! says how far it got. A difference is a"
+  echo "in rounds of shuffled order with glibc malloc in every round; the race"
+  echo "eliminates a policy once it is shown slower than its leader (marked x, with"
+  echo "why), the others run until the 95% CI of their median ns/op and of their"
+  echo "ratio to malloc are within +-3% or the trace's total budget is spent; a"
+  echo "row marked ! says how far it got. A difference is a"
   echo "finding only where the intervals do not overlap; the noise floor (malloc"
   echo "against a second malloc run set) says how far apart two identical"
   echo "allocators read on the machine. Regenerate with the same command."
   echo
   echo "## Every checked-in trace, the default set"
   echo
-  echo "Baselines (not bump), tcmalloc, jemalloc, mimalloc, slab and small_node (st, both holdings), and the fastest"
-  echo "article policy of each storage kind (picked per trace in a 3-run screen)."
+  echo "Baselines (not bump), tcmalloc, jemalloc, mimalloc, slab and small_node (st, both"
+  echo "holdings), and the article grid, which races with them: of each storage kind,"
+  echo "the fastest that frees its blocks and the fastest that never frees stay"
+  echo "contenders."
   echo "\`replayer${extra:+ $extra} --format=markdown traces/*.trace\`"
   echo
   cat "$tmp/default.md"
