@@ -270,6 +270,7 @@ TEST(RaceTimeLimitTest, AStoppedPolicyIsEliminatedSayingWhy) {
 struct FakeChildren {
   std::map<std::string, double> seconds;
   std::vector<std::pair<std::string, double>> started;  // policy, time limit
+  int64_t switches = 0;  // involuntary context switches in every pass
 
   ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
     std::string policy;
@@ -288,6 +289,7 @@ struct FakeChildren {
     for (double share : {0.5, 0.25}) {  // a cold pass, a warm one
       PassFigures f;
       f.cpu_seconds = f.wall_seconds = share * t;
+      f.involuntary_switches = switches;
       r.passes.push_back(f);
     }
     r.seconds = r.passes[0].wall_seconds;
@@ -325,9 +327,9 @@ struct FakeRace {
                       const ChildLimits& limits) { return c->Run(argv, limits); };
   }
 
-  TraceReport Measure() {
+  TraceReport Measure(const ThreadSchedule* schedule = nullptr) {
     return MeasureTrace(program, {"malloc", "slab/st/single", "boost_pool"}, false, policies,
-                        "self", s, -1);
+                        "self", s, -1, schedule, schedule != nullptr ? 3 : -1);
   }
 };
 
@@ -420,6 +422,29 @@ TEST(RaceTimeLimitTest, AFastOnlyEnoughPolicyIsNotStopped) {
   EXPECT_GE(boost->runs, 1);
   EXPECT_FALSE(absl::StartsWith(boost->stop_reason, "eliminated in round")) << boost->stop_reason;
   EXPECT_EQ(t.failed_policies, 0);
+}
+
+// Every run switched: a serialized replay re-runs and counts them (the
+// machine is busy); a per-thread replay, whose threads preempt one another,
+// counts none and re-runs none.
+TEST(DisturbanceTest, APerThreadReplayIsNeverCountedDisturbed) {
+  FakeRace serialized;
+  serialized.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 0.5}};
+  serialized.children->switches = 3;
+  const TraceReport a = serialized.Measure();
+  EXPECT_GT(a.disturbance.disturbed, 0);
+  EXPECT_GT(a.disturbance.disturbed - a.disturbance.kept, 0);  // re-run
+
+  FakeRace per_thread;
+  per_thread.children->seconds = serialized.children->seconds;
+  per_thread.children->switches = 3;
+  ThreadSchedule schedule;
+  schedule.streams.resize(4);
+  const TraceReport b = per_thread.Measure(&schedule);
+  EXPECT_EQ(b.replay_threads, 4u);
+  EXPECT_GT(b.disturbance.runs, 0);
+  EXPECT_EQ(b.disturbance.disturbed, 0);
+  EXPECT_EQ(b.disturbance.kept, 0);
 }
 
 }  // namespace

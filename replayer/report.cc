@@ -118,6 +118,12 @@ std::string NoiseWords(const TraceReport& t) {
 
 std::string DisturbanceWords(const TraceReport& t) {
   const DisturbanceCounts& d = t.disturbance;
+  if (t.replay_threads > 1) {
+    return absl::StrFormat(
+        "not checked: a per-thread replay's %d threads preempt and migrate one another, so a "
+        "context switch in a run is its own, not the machine's",
+        t.replay_threads);
+  }
   std::string s = absl::StrFormat(
       "%d of %d runs were disturbed (involuntary context switch in the ranking passes or CPU "
       "migration); %d re-run, "

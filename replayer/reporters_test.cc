@@ -169,6 +169,15 @@ TEST(ReportersTest, EveryFormatSaysWhatTheNeverFreeingMarginPassedOver) {
       << json;
   const std::string md = FindReportFormat("markdown")->render(in);
   EXPECT_NE(md.find("(pool/simple/exp/st/single/keep, 1.05x"), std::string::npos) << md;
+
+  // Replayed per thread, the disturbance of a run is its own threads'.
+  TraceReport per_thread = t;
+  per_thread.replay_threads = 4;
+  const std::vector<TraceReport> mt = {per_thread};
+  const std::string mt_table = FindReportFormat("table")->render({mt, programs, ctx, "r"});
+  EXPECT_NE(mt_table.find("  disturbed:    not checked: a per-thread replay's 4 threads preempt"),
+            std::string::npos)
+      << mt_table;
 }
 
 }  // namespace
