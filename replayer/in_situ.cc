@@ -212,6 +212,7 @@ InSituCandidate CandidateFor(const std::string& name) {
   }
   c.adopt = info.adopt;
   c.frees_blocks = info.frees_blocks;
+  c.family = info.family;
   if (policy_switch::Find(name) != nullptr) {
     c.policy = name;
     c.pool_policy = true;
@@ -282,6 +283,7 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
     s.p.name = c.name;
     s.p.adopt = c.adopt;
     s.p.frees_blocks = c.frees_blocks;
+    s.p.family = c.family;
     if (s.c.skipped.empty() && !ref_ok) {
       s.c.skipped = absl::StrCat("not run: the reference ", out.reference, " failed");
     }

@@ -54,6 +54,7 @@ struct InSituCandidate {
   std::string skipped;  // why it is not run ("" to run it)
   allocators::Adoption adopt;
   bool frees_blocks = true;  // false: never frees (summary.h: kNeverFreesMargin)
+  std::string family;        // the registry's ("ours", "external", ...); "" for std
 };
 
 // One run's figures, from wait4.
@@ -74,6 +75,7 @@ struct InSituPolicy {
   bool reference = false;
   allocators::Adoption adopt;
   bool frees_blocks = true;     // as InSituCandidate's
+  std::string family;           // as InSituCandidate's
   std::vector<InSituRun> runs;  // the successful ones
   int attempts = 0;
   std::string stop_reason;
@@ -99,8 +101,9 @@ struct InSituSummary {
   // The verdict from the runs (DecideInSitu, the replay's rule: among
   // policies within the RSS slack of the smallest peak RSS, WithinRssSlack,
   // the FastestRecommendable group of the ranked figure, paired by round; of
-  // it, the smallest peak RSS). `fastest`: the FastestTiedGroup among all ok
-  // policies, whatever their RSS.
+  // it, PickFromGroup, keeping the replay's pick if it is one it would take).
+  // `fastest`: the FastestTiedGroup among all ok policies, whatever their
+  // RSS.
   std::vector<std::string> fastest;
   std::string recommended;  // "" if nothing ran
   allocators::Adoption adopt;

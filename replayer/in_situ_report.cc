@@ -133,8 +133,11 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                         " of the program) among those whose median peak RSS is ",
                         RssSlackWords(rss_slack),
                         "; of the policies tied with it (the 95% CI of the ratio paired by "
-                        "round includes 1; no noise floor is measured in situ), the one with "
-                        "the smallest peak RSS; a policy that never frees its blocks is "
+                        "round includes 1; no noise floor is measured in situ), the replay's "
+                        "pick if its peak RSS is within a page or 2% of the smallest, else the "
+                        "one with the smallest peak RSS (within a page or 2%), preferring the "
+                        "reference, then our pools, the mallocs, the baselines and the "
+                        "article's grid; a policy that never frees its blocks is "
                         "recommended over the fastest that frees only when shown more than ",
                         static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
@@ -176,15 +179,15 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
                                     s.policies[group[0]].name, recommendable.edge);
   }
   const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack
-  std::sort(group.begin(), group.end(), [&](size_t a, size_t b) {
-    const InSituPolicy& x = s.policies[a];
-    const InSituPolicy& y = s.policies[b];
-    if (x.peak_rss_bytes.median != y.peak_rss_bytes.median) {
-      return x.peak_rss_bytes.median < y.peak_rss_bytes.median;
-    }
-    return x.name < y.name;
-  });
-  const InSituPolicy& rec = s.policies[group[0]];
+  // The replay's pick, when the program cannot tell it from the best (tied,
+  // its peak RSS within a page or 2%), stands; else the replay's order.
+  std::vector<GroupMember> members;
+  for (size_t i : group) {
+    const InSituPolicy& p = s.policies[i];
+    members.push_back(
+        {p.name, p.peak_rss_bytes.median, RecommendationPreference(p.name, p.family)});
+  }
+  const InSituPolicy& rec = s.policies[group[PickFromGroup(members, s.replay_pick)]];
   s.recommended = rec.name;
   s.adopt = rec.adopt;
   auto speed = [&](const InSituPolicy& p) {
@@ -264,7 +267,10 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     const std::string recommended =
         &winner == &rec ? absl::StrCat(rec.name, ": ", rec_speed)
                         : absl::StrCat("recommended: ", rec.name, ", tied with ", winner.name,
-                                       " and of smaller peak RSS, ", rec_speed);
+                                       rec.peak_rss_bytes.median < winner.peak_rss_bytes.median
+                                           ? " and of smaller peak RSS, "
+                                           : " and preferred by the rule, ",
+                                       rec_speed);
     if (e.has_data() && e.median > 1) {
       s.sentence = absl::StrCat("In situ ", winner.name, " beats the replay's pick ", pick->name,
                                 absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),

@@ -186,5 +186,30 @@ TEST(DecideInSituTest, ANeverFreeingPolicyNeedsTheMarginInSituToo) {
   EXPECT_FALSE(b.replay_pick_held);
 }
 
+// Tied in situ and within a page or 2% of the smallest peak RSS: the
+// program cannot tell the replay's pick from the best, so the pick stands
+// (it used to go to whichever read a few KiB smaller in this run).
+TEST(DecideInSituTest, APickTheProgramCannotTellFromTheBestStands) {
+  InSituPolicy jemalloc = Policy("jemalloc", {0.49, 0.51}, (4 << 20) - 8192);
+  jemalloc.family = "external";
+  InSituPolicy slab = Policy("slab/st/single", {0.5}, 4 << 20);
+  slab.family = "ours";
+  InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true), slab, jemalloc});
+  DecideInSitu(s, "slab/st/single", 0.10);
+  EXPECT_EQ(s.recommended, "slab/st/single");
+  EXPECT_TRUE(s.replay_pick_held);
+  EXPECT_THAT(s.sentence, HasSubstr("The pick held."));
+  // Without a replay pick: of the two, ours before a malloc.
+  InSituSummary t = Summary({Policy("std", {1}, 8 << 20, true), slab, jemalloc});
+  DecideInSitu(t, "", 0.10);
+  EXPECT_EQ(t.recommended, "slab/st/single");
+  // The pick 5% larger: the smaller one, as before.
+  InSituPolicy big = Policy("slab/st/single", {0.5}, (4 << 20) * 21 / 20);
+  big.family = "ours";
+  InSituSummary u = Summary({Policy("std", {1}, 8 << 20, true), big, jemalloc});
+  DecideInSitu(u, "slab/st/single", 0.10);
+  EXPECT_EQ(u.recommended, "jemalloc");
+}
+
 }  // namespace
 }  // namespace alloctrace

@@ -410,12 +410,35 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
   }
 }
 
-int RecommendationPreference(const PolicyResult& p) {
-  if (p.name == "malloc") return 0;  // nothing to change
-  if (p.family == "ours") return 1;
-  if (p.family == "external") return 2;
-  if (p.family == "baseline") return 3;
+int RecommendationPreference(const std::string& name, const std::string& family) {
+  if (name == "malloc" || name == "std") return 0;  // nothing to change
+  if (family == "ours") return 1;
+  if (family == "external") return 2;
+  if (family == "baseline") return 3;
   return 4;  // the article's grid
+}
+
+int RecommendationPreference(const PolicyResult& p) {
+  return RecommendationPreference(p.name, p.family);
+}
+
+size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& keep) {
+  double least = std::numeric_limits<double>::max();
+  for (const GroupMember& m : group) least = std::min(least, m.peak_rss);
+  const double tolerance = std::max(4096.0, 0.02 * least);
+  size_t best = group.size();
+  for (size_t i = 0; i < group.size(); ++i) {
+    const GroupMember& m = group[i];
+    if (m.peak_rss > least + tolerance) continue;
+    if (!keep.empty() && m.name == keep) return i;
+    if (best == group.size()) {
+      best = i;
+      continue;
+    }
+    const GroupMember& b = group[best];
+    if (m.preference != b.preference ? m.preference < b.preference : m.name < b.name) best = i;
+  }
+  return best;
 }
 
 void Recommend(TraceReport* t, const ReportContext& ctx) {
@@ -440,25 +463,13 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   std::vector<size_t> pick;
   for (size_t k : group.members) pick.push_back(cand[k]);
   // Of the group (a policy that frees before one that never does, above),
-  // one pick that noise between its members cannot move: those whose peak
-  // RSS is within a page or 2% of the group's smallest (peaks read a few
-  // pages apart from run to run); of those, the simplest to adopt
-  // (RecommendationPreference), then the name.
-  double least_rss = std::numeric_limits<double>::max();
-  for (size_t i : pick) least_rss = std::min(least_rss, t->policies[i].peak_rss.median);
-  const double rss_tolerance = std::max(4096.0, 0.02 * least_rss);
-  pick.erase(std::remove_if(pick.begin(), pick.end(),
-                            [&](size_t i) {
-                              return t->policies[i].peak_rss.median > least_rss + rss_tolerance;
-                            }),
-             pick.end());
-  std::sort(pick.begin(), pick.end(), [&](size_t a, size_t b) {
-    const PolicyResult& x = t->policies[a];
-    const PolicyResult& y = t->policies[b];
-    const int px = RecommendationPreference(x), py = RecommendationPreference(y);
-    if (px != py) return px < py;
-    return x.name < y.name;
-  });
+  // one pick that noise between its members cannot move (PickFromGroup).
+  std::vector<GroupMember> members;
+  for (size_t i : pick) {
+    const PolicyResult& p = t->policies[i];
+    members.push_back({p.name, p.peak_rss.median, RecommendationPreference(p)});
+  }
+  const size_t chosen = PickFromGroup(members);
   v.rule = absl::StrCat(
       "the fastest policy among the contenders (not eliminated by the "
       "race, not screened out) whose median peak RSS is ",
@@ -475,7 +486,7 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";
     return;
   }
-  const PolicyResult& rec = t->policies[pick[0]];
+  const PolicyResult& rec = t->policies[pick[chosen]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
   if (group.has_passed_over) {

@@ -179,6 +179,24 @@ TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns
 // the order it prefers them in (smaller first): malloc (nothing to change),
 // our pools, the external mallocs, the other baselines, the article's grid.
 int RecommendationPreference(const PolicyResult& p);
+// The same by name and family ("malloc" and in situ's "std": 0).
+int RecommendationPreference(const std::string& name, const std::string& family);
+
+// A member of the group a recommendation is made from, as the pick reads it.
+struct GroupMember {
+  std::string name;
+  double peak_rss = 0;  // median, bytes
+  int preference = 0;   // RecommendationPreference
+};
+
+// Of a recommendable group (FastestRecommendable), the one a verdict names,
+// so that noise between its members cannot move the pick: those whose
+// median peak RSS is within a page or 2% of the group's smallest (peaks read
+// a few pages apart from run to run); of those, `keep` if it is one (in
+// situ: the replay's pick, which the program could not tell from the best),
+// else the lowest preference, then the name. Index into `group`;
+// group.size() if it is empty.
+size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& keep = "");
 
 // Whether the context ranks by the warm passes (rank_by warm, passes > 1).
 bool RanksWarm(const ReportContext& ctx);
@@ -310,8 +328,7 @@ void MarkTies(TraceReport* t, const ReportContext& ctx);
 // Step 3: the recommendation, its rule and sentence: among contenders (as
 // in step 2) whose median peak RSS is within the RSS slack of the smallest
 // (WithinRssSlack, ctx.rss_slack), the FastestRecommendable group; of it,
-// the smallest median peak RSS (within a page or 2%), then
-// RecommendationPreference and the name. Verdict::passed_over names a
+// PickFromGroup. Verdict::passed_over names a
 // faster never-freeing policy the margin kept out.
 void Recommend(TraceReport* t, const ReportContext& ctx);
 
