@@ -76,7 +76,7 @@ ABSL_FLAG(int, race_min_runs, Defaults().race_min_runs,
 ABSL_FLAG(double, total_budget, Defaults().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; on a long trace it stretches, up to 50 s, to "
-          "--race_min_runs rounds at the first round's pace; 0: no total limit");
+          "5 rounds at the first round's pace; 0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
           "memory op (two passes). With --race, a child past 20x the fastest policy's run "

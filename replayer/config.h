@@ -45,9 +45,9 @@ struct ReplayerConfig {
   int min_runs = 10;
   int max_runs = 500;
   int max_reruns = 2;
-  int screen_runs = 3;  // without the race
-  bool race = true;     // successive elimination (race.h)
-  int race_min_runs = 5;
+  int screen_runs = 3;               // without the race
+  bool race = true;                  // successive elimination (race.h)
+  int race_min_runs = 3;             // the first look: kMinPairedRounds
   double total_budget_seconds = 16;  // with the race, per trace; 0: none
   uint64_t seed = 1;
   // What a run does and how it is timed.

@@ -397,12 +397,12 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
     ++round;
     if (round == 1 && bounded) {
       // A long trace: the budget stretches, up to kMaxTotalBudgetSeconds, to
-      // the race's first look (race_min_runs rounds at the first's pace), so
-      // that no verdict rests on a round or two. The policies the race's
-      // time limit stopped run no more: their runs set no pace.
+      // kStretchRounds rounds at the first's pace, so that no verdict rests
+      // on a round or two. The policies the race's time limit stopped run
+      // no more: their runs set no pace.
       const double pace = total_spent() - stopped_spent;
       total_budget = std::max(
-          total_budget, std::min(kMaxTotalBudgetSeconds, s.race_min_runs * pace + stopped_spent));
+          total_budget, std::min(kMaxTotalBudgetSeconds, kStretchRounds * pace + stopped_spent));
     }
     for (size_t i = 0; i < set.size(); ++i) {
       UpdateDone(set[i], i == malloc_index ? nullptr : &set[malloc_index], s);

@@ -60,6 +60,10 @@ namespace alloctrace {
 // decoding and the report a long trace's verdict takes under a minute.
 inline constexpr double kMaxTotalBudgetSeconds = 50;
 
+// The rounds at the first round's pace the total budget stretches to on a
+// long trace (below that cap), so that no verdict rests on a round or two.
+inline constexpr int kStretchRounds = 5;
+
 // One run of a policy over a shared program, in the child.
 using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 
@@ -110,9 +114,9 @@ struct MeasureSettings {
   uint64_t seed = 1;      // of the run order shuffled in each round
   bool progress = false;  // progress lines on stderr
   bool race = true;       // successive elimination (race.h)
-  int race_min_runs = 5;  // paired runs before a policy can be eliminated
+  int race_min_runs = 3;  // paired runs before a policy can be eliminated
   // The budget grows after the first round, up to kMaxTotalBudgetSeconds,
-  // to race_min_runs rounds at the first round's pace (long traces).
+  // to kStretchRounds rounds at the first round's pace (long traces).
   double total_budget_seconds = 16;  // with the race: runs of all policies per trace; 0: none
   // Whether a multi-threaded trace is replayed per thread (the caller
   // builds and shares its ThreadSchedule for MeasureTrace) or serialized.

@@ -54,6 +54,7 @@ MeasureSettings TestSettings() {
   s.ctx.budget_seconds = 3;
   s.ctx.min_runs = 5;
   s.max_runs = 50;
+  s.race_min_runs = 5;  // (the default is 3: the tests below count from 5)
   return s;
 }
 
@@ -184,6 +185,31 @@ TEST(RaceTest, AClearlySlowerPolicyIsEliminatedWithItsReason) {
   EXPECT_FALSE(set[3].done);  // tied
   EXPECT_FALSE(set[0].done);  // the reference is never raced out
   EXPECT_FALSE(set[1].done);  // nor the leader
+}
+
+TEST(RaceTest, TheDefaultFirstLookComesAtThreeRoundsForGrossDifferencesOnly) {
+  MeasureSettings s = TestSettings();
+  s.race_min_runs = MeasureSettings{}.race_min_runs;
+  ASSERT_EQ(s.race_min_runs, 3);
+  // Three rounds, 61 entrants: the level is 6 x 0.05 / (pi^2 x 61), about
+  // 0.0005. A policy 10x slower with per-round noise of a few percent is
+  // out; one 1.3x slower with per-round noise of 20% is not, yet.
+  auto noisy = [](const std::string& name, double factor, double spread) {
+    Measured m = Drifting(name, 3, factor);
+    for (size_t i = 0; i < m.runs.runs.size(); ++i) {
+      m.runs.runs[i].result.passes[1].cpu_seconds *= 1 + spread * (static_cast<double>(i) - 1);
+    }
+    return m;
+  };
+  std::vector<Measured> set = {Drifting("malloc", 3, 2), Drifting("slab", 3, 1),
+                               noisy("boost_pool", 10, 0.03), noisy("close", 1.3, 0.2)};
+  EXPECT_EQ(RaceLook(set, {1, 1}, 0, 0.02, 1, 61, s), 1);
+  EXPECT_TRUE(set[2].runs.eliminated);
+  EXPECT_FALSE(set[3].runs.eliminated);
+  // Two rounds: never.
+  std::vector<Measured> two = {Drifting("malloc", 2, 2), Drifting("slab", 2, 1),
+                               Drifting("boost_pool", 2, 10)};
+  EXPECT_EQ(RaceLook(two, {1, 1}, 0, 0, 1, 2, s), 0);
 }
 
 TEST(RaceTest, NoEliminationBeforeMinRunsOrWithinTheNoiseFloor) {

@@ -333,7 +333,7 @@ TEST(ReplayerTest, TheTotalBudgetLeavesNoPolicyWithoutARun) {
   const auto rows = CsvRows(o.out);
   ASSERT_EQ(rows.size(), 4u) << o.out;
   // Every policy has its first-round run; the budget, stretched to the
-  // first look (--race_min_runs rounds at the first round's pace), ends the
+  // race's kStretchRounds rounds at the first round's pace, ends the
   // rest before --min_runs is reached anywhere past it.
   for (const auto& row : rows) {
     EXPECT_EQ(row.at("status"), "ok") << row.at("policy");
