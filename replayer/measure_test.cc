@@ -375,7 +375,9 @@ TEST(RaceTimeLimitTest, APolicy100xSlowerIsStoppedAndEliminatedNotFailed) {
   EXPECT_EQ(race.children->started[0].first, "malloc");
   int boost_runs = 0;
   for (const auto& [policy, limit] : race.children->started) {
-    if (policy == "malloc") EXPECT_EQ(limit, 280);  // the reference: the configured limit
+    if (policy == "malloc") {
+      EXPECT_EQ(limit, 280);  // the reference: the configured limit
+    }
     if (policy != "boost_pool") continue;
     ++boost_runs;
     // 20x the fastest run so far: slab's 0.25 s, or malloc's 0.3 s if slab
