@@ -170,10 +170,10 @@ std::string VerdictHtml(const HtmlTrace& t, const std::string& id) {
             "block the program allocates, and such a policy is recommended only when shown "
             "more than ",
             static_cast<int>(std::lround(100 * kNeverFreesMargin)),
-            "% faster than the fastest that frees",
+            "% faster than the fastest policy that frees",
             v.passed_over_edge.has_value()
-                ? absl::StrCat(" (here ", Escape(Interval(v.passed_over_edge, Unit::kRatio)),
-                               " the recommended policy's speed)")
+                ? absl::StrCat("; it is ", Escape(Interval(v.passed_over_edge, Unit::kRatio)),
+                               " as fast")
                 : "",
             ".</p>");
       }

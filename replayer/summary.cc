@@ -443,8 +443,8 @@ size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& k
 
 void Recommend(TraceReport* t, const ReportContext& ctx) {
   // Among contenders whose peak RSS is within the slack of the smallest,
-  // the group tied with the fastest; of that group, the smallest peak RSS
-  // (then the name), so that noise between tied policies cannot change the
+  // the group a recommendation is made from (FastestRecommendable); of it,
+  // PickFromGroup, so that noise between tied policies cannot change the
   // pick.
   Verdict& v = t->verdict;
   double smallest = std::numeric_limits<double>::max();
