@@ -82,7 +82,8 @@ ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "memory op (two passes). With --race, a child past 20x the fastest policy's run "
           "time (at least 5 s) is stopped sooner and its policy eliminated, not failed");
 ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
-          "the child's data limit (RLIMIT_DATA) in MiB; exceeding it fails the run; 0: the "
+          "the child's limit on resident memory (RssAnon, read every 10 ms) in MiB; a child "
+          "past it is killed and its run fails; 0: the "
           "trace's ideal peak live bytes times --memory_limit_factor plus "
           "--memory_limit_floor_mb, at most half the memory available when the replayer "
           "starts; -1: none");
@@ -339,7 +340,7 @@ ChildLimits ChildLimitsFor(const ReplayerConfig& c, const ReplayProgram& program
                             ? c.run_timeout_seconds
                             : 60 + 1e-4 * static_cast<double>(program.memory_ops());
 #if defined(__SANITIZE_ADDRESS__)
-  // ASan reserves terabytes of shadow address space: no data limit fits.
+  // ASan's shadow memory is resident in the child too: no limit fits.
   (void)machine_cap;
   limits.memory_bytes = 0;
 #else

@@ -81,16 +81,39 @@ bool WriteRunResult(int fd, const RunResult& r) { return WriteAll(fd, SerializeR
 
 namespace {
 
+// The resident anonymous memory of `pid` (RssAnon, bytes); -1 if unknown.
+int64_t ResidentAnonBytes(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long v = 0;
+    if (std::sscanf(line, "RssAnon: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
+}
+
 // Reads the child's result line and reaps it; kills it past `wall_seconds`
-// (if > 0).
-absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_seconds) {
+// (if > 0) or once its resident memory passes `memory_bytes` (if > 0),
+// read every kMemoryPollMs.
+absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_seconds,
+                                       int64_t memory_bytes) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline =
       Clock::now() + std::chrono::microseconds(static_cast<int64_t>(wall_seconds * 1e6));
   std::string line;
   char buf[4096];
   bool timed_out = false;
+  int64_t resident = 0;  // past memory_bytes, when the child was killed for it
   while (true) {
+    int wait_ms = -1;
     if (wall_seconds > 0) {
       const int64_t left_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -98,9 +121,20 @@ absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_secon
         timed_out = true;
         break;
       }
+      wait_ms = static_cast<int>(std::min<int64_t>(left_ms + 1, 1 << 30));
+    }
+    if (memory_bytes > 0) {
+      const int64_t now = ResidentAnonBytes(pid);
+      if (now > memory_bytes) {
+        resident = now;
+        break;
+      }
+      wait_ms = wait_ms < 0 ? kMemoryPollMs : std::min(wait_ms, kMemoryPollMs);
+    }
+    if (wait_ms >= 0) {
       struct pollfd p = {read_fd, POLLIN, 0};
-      const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms + 1, 1 << 30)));
-      if (ready <= 0) continue;  // EINTR or not yet: the deadline is checked above
+      const int ready = poll(&p, 1, wait_ms);
+      if (ready <= 0) continue;  // EINTR or not yet: the limits are checked above
     }
     const ssize_t n = read(read_fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
@@ -108,13 +142,19 @@ absl::StatusOr<RunResult> CollectChild(pid_t pid, int read_fd, double wall_secon
     line.append(buf, static_cast<size_t>(n));
   }
   close(read_fd);
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out || resident > 0) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
     return absl::DeadlineExceededError(
         absl::StrFormat("killed after the time limit of %g s per run", wall_seconds));
+  }
+  if (resident > 0) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "killed when its resident memory (%.0f MiB) passed the child's memory limit of %.0f MiB "
+        "(--memory_limit_mb)",
+        static_cast<double>(resident) / (1 << 20), static_cast<double>(memory_bytes) / (1 << 20)));
   }
   if (WIFSIGNALED(status)) {
     return absl::AbortedError(absl::StrCat("crashed with signal ", WTERMSIG(status), " (",
@@ -150,17 +190,12 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
   }
   if (pid == 0) {
     close(fds[0]);
-    if (limits.memory_bytes > 0) {
-      const struct rlimit lim = {static_cast<rlim_t>(limits.memory_bytes),
-                                 static_cast<rlim_t>(limits.memory_bytes)};
-      setrlimit(RLIMIT_DATA, &lim);
-    }
     if (!preload.empty()) setenv("LD_PRELOAD", ld_preload.c_str(), 1);
     execv(args[0], args.data());
     _exit(127);
   }
   close(fds[1]);
-  absl::StatusOr<RunResult> r = CollectChild(pid, fds[0], limits.wall_seconds);
+  absl::StatusOr<RunResult> r = CollectChild(pid, fds[0], limits.wall_seconds, limits.memory_bytes);
   if (!r.ok() && absl::StrContains(r.status().message(), "code 127")) {
     return absl::NotFoundError(absl::StrCat("cannot start ", argv[0]));
   }

@@ -74,10 +74,15 @@ class Measurer {
       std::string error;
       if (!r.ok()) {
         error = std::string(r.status().message());
-        if (absl::IsDeadlineExceeded(r.status())) m.fatal = true;
+        // Past the time or memory limit: another run would be too.
+        if (absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status())) {
+          m.fatal = true;
+        }
       } else if (!r->error.empty()) {
         error = r->error;
-        if (absl::StrContains(error, "memory limit")) m.fatal = true;
+        if (absl::StrContains(error, "failed at op") || absl::StrContains(error, "out of memory")) {
+          m.fatal = true;
+        }
       }
       if (!error.empty()) {
         ++m.runs.failed;

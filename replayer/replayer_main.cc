@@ -96,11 +96,13 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   return absl::OkStatus();
 }
 
-// The child's data limit as a phrase, "" if none.
+// A data limit the child inherited (ulimit -d) as a phrase, "" if none. (The
+// replayer's own limit, --memory_limit_mb, is on resident memory: the
+// parent kills a child past it, isolated_run.h.)
 std::string MemoryLimitWords() {
   struct rlimit lim;
   if (getrlimit(RLIMIT_DATA, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "";
-  return absl::StrFormat("the child's memory limit of %.0f MiB (--memory_limit_mb)",
+  return absl::StrFormat("the data limit (ulimit -d) of %.0f MiB",
                          static_cast<double>(lim.rlim_cur) / (1 << 20));
 }
 

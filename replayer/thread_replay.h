@@ -172,9 +172,9 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
   f->migrations = ReadMigrations() - migrations0;
 }
 
-// Replay threads get small stacks: the loop needs little, and the child's
-// data limit (RLIMIT_DATA) counts thread stacks, so 1024 threads at glibc's
-// default 8 MiB would not start under it. ASan's frames are larger.
+// Replay threads get small stacks: the loop needs little, and 1024 threads
+// at glibc's default 8 MiB would map 8 GiB (and fail under a data limit,
+// ulimit -d, which counts thread stacks). ASan's frames are larger.
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr size_t kReplayThreadStack = size_t{4} << 20;
 #else
