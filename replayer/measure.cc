@@ -209,6 +209,12 @@ bool Precise(const Measured& m, const Measured* reference, const ReportContext& 
   return !ratio.has_data() || ratio.HalfWidth() <= ctx.precision;
 }
 
+void RecheckPrecise(Measured& m, const Measured* reference, const ReportContext& ctx) {
+  if (m.runs.stop_reason != "precise" || Precise(m, reference, ctx)) return;
+  m.runs.stop_reason =
+      "precise once, then ran on so the others' runs had their pair; its CIs widened since";
+}
+
 void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s) {
   if (m.done) return;
   const ReportContext& ctx = s.ctx;
@@ -435,6 +441,9 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
   }
   if (s.progress) std::fprintf(stderr, "\r\033[K");
   std::vector<PolicyRuns> runs;
+  for (size_t i = 0; i < set.size(); ++i) {
+    RecheckPrecise(set[i], i == malloc_index ? nullptr : &set[malloc_index], s.ctx);
+  }
   for (Measured& m : set) {
     if (!m.done && m.runs.stop_reason.empty()) m.runs.stop_reason = "stopped with the others";
     runs.push_back(std::move(m.runs));

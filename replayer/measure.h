@@ -130,6 +130,12 @@ std::vector<double> RankFigures(const PolicyRuns& runs, const ReportContext& ctx
 // Whether `m` has reached the precision (its ns/op, and its ratio to
 // `reference` paired by round; no ratio if `reference` is null or `m`).
 bool Precise(const Measured& m, const Measured* reference, const ReportContext& ctx);
+// At the end: a policy stopped as "precise" that ran on (a race's leader,
+// or glibc malloc, run as long as anyone runs so every run has its pair)
+// may have widened its CIs since; if it is no longer Precise, its
+// stop_reason says so, so the report never lists it as precise and short
+// of the precision at once.
+void RecheckPrecise(Measured& m, const Measured* reference, const ReportContext& ctx);
 // Sets `m.done` and `m.runs.stop_reason` once `m` failed (after min_runs
 // attempts, or at once if fatal), is precise after min_runs runs, spent its
 // budget after min_runs runs, or made max_runs runs.

@@ -131,6 +131,26 @@ TEST(UpdateDoneTest, AFailureStopsAfterMinAttemptsOrAtOnceIfFatal) {
   EXPECT_EQ(f.runs.stop_reason, "failed");
 }
 
+// slab/st/single, the race's leader, was precise after 10 runs and ran on
+// so the others had their pair; ten noisy runs more widened its CI. The
+// report listed it "(precise)" under "CI wider than +-3%".
+TEST(UpdateDoneTest, APreciseLeaderThatRanOnIsRecheckedAtTheEnd) {
+  const MeasureSettings s = TestSettings();
+  Measured m = WithRuns("slab/st/single", std::vector<double>(10, 50));
+  UpdateDone(m, nullptr, s);
+  ASSERT_EQ(m.runs.stop_reason, "precise");
+  RecheckPrecise(m, nullptr, s.ctx);
+  EXPECT_EQ(m.runs.stop_reason, "precise");  // still so
+  std::vector<double> slower_later(10, 50);
+  slower_later.insert(slower_later.end(), 10, 60);  // the machine slowed down
+  Measured more = WithRuns("slab/st/single", slower_later);
+  more.done = true;
+  more.runs.stop_reason = "precise";
+  RecheckPrecise(more, nullptr, s.ctx);
+  EXPECT_EQ(more.runs.stop_reason,
+            "precise once, then ran on so the others' runs had their pair; its CIs widened since");
+}
+
 TEST(UpdateDoneTest, ADoneEntryStaysAsItIs) {
   const MeasureSettings s = TestSettings();
   Measured m = WithRuns("slab", {});
