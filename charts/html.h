@@ -11,8 +11,8 @@
 // reach the network.
 //
 // Thread-compatible; no I/O.
-#ifndef ALLOCTRACE_REPORT_HTML_H_
-#define ALLOCTRACE_REPORT_HTML_H_
+#ifndef ALLOCTRACE_CHARTS_HTML_H_
+#define ALLOCTRACE_CHARTS_HTML_H_
 
 #include <string>
 #include <vector>
@@ -73,4 +73,4 @@ class HtmlPage {
 
 }  // namespace alloctrace::report
 
-#endif  // ALLOCTRACE_REPORT_HTML_H_
+#endif  // ALLOCTRACE_CHARTS_HTML_H_

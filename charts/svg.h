@@ -17,8 +17,8 @@
 //
 // Charts with no data render a figure with a "no data" note rather than
 // failing. Thread-compatible; no I/O.
-#ifndef ALLOCTRACE_REPORT_SVG_H_
-#define ALLOCTRACE_REPORT_SVG_H_
+#ifndef ALLOCTRACE_CHARTS_SVG_H_
+#define ALLOCTRACE_CHARTS_SVG_H_
 
 #include <cmath>
 #include <cstddef>
@@ -232,4 +232,4 @@ std::string SmallMultiples(const std::vector<std::string>& panels_html, int min_
 
 }  // namespace alloctrace::report
 
-#endif  // ALLOCTRACE_REPORT_SVG_H_
+#endif  // ALLOCTRACE_CHARTS_SVG_H_

@@ -5,8 +5,8 @@
 // kinds from them); not an interface of its own.
 //
 // Every string from outside is escaped here. Pure functions; no I/O.
-#ifndef ALLOCTRACE_REPORT_SVG_PARTS_H_
-#define ALLOCTRACE_REPORT_SVG_PARTS_H_
+#ifndef ALLOCTRACE_CHARTS_SVG_PARTS_H_
+#define ALLOCTRACE_CHARTS_SVG_PARTS_H_
 
 #include <algorithm>
 #include <cmath>
@@ -154,4 +154,4 @@ XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axi
 
 }  // namespace alloctrace::report::svg_parts
 
-#endif  // ALLOCTRACE_REPORT_SVG_PARTS_H_
+#endif  // ALLOCTRACE_CHARTS_SVG_PARTS_H_

@@ -16,8 +16,8 @@
 // the reader maps them back to the trace's ids for messages.
 // Memory: 16 bytes per arena, plus the thread lists of shared arenas.
 // Thread-compatible.
-#ifndef ALLOCTRACE_FORMAT_ARENA_USAGE_H_
-#define ALLOCTRACE_FORMAT_ARENA_USAGE_H_
+#ifndef ALLOCTRACE_INSPECT_ARENA_USAGE_H_
+#define ALLOCTRACE_INSPECT_ARENA_USAGE_H_
 
 #include <cstdint>
 #include <string>
@@ -103,4 +103,4 @@ class ArenaUsage {
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_FORMAT_ARENA_USAGE_H_
+#endif  // ALLOCTRACE_INSPECT_ARENA_USAGE_H_

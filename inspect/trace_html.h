@@ -3,8 +3,8 @@
 // arena's lifetime, as one self-contained file (inline CSS and SVG; nothing
 // loaded from elsewhere). Every string from the trace (workload, program,
 // platform, labels) and the path is escaped: a trace is untrusted input.
-#ifndef ALLOCTRACE_FORMAT_TRACE_HTML_H_
-#define ALLOCTRACE_FORMAT_TRACE_HTML_H_
+#ifndef ALLOCTRACE_INSPECT_TRACE_HTML_H_
+#define ALLOCTRACE_INSPECT_TRACE_HTML_H_
 
 #include <string>
 
@@ -17,4 +17,4 @@ std::string FormatTraceStatsHtml(const TraceStats& stats, const std::string& pat
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_FORMAT_TRACE_HTML_H_
+#endif  // ALLOCTRACE_INSPECT_TRACE_HTML_H_

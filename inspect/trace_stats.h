@@ -1,8 +1,8 @@
 // TraceStats: what a trace holds, computed in one streaming pass.
 // Used by `inspect` and by tests; the replayer computes its ideal (peak live
 // bytes) the same way.
-#ifndef ALLOCTRACE_FORMAT_TRACE_STATS_H_
-#define ALLOCTRACE_FORMAT_TRACE_STATS_H_
+#ifndef ALLOCTRACE_INSPECT_TRACE_STATS_H_
+#define ALLOCTRACE_INSPECT_TRACE_STATS_H_
 
 #include <cstdint>
 #include <map>
@@ -74,4 +74,4 @@ std::string FormatTraceStatsJson(const TraceStats& stats);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_FORMAT_TRACE_STATS_H_
+#endif  // ALLOCTRACE_INSPECT_TRACE_STATS_H_
