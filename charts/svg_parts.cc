@@ -36,29 +36,32 @@ double NiceNumber(double x, bool round) {
 using svg_parts::kPalette;
 using svg_parts::Short;
 
+namespace {
+
+// v in the largest of `units` (each `base` times the last, six in all) that
+// leaves it at least 1 in magnitude: "1.5 MiB", "12k".
+std::string Scaled(double v, double base, const char* const (&units)[6], const char* sep) {
+  int p = 0;
+  while (std::fabs(v) >= base && p < 5) {
+    v /= base;
+    ++p;
+  }
+  return absl::StrCat(Short(v), sep, units[p]);
+}
+
+}  // namespace
+
 std::string FormatValue(double v, Unit unit) {
   if (!std::isfinite(v)) return "n/a";
   const double a = std::fabs(v);
   switch (unit) {
     case Unit::kBytes: {
       static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-      int p = 0;
-      double x = v;
-      while (std::fabs(x) >= 1024 && p < 5) {
-        x /= 1024;
-        ++p;
-      }
-      return absl::StrCat(Short(x), " ", kUnits[p]);
+      return Scaled(v, 1024, kUnits, " ");
     }
     case Unit::kCount: {
       static const char* const kSi[] = {"", "k", "M", "G", "T", "P"};
-      int p = 0;
-      double x = v;
-      while (std::fabs(x) >= 1000 && p < 5) {
-        x /= 1000;
-        ++p;
-      }
-      return absl::StrCat(Short(x), kSi[p]);
+      return Scaled(v, 1000, kSi, "");
     }
     case Unit::kNanoseconds:
       if (a >= 1e9) return absl::StrCat(Short(v / 1e9), " s");
