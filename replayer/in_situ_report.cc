@@ -174,8 +174,8 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   std::vector<size_t> group;
   for (size_t k : recommendable.members) group.push_back(cand[k]);
   if (group.empty()) group = cand;  // every ok policy has a figure: not reached
-  if (recommendable.has_passed_over) {
-    s.passed_over = NeverFreesWords(s.policies[cand[recommendable.passed_over]].name,
+  if (recommendable.passed_over) {
+    s.passed_over = NeverFreesWords(s.policies[cand[*recommendable.passed_over]].name,
                                     s.policies[group[0]].name, recommendable.edge);
   }
   const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack

@@ -98,12 +98,14 @@ class Measurer {
       // than the cores on every multi-threaded sample trace, preempt and
       // migrate one another, so every run had a switch (2026-11-25: 2223
       // of 2223 runs of the five per-thread traces) and re-runs were waste.
-      const bool warm = RanksWarm(s_.ctx);
-      bool disturbed = r->migrations > 0;
-      const size_t first = warm ? 1 : 0;
-      const size_t last = warm ? r->passes.size() : std::min<size_t>(1, r->passes.size());
-      for (size_t i = first; i < last; ++i) disturbed |= r->passes[i].involuntary_switches > 0;
-      if (schedule_fd_ >= 0) disturbed = false;
+      bool disturbed = false;
+      if (schedule_fd_ < 0) {
+        const bool warm = RanksWarm(s_.ctx);
+        const size_t first = warm ? 1 : 0;
+        const size_t last = warm ? r->passes.size() : std::min<size_t>(1, r->passes.size());
+        disturbed = r->migrations > 0;
+        for (size_t i = first; i < last; ++i) disturbed |= r->passes[i].involuntary_switches > 0;
+      }
       ++runs_seen_;
       disturbed_seen_ += disturbed;
       // On a machine so busy that most runs are disturbed, a re-run would

@@ -299,7 +299,6 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
   if (edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) return r;
   r.members.clear();
   for (size_t k : group) r.members.push_back(freeing[k]);
-  r.has_passed_over = true;
   r.passed_over = fastest;
   r.edge = edge;
   return r;
@@ -489,8 +488,8 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   const PolicyResult& rec = t->policies[pick[chosen]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
-  if (group.has_passed_over) {
-    v.passed_over_name = t->policies[cand[group.passed_over]].name;
+  if (group.passed_over) {
+    v.passed_over_name = t->policies[cand[*group.passed_over]].name;
     v.passed_over_edge = group.edge;
     v.passed_over =
         NeverFreesWords(v.passed_over_name, t->policies[cand[group.members[0]]].name, group.edge);

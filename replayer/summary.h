@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -256,10 +257,9 @@ inline constexpr double kNeverFreesMargin = 0.10;
 // one and by how much.
 struct RecommendableGroup {
   std::vector<size_t> members;
-  // Whether the fastest never frees and did not clear kNeverFreesMargin
-  // against members[0] (the fastest that frees), and which it is.
-  bool has_passed_over = false;
-  size_t passed_over = 0;
+  // The fastest, if it never frees and did not clear kNeverFreesMargin
+  // against members[0] (the fastest that frees).
+  std::optional<size_t> passed_over;
   // members[0]'s figure over passed_over's, paired by round (>1: the one
   // passed over is faster).
   Estimate edge;
