@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
@@ -214,4 +214,4 @@ std::string HtmlPage::Render() const {
   return o;
 }
 
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts

@@ -19,7 +19,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 
 // Escapes `s` for an HTML text node or a double- or single-quoted attribute
 // value: & < > " ' become entities. Bytes that are not valid UTF-8 and
@@ -71,6 +71,6 @@ class HtmlPage {
   std::string body_;
 };
 
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts
 
 #endif  // ALLOCTRACE_CHARTS_HTML_H_

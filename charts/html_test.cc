@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 constexpr char kScript[] = "<script>alert(1)</script>";
@@ -79,4 +79,4 @@ TEST(HtmlPageTest, SelfContainedAndEscaped) {
 }
 
 }  // namespace
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts

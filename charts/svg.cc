@@ -14,7 +14,7 @@
 #include "alloctrace/charts/html.h"
 #include "alloctrace/charts/svg_parts.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 
 using svg_parts::AxisPlan;
 using svg_parts::Chars;
@@ -625,4 +625,4 @@ std::string SmallMultiples(const std::vector<std::string>& panels_html, int min_
   return o + "</div>\n";
 }
 
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts

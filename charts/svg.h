@@ -28,7 +28,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 
 enum class Unit {
   kCount,        // 1.5k, 2M (SI)
@@ -230,6 +230,6 @@ std::string RenderSpanChart(const SpanChart& chart);
 // `min_panel_width` CSS pixels wide.
 std::string SmallMultiples(const std::vector<std::string>& panels_html, int min_panel_width);
 
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts
 
 #endif  // ALLOCTRACE_CHARTS_SVG_H_

@@ -14,7 +14,7 @@
 #include "alloctrace/charts/html.h"
 #include "alloctrace/charts/svg.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 double NiceNumber(double x, bool round) {
@@ -471,4 +471,4 @@ XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axi
 }
 
 }  // namespace svg_parts
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts

@@ -20,7 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "alloctrace/charts/svg.h"
 
-namespace alloctrace::report::svg_parts {
+namespace alloctrace::charts::svg_parts {
 
 inline constexpr double kCharPx = 6.6;     // mean advance of an 11px sans glyph
 inline constexpr int kLegendItemPx = 360;  // the widest legend item
@@ -152,6 +152,6 @@ struct XYFrame {
 XYFrame MakeXYFrame(const Domain& dx, const Domain& dy, const Axis& x, const Axis& y, double left,
                     double right, double top, double bottom);
 
-}  // namespace alloctrace::report::svg_parts
+}  // namespace alloctrace::charts::svg_parts
 
 #endif  // ALLOCTRACE_CHARTS_SVG_PARTS_H_

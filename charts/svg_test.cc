@@ -8,7 +8,7 @@
 #include "alloctrace/base/string_test_util.h"
 #include "gtest/gtest.h"
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 constexpr char kScript[] = "<script>alert(1)</script>";
@@ -263,9 +263,9 @@ TEST(SmallMultiplesTest, WrapsPanels) {
 }
 
 }  // namespace
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 TEST(LogAxisTest, DecadesAndNiceSteps) {
@@ -293,9 +293,9 @@ TEST(LogAxisTest, DecadesAndNiceSteps) {
 }
 
 }  // namespace
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts
 
-namespace alloctrace::report {
+namespace alloctrace::charts {
 namespace {
 
 // The x of every element of `svg` with `prefix` (e.g. "<circle class=\"dot")
@@ -469,4 +469,4 @@ TEST(LineChartTest, TheLegendNamesTheLinesDrawn) {
 }
 
 }  // namespace
-}  // namespace alloctrace::report
+}  // namespace alloctrace::charts

@@ -12,9 +12,9 @@
 namespace alloctrace {
 namespace {
 
-using report::Escape;
-using report::FormatValue;
-using report::Unit;
+using charts::Escape;
+using charts::FormatValue;
+using charts::Unit;
 
 std::string Row(absl::string_view key, absl::string_view value) {
   return absl::StrCat("<dt>", Escape(key), "</dt><dd>", Escape(value), "</dd>");
@@ -28,7 +28,7 @@ std::string Bytes(uint64_t b) {
 
 std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) {
   const proto::Header& h = st.header;
-  report::HtmlPage page(absl::StrCat("alloctrace trace: ", path));
+  charts::HtmlPage page(absl::StrCat("alloctrace trace: ", path));
   page.AddSubtitle(absl::StrCat("workload ", h.workload().empty() ? "?" : h.workload(),
                                 ", program ", h.program().empty() ? "?" : h.program()));
   page.AddSubtitle(
@@ -64,8 +64,8 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   page.AddSection("summary", "Summary", facts);
 
   // Live bytes and objects over the trace, from (0, 0).
-  report::Series bytes{"live bytes (requested)", {0}, {0}, true};
-  report::Series objects{"live objects", {0}, {0}, true};
+  charts::Series bytes{"live bytes (requested)", {0}, {0}, true};
+  charts::Series objects{"live objects", {0}, {0}, true};
   for (const LivePoint& p : st.live_course) {
     bytes.x.push_back(static_cast<double>(p.end_event));
     bytes.y.push_back(static_cast<double>(p.live_bytes));
@@ -79,7 +79,7 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
                 "Each point is the most over about ",
                 FormatValue(static_cast<double>(st.events) / st.live_course.size(), Unit::kCount),
                 " events.");
-  report::LineChart live_bytes;
+  charts::LineChart live_bytes;
   live_bytes.id = "live-bytes";
   live_bytes.title = "Live bytes over the trace";
   live_bytes.x = {"event index", Unit::kCount, true, /*tight=*/true};
@@ -87,17 +87,17 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   live_bytes.series = {bytes};
   live_bytes.height = 280;
   live_bytes.note = resolution;
-  report::LineChart live_objects = live_bytes;
+  charts::LineChart live_objects = live_bytes;
   live_objects.id = "live-objects";
   live_objects.title = "Live objects over the trace";
   live_objects.y = {"live objects", Unit::kCount};
   live_objects.series = {objects};
   page.AddSection(
       "profile", "Memory profile",
-      absl::StrCat(report::RenderLineChart(live_bytes), report::RenderLineChart(live_objects)));
+      absl::StrCat(charts::RenderLineChart(live_bytes), charts::RenderLineChart(live_objects)));
 
   // Sizes.
-  report::BarChart sizes;
+  charts::BarChart sizes;
   sizes.id = "size-histogram";
   sizes.title = "Requests by size";
   sizes.x_label =
@@ -108,17 +108,17 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
         {FormatValue(static_cast<double>(b), Unit::kBytes), static_cast<double>(n),
          b == 0 ? "zero-byte requests" : absl::StrCat(b, " to ", 2 * b - 1, " bytes")});
   }
-  page.AddSection("sizes", "Allocation sizes", report::RenderBarChart(sizes));
+  page.AddSection("sizes", "Allocation sizes", charts::RenderBarChart(sizes));
 
   // Arenas: each one's lifetime, and the table.
-  report::SpanChart life;
+  charts::SpanChart life;
   life.id = "arena-lifetimes";
   life.title = "Arena lifetimes";
   life.x = {"event index", Unit::kCount, true, /*tight=*/true};
   life.note =
       "From each arena's creation (or first use) to its destruction; an arrow: still "
       "alive at the end of the trace. Arena 0 (grey) is the global heap.";
-  report::HtmlTable table({"arena", "first event", "last event", "allocs", "frees",
+  charts::HtmlTable table({"arena", "first event", "last event", "allocs", "frees",
                            "bytes allocated", "peak live bytes", "state"},
                           {false, true, true, true, true, true, true, false});
   size_t shown = 0;
@@ -138,7 +138,7 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
                     absl::StrCat(a.peak_live_bytes), state});
     }
   }
-  std::string arenas = report::RenderSpanChart(life);
+  std::string arenas = charts::RenderSpanChart(life);
   absl::StrAppend(&arenas, table.Render("id=\"arena-table\""));
   if (st.arenas.size() > 200) {
     absl::StrAppend(&arenas, "<p class=\"note\">The first 200 of ", st.arenas.size(),

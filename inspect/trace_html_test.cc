@@ -73,9 +73,9 @@ TEST_F(TraceHtmlTest, ChartsPresentAndEverythingEscaped) {
                       "</title>\n<style>"),
             std::string::npos);
   // They are shown as text.
-  EXPECT_NE(html.find(report::Escape(kHostileScript)), std::string::npos);
-  EXPECT_NE(html.find(report::Escape(kHostileImg)), std::string::npos);
-  EXPECT_NE(html.find(report::Escape(kHostileTitle)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileScript)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileImg)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileTitle)), std::string::npos);
   EXPECT_NE(html.find("&#39;single&#39; &amp; &quot;double&quot;"), std::string::npos);
 }
 

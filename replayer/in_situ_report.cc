@@ -466,7 +466,7 @@ std::string InSituJson(const InSituSummary& s) {
 }
 
 std::string InSituHtml(const InSituSummary& s, const TraceReport* replay) {
-  using report::Escape;
+  using charts::Escape;
   std::string o = absl::StrCat("<section class=\"in-situ\"><h2>In situ: <code>",
                                Escape(absl::StrJoin(s.argv, " ")),
                                "</code></h2><p><b>Verdict "

@@ -18,17 +18,17 @@
 namespace alloctrace {
 namespace {
 
-using report::Escape;
-using report::FormatValue;
-using report::Unit;
+using charts::Escape;
+using charts::FormatValue;
+using charts::Unit;
 
 bool Contender(const HtmlPolicy& p) { return p.ok && !p.floor; }
 
 // ns/op axes spend their width on the main group of policies (those far
 // slower are drawn past a break, their value written) and turn logarithmic
-// when that group still spans more than report::kWideRatio.
-report::Axis SpeedAxis(std::string label, bool frame) {
-  report::Axis a{std::move(label), Unit::kNanoseconds, /*include_zero=*/false};
+// when that group still spans more than charts::kWideRatio.
+charts::Axis SpeedAxis(std::string label, bool frame) {
+  charts::Axis a{std::move(label), Unit::kNanoseconds, /*include_zero=*/false};
   a.frame = frame;
   a.log_if_wide = true;
   return a;
@@ -252,8 +252,8 @@ std::vector<const HtmlPolicy*> ProfilePolicies(const HtmlTrace& t,
 }
 
 // The ideal: live bytes as the program requested them.
-report::Series IdealSeries(const HtmlTrace& t) {
-  report::Series s{"live bytes requested (the trace; the ideal)", {0}, {0}, true};
+charts::Series IdealSeries(const HtmlTrace& t) {
+  charts::Series s{"live bytes requested (the trace; the ideal)", {0}, {0}, true};
   s.x.insert(s.x.end(), t.live_x.begin(), t.live_x.end());
   s.y.insert(s.y.end(), t.live_bytes.begin(), t.live_bytes.end());
   return s;
@@ -261,7 +261,7 @@ report::Series IdealSeries(const HtmlTrace& t) {
 
 // `s` in at most `points` points for a small panel: each the highest of
 // its run of points (peaks survive), at the run's last x.
-report::Series Thinned(report::Series s, size_t points) {
+charts::Series Thinned(charts::Series s, size_t points) {
   const size_t n = std::min(s.x.size(), s.y.size());
   if (n <= points || points == 0) return s;
   const size_t run = (n + points - 1) / points;
@@ -276,8 +276,8 @@ report::Series Thinned(report::Series s, size_t points) {
   return s;
 }
 
-report::Series CourseSeries(const HtmlTrace& t, const HtmlPolicy& p) {
-  report::Series s{p.name, CourseX(p.rss_course.size(), t.program_ops), {}};
+charts::Series CourseSeries(const HtmlTrace& t, const HtmlPolicy& p) {
+  charts::Series s{p.name, CourseX(p.rss_course.size(), t.program_ops), {}};
   for (const int64_t v : p.rss_course) s.y.push_back(static_cast<double>(v));
   s.x.insert(s.x.begin(), 0);
   s.y.insert(s.y.begin(), 0);
@@ -288,7 +288,7 @@ report::Series CourseSeries(const HtmlTrace& t, const HtmlPolicy& p) {
 // chart; every other policy's course in a panel of its own against the
 // ideal, on the same scale, folded away (a <details>: no script).
 std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
-  report::LineChart c;
+  charts::LineChart c;
   c.id = id;
   c.title = "Memory profile: live bytes requested (trace) and each policy's RSS above its baseline";
   c.x = {"replay op index", Unit::kCount, true, /*tight=*/true};
@@ -309,7 +309,7 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
       others.empty() ? ""
                      : absl::StrCat(" Drawn: the policies the verdict names and glibc malloc; the ",
                                     others.size(), " others below, one panel each."));
-  std::string o = report::RenderLineChart(c);
+  std::string o = charts::RenderLineChart(c);
   if (others.empty()) return o;
   // One scale for the panels, the main chart's included.
   double top = 0;
@@ -320,11 +320,11 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
   }
   // A panel is ~400 pixels wide: 150 points of a course draw the same
   // shape, and keep the page small with dozens of panels.
-  report::Series ideal = Thinned(IdealSeries(t), 150);
+  charts::Series ideal = Thinned(IdealSeries(t), 150);
   ideal.name = "the ideal";
   std::vector<std::string> panels;
   for (size_t k = 0; k < others.size(); ++k) {
-    report::LineChart m;
+    charts::LineChart m;
     m.id = absl::StrCat(id, "-more-", k);
     m.title = others[k]->name;
     m.x = c.x;
@@ -336,16 +336,16 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id) {
     m.height = 180;
     m.series.push_back(ideal);
     m.series.push_back(Thinned(CourseSeries(t, *others[k]), 150));
-    panels.push_back(report::RenderLineChart(m));
+    panels.push_back(charts::RenderLineChart(m));
   }
   absl::StrAppend(&o, "<details class=\"more\" id=\"", Escape(id), "-more\"><summary>The other ",
                   others.size(), " policies' RSS, one panel each against the ideal</summary>",
-                  report::SmallMultiples(panels, 380), "</details>\n");
+                  charts::SmallMultiples(panels, 380), "</details>\n");
   return o;
 }
 
 std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
-  report::IntervalChart c;
+  charts::IntervalChart c;
   c.id = id;
   c.title = absl::StrCat("Time per memory op (", t.interval_kind, ")");
   c.x = SpeedAxis("ns per memory op", /*frame=*/true);
@@ -360,7 +360,7 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
   }
   const std::map<std::string, int> ranks = Ranks(t);
   for (const HtmlPolicy& p : t.policies) {
-    report::IntervalRow r;
+    charts::IntervalRow r;
     // Numbered as in the table and the scatter.
     r.label = ranks.count(p.name) ? absl::StrCat(ranks.at(p.name), ". ", p.name) : p.name;
     if (!p.ok) {
@@ -376,11 +376,11 @@ std::string SpeedChart(const HtmlTrace& t, const std::string& id) {
   c.note =
       "Shaded: the policies tied with the fastest. \"floor\": the bump allocator, the "
       "harness's own cost, not a contender.";
-  return report::RenderIntervalChart(c);
+  return charts::RenderIntervalChart(c);
 }
 
 std::string ScatterChart(const HtmlTrace& t, const std::string& id) {
-  report::ScatterChart c;
+  charts::ScatterChart c;
   c.id = id;
   c.title = "Speed against peak RSS (lower left is better)";
   c.x = SpeedAxis("ns per memory op, median", /*frame=*/true);
@@ -397,7 +397,7 @@ std::string ScatterChart(const HtmlTrace& t, const std::string& id) {
   c.note =
       "Each point is numbered by its rank (as in the table). On the front (ringed): no "
       "other policy is both faster and smaller.";
-  return report::RenderScatterChart(c);
+  return charts::RenderScatterChart(c);
 }
 
 // The article's five policy dimensions, in the order of the policy name
@@ -432,7 +432,7 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
       groups[absl::StrJoin(parts.begin() + 1, parts.end(), "/")].push_back(
           {static_cast<size_t>(v - dim.values.begin()), &p});
     }
-    report::IntervalChart speed, rss;
+    charts::IntervalChart speed, rss;
     speed.id = absl::StrCat(id, "-", dim.name, "-speed");
     rss.id = absl::StrCat(id, "-", dim.name, "-rss");
     speed.title = absl::StrCat(dim.name, ": ns per memory op");
@@ -445,7 +445,7 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
     speed.width = rss.width = 620;
     for (const auto& [key, members] : groups) {
       if (members.size() < 2) continue;
-      report::IntervalRow sr, rr;
+      charts::IntervalRow sr, rr;
       sr.label = rr.label = "pool/" + key;
       for (const auto& [value, p] : members) {
         sr.marks.push_back({value, p->ns_per_op.value, p->ns_per_op.lo, p->ns_per_op.hi,
@@ -459,8 +459,8 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
     // One row compares one pair: the table says as much.
     if (speed.rows.size() < 2) continue;
     ++dims_shown;
-    panels.push_back(report::RenderIntervalChart(speed));
-    panels.push_back(report::RenderIntervalChart(rss));
+    panels.push_back(charts::RenderIntervalChart(speed));
+    panels.push_back(charts::RenderIntervalChart(rss));
   }
   if (dims_shown == 0) {
     return "<p class=\"note\">Too few article policies here to compare a dimension over two "
@@ -473,11 +473,11 @@ std::string EffectsHtml(const HtmlTrace& t, const std::string& id) {
       "policies that agree in every dimension but the panel's (<code>*</code> marks it), and "
       "the colours are that dimension's values; a dimension compared in fewer than two rows "
       "has no panel.</p>\n",
-      report::SmallMultiples(panels, 560));
+      charts::SmallMultiples(panels, 560));
 }
 
 std::string TableHtml(const HtmlTrace& t, const std::string& id) {
-  report::HtmlTable table(
+  charts::HtmlTable table(
       {"#", "policy", "family", "runs", "ns/op", t.interval_kind, "x malloc", "peak RSS", "x ideal",
        "minor faults", "status", "adopt (T: the element type)"},
       {true, false, false, true, true, true, true, true, true, true, false, false});
@@ -520,14 +520,14 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
   std::vector<std::pair<double, std::string>> order;
   for (const auto& [name, s] : logs) order.push_back({-s.first / s.second, name});
   std::sort(order.begin(), order.end());
-  report::HeatMap m;
+  charts::HeatMap m;
   m.id = "heatmap";
   m.title = "Speed-up against glibc malloc, trace x policy";
   m.value_label = "x malloc";
   m.low_meaning = "slower than malloc";
   m.high_meaning = "faster than malloc";
   for (const auto& [score, name] : order) m.cols.push_back(name);
-  report::HtmlTable table(
+  charts::HtmlTable table(
       [&] {
         std::vector<std::string> h = {"policy"};
         for (const HtmlTrace& t : traces) h.push_back(t.path);
@@ -576,7 +576,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
                     "</li>");
   }
   absl::StrAppend(&verdicts, "</ul>\n");
-  return absl::StrCat(verdicts, report::RenderHeatMap(m),
+  return absl::StrCat(verdicts, charts::RenderHeatMap(m),
                       "<h3>Speed-up against glibc malloc (bold: tied with the fastest)</h3>",
                       table.Render("id=\"overview-table\""));
 }
@@ -585,7 +585,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
 
 std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
                            const std::string& command_line) {
-  report::HtmlPage page("alloctrace replay report");
+  charts::HtmlPage page("alloctrace replay report");
   if (!command_line.empty()) page.AddSubtitle(command_line);
   page.AddSubtitle(absl::StrCat(ctx.date, " on ", ctx.machine));
   if (!ctx.method.empty()) page.AddSubtitle(ctx.method);

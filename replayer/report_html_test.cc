@@ -145,9 +145,9 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   EXPECT_EQ(html.find("<b>"), std::string::npos);
   EXPECT_EQ(html.find("<b "), std::string::npos);
   EXPECT_EQ(html.find("http:"), std::string::npos);
-  EXPECT_NE(html.find(report::Escape(kHostileScript)), std::string::npos);
-  EXPECT_NE(html.find(report::Escape(kHostileImg)), std::string::npos);
-  EXPECT_NE(html.find(report::Escape(kHostileTitle)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileScript)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileImg)), std::string::npos);
+  EXPECT_NE(html.find(charts::Escape(kHostileTitle)), std::string::npos);
   EXPECT_NE(html.find("crashed: &lt;signal 11&gt;"), std::string::npos);
   EXPECT_NE(html.find("95% CI of the median"), std::string::npos);
 }
@@ -159,7 +159,7 @@ TEST_F(ReportHtmlTest, TheVerdictSaysEachThingOnce) {
   // slab is recommended, the fastest and the smallest: named once; the
   // policy tied with it once; malloc's speed-up figure once; the rule once.
   EXPECT_EQ(CountSubstrings(verdict, "slab"), 1u) << verdict;
-  EXPECT_EQ(CountSubstrings(verdict, report::Escape(kHostileScript)), 1u);
+  EXPECT_EQ(CountSubstrings(verdict, charts::Escape(kHostileScript)), 1u);
   EXPECT_EQ(CountSubstrings(verdict, "the speed of glibc malloc"), 1u);
   EXPECT_EQ(CountSubstrings(html, report.verdict.rule.substr(0, 40)), 1u);
   EXPECT_NE(verdict.find("Recommended: slab</strong>, the fastest and the smallest peak RSS"),
