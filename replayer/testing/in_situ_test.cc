@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/run_command_test_util.h"
+#include "alloctrace/replayer/testing/run_command_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,8 +24,8 @@ using testing_util::RunShell;
 using testing_util::Slurp;
 
 constexpr char kReplayer[] = "replayer/replayer --quiet";
-constexpr char kDemo[] = "replayer/testprogs/lru_cache_demo";
-constexpr char kTestProg[] = "replayer/testprogs/in_situ_testprog";
+constexpr char kDemo[] = "replayer/testing/lru_cache_demo";
+constexpr char kTestProg[] = "replayer/testing/in_situ_testprog";
 // Few short runs: the tests check behaviour, not figures.
 constexpr char kFew[] = "--min_runs=2 --max_runs=2 --max_reruns=0 --passes=1 --budget=0";
 

@@ -17,7 +17,7 @@
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_writer.h"
 #include "alloctrace/proto/trace.pb.h"
-#include "alloctrace/replayer/run_command_test_util.h"
+#include "alloctrace/replayer/testing/run_command_test_util.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

@@ -1,8 +1,8 @@
 // Test helpers for the end-to-end tests that run the replayer (or any
 // program) as a user would: a shell command with its exit status, stdout
 // and stderr captured.
-#ifndef ALLOCTRACE_REPLAYER_RUN_COMMAND_TEST_UTIL_H_
-#define ALLOCTRACE_REPLAYER_RUN_COMMAND_TEST_UTIL_H_
+#ifndef ALLOCTRACE_REPLAYER_TESTING_RUN_COMMAND_TEST_UTIL_H_
+#define ALLOCTRACE_REPLAYER_TESTING_RUN_COMMAND_TEST_UTIL_H_
 
 #include <sys/wait.h>
 
@@ -46,4 +46,4 @@ inline Output RunReplayer(const std::string& args, const std::string& env = "") 
 
 }  // namespace alloctrace::testing_util
 
-#endif  // ALLOCTRACE_REPLAYER_RUN_COMMAND_TEST_UTIL_H_
+#endif  // ALLOCTRACE_REPLAYER_TESTING_RUN_COMMAND_TEST_UTIL_H_
