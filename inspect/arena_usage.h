@@ -1,7 +1,7 @@
 // ArenaUsage: for each arena of a trace (an allocator instance: a container
 // and its copies), which threads allocate and free in it and the most
 // blocks it ever holds at once. Fed event by event by whoever streams a
-// trace: the replay program's builder (replayer/replay_program.cc) and
+// trace: the replay program's builder (replayer/engine/replay_program.cc) and
 // inspect's statistics (trace_stats.cc), so both say the same of a trace.
 //
 // What it answers:

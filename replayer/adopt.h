@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 
 namespace alloctrace {
 

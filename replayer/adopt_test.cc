@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "alloctrace/base/string_test_util.h"
-#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

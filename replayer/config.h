@@ -17,11 +17,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/isolated_run.h"
 #include "alloctrace/replayer/measure.h"
-#include "alloctrace/replayer/replay_loop.h"
-#include "alloctrace/replayer/replay_program.h"
-#include "alloctrace/replayer/thread_schedule.h"
 
 namespace alloctrace {
 

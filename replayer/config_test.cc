@@ -5,8 +5,8 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/measure.h"
-#include "alloctrace/replayer/replay_loop.h"
 #include "alloctrace/replayer/summary.h"
 #include "gtest/gtest.h"
 

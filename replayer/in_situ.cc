@@ -23,9 +23,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/in_situ_run.h"
-#include "alloctrace/replayer/os_stats.h"
 #include "alloctrace/tracer/policy_switch.h"
 
 namespace alloctrace {

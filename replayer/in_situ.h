@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {

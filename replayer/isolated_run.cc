@@ -19,7 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/io.h"
-#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/replayer/engine/os_stats.h"
 
 namespace alloctrace {
 

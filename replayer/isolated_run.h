@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
 
 namespace alloctrace {
 

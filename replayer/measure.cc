@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "alloctrace/replayer/os_stats.h"
+#include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/policy_safety.h"
 #include "alloctrace/replayer/race.h"
 #include "alloctrace/replayer/stats.h"

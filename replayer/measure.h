@@ -47,12 +47,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/isolated_run.h"
-#include "alloctrace/replayer/replay_loop.h"
-#include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/summary.h"
-#include "alloctrace/replayer/thread_schedule.h"
 
 namespace alloctrace {
 

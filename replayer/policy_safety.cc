@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
 
 namespace alloctrace {
 

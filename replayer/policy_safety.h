@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "alloctrace/inspect/arena_usage.h"
-#include "alloctrace/replayer/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 
 namespace alloctrace {
 

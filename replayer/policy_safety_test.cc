@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/allocators/registry.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

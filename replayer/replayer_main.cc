@@ -34,18 +34,18 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/adopt.h"
-#include "alloctrace/replayer/allocators/registry.h"
 #include "alloctrace/replayer/config.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/os_stats.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/runnable_policies.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/in_situ_cli.h"
 #include "alloctrace/replayer/in_situ_report.h"
 #include "alloctrace/replayer/isolated_run.h"
 #include "alloctrace/replayer/measure.h"
-#include "alloctrace/replayer/os_stats.h"
 #include "alloctrace/replayer/policy_safety.h"
-#include "alloctrace/replayer/replay_program.h"
 #include "alloctrace/replayer/reporters.h"
-#include "alloctrace/replayer/runnable_policies.h"
-#include "alloctrace/replayer/thread_schedule.h"
 
 namespace alloctrace {
 namespace {

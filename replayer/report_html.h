@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {

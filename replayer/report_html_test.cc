@@ -8,7 +8,7 @@
 #include "alloctrace/base/string_test_util.h"
 #include "alloctrace/charts/html.h"
 #include "alloctrace/format/hostile_trace.h"
-#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/summary.h"
 #include "gtest/gtest.h"
 

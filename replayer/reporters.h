@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/allocators/allocator_concept.h"
-#include "alloctrace/replayer/replay_loop.h"
-#include "alloctrace/replayer/replay_program.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/stats.h"
 
 namespace alloctrace {

@@ -1,0 +1,167 @@
+#include "alloctrace/replayer/engine/os_stats.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace alloctrace {
+
+RssReader::RssReader()
+    : fd_(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC)), page_size_(sysconf(_SC_PAGESIZE)) {}
+
+RssReader::~RssReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int64_t RssReader::ResidentBytes() const {
+  if (fd_ < 0) return -1;
+  char buf[128];
+  const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  // "size resident shared text lib data dt", in pages.
+  char* end = nullptr;
+  std::strtoll(buf, &end, 10);
+  const long long resident = std::strtoll(end, nullptr, 10);
+  return static_cast<int64_t>(resident) * page_size_;
+}
+
+int PrefaultSharedMappings() {
+#ifndef MADV_POPULATE_READ
+  constexpr int kPopulateRead = 22;
+  constexpr int kPopulateWrite = 23;
+#else
+  constexpr int kPopulateRead = MADV_POPULATE_READ;
+  constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#endif
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int populated = 0;
+  while (std::getline(maps, line)) {
+    // "start-end perms offset dev inode   path"
+    unsigned long start = 0, end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &start, &end, perms) != 3) continue;
+    // File mappings only: code, read-only data, and the writable data of
+    // the program and its libraries (written before the baseline, so their
+    // copy-on-write faults happen here too).
+    if (perms[0] != 'r' || line.find('/') == std::string::npos) continue;
+    const int advice = perms[1] == 'w' ? kPopulateWrite : kPopulateRead;
+    if (madvise(reinterpret_cast<void*>(start), end - start, advice) == 0) ++populated;
+  }
+  return populated;
+}
+
+void ReleaseFreeMallocMemory() {
+  malloc_trim(0);  // glibc (a no-op stub or absent effect under the others)
+  if (auto* release =
+          reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"))) {
+    release();  // gperftools tcmalloc
+  }
+  if (auto* mallctl = reinterpret_cast<int (*)(const char*, void*, size_t*, void*, size_t)>(
+          dlsym(RTLD_DEFAULT, "mallctl"))) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // jemalloc: all arenas
+  }
+  if (auto* collect = reinterpret_cast<void (*)(bool)>(dlsym(RTLD_DEFAULT, "mi_collect"))) {
+    collect(true);  // mimalloc
+  }
+}
+
+bool ResetPeakRss() {
+  const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, "5", 1) == 1;
+  ::close(fd);
+  return ok;
+}
+
+int64_t PeakRssBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      return static_cast<int64_t>(std::strtoll(line.c_str() + 6, nullptr, 10)) * 1024;
+    }
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+FaultCounts ReadFaultCounts() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return FaultCounts{ru.ru_minflt, ru.ru_majflt};
+}
+
+UsageCounts ReadUsageCounts() {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return UsageCounts{ru.ru_minflt, ru.ru_majflt, ru.ru_nivcsw, ru.ru_nvcsw};
+}
+
+int64_t ReadMigrations() {
+  const int fd = ::open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[8192];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "se.nr_migrations");
+  if (at == nullptr) return 0;
+  at = std::strchr(at, ':');
+  return at == nullptr ? 0 : std::strtoll(at + 1, nullptr, 10);
+}
+
+std::string DescribeMachine() {
+  std::string cpu = "unknown CPU";
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        cpu = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+      break;
+    }
+  }
+  struct utsname u;
+  std::string os = "unknown OS";
+  if (uname(&u) == 0) os = absl::StrCat(u.sysname, " ", u.release, " ", u.machine);
+  return absl::StrCat(cpu, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores, ", os, ", glibc ",
+                      gnu_get_libc_version());
+}
+
+std::string FindPreloadLibrary(const std::string& name) {
+#if defined(__x86_64__)
+  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#elif defined(__aarch64__)
+  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
+                               "/usr/local/lib", "/usr/lib"};
+#else
+  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
+#endif
+  for (const char* dir : kDirs) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    if (access(path.c_str(), R_OK) == 0) return path;
+  }
+  return "";
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,405 @@
+// ReplayWith<A>: feeds a ReplayProgram to allocator type A and measures the
+// run. Meant to run in a child process of its own (replayer/isolated_run.h),
+// so the RSS and page-fault figures belong to this run alone.
+//
+// Timed: only the op loop (allocator calls, plus writing into each new block
+// as a constructor would, per RunOptions::touch), by the wall clock and by
+// the thread's CPU clock. Not timed: constructing the allocator, the RSS
+// samples taken between segments of the loop, freeing what a pass left live
+// before the next pass, and the teardown (freeing leftovers, destroying the
+// allocator), which is measured separately.
+//
+// Passes: the trace is replayed several times through the same allocator
+// (RunOptions::max_passes, min_warm_seconds). The first (cold) pass is what a short program pays:
+// first touches of fresh pages, empty caches. The later (warm) passes reuse the allocator's memory,
+// as a long-running program does. RSS figures are the cold pass's.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_REPLAY_LOOP_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_REPLAY_LOOP_H_
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "alloctrace/replayer/engine/os_stats.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+
+namespace alloctrace {
+
+// What the loop does with blocks besides calling the allocator. kProgram is
+// what programs do around each call: a constructor writes the new object
+// (whole blocks up to kProgramTouchBytes; of a larger one its first and last
+// cache lines), calloc's block is left as calloc zeroed it, and a destructor
+// or list walk reads a block just before it is freed (its first and last
+// bytes), so that free finds the block in cache as it does in the program.
+enum class Touch { kNone, kFirst, kWhole, kProgram };
+inline constexpr size_t kProgramTouchBytes = 256;
+
+struct RunOptions {
+  Touch touch = Touch::kProgram;  // the replayer's default (config.h)
+  int rss_samples = 200;          // RSS readings over the cold pass (the course)
+  // Passes: the cold one, then warm ones until they add up to
+  // min_warm_seconds (wall), at least one, at most max_passes in all.
+  int max_passes = 1;
+  double min_warm_seconds = 0;
+};
+
+// One pass over the trace's ops.
+struct PassFigures {
+  double wall_seconds = 0;  // steady clock over the timed loop
+  double cpu_seconds = 0;   // this thread's CPU time (user + system) over it
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+  int64_t involuntary_switches = 0;  // preempted (getrusage ru_nivcsw)
+  int64_t voluntary_switches = 0;
+  // Per-thread replay (thread_replay.h) only: wall_seconds is the
+  // concurrent section's, cpu_seconds the threads' summed CPU time without
+  // their waits; these are each thread's, and the wall time all of them
+  // spent waiting at sync points.
+  std::vector<double> thread_cpu_seconds;
+  double wait_seconds = 0;
+};
+
+struct RunResult {
+  uint64_t ops = 0;                 // memory ops (alloc, free, realloc) per pass
+  std::vector<PassFigures> passes;  // [0] cold, then warm
+  double seconds = 0;               // passes[0].wall_seconds
+  double teardown_seconds = 0;      // freeing leftovers and destroying the allocator
+  int64_t baseline_rss = 0;         // bytes resident before the allocator was built
+  int64_t peak_rss = 0;             // high-water mark in the cold pass, above baseline
+  int64_t final_rss = 0;            // resident after the cold pass, above baseline
+  int64_t minor_faults = 0;         // passes[0]'s
+  int64_t major_faults = 0;
+  int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
+  std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
+  std::string error;                // non-empty if the allocator failed
+  // Replay threads: 1 for the serialized replay; for the per-thread one,
+  // the trace's threads, the waits between them and the frees of an object
+  // another thread allocated.
+  uint32_t threads = 1;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
+};
+
+namespace replay_internal {
+
+template <typename A, typename = void>
+struct HasAllocateZeroed : std::false_type {};
+template <typename A>
+struct HasAllocateZeroed<
+    A, std::void_t<decltype(std::declval<A&>().AllocateZeroed(size_t{}, size_t{}, uint32_t{}))>>
+    : std::true_type {};
+
+// calloc for allocators that have it, else allocate and zero.
+template <typename A>
+void* AllocateZeroed(A& a, size_t bytes, size_t align, uint32_t arena) {
+  if constexpr (HasAllocateZeroed<A>::value) {
+    return a.AllocateZeroed(bytes, align, arena);
+  } else {
+    void* p = a.Allocate(bytes, align, arena);
+    if (p != nullptr) std::memset(p, 0, bytes);
+    return p;
+  }
+}
+
+template <typename A, typename = void>
+struct HasReserveArenas : std::false_type {};
+template <typename A>
+struct HasReserveArenas<A, std::void_t<decltype(std::declval<A&>().ReserveArenas(uint32_t{}))>>
+    : std::true_type {};
+
+inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
+  switch (touch) {
+    case Touch::kNone:
+      break;
+    case Touch::kFirst:
+      if (bytes >= sizeof(uint64_t)) {
+        const uint64_t v = stamp;
+        std::memcpy(p, &v, sizeof v);
+      } else if (bytes > 0) {
+        std::memset(p, static_cast<int>(stamp), bytes);
+      }
+      break;
+    case Touch::kWhole:
+      std::memset(p, static_cast<int>(stamp | 1), bytes);
+      break;
+    case Touch::kProgram:
+      if (bytes <= kProgramTouchBytes) {
+        std::memset(p, static_cast<int>(stamp | 1), bytes);
+      } else {
+        std::memset(p, static_cast<int>(stamp | 1), 64);
+        std::memset(static_cast<char*>(p) + bytes - 64, static_cast<int>(stamp | 1), 64);
+      }
+      break;
+  }
+}
+
+// Touch::kProgram's read before a free: the block's first and last bytes.
+inline uint64_t ReadBeforeFree(const void* p, size_t bytes) {
+  if (p == nullptr || bytes == 0) return 0;
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  return static_cast<uint64_t>(*static_cast<const volatile unsigned char*>(b)) +
+         *static_cast<const volatile unsigned char*>(b + bytes - 1);
+}
+
+inline double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The objects a program leaves live at its end, with the size, alignment
+// and arena of their last allocation, so they can be freed.
+class Leftovers {
+ public:
+  explicit Leftovers(const ReplayView& program) {
+    if (program.live_at_end == 0) return;
+    std::vector<const ReplayOp*> last(program.object_limit + 1, nullptr);
+    std::vector<uint64_t> realloc_bytes(program.object_limit + 1, 0);
+    size_t ri = 0;
+    for (const ReplayOp& op : absl::MakeConstSpan(program.ops, program.num_ops)) {
+      if (op.kind == ReplayKind::kRealloc)
+        realloc_bytes[op.object] = program.reallocs[ri++].new_bytes;
+      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed ||
+          op.kind == ReplayKind::kRealloc) {
+        last[op.object] = &op;
+      } else if (op.kind == ReplayKind::kFree) {
+        last[op.object] = nullptr;
+      }
+    }
+    for (uint32_t id = 0; id < last.size(); ++id) {
+      if (last[id] == nullptr) continue;
+      const ReplayOp& op = *last[id];
+      const size_t bytes = op.kind == ReplayKind::kRealloc
+                               ? realloc_bytes[id]
+                               : (op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux]);
+      blocks_.push_back(Block{id, bytes, size_t{1} << op.align_log2, op.arena});
+    }
+  }
+
+  // Frees every leftover still in `ptrs` and clears its slot.
+  template <typename A>
+  void FreeAll(A& allocator, void** ptrs) const {
+    for (const Block& b : blocks_) {
+      if (ptrs[b.object] == nullptr) continue;
+      allocator.Deallocate(ptrs[b.object], b.bytes, b.align, b.arena);
+      ptrs[b.object] = nullptr;
+    }
+  }
+
+ private:
+  struct Block {
+    uint32_t object;
+    size_t bytes;
+    size_t align;
+    uint32_t arena;
+  };
+  std::vector<Block> blocks_;
+};
+
+// Why one op failed; the loops put it in words (OpFailureWords).
+enum class OpFailure : uint8_t { kNone, kAlloc, kAllocZeroed, kRealloc };
+
+// "allocation of N bytes failed" and the like, for a failed op of N bytes.
+inline std::string OpFailureWords(OpFailure failure, size_t bytes) {
+  const char* what = failure == OpFailure::kAlloc         ? "allocation"
+                     : failure == OpFailure::kAllocZeroed ? "zeroed allocation"
+                                                          : "reallocation to";
+  return std::string(what) + (failure == OpFailure::kRealloc ? " " : " of ") +
+         std::to_string(bytes) + " bytes failed";
+}
+
+// One memory op as every replay loop runs it: the serialized pass below
+// and each thread's stream (thread_replay.h). The loops differ only in how
+// they find a realloc's record and the slot of the object it moves:
+// `realloc_of(op)` returns them as a std::pair<const ReallocInfo*, size_t>.
+// On failure `*failed_bytes` is the size asked for.
+template <typename A, typename ReallocOf>
+inline __attribute__((always_inline)) OpFailure ApplyOp(
+    A& allocator, const ReplayView& program, const ReplayOp& op, ReplayKind kind, void** ptrs,
+    Touch touch, uint64_t& read_sink, const ReallocOf& realloc_of, size_t* failed_bytes) {
+  const size_t align = size_t{1} << op.align_log2;
+  switch (kind) {
+    case ReplayKind::kAlloc: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      void* p = allocator.Allocate(bytes, align, op.arena);
+      if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+        *failed_bytes = bytes;
+        return OpFailure::kAlloc;
+      }
+      TouchBlock(p, bytes, touch, op.object);
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kAllocZeroed: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      void* p = AllocateZeroed(allocator, bytes, align, op.arena);
+      if (__builtin_expect(p == nullptr && bytes > 0, 0)) {
+        *failed_bytes = bytes;
+        return OpFailure::kAllocZeroed;
+      }
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kFree: {
+      const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
+      if (touch == Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
+      allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
+      ptrs[op.object] = nullptr;
+      break;
+    }
+    case ReplayKind::kRealloc: {
+      const auto [info, old_slot] = realloc_of(op);
+      void* p =
+          allocator.Reallocate(ptrs[old_slot], info->old_bytes, info->new_bytes, align, op.arena);
+      if (p == nullptr && info->new_bytes > 0) {
+        *failed_bytes = info->new_bytes;
+        return OpFailure::kRealloc;
+      }
+      ptrs[old_slot] = nullptr;
+      if (info->new_bytes > info->old_bytes) {
+        TouchBlock(static_cast<char*>(p) + info->old_bytes, info->new_bytes - info->old_bytes,
+                   touch, op.object);
+      }
+      ptrs[op.object] = p;
+      break;
+    }
+    case ReplayKind::kArenaCreate:
+      allocator.ArenaCreated(op.arena);
+      break;
+    case ReplayKind::kArenaDestroy:
+      allocator.ArenaDestroyed(op.arena);
+      break;
+  }
+  return OpFailure::kNone;
+}
+
+// One timed pass over the ops, in `samples` segments; between segments
+// (untimed) the RSS above `baseline` is appended to `course` if given.
+// Returns an error message, or "" on success.
+template <typename A>
+std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch,
+                      int samples, std::vector<int64_t>* course, const RssReader* rss,
+                      int64_t baseline, PassFigures* figures) {
+  using Clock = std::chrono::steady_clock;
+  const ReplayOp* ops = program.ops;
+  const size_t n = program.num_ops;
+  samples = samples > 0 ? samples : 1;
+  const size_t segment = n / samples + 1;
+  size_t realloc_index = 0;
+  uint64_t read_sink = 0;  // Touch::kProgram's reads, kept observable
+  Clock::duration timed{};
+  double cpu = 0;
+  if (course != nullptr) course->reserve(course->size() + samples + 1);
+  for (size_t begin = 0; begin < n; begin += segment) {
+    const size_t end = std::min(n, begin + segment);
+    const double c0 = ThreadCpuSeconds();
+    const Clock::time_point t0 = Clock::now();
+    for (size_t i = begin; i < end; ++i) {
+      const ReplayOp& op = ops[i];
+      size_t failed_bytes = 0;
+      const OpFailure failure = ApplyOp(
+          allocator, program, op, op.kind, ptrs, touch, read_sink,
+          [&](const ReplayOp&) {
+            const ReallocInfo* info = &program.reallocs[realloc_index++];
+            return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
+          },
+          &failed_bytes);
+      if (__builtin_expect(failure != OpFailure::kNone, 0)) {
+        return OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
+      }
+    }
+    timed += Clock::now() - t0;
+    cpu += ThreadCpuSeconds() - c0;
+    if (course != nullptr) course->push_back(rss->ResidentBytes() - baseline);
+  }
+  asm volatile("" : : "r"(read_sink));
+  figures->wall_seconds = std::chrono::duration<double>(timed).count();
+  figures->cpu_seconds = cpu;
+  return "";
+}
+
+}  // namespace replay_internal
+
+template <typename A>
+RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
+  RunResult r;
+  r.ops = program.memory_ops;
+  // The pointer table is touched before the baseline so its pages are not
+  // charged to the allocator.
+  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
+  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
+  // Where each object left live at the end was last allocated, to free
+  // leftovers between passes and at teardown (built before the baseline).
+  replay_internal::Leftovers leftovers(program);
+  RssReader rss;
+  PrefaultSharedMappings();
+  // The child's own heap (the runtime's start-up, the tables above) is
+  // trimmed before the baseline, so free resident memory a malloc could
+  // reuse without it counting is returned first: with every block touched,
+  // no allocator's peak can then read below the live bytes.
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r.baseline_rss = rss.ResidentBytes();
+  // Constructed after the baseline: what an allocator maps and touches up
+  // front (a first chunk, a prefaulted slab) is part of its working set.
+  auto allocator = std::make_unique<A>();
+  // Tables by arena are sized here, untimed: the program's arenas are dense
+  // indexes below arena_limit, so the loop never grows them.
+  if constexpr (replay_internal::HasReserveArenas<A>::value) {
+    allocator->ReserveArenas(program.arena_limit);
+  }
+  const int64_t migrations0 = ReadMigrations();
+  const int passes = std::max(1, options.max_passes);
+  double warm_seconds = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass >= 2 && warm_seconds >= options.min_warm_seconds) break;
+    PassFigures f;
+    const bool cold = pass == 0;
+    const UsageCounts u0 = ReadUsageCounts();
+    r.error = replay_internal::TimedPass(
+        *allocator, program, ptrs.data(), options.touch, cold ? options.rss_samples : 1,
+        cold ? &r.rss_course : nullptr, cold ? &rss : nullptr, r.baseline_rss, &f);
+    const UsageCounts u1 = ReadUsageCounts();
+    f.minor_faults = u1.minor_faults - u0.minor_faults;
+    f.major_faults = u1.major_faults - u0.major_faults;
+    f.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
+    f.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+    r.passes.push_back(f);
+    if (!r.error.empty()) return r;
+    if (!cold) warm_seconds += f.wall_seconds;
+    if (cold) {
+      r.final_rss = rss.ResidentBytes() - r.baseline_rss;
+      // The kernel's mark can lag the counters it is kept from; never
+      // report a peak below a reading actually taken.
+      r.peak_rss = PeakRssBytes() - r.baseline_rss;
+      for (int64_t v : r.rss_course) r.peak_rss = std::max(r.peak_rss, v);
+      r.peak_rss = std::max(r.peak_rss, r.final_rss);
+    }
+    // Untimed: what the trace left live is freed before the next pass.
+    if (pass + 1 < passes) leftovers.FreeAll(*allocator, ptrs.data());
+  }
+  r.migrations = ReadMigrations() - migrations0;
+  r.seconds = r.passes[0].wall_seconds;
+  r.minor_faults = r.passes[0].minor_faults;
+  r.major_faults = r.passes[0].major_faults;
+
+  // Teardown: what the trace left live, then the allocator itself.
+  const auto t0 = std::chrono::steady_clock::now();
+  leftovers.FreeAll(*allocator, ptrs.data());
+  allocator.reset();
+  r.teardown_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_REPLAY_LOOP_H_

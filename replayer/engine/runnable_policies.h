@@ -1,0 +1,50 @@
+// RunnablePolicies(): every replay allocator of the registry as a
+// RunnablePolicy, its info and its two typed replay loops (serialized and
+// per thread), by name.
+//
+// The loops of the 67 allocator types are most of the replayer's compile
+// time, so they are instantiated in four translation units
+// (runnable_policies_{0,1,2,3}.cc), every fourth type in each, which build
+// in parallel; RunnablePolicies() joins the four.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_H_
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/measure.h"
+
+namespace alloctrace {
+
+std::map<std::string, RunnablePolicy> RunnablePolicies();
+
+namespace runnable_policies_internal {
+
+inline constexpr size_t kSlices = 4;
+
+// The policies of slice K: the registry's types at positions i with
+// i % kSlices == K. Defined in runnable_policies_K.cc.
+void AddSlice0(std::map<std::string, RunnablePolicy>* out);
+void AddSlice1(std::map<std::string, RunnablePolicy>* out);
+void AddSlice2(std::map<std::string, RunnablePolicy>* out);
+void AddSlice3(std::map<std::string, RunnablePolicy>* out);
+
+// For the .cc files, which include replay_loop.h and thread_replay.h:
+// instantiates the loops of the types in slice K only.
+template <size_t K, size_t I, typename A, typename Add>
+void AddIfInSlice(const Add& add) {
+  if constexpr (I % kSlices == K) add.template operator()<A>();
+}
+
+template <size_t K, typename Add, typename... A, size_t... I>
+void AddSliceOf(TypeList<A...>, std::index_sequence<I...>, const Add& add) {
+  (AddIfInSlice<K, I, A>(add), ...);
+}
+
+}  // namespace runnable_policies_internal
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_H_
