@@ -62,7 +62,7 @@ def _by_round(xs):
     return dict(xs) if isinstance(xs, dict) else dict(enumerate(xs))
 
 
-# Fewer common rounds than this tell nothing apart (replayer/stats.h
+# Fewer common rounds than this tell nothing apart (replayer/measure/stats.h
 # kMinPairedRounds).
 MIN_PAIRED_ROUNDS = 3
 
@@ -93,7 +93,7 @@ def noise_margin(floor):
 
 
 def paired_tie(ratio, margin=0.0):
-    """THE tie rule, the replayer's too (replayer/stats.h PairedTie): two
+    """THE tie rule, the replayer's too (replayer/measure/stats.h PairedTie): two
     policies are tied when the 95% interval of their ratio paired by round
     (paired_ratio) includes 1, or lies within the noise floor, within
     [1/(1+m), 1+m] for the noise margin m. No common round (None): not tied;

@@ -38,7 +38,7 @@ class StatisticsTest(unittest.TestCase):
         self.assertEqual(ranks, {"a": 1.5, "b": 1.5, "c": 3})
 
     def test_paired_tie_is_the_replayers_rule(self):
-        # The cases of replayer/stats_test.cc PairedTieIncludesOneOrLiesWithinTheNoiseFloor.
+        # The cases of replayer/measure/stats_test.cc PairedTieIncludesOneOrLiesWithinTheNoiseFloor.
         self.assertTrue(analysis.paired_tie((1.02, 0.99, 1.05), 0))
         self.assertFalse(analysis.paired_tie((1.05, 1.02, 1.08), 0))
         self.assertTrue(analysis.paired_tie((1.05, 1.02, 1.08), 0.10))

@@ -20,8 +20,8 @@
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
-#include "alloctrace/replayer/isolated_run.h"
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/isolated_run.h"
+#include "alloctrace/replayer/measure/measure.h"
 
 namespace alloctrace {
 

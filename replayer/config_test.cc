@@ -6,7 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/summary.h"
 #include "gtest/gtest.h"
 

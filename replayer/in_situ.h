@@ -40,7 +40,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
-#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 

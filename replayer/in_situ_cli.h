@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/in_situ.h"
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {

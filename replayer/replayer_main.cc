@@ -42,9 +42,9 @@
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/in_situ_cli.h"
 #include "alloctrace/replayer/in_situ_report.h"
-#include "alloctrace/replayer/isolated_run.h"
-#include "alloctrace/replayer/measure.h"
-#include "alloctrace/replayer/policy_safety.h"
+#include "alloctrace/replayer/measure/isolated_run.h"
+#include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/reporters.h"
 
 namespace alloctrace {

@@ -20,7 +20,7 @@
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 

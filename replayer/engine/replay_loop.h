@@ -1,5 +1,5 @@
 // ReplayWith<A>: feeds a ReplayProgram to allocator type A and measures the
-// run. Meant to run in a child process of its own (replayer/isolated_run.h),
+// run. Meant to run in a child process of its own (replayer/measure/isolated_run.h),
 // so the RSS and page-fault figures belong to this run alone.
 //
 // Timed: only the op loop (allocator calls, plus writing into each new block

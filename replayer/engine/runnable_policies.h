@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "alloctrace/replayer/engine/allocators/registry.h"
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 
 namespace alloctrace {
 

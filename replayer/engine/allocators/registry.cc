@@ -39,7 +39,7 @@ std::vector<std::string> DefaultPolicyNames() {
     if (info.family == kFamilyArticle || info.name == "bump") continue;
     // Of our pools, the single-threaded variants in both holdings; their
     // thread-safe twins replace them on traces that need it
-    // (replayer/policy_safety.h).
+    // (replayer/measure/policy_safety.h).
     if (info.family == kFamilyOurs && info.thread_safe) continue;
     names.push_back(info.name);
   }

@@ -85,7 +85,7 @@ std::vector<AllocatorInfo> AllAllocators();
 // between the holdings by measurement. The replayer adds the fastest
 // article policy of each storage kind, picked per trace
 // (ArticleStorageKinds), and swaps in thread-safe variants for traces that
-// share an arena between threads (replayer/policy_safety.h).
+// share an arena between threads (replayer/measure/policy_safety.h).
 std::vector<std::string> DefaultPolicyNames();
 
 // The article grid's storage kinds ("simple", "boundary", "ordered"); the

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -37,8 +37,8 @@
 //   --internal_result_fd=FD; replayer_main.cc's child entry answers it.
 //
 // Thread-safety: single-threaded; MeasureTrace forks and waits for children.
-#ifndef ALLOCTRACE_REPLAYER_MEASURE_H_
-#define ALLOCTRACE_REPLAYER_MEASURE_H_
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_MEASURE_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_MEASURE_H_
 
 #include <cstdint>
 #include <functional>
@@ -51,7 +51,7 @@
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
-#include "alloctrace/replayer/isolated_run.h"
+#include "alloctrace/replayer/measure/isolated_run.h"
 #include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
@@ -158,4 +158,4 @@ TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::st
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_MEASURE_H_
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_MEASURE_H_

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 
 #include <unistd.h>
 
@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/engine/os_stats.h"
-#include "alloctrace/replayer/policy_safety.h"
-#include "alloctrace/replayer/race.h"
-#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/measure/policy_safety.h"
+#include "alloctrace/replayer/measure/race.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/race.h"
+#include "alloctrace/replayer/measure/race.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "alloctrace/replayer/stats.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 

@@ -4,8 +4,8 @@
 // Every bootstrap here draws from a fixed seed, so the same runs always give
 // the same intervals (a report can be regenerated from its raw runs).
 // Thread-safety: pure functions.
-#ifndef ALLOCTRACE_REPLAYER_STATS_H_
-#define ALLOCTRACE_REPLAYER_STATS_H_
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_STATS_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_STATS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -72,4 +72,4 @@ double SlowerPValue(const std::vector<double>& log_ratios, double margin);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_STATS_H_
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_STATS_H_

@@ -43,14 +43,14 @@
 // second would be the whole difference, from being judged by their length.
 //
 // Thread-safety: pure functions over the caller's data.
-#ifndef ALLOCTRACE_REPLAYER_RACE_H_
-#define ALLOCTRACE_REPLAYER_RACE_H_
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_RACE_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_RACE_H_
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/summary.h"
 
 namespace alloctrace {
@@ -119,4 +119,4 @@ void EliminateStopped(Measured& m, const RaceRunLimit& limit, int round);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_RACE_H_
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_RACE_H_

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/isolated_run.h"
+#include "alloctrace/replayer/measure/isolated_run.h"
 
 #include <malloc.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 // Runs one replay in a child process of its own, so its RSS, page faults
 // and any crash belong to that run alone.
-#ifndef ALLOCTRACE_REPLAYER_ISOLATED_RUN_H_
-#define ALLOCTRACE_REPLAYER_ISOLATED_RUN_H_
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_ISOLATED_RUN_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_ISOLATED_RUN_H_
 
 #include <string>
 #include <vector>
@@ -46,4 +46,4 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_ISOLATED_RUN_H_
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_ISOLATED_RUN_H_

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/policy_safety.h"
+#include "alloctrace/replayer/measure/policy_safety.h"
 
 #include <string>
 #include <vector>

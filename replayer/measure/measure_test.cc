@@ -1,6 +1,6 @@
 // The stopping rule of the measurement protocol, fed with given runs (no
 // timing, no child processes).
-#include "alloctrace/replayer/measure.h"
+#include "alloctrace/replayer/measure/measure.h"
 
 #include <cmath>
 #include <map>
@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "alloctrace/replayer/race.h"
+#include "alloctrace/replayer/measure/race.h"
 #include "alloctrace/replayer/summary.h"
 #include "gtest/gtest.h"
 

@@ -9,8 +9,8 @@
 // instance used from several threads; a pool without a lock would corrupt
 // its free lists there. A captured program (every block in arena 0) run on
 // several threads gets only thread-safe policies.
-#ifndef ALLOCTRACE_REPLAYER_POLICY_SAFETY_H_
-#define ALLOCTRACE_REPLAYER_POLICY_SAFETY_H_
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_POLICY_SAFETY_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_POLICY_SAFETY_H_
 
 #include <string>
 #include <vector>
@@ -41,4 +41,4 @@ std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_POLICY_SAFETY_H_
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_POLICY_SAFETY_H_
