@@ -7,7 +7,7 @@
 #include "absl/flags/reflection.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/measure/measure.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
 ABSL_DECLARE_FLAG(std::string, rank_by);

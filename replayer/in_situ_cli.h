@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/in_situ.h"
 #include "alloctrace/replayer/measure/measure.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/json.h"
 #include "alloctrace/charts/html.h"
-#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/replayer/verdict/adopt.h"
 
 namespace alloctrace {
 namespace {

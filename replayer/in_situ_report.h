@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "alloctrace/replayer/in_situ.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "alloctrace/replayer/in_situ.h"
 #include "alloctrace/replayer/measure/stats.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

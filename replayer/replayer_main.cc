@@ -33,7 +33,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/cli_util.h"
-#include "alloctrace/replayer/adopt.h"
 #include "alloctrace/replayer/config.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/engine/os_stats.h"
@@ -46,6 +45,7 @@
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/reporters.h"
+#include "alloctrace/replayer/verdict/adopt.h"
 
 namespace alloctrace {
 namespace {
@@ -202,7 +202,7 @@ int Main(int argc, char** argv) {
 
   if (config.list_policies) {
     // --format: table (the default), markdown (the adopt table of the docs)
-    // or cc (replayer/catalog_types.cc, every type compiled); checked by
+    // or cc (replayer/verdict/catalog_types.cc, every type compiled); checked by
     // ReplayerConfigFromFlags.
     const std::string& format = config.list_format;
     const std::string text =

@@ -1,5 +1,5 @@
 // The reports for people (80-column table, Markdown), written from the
-// summary (replayer/summary.h) with the small formatting helpers kept
+// summary (replayer/verdict/summary.h) with the small formatting helpers kept
 // private here. CSV and JSON are in report_data.cc, HTML in report_html.cc.
 #include "alloctrace/replayer/report.h"
 
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/replayer/verdict/adopt.h"
 
 namespace alloctrace {
 namespace {

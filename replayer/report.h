@@ -1,4 +1,4 @@
-// Renders the summary of every trace (replayer/summary.h) as an 80-column
+// Renders the summary of every trace (replayer/verdict/summary.h) as an 80-column
 // table, Markdown, CSV (one row per policy, or per run and pass) or JSON.
 // Thread-safety: pure functions.
 #ifndef ALLOCTRACE_REPLAYER_REPORT_H_
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

@@ -1,5 +1,5 @@
 // The reports for programs (CSV per policy, CSV per run and pass, JSON),
-// written from the summary (replayer/summary.h); declared in report.h.
+// written from the summary (replayer/verdict/summary.h); declared in report.h.
 #include <string>
 #include <vector>
 

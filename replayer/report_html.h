@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

@@ -9,7 +9,7 @@
 #include "alloctrace/charts/html.h"
 #include "alloctrace/format/hostile_trace.h"
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

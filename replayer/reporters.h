@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

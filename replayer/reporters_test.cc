@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/report.h"
 #include "alloctrace/replayer/report_html.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

@@ -139,12 +139,12 @@ run_examples() {
     bazel query "deps(//pool)" >"$1/pool_deps"
     absent "protobuf|^//(tracer|format|proto|inspect|replayer)" "$1/pool_deps"
     echo "//pool: $(grep -c "^//" "$1/pool_deps") targets of the project, none of tracing"' _ "$tmp"
-  # Every policy's C++ type as the reports print it (replayer/catalog_types.cc),
+  # Every policy's C++ type as the reports print it (replayer/verdict/catalog_types.cc),
   # compiled against the installed package and run: what a user pastes builds.
   step "catalog types, installed package" bash -c '
     set -e
     export PKG_CONFIG_PATH="$1/prefix/lib/pkgconfig"
-    g++ -std=c++17 -O1 -o "$1/catalog_types" replayer/catalog_types.cc \
+    g++ -std=c++17 -O1 -o "$1/catalog_types" replayer/verdict/catalog_types.cc \
       $(pkg-config --cflags --libs alloctrace) -Wl,-rpath,"$1/prefix/lib"
     "$1/catalog_types"' _ "$tmp"
   rm -rf "$tmp"

@@ -52,7 +52,7 @@
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/measure/isolated_run.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

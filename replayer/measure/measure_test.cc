@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/measure/race.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {

@@ -51,7 +51,7 @@
 #include <vector>
 
 #include "alloctrace/replayer/measure/measure.h"
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 

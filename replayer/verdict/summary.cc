@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,8 @@
 // Thread-safety: pure functions. Summarize never fails: a policy without a
 // successful run is marked failed or skipped, and an estimate without data
 // says so (Estimate::has_data).
-#ifndef ALLOCTRACE_REPLAYER_SUMMARY_H_
-#define ALLOCTRACE_REPLAYER_SUMMARY_H_
+#ifndef ALLOCTRACE_REPLAYER_VERDICT_SUMMARY_H_
+#define ALLOCTRACE_REPLAYER_VERDICT_SUMMARY_H_
 
 #include <cstdint>
 #include <map>
@@ -359,4 +359,4 @@ double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_SUMMARY_H_
+#endif  // ALLOCTRACE_REPLAYER_VERDICT_SUMMARY_H_

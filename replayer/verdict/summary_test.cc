@@ -1,6 +1,6 @@
 // The verdict engine on synthetic runs: per-policy figures, ties paired by
 // round, and the recommendation. No timing, no child processes.
-#include "alloctrace/replayer/summary.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/replayer/verdict/adopt.h"
 
 #include <algorithm>
 #include <string>

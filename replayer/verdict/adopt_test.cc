@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/adopt.h"
+#include "alloctrace/replayer/verdict/adopt.h"
 
 #include <sstream>
 #include <string>
@@ -17,9 +17,9 @@ using allocators::AllocatorInfo;
 using ::testing::HasSubstr;
 
 TEST(AdoptTest, CatalogTypesFileIsUpToDate) {
-  EXPECT_EQ(ReadRunfile("replayer/catalog_types.cc"), CatalogTypesSource(AllAllocators()))
+  EXPECT_EQ(ReadRunfile("replayer/verdict/catalog_types.cc"), CatalogTypesSource(AllAllocators()))
       << "regenerate: bazel run //replayer -- --list-policies --format=cc > "
-         "replayer/catalog_types.cc";
+         "replayer/verdict/catalog_types.cc";
 }
 
 // The docs' adopt table is the generated one, and each row the README

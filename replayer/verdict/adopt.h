@@ -3,8 +3,8 @@
 // `--list-policies` prints, and as the C++ file that proves every listed
 // type compiles (catalog_types_test, and the installed package's check in
 // tools/test.sh).
-#ifndef ALLOCTRACE_REPLAYER_ADOPT_H_
-#define ALLOCTRACE_REPLAYER_ADOPT_H_
+#ifndef ALLOCTRACE_REPLAYER_VERDICT_ADOPT_H_
+#define ALLOCTRACE_REPLAYER_VERDICT_ADOPT_H_
 
 #include <string>
 #include <vector>
@@ -32,4 +32,4 @@ std::string CatalogTypesSource(const std::vector<allocators::AllocatorInfo>& inf
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_ADOPT_H_
+#endif  // ALLOCTRACE_REPLAYER_VERDICT_ADOPT_H_
