@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "alloctrace/replayer/reporters.h"
+#include "alloctrace/replayer/reports/reporters.h"
 
 namespace {
 // The flags' defaults, from the one place they are stated.

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "alloctrace/base/cli_util.h"
-#include "alloctrace/replayer/in_situ_report.h"
+#include "alloctrace/replayer/reports/in_situ_report.h"
 
 namespace alloctrace {
 

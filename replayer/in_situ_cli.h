@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ/in_situ.h"
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/verdict/summary.h"
 

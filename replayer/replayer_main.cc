@@ -40,11 +40,11 @@
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/in_situ_cli.h"
-#include "alloctrace/replayer/in_situ_report.h"
 #include "alloctrace/replayer/measure/isolated_run.h"
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
-#include "alloctrace/replayer/reporters.h"
+#include "alloctrace/replayer/reports/in_situ_report.h"
+#include "alloctrace/replayer/reports/reporters.h"
 #include "alloctrace/replayer/verdict/adopt.h"
 
 namespace alloctrace {

@@ -3,14 +3,14 @@
 // a CSV with replay and in-situ columns per policy, JSON objects (merged
 // into the replay's JSON by report_data.cc) and an HTML section.
 // Thread-safety: pure functions.
-#ifndef ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_
-#define ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_
+#ifndef ALLOCTRACE_REPLAYER_REPORTS_IN_SITU_REPORT_H_
+#define ALLOCTRACE_REPLAYER_REPORTS_IN_SITU_REPORT_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ/in_situ.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
@@ -49,4 +49,4 @@ std::string InSituPolicyJson(const InSituSummary& s, const std::string& policy);
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_IN_SITU_REPORT_H_
+#endif  // ALLOCTRACE_REPLAYER_REPORTS_IN_SITU_REPORT_H_

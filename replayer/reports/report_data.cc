@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/json.h"
-#include "alloctrace/replayer/in_situ_report.h"
-#include "alloctrace/replayer/report.h"
+#include "alloctrace/replayer/reports/in_situ_report.h"
+#include "alloctrace/replayer/reports/report.h"
 
 namespace alloctrace {
 namespace {

@@ -15,8 +15,8 @@
 // made by HtmlViewOf, so the charts do not depend on how the statistics are
 // laid out. Every string from a trace, the command line or a policy name is
 // escaped. Pure functions; no I/O.
-#ifndef ALLOCTRACE_REPLAYER_REPORT_HTML_H_
-#define ALLOCTRACE_REPLAYER_REPORT_HTML_H_
+#ifndef ALLOCTRACE_REPLAYER_REPORTS_REPORT_HTML_H_
+#define ALLOCTRACE_REPLAYER_REPORTS_REPORT_HTML_H_
 
 #include <cmath>
 #include <cstdint>
@@ -111,4 +111,4 @@ std::string FormatHtml(const std::vector<TraceReport>& reports,
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_REPORT_HTML_H_
+#endif  // ALLOCTRACE_REPLAYER_REPORTS_REPORT_HTML_H_

@@ -1,8 +1,8 @@
-#include "alloctrace/replayer/reporters.h"
+#include "alloctrace/replayer/reports/reporters.h"
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/report.h"
-#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/reports/report.h"
+#include "alloctrace/replayer/reports/report_html.h"
 
 namespace alloctrace {
 namespace {

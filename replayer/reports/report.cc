@@ -1,7 +1,7 @@
 // The reports for people (80-column table, Markdown), written from the
 // summary (replayer/verdict/summary.h) with the small formatting helpers kept
 // private here. CSV and JSON are in report_data.cc, HTML in report_html.cc.
-#include "alloctrace/replayer/report.h"
+#include "alloctrace/replayer/reports/report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 // format is one function and one entry in reporters.cc.
 //
 // Thread-safety: the table is immutable; renderers are pure functions.
-#ifndef ALLOCTRACE_REPLAYER_REPORTERS_H_
-#define ALLOCTRACE_REPLAYER_REPORTERS_H_
+#ifndef ALLOCTRACE_REPLAYER_REPORTS_REPORTERS_H_
+#define ALLOCTRACE_REPLAYER_REPORTS_REPORTERS_H_
 
 #include <string>
 #include <vector>
@@ -40,4 +40,4 @@ std::string ReportFormatList();
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_REPORTERS_H_
+#endif  // ALLOCTRACE_REPLAYER_REPORTS_REPORTERS_H_

@@ -1,8 +1,8 @@
 // Renders the summary of every trace (replayer/verdict/summary.h) as an 80-column
 // table, Markdown, CSV (one row per policy, or per run and pass) or JSON.
 // Thread-safety: pure functions.
-#ifndef ALLOCTRACE_REPLAYER_REPORT_H_
-#define ALLOCTRACE_REPLAYER_REPORT_H_
+#ifndef ALLOCTRACE_REPLAYER_REPORTS_REPORT_H_
+#define ALLOCTRACE_REPLAYER_REPORTS_REPORT_H_
 
 #include <string>
 #include <vector>
@@ -20,4 +20,4 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_REPORT_H_
+#endif  // ALLOCTRACE_REPLAYER_REPORTS_REPORT_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/reports/report_html.h"
 #include "alloctrace/replayer/verdict/adopt.h"
 #include "alloctrace/replayer/verdict/summary.h"
 

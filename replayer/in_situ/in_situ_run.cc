@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/in_situ_run.h"
+#include "alloctrace/replayer/in_situ/in_situ_run.h"
 
 #include <fcntl.h>
 #include <poll.h>

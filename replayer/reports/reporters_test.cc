@@ -1,11 +1,11 @@
-#include "alloctrace/replayer/reporters.h"
+#include "alloctrace/replayer/reports/reporters.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/report.h"
-#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/reports/report.h"
+#include "alloctrace/replayer/reports/report_html.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 

@@ -1,7 +1,7 @@
 // The replay report's page drawn from its view (HtmlTrace): the sections
 // (verdict, memory profile, speed, Pareto, policy effects, heat map,
 // tables), one function each. The view is made in report_html_view.cc.
-#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/reports/report_html.h"
 
 #include <algorithm>
 #include <limits>

@@ -2,15 +2,15 @@
 // fresh process with the environment of its candidate, its output to the
 // log, its figures from wait4, killed (with its process group) past the
 // time limit.
-#ifndef ALLOCTRACE_REPLAYER_IN_SITU_RUN_H_
-#define ALLOCTRACE_REPLAYER_IN_SITU_RUN_H_
+#ifndef ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_RUN_H_
+#define ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_RUN_H_
 
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ/in_situ.h"
 
 namespace alloctrace {
 
@@ -52,4 +52,4 @@ ChildOutcome RunProgram(const ChildSpec& spec, LogFile& log, const std::string& 
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_IN_SITU_RUN_H_
+#endif  // ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_RUN_H_

@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ/in_situ.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/engine/os_stats.h"
-#include "alloctrace/replayer/in_situ_run.h"
+#include "alloctrace/replayer/in_situ/in_situ_run.h"
 #include "alloctrace/tracer/policy_switch.h"
 
 namespace alloctrace {

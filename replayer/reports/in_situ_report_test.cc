@@ -1,14 +1,14 @@
 // The in-situ verdict (DecideInSitu) on synthetic runs: the replay's rule,
 // ties paired by round, the RSS slack with its floor, and the sentence that
 // says whether the replay's pick held. No child processes.
-#include "alloctrace/replayer/in_situ_report.h"
+#include "alloctrace/replayer/reports/in_situ_report.h"
 
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "alloctrace/replayer/in_situ.h"
+#include "alloctrace/replayer/in_situ/in_situ.h"
 #include "alloctrace/replayer/measure/stats.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gmock/gmock.h"

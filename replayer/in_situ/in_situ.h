@@ -31,8 +31,8 @@
 //
 // The program's stdout and stderr go to the log file, one header per run.
 // Thread-safety: single-threaded; forks and waits for children.
-#ifndef ALLOCTRACE_REPLAYER_IN_SITU_H_
-#define ALLOCTRACE_REPLAYER_IN_SITU_H_
+#ifndef ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_H_
+#define ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_H_
 
 #include <cstdint>
 #include <string>
@@ -158,4 +158,4 @@ void DecideInSitu(InSituSummary& summary, const std::string& replay_pick, double
 
 }  // namespace alloctrace
 
-#endif  // ALLOCTRACE_REPLAYER_IN_SITU_H_
+#endif  // ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_H_

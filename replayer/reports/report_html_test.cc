@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/report_html.h"
+#include "alloctrace/replayer/reports/report_html.h"
 
 #include <cstdlib>
 #include <string>

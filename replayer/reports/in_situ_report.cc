@@ -1,4 +1,4 @@
-#include "alloctrace/replayer/in_situ_report.h"
+#include "alloctrace/replayer/reports/in_situ_report.h"
 
 #include <algorithm>
 #include <cmath>
