@@ -110,18 +110,6 @@ ABSL_FLAG(bool, in_situ, Defaults().in_situ,
           "with -- PROGRAM [ARGS...], no trace: run it under --policies");
 ABSL_FLAG(std::string, in_situ_log, Defaults().in_situ_log,
           "the program's stdout and stderr in situ (default alloctrace-insitu.PID.log)");
-// Internal: how the replayer re-executes itself for one run. Not for people.
-ABSL_FLAG(std::string, internal_run_policy, Defaults().internal_run_policy,
-          "internal: run one policy, report to a pipe");
-ABSL_FLAG(int, internal_result_fd, Defaults().internal_result_fd,
-          "internal: the pipe for --internal_run_policy");
-ABSL_FLAG(int, internal_program_fd, Defaults().internal_program_fd,
-          "internal: the shared replay program to run");
-ABSL_FLAG(int, internal_attempt, Defaults().internal_attempt,
-          "internal: the run's number for its policy (from 1)");
-ABSL_FLAG(int, internal_schedule_fd, Defaults().internal_schedule_fd,
-          "internal: the shared thread schedule (per-thread run)");
-
 namespace alloctrace {
 
 absl::string_view TimingClockName(TimingClock c) {
@@ -190,11 +178,6 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   ReplayerConfig c;
   c.policies = absl::GetFlag(FLAGS_policies);
   c.list_policies = absl::GetFlag(FLAGS_list_policies);
-  c.internal_run_policy = absl::GetFlag(FLAGS_internal_run_policy);
-  c.internal_result_fd = absl::GetFlag(FLAGS_internal_result_fd);
-  c.internal_program_fd = absl::GetFlag(FLAGS_internal_program_fd);
-  c.internal_attempt = absl::GetFlag(FLAGS_internal_attempt);
-  c.internal_schedule_fd = absl::GetFlag(FLAGS_internal_schedule_fd);
   c.quiet = absl::GetFlag(FLAGS_quiet);
   c.confirm = absl::GetFlag(FLAGS_confirm);
   c.in_situ = absl::GetFlag(FLAGS_in_situ);

@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/measure/isolated_run.h"
 #include "alloctrace/replayer/measure/measure.h"
@@ -73,12 +73,6 @@ struct ReplayerConfig {
   int confirm = 0;
   bool in_situ = false;
   std::string in_situ_log;  // "": alloctrace-insitu.PID.log
-  // The re-executed child's own flags (not for people).
-  std::string internal_run_policy;  // non-empty: this process is a child
-  int internal_result_fd = -1;
-  int internal_program_fd = -1;
-  int internal_attempt = 0;
-  int internal_schedule_fd = -1;  // the shared thread schedule (per-thread run)
 };
 
 // The words of the command line for each enum value, and back. The parsers

@@ -3,12 +3,12 @@
 // working set and page faults per policy.
 //
 //   bazel run //replayer -- traces/simple_map.trace
-//   bazel run //replayer -- --policies='slab,malloc,pool/*' --precision=2
+//   bazel run //replayer -- --policies='slab/*,malloc,pool/*' --precision=2
 //       --format=csv --out=results.csv traces/*.trace
 //
-// The measurement protocol is in measure.h; this file holds the flags, the
-// re-executed child's entry and the writing of the reports.
-#include <dlfcn.h>
+// The measurement protocol is in measure/measure.h; this file holds the
+// modes of the command line and the writing of the reports. A child run
+// (the binary re-executed by the parent) goes to engine/child_main.h.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -35,6 +35,8 @@
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/config.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/child_main.h"
+#include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/runnable_policies.h"
@@ -59,14 +61,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitRunFailed = 3;
-
-// Which library serves malloc in this process (the file dladdr names).
-std::string MallocProvider() {
-  Dl_info info;
-  void* (*m)(size_t) = &malloc;
-  if (dladdr(reinterpret_cast<void*>(m), &info) == 0 || info.dli_fname == nullptr) return "?";
-  return info.dli_fname;
-}
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "replayer: %s\n", message.c_str());
@@ -94,70 +88,6 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
     return absl::DataLossError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
-}
-
-// A data limit the child inherited (ulimit -d) as a phrase, "" if none. (The
-// replayer's own limit, --memory_limit_mb, is on resident memory: the
-// parent kills a child past it, isolated_run.h.)
-std::string MemoryLimitWords() {
-  struct rlimit lim;
-  if (getrlimit(RLIMIT_DATA, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "";
-  return absl::StrFormat("the data limit (ulimit -d) of %.0f MiB",
-                         static_cast<double>(lim.rlim_cur) / (1 << 20));
-}
-
-// Testing only: ALLOCTRACE_TEST_FAULT=POLICY:ATTEMPT:KIND makes the child
-// of that policy's run number ATTEMPT (from 1) really fail: KIND segv
-// raises SIGSEGV, hang sleeps until killed, exit exits with status 7.
-void MaybeInjectFault(const std::string& policy, int attempt) {
-  const char* spec = std::getenv("ALLOCTRACE_TEST_FAULT");
-  if (spec == nullptr) return;
-  const std::vector<std::string> parts = absl::StrSplit(spec, ':');
-  if (parts.size() != 3 || parts[0] != policy || parts[1] != std::to_string(attempt)) return;
-  if (parts[2] == "segv") raise(SIGSEGV);
-  if (parts[2] == "hang") {
-    while (true) pause();
-  }
-  if (parts[2] == "exit") _exit(7);
-}
-
-// A re-executed child: one run of one policy, its result to the pipe.
-int ChildMain(const RunnablePolicy& policy, const ReplayerConfig& config,
-              const RunOptions& options) {
-  const int fd = config.internal_result_fd;
-  if (fd < 0) return Fail(kExitUsage, "bad internal run");
-  // The parent decoded the trace; this process maps the result and so
-  // allocates nothing before the run but what the runtime does.
-  absl::StatusOr<ReplayView> p = MapSharedReplayView(config.internal_program_fd);
-  if (!p.ok()) return Fail(kExitBadInput, std::string(p.status().message()));
-  std::optional<ThreadScheduleView> schedule;
-  if (config.internal_schedule_fd >= 0) {
-    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(config.internal_schedule_fd);
-    if (!v.ok()) return Fail(kExitBadInput, std::string(v.status().message()));
-    schedule = *std::move(v);
-  }
-  MaybeInjectFault(policy.info.name, config.internal_attempt);
-  RunResult r;
-  const std::string& preload = policy.info.preload;
-  const std::string provider = MallocProvider();
-  if (!preload.empty() && provider.find(preload) == std::string::npos) {
-    r.error = absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ",
-                           provider, ")");
-  } else {
-    try {
-      r = schedule ? policy.run_per_thread(*p, *schedule, options) : policy.run(*p, options);
-      if (!r.error.empty()) {
-        const std::string limit = MemoryLimitWords();
-        if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
-      }
-    } catch (const std::bad_alloc&) {
-      r = RunResult();
-      const std::string limit = MemoryLimitWords();
-      r.error = absl::StrCat("out of memory (std::bad_alloc)",
-                             limit.empty() ? "" : absl::StrCat(" under ", limit));
-    }
-  }
-  return WriteRunResult(fd, r) ? 0 : 1;
 }
 
 // Writes `text` to `out` ("": standard output).
@@ -198,7 +128,7 @@ int Main(int argc, char** argv) {
   if (!parsed.ok()) return Fail(kExitUsage, std::string(parsed.status().message()));
   const ReplayerConfig& config = *parsed;
 
-  const std::map<std::string, RunnablePolicy> policies = RunnablePolicies();
+  const PolicyInfos policies = allocators::AllocatorInfosByName();
 
   if (config.list_policies) {
     // --format: table (the default), markdown (the adopt table of the docs)
@@ -224,12 +154,6 @@ int Main(int argc, char** argv) {
     selected = *std::move(sel);
   }
   s.progress = !config.quiet && isatty(STDERR_FILENO);
-
-  if (!config.internal_run_policy.empty()) {
-    auto it = policies.find(config.internal_run_policy);
-    if (it == policies.end()) return Fail(kExitUsage, "bad internal run");
-    return ChildMain(it->second, config, s.run_options);
-  }
 
   InSituSettings in_situ;
   if (config.confirm > 0 || config.in_situ || !program_argv.empty()) {
@@ -375,4 +299,11 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace alloctrace
 
-int main(int argc, char** argv) { return alloctrace::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // A child run (the measuring parent re-executed this binary): one policy,
+  // one run, its result to the parent.
+  if (alloctrace::IsChildInvocation(argc, argv)) {
+    return alloctrace::ChildMain(argc, argv, alloctrace::RunnablePolicies());
+  }
+  return alloctrace::Main(argc, argv);
+}

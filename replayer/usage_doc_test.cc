@@ -1,5 +1,5 @@
 // docs/usage.md documents the replayer's command line: every flag the
-// replayer defines (but the internal ones) has a row in its flag table, and
+// replayer defines has a row in its flag table, and
 // every row names a flag that exists.
 #include <algorithm>
 #include <regex>
@@ -24,12 +24,11 @@ std::string Underscored(std::string name) {
 }
 
 // The flags of the replayer's command line: those config.cc defines (every
-// flag in this binary but Abseil's own), without the internal ones.
+// flag in this binary but Abseil's own).
 std::set<std::string> ReplayerFlags() {
   std::set<std::string> names;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::StrContains(flag->Filename(), "absl/")) continue;
-    if (absl::StartsWith(name, "internal_")) continue;
     names.insert(std::string(name));
   }
   return names;

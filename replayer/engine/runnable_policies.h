@@ -15,9 +15,25 @@
 #include <utility>
 
 #include "alloctrace/replayer/engine/allocators/registry.h"
-#include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
 
 namespace alloctrace {
+
+// One run of a policy over a shared program, in the child.
+using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
+
+// One per-thread run (thread_replay.h).
+using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
+                                     const RunOptions&);
+
+// A policy as the registry lists it, with what runs it in the child.
+struct RunnablePolicy {
+  allocators::AllocatorInfo info;
+  RunFn run;
+  PerThreadRunFn run_per_thread = nullptr;
+};
 
 std::map<std::string, RunnablePolicy> RunnablePolicies();
 

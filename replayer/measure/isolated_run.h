@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/run_result.h"
 
 namespace alloctrace {
 
@@ -35,14 +35,6 @@ inline constexpr int kMemoryPollMs = 10;
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_flag,
                                           const ChildLimits& limits = {});
-
-// Sends a RunResult to a parent waiting in RunInFreshChild.
-bool WriteRunResult(int fd, const RunResult& r);
-
-// The wire form of a RunResult (one line of text), shared with re-executed
-// children.
-std::string SerializeRunResult(const RunResult& r);
-absl::StatusOr<RunResult> ParseRunResult(const std::string& line);
 
 }  // namespace alloctrace
 

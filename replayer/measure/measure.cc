@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/measure/race.h"
@@ -29,8 +30,8 @@ constexpr char kNoiseName[] = "malloc (again)";
 class Measurer {
  public:
   // `schedule_fd`: the shared thread schedule, negative for a serialized replay.
-  Measurer(const std::map<std::string, RunnablePolicy>& policies, const std::string& self,
-           int shared_fd, int schedule_fd, const MeasureSettings& s, const std::string& trace)
+  Measurer(const PolicyInfos& policies, const std::string& self, int shared_fd, int schedule_fd,
+           const MeasureSettings& s, const std::string& trace)
       : policies_(policies),
         self_(self),
         shared_fd_(shared_fd),
@@ -54,17 +55,14 @@ class Measurer {
         std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", trace_.c_str(), round + 1,
                      m.runs.name.c_str(), m.runs.attempts);
       }
-      std::vector<std::string> argv = {
-          self_,
-          "--quiet",
-          "--internal_run_policy=" + m.policy,
-          absl::StrCat("--internal_program_fd=", shared_fd_),
-          "--touch=" + s_.touch,
-          absl::StrCat("--rss_samples=", s_.run_options.rss_samples),
-          absl::StrCat("--passes=", s_.run_options.max_passes),
-          absl::StrCat("--warm_ms=", s_.run_options.min_warm_seconds * 1e3),
-          absl::StrCat("--internal_attempt=", m.runs.attempts)};
-      if (schedule_fd_ >= 0) argv.push_back(absl::StrCat("--internal_schedule_fd=", schedule_fd_));
+      ChildRequest request;
+      request.policy = m.policy;
+      request.program_fd = shared_fd_;
+      request.schedule_fd = schedule_fd_;
+      request.attempt = m.runs.attempts;
+      request.options = s_.run_options;
+      std::vector<std::string> argv = ChildArgs(request);
+      argv.insert(argv.begin(), self_);
       ChildRun child = s_.run_child ? s_.run_child(std::move(argv), m.preload_path, limits)
                                     : RunTimed(std::move(argv), m.preload_path, limits);
       m.spent += child.seconds;
@@ -140,12 +138,12 @@ class Measurer {
   static ChildRun RunTimed(std::vector<std::string> argv, const std::string& preload,
                            const ChildLimits& limits) {
     const auto t0 = std::chrono::steady_clock::now();
-    ChildRun c{RunInFreshChild(std::move(argv), preload, "--internal_result_fd=", limits), 0};
+    ChildRun c{RunInFreshChild(std::move(argv), preload, kChildResultFdWord, limits), 0};
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return c;
   }
 
-  const std::map<std::string, RunnablePolicy>& policies_;
+  const PolicyInfos& policies_;
   std::string self_;
   int shared_fd_;
   int schedule_fd_;
@@ -158,28 +156,27 @@ class Measurer {
 
 // A policy to measure on `program`, or skipped (done, with the reason) if
 // it may not serve it (policy_safety.h) or its library is not installed.
-Measured MakeMeasured(const std::map<std::string, RunnablePolicy>& policies,
-                      const std::string& name, const std::string& display_name,
-                      const ReplayProgram& program) {
+Measured MakeMeasured(const PolicyInfos& policies, const std::string& name,
+                      const std::string& display_name, const ReplayProgram& program) {
   Measured m;
-  const RunnablePolicy& policy = policies.at(name);
+  const allocators::AllocatorInfo& info = policies.at(name);
   m.policy = name;
   m.runs.name = display_name;
-  m.runs.family = policy.info.family;
-  m.runs.adopt = policy.info.adopt;
-  m.runs.frees_blocks = policy.info.frees_blocks;
-  m.runs.skipped = UnsafeReason(policy.info, program.arena_usage);
+  m.runs.family = info.family;
+  m.runs.adopt = info.adopt;
+  m.runs.frees_blocks = info.frees_blocks;
+  m.runs.skipped = UnsafeReason(info, program.arena_usage);
   if (m.runs.skipped.empty()) {
-    m.runs.skipped = UnsafeSharedStateReason(policy.info, program.arena_usage, program.threads);
+    m.runs.skipped = UnsafeSharedStateReason(info, program.arena_usage, program.threads);
   }
   if (!m.runs.skipped.empty()) {
     m.done = true;
     return m;
   }
-  if (!policy.info.preload.empty()) {
-    m.preload_path = FindPreloadLibrary(policy.info.preload);
+  if (!info.preload.empty()) {
+    m.preload_path = FindPreloadLibrary(info.preload);
     if (m.preload_path.empty()) {
-      m.runs.skipped = absl::StrCat(policy.info.preload, " is not installed");
+      m.runs.skipped = absl::StrCat(info.preload, " is not installed");
       m.done = true;
     }
   }
@@ -241,8 +238,8 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 }
 
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
-                         bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& settings, int shared_fd,
+                         bool screen, const PolicyInfos& policies, const std::string& self,
+                         const MeasureSettings& settings, int shared_fd,
                          const ThreadSchedule* schedule, int schedule_fd) {
   MeasureSettings s = settings;
   if (s.ctx.clock == "auto") s.ctx.clock = schedule != nullptr ? "wall" : "cpu";

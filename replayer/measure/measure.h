@@ -32,9 +32,9 @@
 // - A failed run (crash, error, the configured time limit or the memory
 //   limit) is never hidden: the policy is reported failed with its first
 //   error.
-// - The child is `self` re-executed with --internal_run_policy=NAME,
-//   --internal_program_fd=FD (the program shared by ShareReplayView) and
-//   --internal_result_fd=FD; replayer_main.cc's child entry answers it.
+// - The child is `self` re-executed with ChildArgs (engine/child_request.h:
+//   the policy, the program shared by ShareReplayView, the run options);
+//   the engine's ChildMain answers it.
 //
 // Thread-safety: single-threaded; MeasureTrace forks and waits for children.
 #ifndef ALLOCTRACE_REPLAYER_MEASURE_MEASURE_H_
@@ -48,8 +48,8 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
-#include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/measure/isolated_run.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -64,19 +64,8 @@ inline constexpr double kMaxTotalBudgetSeconds = 50;
 // long trace (below that cap), so that no verdict rests on a round or two.
 inline constexpr int kStretchRounds = 5;
 
-// One run of a policy over a shared program, in the child.
-using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
-
-// One per-thread run (thread_replay.h).
-using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
-                                     const RunOptions&);
-
-// A policy as the registry lists it, with what runs it in the child.
-struct RunnablePolicy {
-  allocators::AllocatorInfo info;
-  RunFn run;
-  PerThreadRunFn run_per_thread = nullptr;
-};
+// Every policy's registry info, by name (allocators::AllocatorInfosByName).
+using PolicyInfos = std::map<std::string, allocators::AllocatorInfo>;
 
 // What the parent keeps about one policy while it measures.
 struct Measured {
@@ -97,7 +86,7 @@ struct ChildRun {
 };
 
 // Starts one run's child, `argv` with `preload`, under `limits`, and waits
-// for it: RunInFreshChild (with its --internal_result_fd=), timed by the
+// for it: RunInFreshChild (with its result_fd=), timed by the
 // steady clock. Tests give fakes.
 using ChildRunner = std::function<ChildRun(std::vector<std::string> argv,
                                            const std::string& preload, const ChildLimits& limits)>;
@@ -152,8 +141,8 @@ void UpdateDone(Measured& m, const Measured* reference, const MeasureSettings& s
 // resolves to wall for it, else to cpu. Either way a policy that may not
 // serve the trace (policy_safety.h) is skipped, saying why.
 TraceReport MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
-                         bool screen, const std::map<std::string, RunnablePolicy>& policies,
-                         const std::string& self, const MeasureSettings& s, int shared_fd,
+                         bool screen, const PolicyInfos& policies, const std::string& self,
+                         const MeasureSettings& s, int shared_fd,
                          const ThreadSchedule* schedule = nullptr, int schedule_fd = -1);
 
 }  // namespace alloctrace

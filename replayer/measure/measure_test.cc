@@ -321,7 +321,7 @@ struct FakeChildren {
   ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
     std::string policy;
     for (const std::string& a : argv) {
-      if (absl::StartsWith(a, "--internal_run_policy=")) policy = a.substr(22);
+      if (absl::StartsWith(a, "policy=")) policy = a.substr(7);
     }
     started.emplace_back(policy, limits.wall_seconds);
     const double t = seconds.at(policy);
@@ -346,16 +346,16 @@ struct FakeChildren {
 
 struct FakeRace {
   std::shared_ptr<FakeChildren> children = std::make_shared<FakeChildren>();
-  std::map<std::string, RunnablePolicy> policies;
+  PolicyInfos policies;
   ReplayProgram program;
   MeasureSettings s;
 
   FakeRace() {
     for (const char* name : {"malloc", "slab/st/single", "boost_pool"}) {
-      RunnablePolicy p{};
-      p.info.name = name;
-      p.info.family = "baseline";
-      policies[name] = p;
+      allocators::AllocatorInfo info;
+      info.name = name;
+      info.family = "baseline";
+      policies[name] = info;
     }
     program.path = "fake.trace";
     program.allocs = 500;

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
-#include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {

@@ -33,6 +33,12 @@ std::vector<AllocatorInfo> AllAllocators() {
   return infos;
 }
 
+std::map<std::string, AllocatorInfo> AllocatorInfosByName() {
+  std::map<std::string, AllocatorInfo> out;
+  for (AllocatorInfo& info : AllAllocators()) out.emplace(info.name, std::move(info));
+  return out;
+}
+
 std::vector<std::string> DefaultPolicyNames() {
   std::vector<std::string> names;
   for (const AllocatorInfo& info : AllAllocators()) {

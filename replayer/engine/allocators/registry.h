@@ -2,12 +2,12 @@
 // (allocator_types.h), by name, for listing (--list-policies), selection by
 // glob patterns (--policies) and dispatch to a typed replay loop.
 //
-//   struct RunOne {
+//   struct AddOne {
 //     template <typename A>
-//     void operator()(const AllocatorInfo& info) { ReplayLoop<A>(...); }
+//     void operator()(const AllocatorInfo& info) { ... ReplayWith<A> ... }
 //   };
-//   ForEachAllocatorType(RunOne{...});        // every allocator
-//   WithAllocatorType("slab", RunOne{...});   // one, by name
+//   ForEachAllocatorType(AddOne{...});                  // every allocator
+//   WithAllocatorType("slab/st/single", AddOne{...});   // one, by name
 //
 // Names (unique; no spaces, commas or glob characters):
 //   baselines  malloc, new, boost_pool, boost_fast_pool,
@@ -21,6 +21,7 @@
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_ALLOCATORS_REGISTRY_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_ALLOCATORS_REGISTRY_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +77,9 @@ bool WithAllocatorType(std::string_view name, F&& f) {
 
 // Every allocator, in listing order.
 std::vector<AllocatorInfo> AllAllocators();
+
+// Every allocator by name.
+std::map<std::string, AllocatorInfo> AllocatorInfosByName();
 
 // The default set's fixed part, in listing order: every baseline but
 // `bump` (it never frees, so it is a harness floor, not a contender, and a

@@ -1,0 +1,107 @@
+#include "alloctrace/replayer/engine/child_main.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "alloctrace/replayer/engine/child_request.h"
+#include "alloctrace/replayer/engine/run_result_wire.h"
+
+namespace alloctrace {
+namespace {
+
+// Which library serves malloc in this process (the file dladdr names).
+std::string MallocProvider() {
+  Dl_info info;
+  void* (*m)(size_t) = &malloc;
+  if (dladdr(reinterpret_cast<void*>(m), &info) == 0 || info.dli_fname == nullptr) return "?";
+  return info.dli_fname;
+}
+
+// A data limit the child inherited (ulimit -d) as a phrase, "" if none. (The
+// replayer's own limit is on resident memory: the parent kills a child past
+// it.)
+std::string MemoryLimitWords() {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_DATA, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return "";
+  return absl::StrFormat("the data limit (ulimit -d) of %.0f MiB",
+                         static_cast<double>(lim.rlim_cur) / (1 << 20));
+}
+
+void MaybeInjectFault(const std::string& policy, int attempt) {
+  const char* spec = std::getenv("ALLOCTRACE_TEST_FAULT");
+  if (spec == nullptr) return;
+  const std::vector<std::string> parts = absl::StrSplit(spec, ':');
+  if (parts.size() != 3 || parts[0] != policy || parts[1] != std::to_string(attempt)) return;
+  if (parts[2] == "segv") raise(SIGSEGV);
+  if (parts[2] == "hang") {
+    while (true) pause();
+  }
+  if (parts[2] == "exit") _exit(7);
+}
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "replayer (child run): %s\n", message.c_str());
+  return code;
+}
+
+// The run itself, its failures in the result.
+RunResult Run(const RunnablePolicy& policy, const ReplayView& program,
+              const std::optional<ThreadScheduleView>& schedule, const RunOptions& options) {
+  RunResult r;
+  const std::string& preload = policy.info.preload;
+  const std::string provider = MallocProvider();
+  if (!preload.empty() && provider.find(preload) == std::string::npos) {
+    r.error = absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ",
+                           provider, ")");
+    return r;
+  }
+  try {
+    r = schedule ? policy.run_per_thread(program, *schedule, options)
+                 : policy.run(program, options);
+    if (!r.error.empty()) {
+      const std::string limit = MemoryLimitWords();
+      if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
+    }
+  } catch (const std::bad_alloc&) {
+    r = RunResult();
+    const std::string limit = MemoryLimitWords();
+    r.error = absl::StrCat("out of memory (std::bad_alloc)",
+                           limit.empty() ? "" : absl::StrCat(" under ", limit));
+  }
+  return r;
+}
+
+}  // namespace
+
+int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>& policies) {
+  absl::StatusOr<ChildRequest> request = ParseChildArgs(argc, argv);
+  if (!request.ok()) return Fail(2, std::string(request.status().message()));
+  auto policy = policies.find(request->policy);
+  if (policy == policies.end()) return Fail(2, absl::StrCat("unknown policy ", request->policy));
+  // The parent decoded the trace; this process maps the result and so
+  // allocates nothing before the run but what the runtime does.
+  absl::StatusOr<ReplayView> program = MapSharedReplayView(request->program_fd);
+  if (!program.ok()) return Fail(1, std::string(program.status().message()));
+  std::optional<ThreadScheduleView> schedule;
+  if (request->schedule_fd >= 0) {
+    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(request->schedule_fd);
+    if (!v.ok()) return Fail(1, std::string(v.status().message()));
+    schedule = *std::move(v);
+  }
+  MaybeInjectFault(request->policy, request->attempt);
+  const RunResult r = Run(policy->second, *program, schedule, request->options);
+  return WriteRunResult(request->result_fd, r) ? 0 : 1;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,72 @@
+#include "alloctrace/replayer/engine/child_request.h"
+
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace alloctrace {
+namespace {
+
+// Sixteen significant digits: a double's words read back as the same double.
+std::string Exact(double v) { return absl::StrFormat("%.17g", v); }
+
+}  // namespace
+
+std::vector<std::string> ChildArgs(const ChildRequest& r) {
+  return {kChildMarker,
+          absl::StrCat("policy=", r.policy),
+          absl::StrCat("program_fd=", r.program_fd),
+          absl::StrCat("schedule_fd=", r.schedule_fd),
+          absl::StrCat("attempt=", r.attempt),
+          absl::StrCat("touch=", WordOf(kTouchWords, r.options.touch)),
+          absl::StrCat("rss_samples=", r.options.rss_samples),
+          absl::StrCat("passes=", r.options.max_passes),
+          absl::StrCat("warm_s=", Exact(r.options.min_warm_seconds))};
+}
+
+bool IsChildInvocation(int argc, char** argv) {
+  return argc >= 2 && std::strcmp(argv[1], kChildMarker) == 0;
+}
+
+absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
+  std::map<std::string, std::string> words;
+  for (int i = 2; i < argc; ++i) {
+    const char* eq = std::strchr(argv[i], '=');
+    if (eq == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("child run: '", argv[i], "'"));
+    words[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = eq + 1;
+  }
+  auto bad = [](const std::string& key) {
+    return absl::InvalidArgumentError(absl::StrCat("child run: missing or malformed ", key, "="));
+  };
+  ChildRequest r;
+  auto integer = [&](const char* key, int* out) {
+    auto it = words.find(key);
+    return it != words.end() && absl::SimpleAtoi(it->second, out);
+  };
+  if (!integer("program_fd", &r.program_fd)) return bad("program_fd");
+  if (!integer("schedule_fd", &r.schedule_fd)) return bad("schedule_fd");
+  if (!integer("result_fd", &r.result_fd) || r.result_fd < 0) return bad("result_fd");
+  if (!integer("attempt", &r.attempt)) return bad("attempt");
+  if (!integer("rss_samples", &r.options.rss_samples)) return bad("rss_samples");
+  if (!integer("passes", &r.options.max_passes)) return bad("passes");
+  auto warm = words.find("warm_s");
+  if (warm == words.end() || !absl::SimpleAtod(warm->second, &r.options.min_warm_seconds)) {
+    return bad("warm_s");
+  }
+  auto touch = words.find("touch");
+  std::optional<Touch> t =
+      touch == words.end() ? std::nullopt : ParseWord(kTouchWords, touch->second);
+  if (!t) return bad("touch");
+  r.options.touch = *t;
+  auto policy = words.find("policy");
+  if (policy == words.end() || policy->second.empty()) return bad("policy");
+  r.policy = policy->second;
+  return r;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,82 @@
+// What one replay run produces, as plain data: the run's options (what the
+// loop does with each block, how many passes) and its figures (each pass's
+// times and counters, RSS, the error if the allocator failed). The child
+// fills a RunResult (replay_loop.h, thread_replay.h) and sends it to the
+// parent (run_result_wire.h); the measurement and the verdict read it.
+// Nothing here runs anything.
+//
+// Thread-safety: plain structs.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloctrace/base/enum_words.h"
+
+namespace alloctrace {
+
+// What the loop does with blocks besides calling the allocator. kProgram is
+// what programs do around each call: a constructor writes the new object
+// (whole blocks up to kProgramTouchBytes; of a larger one its first and last
+// cache lines), calloc's block is left as calloc zeroed it, and a destructor
+// or list walk reads a block just before it is freed (its first and last
+// bytes), so that free finds the block in cache as it does in the program.
+enum class Touch { kNone, kFirst, kWhole, kProgram };
+inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
+                                                  {Touch::kFirst, "first"},
+                                                  {Touch::kWhole, "whole"},
+                                                  {Touch::kProgram, "program"}};
+inline constexpr size_t kProgramTouchBytes = 256;
+
+struct RunOptions {
+  Touch touch = Touch::kProgram;  // the replayer's default (config.h)
+  int rss_samples = 200;          // RSS readings over the cold pass (the course)
+  // Passes: the cold one, then warm ones until they add up to
+  // min_warm_seconds (wall), at least one, at most max_passes in all.
+  int max_passes = 1;
+  double min_warm_seconds = 0;
+};
+
+// One pass over the trace's ops.
+struct PassFigures {
+  double wall_seconds = 0;  // steady clock over the timed loop
+  double cpu_seconds = 0;   // this thread's CPU time (user + system) over it
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+  int64_t involuntary_switches = 0;  // preempted (getrusage ru_nivcsw)
+  int64_t voluntary_switches = 0;
+  // Per-thread replay (thread_replay.h) only: wall_seconds is the
+  // concurrent section's, cpu_seconds the threads' summed CPU time without
+  // their waits; these are each thread's, and the wall time all of them
+  // spent waiting at sync points.
+  std::vector<double> thread_cpu_seconds;
+  double wait_seconds = 0;
+};
+
+struct RunResult {
+  uint64_t ops = 0;                 // memory ops (alloc, free, realloc) per pass
+  std::vector<PassFigures> passes;  // [0] cold, then warm
+  double seconds = 0;               // passes[0].wall_seconds
+  double teardown_seconds = 0;      // freeing leftovers and destroying the allocator
+  int64_t baseline_rss = 0;         // bytes resident before the allocator was built
+  int64_t peak_rss = 0;             // high-water mark in the cold pass, above baseline
+  int64_t final_rss = 0;            // resident after the cold pass, above baseline
+  int64_t minor_faults = 0;         // passes[0]'s
+  int64_t major_faults = 0;
+  int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
+  std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
+  std::string error;                // non-empty if the allocator failed
+  // Replay threads: 1 for the serialized replay; for the per-thread one,
+  // the trace's threads, the waits between them and the frees of an object
+  // another thread allocated.
+  uint32_t threads = 1;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
+};
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_H_

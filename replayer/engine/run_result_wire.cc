@@ -1,0 +1,66 @@
+#include "alloctrace/replayer/engine/run_result_wire.h"
+
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "alloctrace/base/io.h"
+
+namespace alloctrace {
+
+std::string SerializeRunResult(const RunResult& r) {
+  std::ostringstream o;
+  o.precision(17);
+  o << "v3 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
+    << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points << ' '
+    << r.cross_thread_frees << ' ' << r.passes.size();
+  for (const PassFigures& f : r.passes) {
+    o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
+      << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches << ' '
+      << f.wait_seconds << ' ' << f.thread_cpu_seconds.size();
+    for (double c : f.thread_cpu_seconds) o << ' ' << c;
+  }
+  o << ' ' << r.rss_course.size();
+  for (int64_t v : r.rss_course) o << ' ' << v;
+  o << ' ' << r.error << '\n';
+  return o.str();
+}
+
+absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
+  std::istringstream in(line);
+  RunResult r;
+  std::string version;
+  size_t passes = 0;
+  in >> version >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >> r.final_rss >>
+      r.migrations >> r.threads >> r.sync_points >> r.cross_thread_frees >> passes;
+  if (!in || version != "v3" || passes > 100000) {
+    return absl::InternalError(absl::StrCat("malformed result from child: ", line.substr(0, 80)));
+  }
+  r.passes.resize(passes);
+  for (PassFigures& f : r.passes) {
+    in >> f.wall_seconds >> f.cpu_seconds >> f.minor_faults >> f.major_faults >>
+        f.involuntary_switches >> f.voluntary_switches >> f.wait_seconds;
+    size_t threads = 0;
+    in >> threads;
+    if (!in || threads > 100000) return absl::InternalError("truncated result from child");
+    f.thread_cpu_seconds.resize(threads);
+    for (double& c : f.thread_cpu_seconds) in >> c;
+  }
+  size_t n = 0;
+  in >> n;
+  if (!in || n > 1000000) return absl::InternalError("truncated result from child");
+  r.rss_course.resize(n);
+  for (size_t i = 0; i < n; ++i) in >> r.rss_course[i];
+  if (!in) return absl::InternalError("truncated result from child");
+  std::getline(in, r.error);
+  if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
+  if (!r.passes.empty()) {
+    r.seconds = r.passes[0].wall_seconds;
+    r.minor_faults = r.passes[0].minor_faults;
+    r.major_faults = r.passes[0].major_faults;
+  }
+  return r;
+}
+
+bool WriteRunResult(int fd, const RunResult& r) { return WriteAll(fd, SerializeRunResult(r)) == 0; }
+
+}  // namespace alloctrace

@@ -1,0 +1,26 @@
+// How a child sends its RunResult to the parent: one line of text on a
+// pipe, every figure at full precision ("v3 ..."), the error last.
+//
+// Thread-safety: pure functions (WriteRunResult writes one fd).
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_WIRE_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_WIRE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "alloctrace/replayer/engine/run_result.h"
+
+namespace alloctrace {
+
+std::string SerializeRunResult(const RunResult& r);
+
+// Internal error naming what is malformed (a child of the same binary
+// writes what this reads, so a mismatch is a broken child, not bad input).
+absl::StatusOr<RunResult> ParseRunResult(const std::string& line);
+
+// Writes SerializeRunResult(r) to fd; false if it could not.
+bool WriteRunResult(int fd, const RunResult& r);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_WIRE_H_
