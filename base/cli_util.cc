@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,18 @@ bool ValueParses(const absl::CommandLineFlag& flag, absl::string_view value, std
 }
 
 }  // namespace
+
+std::vector<std::string> TakeProgramArgs(int& argc, char** argv, bool from_first_positional) {
+  std::vector<std::string> program;
+  for (int i = 1; i < argc; ++i) {
+    const bool dashes = std::strcmp(argv[i], "--") == 0;
+    if (!dashes && !(from_first_positional && argv[i][0] != '-')) continue;
+    program.assign(argv + i + (dashes ? 1 : 0), argv + argc);
+    argc = i;
+    break;
+  }
+  return program;
+}
 
 std::string CheckCommandLineFlags(int argc, char* const* argv) {
   // Names the user allowed to be unknown (--undefok=a,b), wherever given.

@@ -45,6 +45,13 @@ size_t EditDistance(absl::string_view a, absl::string_view b);
 // Ties go to the candidate listed first.
 std::string NearestName(absl::string_view name, const std::vector<std::string>& candidates);
 
+// The words after the first "--" of argv (a program to run and its
+// arguments); argc is cut to before the "--", so that flag parsing never
+// sees them. With `from_first_positional`, a first argument that is not a
+// flag starts the program as well ("capture --out=x ls -l").
+std::vector<std::string> TakeProgramArgs(int& argc, char** argv,
+                                         bool from_first_positional = false);
+
 // Checks the flags of a command line against the flags registered with
 // Abseil, before absl::ParseCommandLine sees them: returns "" if every
 // "--name", "--name=value", "--name value", "--noname" (booleans) names a

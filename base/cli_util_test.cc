@@ -82,5 +82,39 @@ TEST(CheckCommandLineFlagsTest, MalformedValueSaysWhatIsExpected) {
   EXPECT_EQ(Check({"--noquiet=1"}), "--noquiet takes no value");
 }
 
+// argv of literal words, as main gets it.
+struct Argv {
+  explicit Argv(std::vector<std::string> w) : words(std::move(w)) {
+    for (std::string& word : words) pointers.push_back(word.data());
+    pointers.push_back(nullptr);
+  }
+  int argc() const { return static_cast<int>(words.size()); }
+  std::vector<std::string> words;
+  std::vector<char*> pointers;
+};
+
+TEST(TakeProgramArgsTest, WhatFollowsTheDashesIsTheProgram) {
+  Argv a({"replayer", "--quiet", "t.trace", "--", "ls", "-l", "--", "x"});
+  int argc = a.argc();
+  EXPECT_EQ(TakeProgramArgs(argc, a.pointers.data()),
+            (std::vector<std::string>{"ls", "-l", "--", "x"}));
+  EXPECT_EQ(argc, 3);
+  Argv none({"replayer", "t.trace"});
+  argc = none.argc();
+  EXPECT_TRUE(TakeProgramArgs(argc, none.pointers.data()).empty());
+  EXPECT_EQ(argc, 2);
+}
+
+TEST(TakeProgramArgsTest, FromTheFirstPositionalWhenAsked) {
+  Argv a({"capture", "--out=x.trace", "ls", "-l"});
+  int argc = a.argc();
+  EXPECT_EQ(TakeProgramArgs(argc, a.pointers.data(), /*from_first_positional=*/true),
+            (std::vector<std::string>{"ls", "-l"}));
+  EXPECT_EQ(argc, 2);
+  Argv dashes({"capture", "--out=x.trace", "--", "ls"});
+  argc = dashes.argc();
+  EXPECT_EQ(TakeProgramArgs(argc, dashes.pointers.data(), true), (std::vector<std::string>{"ls"}));
+}
+
 }  // namespace
 }  // namespace alloctrace

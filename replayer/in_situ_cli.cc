@@ -6,21 +6,11 @@
 #include <memory>
 #include <utility>
 
+#include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/reports/in_situ_report.h"
 
 namespace alloctrace {
-
-std::vector<std::string> TakeProgramArgs(int& argc, char** argv) {
-  std::vector<std::string> program;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") != 0) continue;
-    program.assign(argv + i + 1, argv + argc);
-    argc = i;
-    break;
-  }
-  return program;
-}
 
 absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
                               std::vector<std::string>& program) {

@@ -17,10 +17,6 @@
 
 namespace alloctrace {
 
-// The words after the first "--" of argv (the program and its arguments);
-// argc is cut to before the "--" so that flag parsing never sees them.
-std::vector<std::string> TakeProgramArgs(int& argc, char** argv);
-
 // Whether the in-situ flags make sense together: InvalidArgument (a usage
 // error) unless exactly one of --confirm=1..100 with one trace or
 // --in_situ with none, and a program after "--"; NotFound or

@@ -1,13 +1,5 @@
 #include "alloctrace/replayer/in_situ/in_situ.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,7 +85,7 @@ void UpdateDone(Slot& s, const Slot& ref, const InSituSettings& set) {
 // One run of `s` in round `round`; false if it failed (then `s` is done).
 bool RunSlot(Slot& s, int round, const std::vector<std::string>& argv, double timeout,
              const InSituSettings& set, LogFile& log, bool* acknowledged) {
-  ChildSpec spec;
+  ProgramRun spec;
   spec.launcher = set.launcher;
   spec.argv = argv;
   spec.policy = s.c.policy;
@@ -176,28 +168,6 @@ void Summarize(InSituSummary& out, std::vector<Slot>& slots, size_t ref_index,
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> FindProgram(const std::string& program) {
-  auto executable = [](const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-  };
-  if (program.empty()) return absl::InvalidArgumentError("no program given after --");
-  if (program.find('/') != std::string::npos) {
-    if (executable(program)) return program;
-    if (access(program.c_str(), F_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat("cannot run ", program, ": no such file"));
-    }
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot run ", program, ": not an executable file"));
-  }
-  const char* path = std::getenv("PATH");
-  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", program);
-    if (executable(candidate)) return candidate;
-  }
-  return absl::NotFoundError(absl::StrCat("cannot run ", program, ": not found on PATH"));
-}
 
 InSituCandidate CandidateFor(const std::string& name) {
   InSituCandidate c;

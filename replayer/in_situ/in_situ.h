@@ -137,10 +137,6 @@ struct InSituSettings {
   std::string launcher;       // in_situ_launcher (in_situ_launcher.cc); required
 };
 
-// Whether `program` can be executed (a path, or a name found on PATH);
-// NotFound/PermissionDenied otherwise. Returns the path to execute.
-absl::StatusOr<std::string> FindProgram(const std::string& program);
-
 // How `name` (a registry policy name, or "std") runs in situ.
 InSituCandidate CandidateFor(const std::string& name);
 

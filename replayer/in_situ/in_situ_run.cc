@@ -1,23 +1,19 @@
 #include "alloctrace/replayer/in_situ/in_situ_run.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
-#include <cstdlib>
+#include <cstdio>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/base/child_process.h"
 #include "alloctrace/tracer/policy_switch.h"
 
 extern char** environ;
@@ -52,7 +48,7 @@ std::vector<std::string> LastLines(const std::string& text, int count) {
 }
 
 // The child's environment: the parent's without the variables a run sets.
-std::vector<std::string> ChildEnv(const ChildSpec& spec, int ack_fd) {
+std::vector<std::string> ChildEnv(const ProgramRun& spec, int ack_fd) {
   std::vector<std::string> env;
   std::string old_preload;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -81,59 +77,37 @@ std::vector<std::string> ChildEnv(const ChildSpec& spec, int ack_fd) {
   return env;
 }
 
-std::vector<char*> Pointers(std::vector<std::string>& v) {
-  std::vector<char*> p;
-  for (std::string& s : v) p.push_back(s.data());
-  p.push_back(nullptr);
-  return p;
-}
-
-// Waits for pid until `deadline_s` seconds from `t0` (0: forever); kills
-// its process group past it. Returns false on timeout.
-bool WaitWithin(pid_t pid, double timeout_s, std::chrono::steady_clock::time_point t0, int* status,
-                struct rusage* ru) {
-#if defined(SYS_pidfd_open)
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-#else
-  const int pidfd = -1;
-#endif
-  bool timed_out = false;
-  if (pidfd >= 0 && timeout_s > 0) {
-    while (true) {
-      const double left =
-          timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      struct pollfd p = {pidfd, POLLIN, 0};
-      const int ready = poll(&p, 1, static_cast<int>(left * 1e3) + 1);
-      if (ready > 0) break;
-    }
-  } else if (timeout_s > 0) {
-    // No pidfd (kernel before 5.3): poll the child every millisecond.
-    while (true) {
-      siginfo_t si = {};
-      if (waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          si.si_pid == pid) {
-        break;
-      }
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
-          timeout_s) {
-        timed_out = true;
-        break;
-      }
-      usleep(1000);
-    }
+// What went wrong with a run that ended as `end` ("" if nothing did),
+// from the launcher's report `line`, whose figures go into *run.
+std::string ProgramError(const ProgramRun& spec, const ChildExit& end, const ChildLimits& limits,
+                         const std::string& line, InSituRun* run) {
+  int program_status = 0;
+  long maxrss_kib = 0, minflt = 0, majflt = 0;
+  const bool reported = std::sscanf(line.c_str(), "v1 %d %lf %lf %ld %ld %ld", &program_status,
+                                    &run->wall_s, &run->cpu_s, &maxrss_kib, &minflt, &majflt) == 6;
+  run->peak_rss_bytes = static_cast<int64_t>(maxrss_kib) * 1024;
+  run->minor_faults = minflt;
+  run->major_faults = majflt;
+  if (end.how == ChildExit::How::kTimedOut) {
+    run->wall_s = spec.timeout_seconds;
+    return ChildExitWords(end, limits);
   }
-  if (pidfd >= 0) close(pidfd);
-  if (timed_out) {
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
+  if (!reported) {
+    return absl::StrCat("the launcher ", spec.launcher, " reported nothing (",
+                        ChildExitWords(end, limits), ")");
   }
-  while (wait4(pid, status, 0, ru) < 0 && errno == EINTR) {
+  if (WIFSIGNALED(program_status)) {
+    ChildExit program;
+    program.how = ChildExit::How::kSignaled;
+    program.signal = WTERMSIG(program_status);
+    return ChildExitWords(program, limits);
   }
-  return !timed_out;
+  if (WIFEXITED(program_status) && WEXITSTATUS(program_status) != 0) {
+    ChildExit program;
+    program.code = WEXITSTATUS(program_status);
+    return ChildExitWords(program, limits);
+  }
+  return "";
 }
 
 }  // namespace
@@ -161,81 +135,40 @@ void LogFile::Append(const std::string& header, int stdout_fd, int stderr_fd) {
   std::fflush(f_);
 }
 
-ChildOutcome RunProgram(const ChildSpec& spec, LogFile& log, const std::string& header) {
+ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& header) {
   ChildOutcome o;
   const int out_fd = memfd_create("alloctrace-stdout", MFD_CLOEXEC);
   const int err_fd = memfd_create("alloctrace-stderr", MFD_CLOEXEC);
   int ack[2] = {-1, -1};
   int result[2] = {-1, -1};
   if (out_fd < 0 || err_fd < 0 || pipe2(ack, O_CLOEXEC | O_NONBLOCK) != 0 ||
-      pipe2(result, O_CLOEXEC | O_NONBLOCK) != 0) {
+      pipe2(result, O_CLOEXEC) != 0) {
     o.error = absl::StrCat("cannot set up the run: ", strerror(errno));
     for (int fd : {out_fd, err_fd, ack[0], ack[1], result[0], result[1]}) {
       if (fd >= 0) close(fd);
     }
     return o;
   }
-  // The ends the launcher and program inherit (F_DUPFD clears close-on-exec).
-  const int child_ack = fcntl(ack[1], F_DUPFD, 3);
-  const int child_result = fcntl(result[1], F_DUPFD, 3);
-  std::vector<std::string> env = ChildEnv(spec, child_ack);
-  std::vector<std::string> argv = {spec.launcher, absl::StrCat(child_result)};
-  argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
-  std::vector<char*> envp = Pointers(env);
-  std::vector<char*> args = Pointers(argv);
-  std::fflush(nullptr);
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);  // the time limit kills whatever the program started too
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    dup2(out_fd, STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    execve(args[0], args.data(), envp.data());
-    const std::string msg = absl::StrCat("cannot execute ", argv[0], ": ", strerror(errno), "\n");
-    ssize_t ignored = write(STDERR_FILENO, msg.data(), msg.size());
-    (void)ignored;
-    _exit(127);
-  }
-  if (child_ack >= 0) close(child_ack);
-  if (child_result >= 0) close(child_result);
+  ChildSpec spec;
+  spec.argv = {run.launcher, absl::StrCat(result[1])};
+  spec.argv.insert(spec.argv.end(), run.argv.begin(), run.argv.end());
+  spec.env = ChildEnv(run, ack[1]);
+  spec.new_process_group = true;  // the time limit kills whatever the program started too
+  spec.stdin_null = true;
+  spec.stdout_fd = out_fd;
+  spec.stderr_fd = err_fd;
+  spec.inherit_fds = {ack[1], result[1]};
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
   close(ack[1]);
   close(result[1]);
-  if (pid < 0) {
-    o.error = absl::StrCat("fork: ", strerror(errno));
+  std::string line;
+  if (!child.ok()) {
+    o.error = std::string(child.status().message());
   } else {
-    int status = 0;
-    struct rusage ru = {};
-    const bool in_time = WaitWithin(pid, spec.timeout_seconds, t0, &status, &ru);
-    std::string line;
-    char rbuf[512];
-    ssize_t rn;
-    while ((rn = read(result[0], rbuf, sizeof rbuf)) > 0)
-      line.append(rbuf, static_cast<size_t>(rn));
-    int program_status = 0;
-    long maxrss_kib = 0, minflt = 0, majflt = 0;
-    const bool reported =
-        std::sscanf(line.c_str(), "v1 %d %lf %lf %ld %ld %ld", &program_status, &o.run.wall_s,
-                    &o.run.cpu_s, &maxrss_kib, &minflt, &majflt) == 6;
-    o.run.peak_rss_bytes = static_cast<int64_t>(maxrss_kib) * 1024;
-    o.run.minor_faults = minflt;
-    o.run.major_faults = majflt;
-    if (!in_time) {
-      o.run.wall_s = spec.timeout_seconds;
-      o.error =
-          absl::StrFormat("killed after the time limit of %g s per run", spec.timeout_seconds);
-    } else if (!reported) {
-      o.error = absl::StrCat("the launcher ", spec.launcher, " reported nothing (",
-                             WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
-                                                 : absl::StrCat("exit ", WEXITSTATUS(status)),
-                             ")");
-    } else if (WIFSIGNALED(program_status)) {
-      o.error = absl::StrCat("crashed with signal ", WTERMSIG(program_status), " (",
-                             strsignal(WTERMSIG(program_status)), ")");
-    } else if (WIFEXITED(program_status) && WEXITSTATUS(program_status) != 0) {
-      o.error = absl::StrCat("exited with code ", WEXITSTATUS(program_status));
-    }
+    ChildLimits limits;
+    limits.wall_seconds = run.timeout_seconds;
+    const ChildExit end = child->Wait(limits, result[0], &line);
+    o.error = ProgramError(run, end, limits, line, &o.run);
   }
   close(result[0]);
   std::string acks;

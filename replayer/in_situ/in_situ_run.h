@@ -1,7 +1,10 @@
 // One run of the user's program for in-situ measurement (in_situ.h): a
-// fresh process with the environment of its candidate, its output to the
-// log, its figures from wait4, killed (with its process group) past the
-// time limit.
+// fresh process (base/child_process.h) with the environment of its
+// candidate, its output to the log, its figures from the launcher's wait4,
+// killed (with its process group) past the time limit.
+//
+// Thread-safety: one run at a time per process (it forks); a LogFile is
+// used by one thread.
 #ifndef ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_RUN_H_
 #define ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_RUN_H_
 
@@ -30,7 +33,8 @@ class LogFile {
   std::FILE* f_;
 };
 
-struct ChildSpec {
+// How one run of the user's program is made.
+struct ProgramRun {
   std::string launcher;           // in_situ_launcher (see there: why)
   std::vector<std::string> argv;  // argv[0]: a path to execute
   std::string policy;             // ALLOCTRACE_POLICY ("" : unset)
@@ -47,8 +51,9 @@ struct ChildOutcome {
   std::string malloc_provider;           // what the preload check said serves malloc
 };
 
-// Runs spec.argv once (see above). Never throws; errors are in the outcome.
-ChildOutcome RunProgram(const ChildSpec& spec, LogFile& log, const std::string& header);
+// Runs run.argv once (see above), through base/child_process.h. Never
+// throws; errors are in the outcome.
+ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& header);
 
 }  // namespace alloctrace
 

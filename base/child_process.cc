@@ -1,0 +1,302 @@
+#include "alloctrace/base/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "alloctrace/base/cli_util.h"
+
+extern char** environ;
+
+namespace alloctrace {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the child reports through the close-on-exec pipe when it cannot get
+// to its program: which step failed, and errno.
+struct StartFailure {
+  int step;  // kEnterDirectory or kExecute
+  int error;
+};
+constexpr int kEnterDirectory = 1;
+constexpr int kExecute = 2;
+
+std::vector<char*> Pointers(std::vector<std::string>& v) {
+  std::vector<char*> p;
+  p.reserve(v.size() + 1);
+  for (std::string& s : v) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
+}
+
+// In the forked child: only async-signal-safe calls until execve.
+[[noreturn]] void BecomeChild(const ChildSpec& spec, char* const* argv, char* const* envp,
+                              int report_fd) {
+  if (spec.new_process_group) setpgid(0, 0);
+  if (spec.stdin_null) {
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+  }
+  if (spec.stdout_fd >= 0) dup2(spec.stdout_fd, STDOUT_FILENO);
+  if (spec.stderr_fd >= 0) dup2(spec.stderr_fd, STDERR_FILENO);
+  for (int fd : spec.inherit_fds) fcntl(fd, F_SETFD, 0);
+  StartFailure failure{kExecute, 0};
+  if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
+    failure = StartFailure{kEnterDirectory, errno};
+  } else {
+    execve(argv[0], argv, envp);
+    failure.error = errno;
+  }
+  ssize_t ignored = write(report_fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(127);
+}
+
+absl::Status StartError(const ChildSpec& spec, const StartFailure& f) {
+  if (f.step == kEnterDirectory) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot enter ", spec.working_dir, ": ", strerror(f.error)));
+  }
+  const std::string message = absl::StrCat("cannot run ", spec.argv[0], ": ", strerror(f.error));
+  return f.error == EACCES || f.error == EPERM ? absl::PermissionDeniedError(message)
+                                               : absl::NotFoundError(message);
+}
+
+// The resident anonymous memory of `pid` (RssAnon, bytes); -1 if unknown.
+int64_t ResidentAnonBytes(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long v = 0;
+    if (std::sscanf(line, "RssAnon: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
+}
+
+int OpenPidFd(pid_t pid) {
+#if defined(SYS_pidfd_open)
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// Whether `pid` has ended (without reaping it).
+bool Ended(pid_t pid) {
+  siginfo_t si = {};
+  return waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         si.si_pid == pid;
+}
+
+// Reads what `fd` has now; false at its end (or on an error).
+bool DrainSome(int fd, std::string* out) {
+  char buf[4096];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      if (out != nullptr) out->append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+}
+
+std::string Mib(int64_t bytes) {
+  return absl::StrFormat("%.0f MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+}  // namespace
+
+absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
+  if (spec.argv.empty()) return absl::InvalidArgumentError("no program to run");
+  std::vector<std::string> args = spec.argv;
+  std::vector<std::string> env = spec.env ? *spec.env : CurrentEnvironment();
+  std::vector<char*> argv = Pointers(args);
+  std::vector<char*> envp = Pointers(env);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  }
+  std::fflush(nullptr);
+  const Clock::time_point started = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    close(report[0]);
+    close(report[1]);
+    return absl::InternalError(absl::StrCat("fork: ", strerror(error)));
+  }
+  if (pid == 0) BecomeChild(spec, argv.data(), envp.data(), report[1]);
+  close(report[1]);
+  // The pipe closes on a successful execve: anything read is a failure.
+  StartFailure failure{0, 0};
+  ssize_t n;
+  while ((n = read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof failure)) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return StartError(spec, failure);
+  }
+  return ChildProcess(pid, spec.new_process_group, started);
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(other.pid_), group_(other.group_), started_(other.started_) {
+  other.pid_ = -1;
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ <= 0) return;
+  Kill();
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+void ChildProcess::Kill() {
+  if (group_) kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+}
+
+ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::string* drained) {
+  ChildExit end;
+  const Clock::time_point deadline =
+      started_ + std::chrono::microseconds(static_cast<int64_t>(limits.wall_seconds * 1e6));
+  const int pidfd = OpenPidFd(pid_);
+  if (drain_fd >= 0) fcntl(drain_fd, F_SETFL, fcntl(drain_fd, F_GETFL) | O_NONBLOCK);
+  bool draining = drain_fd >= 0;
+  bool killed = false;
+  while (true) {
+    int wait_ms = -1;
+    if (limits.wall_seconds > 0) {
+      const int64_t left_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left_ms <= 0) {
+        end.how = ChildExit::How::kTimedOut;
+        killed = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<int64_t>(left_ms + 1, 1 << 30));
+    }
+    if (limits.memory_bytes > 0) {
+      const int64_t now = ResidentAnonBytes(pid_);
+      if (now > limits.memory_bytes) {
+        end.how = ChildExit::How::kOverMemory;
+        end.resident_bytes = now;
+        killed = true;
+        break;
+      }
+      wait_ms = wait_ms < 0 ? kMemoryPollMs : std::min(wait_ms, kMemoryPollMs);
+    }
+    // Without a pidfd (a kernel before 5.3) the end is polled for.
+    if (pidfd < 0) wait_ms = wait_ms < 0 ? 5 : std::min(wait_ms, 5);
+    struct pollfd fds[2];
+    int nfds = 0;
+    if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
+    if (draining) fds[nfds++] = {drain_fd, POLLIN, 0};
+    const int ready = poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    if (draining) draining = DrainSome(drain_fd, drained);
+    if (pidfd >= 0 ? (ready > 0 && (fds[0].revents & POLLIN) != 0) : Ended(pid_)) break;
+  }
+  if (pidfd >= 0) close(pidfd);
+  if (killed) Kill();
+  int status = 0;
+  while (wait4(pid_, &status, 0, &end.usage) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  end.wall_seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  // What the child wrote before it ended (a grandchild holding the pipe
+  // open does not hold this up: the reads do not block).
+  if (draining) DrainSome(drain_fd, drained);
+  if (killed) return end;
+  if (WIFSIGNALED(status)) {
+    end.how = ChildExit::How::kSignaled;
+    end.signal = WTERMSIG(status);
+  } else {
+    end.how = ChildExit::How::kExited;
+    end.code = WEXITSTATUS(status);
+  }
+  return end;
+}
+
+std::string ChildExitWords(const ChildExit& end, const ChildLimits& limits) {
+  switch (end.how) {
+    case ChildExit::How::kExited:
+      return absl::StrCat("exited with code ", end.code);
+    case ChildExit::How::kSignaled:
+      return absl::StrCat("crashed with signal ", end.signal, " (", strsignal(end.signal), ")");
+    case ChildExit::How::kTimedOut:
+      return absl::StrFormat("killed after the time limit of %g s per run", limits.wall_seconds);
+    case ChildExit::How::kOverMemory:
+      return absl::StrCat("killed when its resident memory (", Mib(end.resident_bytes),
+                          ") passed the memory limit of ", Mib(limits.memory_bytes));
+  }
+  return "ended";
+}
+
+absl::StatusOr<std::string> FindProgram(const std::string& name) {
+  auto executable = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return absl::InvalidArgumentError("no program given");
+  auto absolute = [&](const std::string& path) {
+    const std::string p = ResolveUserPath(path);
+    if (!p.empty() && p[0] == '/') return p;
+    char cwd[4096];
+    return std::string(getcwd(cwd, sizeof cwd) != nullptr ? cwd : ".") + "/" + p;
+  };
+  if (name.find('/') != std::string::npos) {
+    const std::string path = absolute(name);
+    if (executable(path)) return path;
+    if (access(path.c_str(), F_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat("cannot run ", name, ": no such file"));
+    }
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot run ", name, ": not an executable file"));
+  }
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir :
+       absl::StrSplit(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    const std::string candidate =
+        absl::StrCat(dir.empty() ? absolute(".") : absolute(std::string(dir)), "/", name);
+    if (executable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat("cannot run ", name, ": not found on PATH"));
+}
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace alloctrace
