@@ -30,7 +30,7 @@ struct EnumWord {
 // The word of `value`; "?" if the table lacks it (a table missing a value
 // of its enum is a bug the table's unit test catches).
 template <typename E, size_t N>
-constexpr absl::string_view WordOf(const EnumWord<E> (&table)[N], E value) {
+constexpr const char* WordOf(const EnumWord<E> (&table)[N], E value) {
   for (const EnumWord<E>& e : table) {
     if (e.value == value) return e.word;
   }

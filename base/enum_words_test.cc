@@ -22,7 +22,7 @@ TEST(EnumWordsTest, UnknownWordIsNullopt) {
 
 TEST(EnumWordsTest, ValueMissingFromTableIsQuestionMark) {
   constexpr EnumWord<Shade> kPartial[] = {{Shade::kLight, "light"}};
-  EXPECT_EQ(WordOf(kPartial, Shade::kDark), "?");
+  EXPECT_STREQ(WordOf(kPartial, Shade::kDark), "?");
 }
 
 TEST(EnumWordsTest, ListsAlternativesInOrder) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -15,6 +16,12 @@ namespace {
 const alloctrace::ReplayerConfig& Defaults() {
   static const alloctrace::ReplayerConfig* const kDefaults = new alloctrace::ReplayerConfig();
   return *kDefaults;
+}
+const alloctrace::RoundsSettings& Rounds() { return Defaults().measure.rounds; }
+
+template <typename E, size_t N>
+std::string Word(const alloctrace::EnumWord<E> (&table)[N], E value) {
+  return alloctrace::WordOf(table, value);
 }
 }  // namespace
 
@@ -30,40 +37,40 @@ ABSL_FLAG(bool, list_policies, Defaults().list_policies,
           "list every policy with its family, description and the C++ type to adopt, then "
           "exit; with --format=markdown the adopt table, --format=cc a file compiling every "
           "type");
-ABSL_FLAG(double, precision, Defaults().precision_percent,
+ABSL_FLAG(double, precision, 100 * Rounds().precision,
           "target: runs continue until the 95% CI of each policy's median ns/op, and of its "
           "ratio to malloc, is within +- this many percent (or its budget is spent)");
-ABSL_FLAG(double, budget, Defaults().budget_seconds,
+ABSL_FLAG(double, budget, Rounds().budget_seconds,
           "seconds of runs per policy and trace before it stops short of the precision");
-ABSL_FLAG(int, min_runs, Defaults().min_runs, "runs per policy at least");
-ABSL_FLAG(int, max_runs, Defaults().max_runs, "runs per policy at most");
-ABSL_FLAG(int, passes, Defaults().passes,
+ABSL_FLAG(int, min_runs, Rounds().min_runs, "runs per policy at least");
+ABSL_FLAG(int, max_runs, Rounds().max_runs, "runs per policy at most");
+ABSL_FLAG(int, passes, Defaults().measure.run_options.max_passes,
           "passes over the trace in each run at most: the first is cold (fresh process, fresh "
           "pages), the rest warm (the allocator's memory reused), reported apart; 1: cold only");
-ABSL_FLAG(double, warm_ms, Defaults().warm_ms,
+ABSL_FLAG(double, warm_ms, 1e3 * Defaults().measure.run_options.min_warm_seconds,
           "warm passes continue until they add up to this many milliseconds (at least one)");
 // The defaults (cold, program) are the replay model whose predictions came
 // closest to the programs run for real (//fidelity:check; docs/fidelity.md);
 // warm and first remain for comparison.
-ABSL_FLAG(std::string, rank_by, std::string(alloctrace::RankByName(Defaults().rank_by)),
+ABSL_FLAG(std::string, rank_by, Word(alloctrace::kRankByWords, Defaults().measure.rank_by),
           "which passes rank the policies and make the verdict: cold (the first pass over the "
           "trace, as a program that runs its work once pays it) or warm (the later passes)");
-ABSL_FLAG(std::string, clock, std::string(alloctrace::TimingClockName(Defaults().clock)),
+ABSL_FLAG(std::string, clock, Word(alloctrace::kTimingClockWords, Defaults().measure.clock),
           "what times a pass and ranks: cpu (the replay threads' CPU time, user + system, "
           "without waits at sync points), wall (steady clock; per thread: the concurrent "
           "section, what the program would feel) or auto: cpu on one-thread replays, wall on "
           "per-thread replays, where contention and waiting are part of the cost");
-ABSL_FLAG(std::string, threads, std::string(alloctrace::ReplayThreadsName(Defaults().threads)),
+ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults().threads),
           "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
           "thread, started together, ordered only where an object or arena passes between "
           "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
           "global order: no contention). One-thread traces always replay on one thread");
-ABSL_FLAG(int, max_reruns, Defaults().max_reruns,
+ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");
-ABSL_FLAG(int, screen_runs, Defaults().screen_runs,
+ABSL_FLAG(int, screen_runs, Defaults().measure.screen_runs,
           "with --policies=default and --race=false: runs of each article policy in the screen");
-ABSL_FLAG(bool, race, Defaults().race,
+ABSL_FLAG(bool, race, Rounds().race,
           "race the policies: after each round, a policy whose ratio to the leader's ns/op, "
           "paired by round, shows it slower by more than the noise floor (one-sided paired "
           "t-test on log ratios; Bonferroni over the policies and a union bound over the looks, "
@@ -71,9 +78,9 @@ ABSL_FLAG(bool, race, Defaults().race,
           "tied with the leader) runs no more; its row says when and why. With "
           "--policies=default every article policy enters the race (no separate screen). "
           "--race=false: every policy runs until its precision or --budget");
-ABSL_FLAG(int, race_min_runs, Defaults().race_min_runs,
+ABSL_FLAG(int, race_min_runs, Rounds().race_min_runs,
           "with --race: paired runs before a policy can be eliminated");
-ABSL_FLAG(double, total_budget, Defaults().total_budget_seconds,
+ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; on a long trace it stretches, up to 50 s, to "
           "5 rounds at the first round's pace; 0: no total limit");
@@ -89,8 +96,8 @@ ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
           "starts; -1: none");
 ABSL_FLAG(double, memory_limit_factor, Defaults().memory_limit_factor, "see --memory_limit_mb");
 ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb, "see --memory_limit_mb");
-ABSL_FLAG(uint64_t, seed, Defaults().seed, "seed of the run order shuffled in each round");
-ABSL_FLAG(std::string, touch, std::string(alloctrace::TouchName(Defaults().touch)),
+ABSL_FLAG(uint64_t, seed, Rounds().seed, "seed of the run order shuffled in each round");
+ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.run_options.touch),
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
@@ -100,7 +107,7 @@ ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
 ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
           "write the report to this file instead of standard output (comma-separated: one per "
           "--format)");
-ABSL_FLAG(int, rss_samples, Defaults().rss_samples,
+ABSL_FLAG(int, rss_samples, Defaults().measure.run_options.rss_samples,
           "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, Defaults().quiet, "no progress lines on standard error");
 ABSL_FLAG(int, confirm, Defaults().confirm,
@@ -111,104 +118,49 @@ ABSL_FLAG(bool, in_situ, Defaults().in_situ,
 ABSL_FLAG(std::string, in_situ_log, Defaults().in_situ_log,
           "the program's stdout and stderr in situ (default alloctrace-insitu.PID.log)");
 namespace alloctrace {
+namespace {
 
-absl::string_view TimingClockName(TimingClock c) {
-  switch (c) {
-    case TimingClock::kAuto:
-      return "auto";
-    case TimingClock::kCpu:
-      return "cpu";
-    case TimingClock::kWall:
-      return "wall";
-  }
-  return "auto";
+template <typename... Pieces>
+absl::Status Usage(const Pieces&... pieces) {
+  return absl::InvalidArgumentError(absl::StrCat(pieces...));
 }
 
-absl::string_view ReplayThreadsName(ReplayThreads t) {
-  return t == ReplayThreads::kOne ? "one" : "auto";
+// The word of --`flag`=`text` in `table`, or the usage error naming it.
+template <typename E, size_t N>
+absl::StatusOr<E> ParseFlagWord(const char* flag, const std::string& text,
+                                const EnumWord<E> (&table)[N]) {
+  std::optional<E> value = ParseWord(table, text);
+  if (!value) return Usage("--", flag, "=", text, ": must be ", WordList(table));
+  return *value;
 }
 
-absl::string_view RankByName(RankBy r) { return r == RankBy::kWarm ? "warm" : "cold"; }
-
-absl::string_view TouchName(Touch t) {
-  switch (t) {
-    case Touch::kNone:
-      return "none";
-    case Touch::kFirst:
-      return "first";
-    case Touch::kWhole:
-      return "whole";
-    case Touch::kProgram:
-      return "program";
+// --rss_samples, --passes, --warm_ms, --touch: what each run does.
+absl::Status ParseRunShape(RunOptions& r) {
+  r.rss_samples = absl::GetFlag(FLAGS_rss_samples);
+  if (r.rss_samples < 1 || r.rss_samples > 100000) {
+    return Usage("--rss_samples=", r.rss_samples, ": must be 1 to 100000");
   }
-  return "program";
-}
-
-absl::StatusOr<TimingClock> ParseTimingClock(absl::string_view text) {
-  for (TimingClock c : {TimingClock::kAuto, TimingClock::kCpu, TimingClock::kWall}) {
-    if (text == TimingClockName(c)) return c;
+  r.max_passes = absl::GetFlag(FLAGS_passes);
+  if (r.max_passes < 1 || r.max_passes > 1000) {
+    return Usage("--passes=", r.max_passes, ": must be 1 to 1000");
   }
-  return absl::InvalidArgumentError(absl::StrCat("--clock=", text, ": must be auto, cpu or wall"));
-}
-
-absl::StatusOr<ReplayThreads> ParseReplayThreads(absl::string_view text) {
-  for (ReplayThreads t : {ReplayThreads::kAuto, ReplayThreads::kOne}) {
-    if (text == ReplayThreadsName(t)) return t;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("--threads=", text, ": must be auto or one"));
-}
-
-absl::StatusOr<RankBy> ParseRankBy(absl::string_view text) {
-  for (RankBy r : {RankBy::kWarm, RankBy::kCold}) {
-    if (text == RankByName(r)) return r;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("--rank_by=", text, ": must be warm or cold"));
-}
-
-absl::StatusOr<Touch> ParseTouch(absl::string_view text) {
-  for (Touch t : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
-    if (text == TouchName(t)) return t;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--touch=", text, ": must be none, first, whole or program"));
-}
-
-absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
-  auto usage = [](auto&&... pieces) { return absl::InvalidArgumentError(absl::StrCat(pieces...)); };
-  ReplayerConfig c;
-  c.policies = absl::GetFlag(FLAGS_policies);
-  c.list_policies = absl::GetFlag(FLAGS_list_policies);
-  c.quiet = absl::GetFlag(FLAGS_quiet);
-  c.confirm = absl::GetFlag(FLAGS_confirm);
-  c.in_situ = absl::GetFlag(FLAGS_in_situ);
-  c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
-  if (c.list_policies) {
-    // The policy list has formats of its own, and runs nothing.
-    c.list_format = absl::GetFlag(FLAGS_format);
-    if (c.list_format != "table" && c.list_format != "markdown" && c.list_format != "cc") {
-      return usage("--list-policies --format=", c.list_format, ": must be table, markdown or cc");
-    }
-    return c;
-  }
-  // Checked in the order of the messages the replayer has always given.
-  c.rss_samples = absl::GetFlag(FLAGS_rss_samples);
-  if (c.rss_samples < 1 || c.rss_samples > 100000) {
-    return usage("--rss_samples=", c.rss_samples, ": must be 1 to 100000");
-  }
-  c.passes = absl::GetFlag(FLAGS_passes);
-  if (c.passes < 1 || c.passes > 1000) return usage("--passes=", c.passes, ": must be 1 to 1000");
-  c.warm_ms = absl::GetFlag(FLAGS_warm_ms);
-  if (!(c.warm_ms >= 0 && c.warm_ms <= 1e6)) {
-    return usage("--warm_ms=", c.warm_ms, ": must be 0 to 1000000");
-  }
-  absl::StatusOr<Touch> touch = ParseTouch(absl::GetFlag(FLAGS_touch));
+  const double warm_ms = absl::GetFlag(FLAGS_warm_ms);
+  if (!(warm_ms >= 0 && warm_ms <= 1e6))
+    return Usage("--warm_ms=", warm_ms, ": must be 0 to 1000000");
+  r.min_warm_seconds = warm_ms / 1e3;
+  absl::StatusOr<Touch> touch = ParseFlagWord("touch", absl::GetFlag(FLAGS_touch), kTouchWords);
   if (!touch.ok()) return touch.status();
-  c.touch = *touch;
+  r.touch = *touch;
+  return absl::OkStatus();
+}
+
+// --format and --out.
+absl::Status ParseOutput(ReplayerConfig& c) {
   const std::string format_flag = absl::GetFlag(FLAGS_format);
   c.formats = absl::StrSplit(format_flag, ',');
   for (const std::string& format : c.formats) {
     if (FindReportFormat(format) == nullptr) {
-      return usage("--format=", format, ": must be ", ReportFormatList());
+      return Usage("--format=", format, ": must be ", ReportFormatList());
     }
   }
   const std::string out_flag = absl::GetFlag(FLAGS_out);
@@ -219,89 +171,125 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
     c.outs = absl::StrSplit(out_flag, ',');
   }
   if (c.formats.size() > 1 && c.outs.size() != c.formats.size()) {
-    return usage("--format=", format_flag, " needs ", c.formats.size(),
+    return Usage("--format=", format_flag, " needs ", c.formats.size(),
                  " comma-separated --out files");
   }
-  c.precision_percent = absl::GetFlag(FLAGS_precision);
-  if (!(c.precision_percent > 0 && c.precision_percent <= 100)) {
-    return usage("--precision=", c.precision_percent, ": must be above 0, at most 100");
+  return absl::OkStatus();
+}
+
+// --precision, --budget, --min_runs, --max_runs, --seed, --race,
+// --race_min_runs, --total_budget: when the runs stop.
+absl::Status ParseStopping(RoundsSettings& r) {
+  const double precision = absl::GetFlag(FLAGS_precision);
+  if (!(precision > 0 && precision <= 100)) {
+    return Usage("--precision=", precision, ": must be above 0, at most 100");
   }
-  c.budget_seconds = absl::GetFlag(FLAGS_budget);
-  if (!(c.budget_seconds >= 0 && c.budget_seconds <= 86400)) {
-    return usage("--budget=", c.budget_seconds, ": must be 0 to 86400 seconds");
+  r.precision = precision / 100;
+  r.budget_seconds = absl::GetFlag(FLAGS_budget);
+  if (!(r.budget_seconds >= 0 && r.budget_seconds <= 86400)) {
+    return Usage("--budget=", r.budget_seconds, ": must be 0 to 86400 seconds");
   }
-  c.min_runs = absl::GetFlag(FLAGS_min_runs);
-  c.max_runs = absl::GetFlag(FLAGS_max_runs);
-  if (c.min_runs < 1 || c.min_runs > 100000 || c.max_runs < c.min_runs || c.max_runs > 100000) {
-    return usage("--min_runs=", c.min_runs, ", --max_runs=", c.max_runs,
+  r.min_runs = absl::GetFlag(FLAGS_min_runs);
+  r.max_runs = absl::GetFlag(FLAGS_max_runs);
+  if (r.min_runs < 1 || r.min_runs > 100000 || r.max_runs < r.min_runs || r.max_runs > 100000) {
+    return Usage("--min_runs=", r.min_runs, ", --max_runs=", r.max_runs,
                  ": need 1 <= min_runs <= max_runs <= 100000");
   }
-  c.seed = absl::GetFlag(FLAGS_seed);
-  c.max_reruns = absl::GetFlag(FLAGS_max_reruns);
-  if (c.max_reruns < 0 || c.max_reruns > 100) {
-    return usage("--max_reruns=", c.max_reruns, ": must be 0 to 100");
+  r.seed = absl::GetFlag(FLAGS_seed);
+  r.race = absl::GetFlag(FLAGS_race);
+  r.race_min_runs = absl::GetFlag(FLAGS_race_min_runs);
+  if (r.race_min_runs < 2 || r.race_min_runs > 100000) {
+    return Usage("--race_min_runs=", r.race_min_runs, ": must be 2 to 100000");
   }
-  c.screen_runs = absl::GetFlag(FLAGS_screen_runs);
-  if (c.screen_runs < 1 || c.screen_runs > 1000) {
-    return usage("--screen_runs=", c.screen_runs, ": must be 1 to 1000");
+  r.total_budget_seconds = absl::GetFlag(FLAGS_total_budget);
+  if (!(r.total_budget_seconds >= 0 && r.total_budget_seconds <= 86400)) {
+    return Usage("--total_budget=", r.total_budget_seconds, ": must be 0 to 86400 seconds");
   }
-  c.race = absl::GetFlag(FLAGS_race);
-  c.race_min_runs = absl::GetFlag(FLAGS_race_min_runs);
-  if (c.race_min_runs < 2 || c.race_min_runs > 100000) {
-    return usage("--race_min_runs=", c.race_min_runs, ": must be 2 to 100000");
+  return absl::OkStatus();
+}
+
+// --max_reruns, --screen_runs, --rank_by, --clock, --threads.
+absl::Status ParseMeasurement(ReplayerConfig& c) {
+  MeasureSettings& m = c.measure;
+  m.max_reruns = absl::GetFlag(FLAGS_max_reruns);
+  if (m.max_reruns < 0 || m.max_reruns > 100) {
+    return Usage("--max_reruns=", m.max_reruns, ": must be 0 to 100");
   }
-  c.total_budget_seconds = absl::GetFlag(FLAGS_total_budget);
-  if (!(c.total_budget_seconds >= 0 && c.total_budget_seconds <= 86400)) {
-    return usage("--total_budget=", c.total_budget_seconds, ": must be 0 to 86400 seconds");
+  m.screen_runs = absl::GetFlag(FLAGS_screen_runs);
+  if (m.screen_runs < 1 || m.screen_runs > 1000) {
+    return Usage("--screen_runs=", m.screen_runs, ": must be 1 to 1000");
   }
-  absl::StatusOr<RankBy> rank_by = ParseRankBy(absl::GetFlag(FLAGS_rank_by));
+  absl::StatusOr<RankBy> rank_by =
+      ParseFlagWord("rank_by", absl::GetFlag(FLAGS_rank_by), kRankByWords);
   if (!rank_by.ok()) return rank_by.status();
-  c.rank_by = *rank_by;
-  absl::StatusOr<TimingClock> clock = ParseTimingClock(absl::GetFlag(FLAGS_clock));
+  m.rank_by = *rank_by;
+  absl::StatusOr<TimingClock> clock =
+      ParseFlagWord("clock", absl::GetFlag(FLAGS_clock), kTimingClockWords);
   if (!clock.ok()) return clock.status();
-  c.clock = *clock;
-  absl::StatusOr<ReplayThreads> threads = ParseReplayThreads(absl::GetFlag(FLAGS_threads));
+  m.clock = *clock;
+  absl::StatusOr<ReplayThreads> threads =
+      ParseFlagWord("threads", absl::GetFlag(FLAGS_threads), kReplayThreadsWords);
   if (!threads.ok()) return threads.status();
   c.threads = *threads;
+  return absl::OkStatus();
+}
+
+// --run_timeout and the memory limit's flags.
+absl::Status ParseChildBounds(ReplayerConfig& c) {
   c.run_timeout_seconds = absl::GetFlag(FLAGS_run_timeout);
   c.memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
   c.memory_limit_factor = absl::GetFlag(FLAGS_memory_limit_factor);
   c.memory_limit_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
   if (!(c.run_timeout_seconds >= 0) || !(c.memory_limit_mb >= -1) ||
       !(c.memory_limit_factor >= 0) || !(c.memory_limit_floor_mb >= 0)) {
-    return usage(
+    return Usage(
         "--run_timeout, --memory_limit_factor and --memory_limit_floor_mb must be >= 0, "
         "--memory_limit_mb >= -1");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
+  ReplayerConfig c;
+  c.policies = absl::GetFlag(FLAGS_policies);
+  c.list_policies = absl::GetFlag(FLAGS_list_policies);
+  c.quiet = absl::GetFlag(FLAGS_quiet);
+  c.confirm = absl::GetFlag(FLAGS_confirm);
+  c.in_situ = absl::GetFlag(FLAGS_in_situ);
+  c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
+  if (c.list_policies) {
+    // The policy list has formats of its own, and runs nothing.
+    const std::string format = absl::GetFlag(FLAGS_format);
+    std::optional<ListFormat> list = ParseWord(kListFormatWords, format);
+    if (!list) {
+      return Usage("--list-policies --format=", format, ": must be ", WordList(kListFormatWords));
+    }
+    c.list_format = *list;
+    return c;
+  }
+  // Checked in the order of the messages the replayer has always given.
+  for (absl::Status st :
+       {ParseRunShape(c.measure.run_options), ParseOutput(c), ParseStopping(c.measure.rounds),
+        ParseMeasurement(c), ParseChildBounds(c)}) {
+    if (!st.ok()) return st;
   }
   return c;
 }
 
-MeasureSettings ToMeasureSettings(const ReplayerConfig& c) {
-  MeasureSettings s;
-  s.run_options.rss_samples = c.rss_samples;
-  s.run_options.max_passes = c.passes;
-  s.run_options.min_warm_seconds = c.warm_ms / 1e3;
-  s.run_options.touch = c.touch;
-  s.touch = std::string(TouchName(c.touch));
-  s.max_runs = c.max_runs;
-  s.max_reruns = c.max_reruns;
-  s.screen_runs = c.screen_runs;
-  s.race = c.race;
-  s.race_min_runs = c.race_min_runs;
-  s.total_budget_seconds = c.total_budget_seconds;
-  s.seed = c.seed;
-  s.threads = c.threads;
-  ReportContext& ctx = s.ctx;
-  ctx.touch = s.touch;
-  ctx.clock = std::string(TimingClockName(c.clock));
-  // No warm pass to rank by with one pass.
-  ctx.rank_by = std::string(RankByName(c.passes < 2 ? RankBy::kCold : c.rank_by));
-  ctx.passes = c.passes;
-  ctx.warm_ms = c.warm_ms;
-  ctx.precision = c.precision_percent / 100;
-  ctx.budget_seconds = c.budget_seconds;
-  ctx.min_runs = c.min_runs;
-  return s;
+ReportContext ReportContextFor(const ReplayerConfig& c) {
+  const MeasureSettings& m = c.measure;
+  ReportContext ctx;
+  ctx.touch = m.run_options.touch;
+  ctx.clock = m.clock;
+  ctx.rank_by = m.rank_by;
+  ctx.passes = m.run_options.max_passes;
+  ctx.warm_ms = m.run_options.min_warm_seconds * 1e3;
+  ctx.precision = m.rounds.precision;
+  ctx.budget_seconds = m.rounds.budget_seconds;
+  ctx.min_runs = m.rounds.min_runs;
+  return ctx;
 }
 
 int64_t MachineMemoryCap() {

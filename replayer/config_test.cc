@@ -5,6 +5,7 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
+#include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -24,7 +25,7 @@ ABSL_DECLARE_FLAG(bool, list_policies);
 namespace alloctrace {
 namespace {
 
-// The flags' defaults, as --help shows them, are the struct's.
+// The flags' defaults, as --help shows them, are the structs'.
 TEST(ReplayerConfigTest, FlagDefaultsAreTheStructDefaults) {
   const ReplayerConfig d;
   auto default_of = [](const char* name) {
@@ -38,34 +39,47 @@ TEST(ReplayerConfigTest, FlagDefaultsAreTheStructDefaults) {
   EXPECT_EQ(default_of("policies"), d.policies);
   EXPECT_EQ(default_of("format"), "table");
   EXPECT_EQ(default_of("out"), "");
-  EXPECT_EQ(default_of("passes"), std::to_string(d.passes));
-  EXPECT_EQ(default_of("min_runs"), std::to_string(d.min_runs));
-  EXPECT_EQ(default_of("max_runs"), std::to_string(d.max_runs));
-  EXPECT_EQ(default_of("rss_samples"), std::to_string(d.rss_samples));
-  EXPECT_EQ(default_of("seed"), std::to_string(d.seed));
+  EXPECT_EQ(default_of("passes"), "50");
+  EXPECT_EQ(default_of("warm_ms"), "5");
+  EXPECT_EQ(default_of("precision"), "3");
+  EXPECT_EQ(default_of("budget"), "3");
+  EXPECT_EQ(default_of("min_runs"), "10");
+  EXPECT_EQ(default_of("max_runs"), "500");
+  EXPECT_EQ(default_of("rss_samples"), "200");
+  EXPECT_EQ(default_of("seed"), "1");
+  EXPECT_EQ(default_of("total_budget"), "16");
+  EXPECT_EQ(default_of("race"), "true");
+  EXPECT_EQ(default_of("race_min_runs"), "3");
+  EXPECT_EQ(default_of("max_reruns"), "2");
+  EXPECT_EQ(default_of("screen_runs"), "3");
 }
 
-// Parsing the untouched flags gives the default struct, field by field.
+// Parsing the untouched flags gives the default structs, field by field.
 TEST(ReplayerConfigTest, UntouchedFlagsParseToTheDefaults) {
   absl::FlagSaver saver;
   absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
   ASSERT_TRUE(c.ok()) << c.status();
   const ReplayerConfig d;
   EXPECT_EQ(c->policies, d.policies);
-  EXPECT_EQ(c->precision_percent, d.precision_percent);
-  EXPECT_EQ(c->budget_seconds, d.budget_seconds);
-  EXPECT_EQ(c->min_runs, d.min_runs);
-  EXPECT_EQ(c->max_runs, d.max_runs);
-  EXPECT_EQ(c->max_reruns, d.max_reruns);
-  EXPECT_EQ(c->screen_runs, d.screen_runs);
-  EXPECT_EQ(c->seed, d.seed);
-  EXPECT_EQ(c->passes, d.passes);
-  EXPECT_EQ(c->warm_ms, d.warm_ms);
-  EXPECT_EQ(c->rank_by, d.rank_by);
-  EXPECT_EQ(c->clock, d.clock);
+  const RoundsSettings &r = c->measure.rounds, &dr = d.measure.rounds;
+  EXPECT_DOUBLE_EQ(r.precision, dr.precision);
+  EXPECT_EQ(r.budget_seconds, dr.budget_seconds);
+  EXPECT_EQ(r.min_runs, dr.min_runs);
+  EXPECT_EQ(r.max_runs, dr.max_runs);
+  EXPECT_EQ(r.seed, dr.seed);
+  EXPECT_EQ(r.race, dr.race);
+  EXPECT_EQ(r.race_min_runs, dr.race_min_runs);
+  EXPECT_EQ(r.total_budget_seconds, dr.total_budget_seconds);
+  const RunOptions &o = c->measure.run_options, &dopt = d.measure.run_options;
+  EXPECT_EQ(o.max_passes, dopt.max_passes);
+  EXPECT_DOUBLE_EQ(o.min_warm_seconds, dopt.min_warm_seconds);
+  EXPECT_EQ(o.touch, dopt.touch);
+  EXPECT_EQ(o.rss_samples, dopt.rss_samples);
+  EXPECT_EQ(c->measure.max_reruns, d.measure.max_reruns);
+  EXPECT_EQ(c->measure.screen_runs, d.measure.screen_runs);
+  EXPECT_EQ(c->measure.rank_by, d.measure.rank_by);
+  EXPECT_EQ(c->measure.clock, d.measure.clock);
   EXPECT_EQ(c->threads, d.threads);
-  EXPECT_EQ(c->touch, d.touch);
-  EXPECT_EQ(c->rss_samples, d.rss_samples);
   EXPECT_EQ(c->run_timeout_seconds, d.run_timeout_seconds);
   EXPECT_EQ(c->memory_limit_mb, d.memory_limit_mb);
   EXPECT_EQ(c->memory_limit_factor, d.memory_limit_factor);
@@ -75,41 +89,32 @@ TEST(ReplayerConfigTest, UntouchedFlagsParseToTheDefaults) {
   EXPECT_EQ(c->quiet, d.quiet);
 }
 
-// The structs the measurement takes have the command line's defaults too,
-// so code that builds one without the config measures as the replayer does.
-TEST(ReplayerConfigTest, MeasurementStructDefaultsAgreeWithTheConfig) {
-  const MeasureSettings s = ToMeasureSettings(ReplayerConfig());
-  EXPECT_EQ(ReportContext().rank_by, s.ctx.rank_by);
-  EXPECT_EQ(ReportContext().clock, s.ctx.clock);
-  EXPECT_EQ(ReportContext().touch, s.ctx.touch);
-  EXPECT_EQ(ReportContext().precision, s.ctx.precision);
-  EXPECT_EQ(ReportContext().min_runs, s.ctx.min_runs);
-  EXPECT_EQ(RunOptions().touch, s.run_options.touch);
-  EXPECT_EQ(RunOptions().rss_samples, s.run_options.rss_samples);
-  EXPECT_EQ(MeasureSettings().touch, s.touch);
-  EXPECT_EQ(MeasureSettings().max_runs, s.max_runs);
-  EXPECT_EQ(MeasureSettings().max_reruns, s.max_reruns);
-  EXPECT_EQ(MeasureSettings().screen_runs, s.screen_runs);
-  EXPECT_EQ(MeasureSettings().seed, s.seed);
-  EXPECT_EQ(MeasureSettings().threads, s.threads);
+// The report's context from the default config is the default context:
+// code that builds one without the config reads runs as the replayer does.
+TEST(ReplayerConfigTest, TheReportContextAgreesWithTheConfig) {
+  const ReportContext from_config = ReportContextFor(ReplayerConfig());
+  const ReportContext d;
+  EXPECT_EQ(from_config.rank_by, d.rank_by);
+  EXPECT_EQ(from_config.clock, d.clock);
+  EXPECT_EQ(from_config.touch, d.touch);
+  EXPECT_EQ(from_config.passes, d.passes);
+  EXPECT_DOUBLE_EQ(from_config.warm_ms, d.warm_ms);
+  EXPECT_DOUBLE_EQ(from_config.precision, d.precision);
+  EXPECT_EQ(from_config.budget_seconds, d.budget_seconds);
+  EXPECT_EQ(from_config.min_runs, d.min_runs);
 }
 
-TEST(ReplayerConfigTest, EnumsRoundTripThroughTheirWords) {
-  for (TimingClock c : {TimingClock::kAuto, TimingClock::kCpu, TimingClock::kWall}) {
-    EXPECT_EQ(*ParseTimingClock(TimingClockName(c)), c);
+// Every enum flag is parsed and printed through one word table: each word
+// reads back as its value.
+TEST(ReplayerConfigTest, EnumWordTablesRoundTrip) {
+  for (const auto& w : kTimingClockWords) EXPECT_EQ(*ParseWord(kTimingClockWords, w.word), w.value);
+  for (const auto& w : kRankByWords) EXPECT_EQ(*ParseWord(kRankByWords, w.word), w.value);
+  for (const auto& w : kTouchWords) EXPECT_EQ(*ParseWord(kTouchWords, w.word), w.value);
+  for (const auto& w : kReplayThreadsWords) {
+    EXPECT_EQ(*ParseWord(kReplayThreadsWords, w.word), w.value);
   }
-  for (ReplayThreads t : {ReplayThreads::kAuto, ReplayThreads::kOne}) {
-    EXPECT_EQ(*ParseReplayThreads(ReplayThreadsName(t)), t);
-  }
-  for (RankBy r : {RankBy::kCold, RankBy::kWarm}) EXPECT_EQ(*ParseRankBy(RankByName(r)), r);
-  for (Touch t : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
-    EXPECT_EQ(*ParseTouch(TouchName(t)), t);
-  }
-  EXPECT_EQ(ParseTimingClock("tsc").status().message(), "--clock=tsc: must be auto, cpu or wall");
-  EXPECT_EQ(ParseReplayThreads("all").status().message(), "--threads=all: must be auto or one");
-  EXPECT_EQ(ParseRankBy("best").status().message(), "--rank_by=best: must be warm or cold");
-  EXPECT_EQ(ParseTouch("some").status().message(),
-            "--touch=some: must be none, first, whole or program");
+  for (const auto& w : kListFormatWords) EXPECT_EQ(*ParseWord(kListFormatWords, w.word), w.value);
+  EXPECT_STREQ(WordOf(kTimingClockWords, TimingClock::kWall), "wall");
 }
 
 TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
@@ -119,7 +124,7 @@ TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
   };
   const Case cases[] = {
       {[] { absl::SetFlag(&FLAGS_passes, 0); }, "--passes=0: must be 1 to 1000"},
-      {[] { absl::SetFlag(&FLAGS_rank_by, "best"); }, "--rank_by=best: must be warm or cold"},
+      {[] { absl::SetFlag(&FLAGS_rank_by, "best"); }, "--rank_by=best: must be cold or warm"},
       {[] { absl::SetFlag(&FLAGS_format, "xml"); },
        "--format=xml: must be table, markdown, csv, csv-runs, json or html"},
       {[] { absl::SetFlag(&FLAGS_format, "csv,json"); },
@@ -158,7 +163,7 @@ TEST(ReplayerConfigTest, ListPoliciesTakesItsOwnFormatsAndChecksNothingElse) {
   absl::SetFlag(&FLAGS_format, "cc");
   absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->list_format, "cc");
+  EXPECT_EQ(c->list_format, ListFormat::kCc);
   absl::SetFlag(&FLAGS_format, "csv");
   EXPECT_EQ(ReplayerConfigFromFlags().status().message(),
             "--list-policies --format=csv: must be table, markdown or cc");
@@ -172,20 +177,17 @@ TEST(ReplayerConfigTest, ThreadsAndClockReachTheMeasureSettings) {
   absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->threads, ReplayThreads::kOne);
-  EXPECT_EQ(c->clock, TimingClock::kAuto);
-  MeasureSettings s = ToMeasureSettings(*c);
-  EXPECT_EQ(s.threads, ReplayThreads::kOne);
-  EXPECT_EQ(s.ctx.clock, "auto");
-  c->clock = TimingClock::kWall;
-  EXPECT_EQ(ToMeasureSettings(*c).ctx.clock, "wall");
+  EXPECT_EQ(c->measure.clock, TimingClock::kAuto);
+  absl::SetFlag(&FLAGS_clock, "wall");
+  EXPECT_EQ(ReplayerConfigFromFlags()->measure.clock, TimingClock::kWall);
 }
 
 TEST(ReplayerConfigTest, WarmRankingWithOnePassRanksByTheColdPass) {
   ReplayerConfig c;
-  c.rank_by = RankBy::kWarm;
-  EXPECT_EQ(ToMeasureSettings(c).ctx.rank_by, "warm");
-  c.passes = 1;
-  EXPECT_EQ(ToMeasureSettings(c).ctx.rank_by, "cold");
+  c.measure.rank_by = RankBy::kWarm;
+  EXPECT_TRUE(ReportContextFor(c).warm());
+  c.measure.run_options.max_passes = 1;
+  EXPECT_FALSE(ReportContextFor(c).warm());
 }
 
 #if !defined(__SANITIZE_ADDRESS__)  // under ASan no data limit is set

@@ -8,7 +8,7 @@
 
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
-#include "alloctrace/replayer/reports/in_situ_report.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 
 namespace alloctrace {
 
@@ -42,21 +42,21 @@ std::string HelperPath(const std::string& name) {
   return beside;
 }
 
-InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
-                               double run_timeout) {
+InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress) {
+  const RoundsSettings& r = c.measure.rounds;
   InSituSettings in;
-  in.min_runs = s.ctx.min_runs;
-  in.max_runs = s.max_runs;
-  in.precision = s.ctx.precision;
-  in.budget_seconds = s.ctx.budget_seconds;
-  in.timeout_seconds = run_timeout;
-  in.rss_slack = s.ctx.rss_slack;
+  in.min_runs = r.min_runs;
+  in.max_runs = r.max_runs;
+  in.precision = r.precision;
+  in.budget_seconds = r.budget_seconds;
+  in.timeout_seconds = c.run_timeout_seconds;
+  in.rss_slack = ReportContext().rss_slack;
   // --clock=auto is CPU time here: an in-situ run's cpu_s is the whole
   // process's, every thread's (auto's wall time is for the per-thread replay).
-  in.clock = s.ctx.clock == "auto" ? "cpu" : s.ctx.clock;
-  in.seed = s.seed;
-  in.progress = s.progress;
-  in.log_path = log.empty() ? "" : ResolveUserPath(log);
+  in.clock = ResolveClock(c.measure.clock, /*per_thread=*/false);
+  in.seed = r.seed;
+  in.progress = progress;
+  in.log_path = c.in_situ_log.empty() ? "" : ResolveUserPath(c.in_situ_log);
   const std::string probe = HelperPath("libmalloc_probe.so");
   if (access(probe.c_str(), R_OK) == 0) in.probe_library = probe;
   in.launcher = HelperPath("in_situ_launcher");

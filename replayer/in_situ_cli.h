@@ -1,8 +1,10 @@
 // The replayer's in-situ modes, as replayer_main.cc calls them:
 //   replayer --confirm=N TRACE -- PROGRAM [ARGS...]
 //   replayer --in_situ --policies=LIST -- PROGRAM [ARGS...]
-// Kept out of replayer_main.cc so that the flag parsing there stays the
-// replay's (in_situ.h has the protocol, in_situ_report.h the verdict).
+// Kept out of replayer_main.cc so that main stays a list of modes
+// (in_situ/in_situ.h has the runs, verdict/in_situ_verdict.h the verdict).
+//
+// Thread-safety: one call at a time (the runs fork).
 #ifndef ALLOCTRACE_REPLAYER_IN_SITU_CLI_H_
 #define ALLOCTRACE_REPLAYER_IN_SITU_CLI_H_
 
@@ -11,8 +13,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "alloctrace/replayer/config.h"
 #include "alloctrace/replayer/in_situ/in_situ.h"
-#include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
@@ -36,8 +39,7 @@ std::string HelperPath(const std::string& name);
 // counts, clock and seed; the time limit of --run_timeout (0: the default
 // of InSituSettings); the launcher and the preload check library found
 // by HelperPath.
-InSituSettings InSituFromFlags(const MeasureSettings& s, const std::string& log,
-                               double run_timeout);
+InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress);
 
 // --in_situ: the program under `names` (registry names or "std"; with
 // `drop_unrunnable`, names that cannot run in situ are left out rather than

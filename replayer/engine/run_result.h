@@ -31,13 +31,14 @@ inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
                                                   {Touch::kProgram, "program"}};
 inline constexpr size_t kProgramTouchBytes = 256;
 
+// The defaults are the replayer's command line's (replayer/config.h).
 struct RunOptions {
-  Touch touch = Touch::kProgram;  // the replayer's default (config.h)
-  int rss_samples = 200;          // RSS readings over the cold pass (the course)
+  Touch touch = Touch::kProgram;
+  int rss_samples = 200;  // RSS readings over the cold pass (the course)
   // Passes: the cold one, then warm ones until they add up to
   // min_warm_seconds (wall), at least one, at most max_passes in all.
-  int max_passes = 1;
-  double min_warm_seconds = 0;
+  int max_passes = 50;
+  double min_warm_seconds = 0.005;
 };
 
 // One pass over the trace's ops.

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 
 namespace alloctrace {
@@ -89,6 +90,8 @@ struct LeftoverBlock {
 // one OS thread per traced thread (a ThreadSchedule); kOne, one thread in
 // the recorded global order. One-thread traces always replay on one thread.
 enum class ReplayThreads { kAuto, kOne };
+inline constexpr EnumWord<ReplayThreads> kReplayThreadsWords[] = {{ReplayThreads::kAuto, "auto"},
+                                                                  {ReplayThreads::kOne, "one"}};
 
 struct ThreadSchedule {
   // One per thread that made a memory op, in order of its first op (the

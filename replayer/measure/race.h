@@ -3,7 +3,7 @@
 // every policy still measuring is compared with its leader by the ratio of
 // their ns/op paired by round; a policy shown slower than its leader by
 // more than the noise floor is eliminated: it runs no more, and its row
-// keeps its figures and says when and why (PolicyRuns::stop_reason,
+// keeps its figures and says when and why (Contender::stop_reason,
 // eliminated). A policy that never frees its blocks (keep, monotonic)
 // races the leader, the racing policy with the lowest median ns/op so far;
 // one that frees races the freeing leader, the fastest of those that free:
@@ -19,7 +19,7 @@
 // (the sum over all t and all entrants is at most alpha = kRaceAlpha). So
 // the chance that a policy truly within the noise floor of the leader is
 // ever eliminated is at most 5%, however long the race. A policy is first
-// tested after MeasureSettings::race_min_runs paired runs.
+// tested after RoundsSettings::race_min_runs paired runs.
 //
 // The race's time limit on a run (RaceTimeLimit): once a policy that races
 // has completed a run of the trace, a child is stopped past
@@ -42,7 +42,7 @@
 // times between two runs; the floor keeps short runs, where a stall of a
 // second would be the whole difference, from being judged by their length.
 //
-// Thread-safety: pure functions over the caller's data.
+// Thread-safety: functions over the caller's data, no state of their own.
 #ifndef ALLOCTRACE_REPLAYER_MEASURE_RACE_H_
 #define ALLOCTRACE_REPLAYER_MEASURE_RACE_H_
 
@@ -50,47 +50,44 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/measure/measure.h"
-#include "alloctrace/replayer/verdict/summary.h"
+#include "alloctrace/replayer/measure/rounds.h"
 
 namespace alloctrace {
 
-// The race's family-wise error rate (of eliminating a policy tied with the
-// leader), over every look and every entrant.
+// The race's family-wise error rate (of eliminating a contender tied with
+// the leader), over every look and every entrant.
 inline constexpr double kRaceAlpha = 0.05;
 
-// Whether `m` races: not skipped, no failed run, not bump (the harness floor,
-// which never frees) and not eliminated. malloc races only as a leader.
-bool Races(const Measured& m);
+// Whether `c` races: it may (Contender::races), has no failed run, is not
+// eliminated and has a kept run. The reference races only as a leader.
+bool Races(const Contender& c);
 
-// The leader: of the entries that race (and free their blocks, if
-// freeing_only), the lowest median ns/op of the ranking pass
-// (RankFigures). set.size() if none has a run.
-size_t RaceLeader(const std::vector<Measured>& set, const ReportContext& ctx,
-                  bool freeing_only = false);
+// The leader: of the contenders that race (and free their blocks, if
+// freeing_only), the lowest median figure. set.size() if none has a figure.
+size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only = false);
 
 // The two leaders of a look: the fastest, and the fastest that frees.
 struct RaceLeaders {
   size_t fastest = 0;
   size_t freeing = 0;
 };
-RaceLeaders FindRaceLeaders(const std::vector<Measured>& set, const ReportContext& ctx);
+RaceLeaders FindRaceLeaders(const std::vector<Contender>& set);
 
 // The level each comparison of look `look` (1, 2, ...) is tested at, with
-// `entrants` policies in the race: 6 alpha / (pi^2 look^2 entrants).
+// `entrants` contenders in the race: 6 alpha / (pi^2 look^2 entrants).
 double RaceLevel(int look, int entrants);
 
-// One look: each entry that races and is not done, other than its leader
-// (leaders.freeing if it frees its blocks, else leaders.fastest) and
-// `reference` (glibc malloc, which runs as long as anyone does), with at
-// least s.race_min_runs rounds in common with its leader, is eliminated when
+// One look: each contender that races and is not done, other than its
+// leader (leaders.freeing if it frees its blocks, else leaders.fastest) and
+// `reference` (which runs as long as anyone does), with at least
+// `min_rounds` rounds in common with its leader, is eliminated when
 // SlowerPValue of its log ratios to the leader against `noise_margin` is at
 // most RaceLevel(look, entrants): done, eliminated, and a stop_reason such
 // as "eliminated after 6 runs: 3.10x [2.80, 3.50] slower than slab" (the
 // median paired ratio with its 95% bootstrap CI). Returns how many were
 // eliminated.
-int RaceLook(std::vector<Measured>& set, const RaceLeaders& leaders, size_t reference,
-             double noise_margin, int look, int entrants, const MeasureSettings& s);
+int RaceLook(std::vector<Contender>& set, const RaceLeaders& leaders, size_t reference,
+             double noise_margin, int look, int entrants, int min_rounds);
 
 // The race's time limit on a run (above): kRaceRunTimeFactor times the
 // pace, at least kRaceRunTimeFloorSeconds.
@@ -99,23 +96,23 @@ inline constexpr double kRaceRunTimeFloorSeconds = 5;
 
 struct RaceRunLimit {
   double seconds = 0;       // the child's limit; 0: the configured limit alone
-  std::string pace_policy;  // whose median run time sets it
-  double pace_seconds = 0;  // that median (Measured::run_seconds)
+  std::string pace_name;    // whose median run time sets it
+  double pace_seconds = 0;  // that median (Contender::run_seconds)
 };
 
 // The limit on the next run of set[i], with `configured` the configured
 // limit (ChildLimits::wall_seconds, 0: none): none (seconds 0) for
-// `reference` (glibc malloc, the other half of every pair), for the pace
-// itself, before any entry that races (Races) has completed a run, or when
-// the configured limit is as low.
-RaceRunLimit RaceTimeLimit(const std::vector<Measured>& set, size_t i, size_t reference,
+// `reference` (the other half of every pair), for the pace itself, before
+// any contender that races has completed a run, or when the configured
+// limit is as low.
+RaceRunLimit RaceTimeLimit(const std::vector<Contender>& set, size_t i, size_t reference,
                            double configured);
 
-// `m`, whose run in `round` (0: the first) the race's `limit` stopped, is
+// `c`, whose run in `round` (0: the first) the race's `limit` stopped, is
 // done and eliminated, with a stop_reason such as "eliminated in round 1:
 // its run passed 20x the fastest policy's run time (malloc: 0.31 s) and was
 // stopped at 6.2 s".
-void EliminateStopped(Measured& m, const RaceRunLimit& limit, int round);
+void EliminateStopped(Contender& c, const RaceRunLimit& limit, int round);
 
 }  // namespace alloctrace
 

@@ -73,6 +73,15 @@ Estimate MedianWithCi(const std::vector<double>& samples, int resamples, uint64_
   return e;
 }
 
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
+  std::vector<double> ratios;
+  for (const auto& [round, x] : subject) {
+    auto it = reference.find(round);
+    if (it != reference.end() && x > 0) ratios.push_back(it->second / x);
+  }
+  return MedianWithCi(ratios);
+}
+
 bool Overlaps(const Estimate& a, const Estimate& b) {
   return a.has_data() && b.has_data() && a.lo <= b.hi && b.lo <= a.hi;
 }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace alloctrace {
@@ -37,6 +38,11 @@ double Median(std::vector<double> v);
 // sample the interval is that sample.
 Estimate MedianWithCi(const std::vector<double>& samples, int resamples = kBootstrapResamples,
                       uint64_t seed = kBootstrapSeed);
+
+// reference / subject per round in both (the keys are rounds), as a median
+// with its 95% CI: a ratio paired by round (> 1: subject is faster when
+// the figures are times).
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject);
 
 // Whether two intervals share any point.
 bool Overlaps(const Estimate& a, const Estimate& b);

@@ -10,23 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "alloctrace/replayer/in_situ/in_situ.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
-
-// The in-situ name a replay policy runs under: malloc and new are the
-// reference (`reference`), anything else itself.
-std::string InSituNameOf(const std::string& replay_name, const std::string& reference);
-
-// Makes the in-situ verdict the report's recommendation: verdict.recommended,
-// adopt, rule and sentence come from `in_situ` (the replay's sentence is
-// kept after it), and `replay` keeps a pointer to the runs for the formats.
-void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_situ);
-
-// The in-situ candidates of --confirm=n: the replay's n fastest contenders
-// (its ranking order) and its pick, each once.
-std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n);
 
 // `text` in `format` (table, markdown, csv, json, html; as report.h and
 // report_html.h write the replay) with the in-situ runs of `replay`

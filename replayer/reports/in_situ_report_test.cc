@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "alloctrace/replayer/in_situ/in_situ.h"
 #include "alloctrace/replayer/measure/stats.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -47,7 +47,7 @@ InSituPolicy Policy(const std::string& name, const std::vector<double>& factor, 
 InSituSummary Summary(std::vector<InSituPolicy> policies) {
   InSituSummary s;
   s.argv = {"prog"};
-  s.clock = "cpu";
+  s.clock = TimingClock::kCpu;
   s.reference = policies[0].name;
   std::map<int, double> ref;
   for (const InSituRun& r : policies[0].runs) ref[r.round] = r.cpu_s;
@@ -191,9 +191,9 @@ TEST(DecideInSituTest, ANeverFreeingPolicyNeedsTheMarginInSituToo) {
 // (it used to go to whichever read a few KiB smaller in this run).
 TEST(DecideInSituTest, APickTheProgramCannotTellFromTheBestStands) {
   InSituPolicy jemalloc = Policy("jemalloc", {0.49, 0.51}, (4 << 20) - 8192);
-  jemalloc.family = "external";
+  jemalloc.family = allocators::Family::kExternal;
   InSituPolicy slab = Policy("slab/st/single", {0.5}, 4 << 20);
-  slab.family = "ours";
+  slab.family = allocators::Family::kOurs;
   InSituSummary s = Summary({Policy("std", {1}, 8 << 20, true), slab, jemalloc});
   DecideInSitu(s, "slab/st/single", 0.10);
   EXPECT_EQ(s.recommended, "slab/st/single");
@@ -205,7 +205,7 @@ TEST(DecideInSituTest, APickTheProgramCannotTellFromTheBestStands) {
   EXPECT_EQ(t.recommended, "slab/st/single");
   // The pick 5% larger: the smaller one, as before.
   InSituPolicy big = Policy("slab/st/single", {0.5}, (4 << 20) * 21 / 20);
-  big.family = "ours";
+  big.family = allocators::Family::kOurs;
   InSituSummary u = Summary({Policy("std", {1}, 8 << 20, true), big, jemalloc});
   DecideInSitu(u, "slab/st/single", 0.10);
   EXPECT_EQ(u.recommended, "jemalloc");

@@ -101,8 +101,8 @@ std::string PassPlan(const ReportContext& ctx) {
 }
 
 // `clock`: the trace's (TraceReport::clock).
-std::string PassWords(const ReportContext& ctx, const std::string& clock) {
-  const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
+std::string PassWords(const ReportContext& ctx, TimingClock clock) {
+  const bool warm = ctx.warm();
   return absl::StrCat(warm ? "ranked by the warm passes" : "ranked by the cold pass", ", ",
                       ClockWords(clock), ", 95% CIs");
 }
@@ -180,7 +180,7 @@ std::string NotPreciseNote(const PolicyResult& p, const ReportContext& ctx) {
 
 std::string FormatTable(const std::vector<TraceReport>& reports, const ReportContext& ctx) {
   std::string o;
-  const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
+  const bool warm = ctx.warm();
   for (const TraceReport& t : reports) {
     absl::StrAppend(&o, TraceTitle(t));
     if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
@@ -263,7 +263,7 @@ std::string FormatTable(const std::vector<TraceReport>& reports, const ReportCon
       Wrap(absl::StrFormat("%s; %s; runs until +-%.0f%% or %.0f s per policy, at least %d; "
                            "touch=%s",
                            ctx.date, PassPlan(ctx), 100 * ctx.precision, ctx.budget_seconds,
-                           ctx.min_runs, ctx.touch),
+                           ctx.min_runs, WordOf(kTouchWords, ctx.touch)),
            80, 0),
       "\n");
   return o;
@@ -336,11 +336,11 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
                     "[95% CI] | peak RSS [95% CI] | x ideal | minor faults | runs | re-runs | "
                     "RSS course | adopt (`T`: the element type) |\n");
     absl::StrAppend(&o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
-    const bool warm = ctx.rank_by == "warm" && ctx.passes > 1;
+    const bool warm = ctx.warm();
     std::vector<std::string> notes, eliminated;
     for (const PolicyResult& p : t.policies) {
       if (!p.ok()) {
-        absl::StrAppend(&o, "| ", p.name, " | ", p.family, " | ",
+        absl::StrAppend(&o, "| ", p.name, " | ", WordOf(allocators::kFamilyWords, p.family), " | ",
                         p.status == PolicyResult::Status::kFailed ? "**FAILED**: " : "skipped: ",
                         p.failure, " | | | | | | | | | ", MdAdopt(p.adopt), " |\n");
         continue;
@@ -353,7 +353,8 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
               : "-";
       absl::StrAppend(
           &o, "| ", p.name, p.precise || p.eliminated || p.name == "bump" ? "" : " !", " | ",
-          p.family, " | ", MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
+          WordOf(allocators::kFamilyWords, p.family), " | ",
+          MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
           MdEstimate(p.cold_ns_per_op, !warm && p.tied_fastest), " | ",
           p.vs_malloc.has_data() ? absl::StrFormat("%.2f [%.2f, %.2f]", p.vs_malloc.median,
                                                    p.vs_malloc.lo, p.vs_malloc.hi)
@@ -381,7 +382,7 @@ std::string FormatMarkdown(const std::vector<TraceReport>& reports, const Report
       "Machine: %s. %s; %s; %s; runs until +-%.0f%% or %.0f s per policy, at least %d; "
       "touch=%s.\n",
       ctx.machine, ctx.date, PassPlan(ctx), ClockWords(ctx.clock), 100 * ctx.precision,
-      ctx.budget_seconds, ctx.min_runs, ctx.touch);
+      ctx.budget_seconds, ctx.min_runs, WordOf(kTouchWords, ctx.touch));
   return o;
 }
 

@@ -63,20 +63,20 @@ std::string FormatCsv(const std::vector<TraceReport>& reports, const ReportConte
     for (const PolicyResult& p : t.policies) {
       absl::StrAppend(
           &o, CsvField(t.trace_path), ",", CsvField(t.workload), ",", CsvField(p.name), ",",
-          p.family, ",", StatusWord(p), ",", CsvField(ErrorWords(p)), ",", p.runs, ",", p.attempts,
-          ",", p.failed, ",", p.reruns, ",", p.precise ? 1 : 0, ",", CsvEstimate(p.ns_per_op), ",",
-          CsvEstimate(p.vs_malloc), ",", CsvEstimate(p.cold_ns_per_op), ",",
-          CsvEstimate(p.warm_ns_per_op), ",", CsvEstimate(p.peak_rss), ",", p.tied_fastest ? 1 : 0,
-          ",", p.tied_smallest_rss ? 1 : 0, ",", t.verdict.recommended == p.name ? 1 : 0, ",",
-          t.peak_live_bytes, ",",
+          WordOf(allocators::kFamilyWords, p.family), ",", StatusWord(p), ",",
+          CsvField(ErrorWords(p)), ",", p.runs, ",", p.attempts, ",", p.failed, ",", p.reruns, ",",
+          p.precise ? 1 : 0, ",", CsvEstimate(p.ns_per_op), ",", CsvEstimate(p.vs_malloc), ",",
+          CsvEstimate(p.cold_ns_per_op), ",", CsvEstimate(p.warm_ns_per_op), ",",
+          CsvEstimate(p.peak_rss), ",", p.tied_fastest ? 1 : 0, ",", p.tied_smallest_rss ? 1 : 0,
+          ",", t.verdict.recommended == p.name ? 1 : 0, ",", t.peak_live_bytes, ",",
           p.runs > 0 ? absl::StrFormat("%.4f,%.0f,%.0f,%.0f,%.4f", p.overhead, p.final_rss,
                                        p.minor_faults, p.major_faults, p.teardown_ms)
                      : ",,,,",
-          ",", t.ops, ",", CsvEstimate(t.noise_floor), ",", t.clock, ",", ctx.rank_by, ",",
-          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", ctx.touch, ",",
-          CsvField(p.adopt.cpp_type), ",", CsvField(p.adopt.header), ",",
-          CsvField(p.adopt.bazel_target), ",", CsvField(p.adopt.cmake_target), ",",
-          CsvField(p.adopt.how), "\n");
+          ",", t.ops, ",", CsvEstimate(t.noise_floor), ",", WordOf(kTimingClockWords, t.clock), ",",
+          WordOf(kRankByWords, ctx.rank_by), ",", ctx.passes, ",", CsvField(ctx.machine), ",",
+          ctx.date, ",", WordOf(kTouchWords, ctx.touch), ",", CsvField(p.adopt.cpp_type), ",",
+          CsvField(p.adopt.header), ",", CsvField(p.adopt.bazel_target), ",",
+          CsvField(p.adopt.cmake_target), ",", CsvField(p.adopt.how), "\n");
     }
   }
   return o;
@@ -185,13 +185,15 @@ std::string JsonRun(const RunRecord& rr) {
 
 std::string FormatJson(const std::vector<TraceReport>& reports, const ReportContext& ctx) {
   std::string o = "{\n";
-  absl::StrAppend(
-      &o, "  \"machine\": ", JsonString(ctx.machine), ",\n  \"date\": ", JsonString(ctx.date),
-      ",\n  \"touch\": ", JsonString(ctx.touch), ",\n  \"clock\": ", JsonString(ctx.clock),
-      ",\n  \"rank_by\": ", JsonString(ctx.rank_by), ",\n  \"passes\": ", ctx.passes,
-      absl::StrFormat(",\n  \"precision\": %.4f,\n  \"budget_s\": %.3f", ctx.precision,
-                      ctx.budget_seconds),
-      ",\n  \"min_runs\": ", ctx.min_runs, ",\n");
+  absl::StrAppend(&o, "  \"machine\": ", JsonString(ctx.machine),
+                  ",\n  \"date\": ", JsonString(ctx.date),
+                  ",\n  \"touch\": ", JsonString(WordOf(kTouchWords, ctx.touch)),
+                  ",\n  \"clock\": ", JsonString(WordOf(kTimingClockWords, ctx.clock)),
+                  ",\n  \"rank_by\": ", JsonString(WordOf(kRankByWords, ctx.rank_by)),
+                  ",\n  \"passes\": ", ctx.passes,
+                  absl::StrFormat(",\n  \"precision\": %.4f,\n  \"budget_s\": %.3f", ctx.precision,
+                                  ctx.budget_seconds),
+                  ",\n  \"min_runs\": ", ctx.min_runs, ",\n");
   if (reports.size() == 1) absl::StrAppend(&o, "  \"verdict\": ", JsonVerdict(reports[0]), ",\n");
   absl::StrAppend(&o, "  \"traces\": [\n");
   std::vector<std::string> traces;
@@ -208,7 +210,7 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
         ",\n      \"replay_threads\": ", t.replay_threads,
         ",\n      \"sync_points\": ", t.sync_points,
         ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
-        ",\n      \"clock\": ", JsonString(t.clock),
+        ",\n      \"clock\": ", JsonString(WordOf(kTimingClockWords, t.clock)),
         ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
         ",\n      \"arena_sharing\": ", JsonString(t.arena_sharing),
         ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
@@ -226,7 +228,8 @@ std::string FormatJson(const std::vector<TraceReport>& reports, const ReportCont
       std::vector<std::string> runs;
       for (const RunRecord& rr : p.raw) runs.push_back(JsonRun(rr));
       ps.push_back(absl::StrCat(
-          "        {\"policy\": ", JsonString(p.name), ", \"family\": ", JsonString(p.family),
+          "        {\"policy\": ", JsonString(p.name),
+          ", \"family\": ", JsonString(WordOf(allocators::kFamilyWords, p.family)),
           ", \"note\": ", JsonString(p.note), ", \"status\": ", JsonString(StatusWord(p)),
           ", \"error\": ", JsonString(ErrorWords(p)),
           ",\n         \"adopt\": ", JsonAdopt(p.name, p.adopt), ",\n         ",

@@ -9,6 +9,7 @@
 #include "alloctrace/charts/html.h"
 #include "alloctrace/format/hostile_trace.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
@@ -41,7 +42,7 @@ class ReportHtmlTest : public ::testing::Test {
   static PolicyRuns Runs(const std::string& name, double ns, int64_t rss) {
     PolicyRuns pr;
     pr.name = name;
-    pr.family = "article";
+    pr.family = allocators::Family::kArticle;
     for (int i = 0; i < kRounds; ++i) {
       RunRecord rec;
       rec.round = i;
@@ -62,12 +63,16 @@ class ReportHtmlTest : public ::testing::Test {
     ReportContext ctx;
     ctx.machine = "test machine <b>";
     ctx.date = "2026-11-22";
-    ctx.touch = "first";
+    ctx.touch = Touch::kFirst;
     return ctx;
   }
 
   TraceReport Summarized(const std::vector<PolicyRuns>& runs) {
-    return Summarize(program_, runs, PolicyRuns{}, Context(), kRounds);
+    MeasuredTrace m;
+    m.trace = TraceFactsOf(program_);
+    m.policies = runs;
+    m.rounds = kRounds;
+    return Summarize(m, Context());
   }
 
   std::vector<PolicyRuns> AllRuns() {
@@ -81,7 +86,7 @@ class ReportHtmlTest : public ::testing::Test {
     runs.push_back(Runs("pool/boundary/exp/st/stack/free", 14, 195000));
     PolicyRuns failed;
     failed.name = kHostileTitle;
-    failed.family = "external";
+    failed.family = allocators::Family::kExternal;
     failed.attempts = 3;
     failed.failed = 3;
     failed.first_error = "run 1: crashed: <signal 11>";

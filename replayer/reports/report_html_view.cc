@@ -87,7 +87,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
     p.name = r.name;
-    p.family = r.family;
+    p.family = WordOf(allocators::kFamilyWords, r.family);
     p.adopt = AdoptWords(r.adopt);
     // A policy the race stopped before any run completed has no figures to
     // draw: a row with its reason, as a failed one has (but not FAILED).
@@ -129,7 +129,9 @@ HtmlContext HtmlContextOf(const ReportContext& ctx) {
       ctx.machine, ctx.date,
       absl::StrCat("runs per policy until the 95% CI is within +-", ctx.precision * 100,
                    "% (at least ", ctx.min_runs, "), shuffled rounds, each in a fresh process; ",
-                   ctx.rank_by, " passes ranked by ", ctx.clock, " time; touch=", ctx.touch)};
+                   WordOf(kRankByWords, ctx.rank_by), " passes ranked by ",
+                   WordOf(kTimingClockWords, ctx.clock),
+                   " time; touch=", WordOf(kTouchWords, ctx.touch))};
 }
 
 std::string FormatHtml(const std::vector<TraceReport>& reports,

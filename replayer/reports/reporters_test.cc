@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/reports/report.h"
 #include "alloctrace/replayer/reports/report_html.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -11,6 +12,14 @@
 
 namespace alloctrace {
 namespace {
+
+MeasuredTrace Measured(const ReplayProgram& program, std::vector<PolicyRuns> runs, int rounds) {
+  MeasuredTrace m;
+  m.trace = TraceFactsOf(program);
+  m.policies = std::move(runs);
+  m.rounds = rounds;
+  return m;
+}
 
 TEST(ReportersTest, EveryFormatIsFoundByItsNameAndNothingElse) {
   EXPECT_EQ(ReportFormatNames(),
@@ -57,7 +66,7 @@ TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
   program.peak_live_bytes = 1 << 20;
   PolicyRuns malloc;
   malloc.name = "malloc";
-  malloc.family = "baseline";
+  malloc.family = allocators::Family::kBaseline;
   for (int round = 0; round < 5; ++round) {
     RunRecord r;
     r.round = round;
@@ -71,16 +80,16 @@ TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
   malloc.attempts = 5;
   PolicyRuns slow;
   slow.name = "boost_pool";
-  slow.family = "baseline";
+  slow.family = allocators::Family::kBaseline;
   slow.attempts = 1;
   slow.eliminated = true;
   slow.stop_reason =
       "eliminated in round 1: its run passed 20x the fastest policy's run time (malloc: 0.30 s) "
       "and was stopped at 6.0 s";
   ReportContext ctx;
-  ctx.clock = "cpu";
+  ctx.clock = TimingClock::kCpu;
   ctx.machine = "test";
-  const TraceReport t = Summarize(program, {slow, malloc}, PolicyRuns{}, ctx, 5);
+  const TraceReport t = Summarize(Measured(program, {slow, malloc}, 5), ctx);
   ASSERT_EQ(t.policies.size(), 2u);
   EXPECT_EQ(t.policies[0].name, "malloc");
   EXPECT_EQ(t.policies[1].name, "boost_pool");
@@ -133,7 +142,7 @@ TEST(ReportersTest, EveryFormatSaysWhatTheNeverFreeingMarginPassedOver) {
   auto runs = [](const std::string& name, double us, bool frees) {
     PolicyRuns p;
     p.name = name;
-    p.family = "ours";
+    p.family = allocators::Family::kOurs;
     p.frees_blocks = frees;
     for (int round = 0; round < 8; ++round) {
       RunRecord r;
@@ -149,11 +158,13 @@ TEST(ReportersTest, EveryFormatSaysWhatTheNeverFreeingMarginPassedOver) {
     return p;
   };
   ReportContext ctx;
-  ctx.clock = "cpu";
-  const TraceReport t = Summarize(program,
-                                  {runs("malloc", 20, true), runs("slab/st/single", 10, true),
-                                   runs("pool/simple/exp/st/single/keep", 9.5, false)},
-                                  PolicyRuns{}, ctx, 8);
+  ctx.clock = TimingClock::kCpu;
+  const TraceReport t =
+      Summarize(Measured(program,
+                         {runs("malloc", 20, true), runs("slab/st/single", 10, true),
+                          runs("pool/simple/exp/st/single/keep", 9.5, false)},
+                         8),
+                ctx);
   ASSERT_EQ(t.verdict.recommended, "slab/st/single");
   const std::vector<TraceReport> reports = {t};
   const std::vector<ReplayProgram> programs = {program};

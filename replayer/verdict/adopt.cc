@@ -59,7 +59,8 @@ std::string FormatPolicyList(const std::vector<allocators::AllocatorInfo>& infos
     return o;
   }
   for (const allocators::AllocatorInfo& info : infos) {
-    absl::StrAppendFormat(&o, "%-32s %-9s %s%s%s\n", info.name, info.family, info.description,
+    absl::StrAppendFormat(&o, "%-32s %-9s %s%s%s\n", info.name,
+                          WordOf(allocators::kFamilyWords, info.family), info.description,
                           info.thread_safe ? "" : "; not thread-safe",
                           in_default(info.name) ? " [default]" : "");
     absl::StrAppend(&o, "    adopt: ", AdoptWords(info.adopt), "\n");

@@ -49,12 +49,12 @@ TEST(AdoptTest, DocsAndReadmeTablesAreTheCatalogs) {
 TEST(AdoptTest, EveryPolicySaysHowToAdoptIt) {
   for (const AllocatorInfo& info : AllAllocators()) {
     EXPECT_FALSE(AdoptWords(info.adopt).empty()) << info.name;
-    if (info.family == "article" || info.family == "ours") {
+    if (info.family == allocators::Family::kArticle || info.family == allocators::Family::kOurs) {
       EXPECT_THAT(info.adopt.cpp_type, HasSubstr("alloctrace::pool::")) << info.name;
       EXPECT_EQ(info.adopt.header, "alloctrace/pool/pool_allocator.h") << info.name;
       EXPECT_EQ(info.adopt.cmake_target, "alloctrace::pool") << info.name;
     }
-    if (info.family == "external") {
+    if (info.family == allocators::Family::kExternal) {
       EXPECT_TRUE(info.adopt.cpp_type.empty()) << info.name;
       EXPECT_THAT(info.adopt.how, HasSubstr("LD_PRELOAD=" + info.preload)) << info.name;
     }

@@ -25,12 +25,17 @@ std::string NameList(const std::vector<std::string>& names) {
   return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ", names.back());
 }
 
-std::string ClockWords(const std::string& clock) {
-  if (clock == "auto") {
-    return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
-           "on per-thread replays";
+std::string ClockWords(TimingClock clock) {
+  switch (clock) {
+    case TimingClock::kAuto:
+      return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
+             "on per-thread replays";
+    case TimingClock::kWall:
+      return "wall-clock time";
+    case TimingClock::kCpu:
+      break;
   }
-  return clock == "wall" ? "wall-clock time" : "thread CPU time";
+  return "thread CPU time";
 }
 
 std::string PerThreadNote(const TraceReport& t) {
@@ -39,7 +44,8 @@ std::string PerThreadNote(const TraceReport& t) {
       "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
       t.sync_points, " sync points (", t.cross_thread_frees, " cross-thread frees); ranked by ",
       ClockWords(t.clock),
-      t.clock == "wall" ? " of the concurrent section, what the program would feel" : "",
+      t.clock == TimingClock::kWall ? " of the concurrent section, what the program would feel"
+                                    : "",
       "; waits are timed apart and not charged to the allocators' CPU time");
 }
 
@@ -92,39 +98,6 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   return notes;
 }
 
-double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock) {
-  if (r.ops == 0 || r.passes.empty()) return -1;
-  const bool cpu = clock != "wall";
-  if (!warm) return 1e9 * (cpu ? r.passes[0].cpu_seconds : r.passes[0].wall_seconds) / r.ops;
-  if (r.passes.size() < 2) return -1;
-  double s = 0;
-  for (size_t i = 1; i < r.passes.size(); ++i) {
-    s += cpu ? r.passes[i].cpu_seconds : r.passes[i].wall_seconds;
-  }
-  return 1e9 * s / (static_cast<double>(r.ops) * static_cast<double>(r.passes.size() - 1));
-}
-
-bool RanksWarm(const ReportContext& ctx) { return ctx.rank_by == "warm" && ctx.passes > 1; }
-
-std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool warm,
-                                     const std::string& clock) {
-  std::map<int, double> out;
-  for (const RunRecord& rr : runs) {
-    const double v = RunNsPerOp(rr.result, warm, clock);
-    if (v > 0) out[rr.round] = v;
-  }
-  return out;
-}
-
-Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
-  std::vector<double> ratios;
-  for (const auto& [round, x] : subject) {
-    auto it = reference.find(round);
-    if (it != reference.end() && x > 0) ratios.push_back(it->second / x);
-  }
-  return MedianWithCi(ratios);
-}
-
 namespace {
 
 // bump never frees (it is the harness floor); an eliminated policy was shown
@@ -150,7 +123,7 @@ bool ExcludesOne(const Estimate& e) { return e.n >= kMinPairedRounds && (e.lo > 
 
 PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& malloc_cold,
                              const std::map<int, double>& malloc_warm, uint64_t peak_live_bytes,
-                             const ReportContext& ctx) {
+                             const ReportContext& ctx, const Ranking& ranking) {
   PolicyResult s;
   s.name = pr.name;
   s.family = pr.family;
@@ -180,9 +153,9 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
                               : "no run was made";
   }
   if (pr.runs.empty()) return s;
-  const bool rank_warm = RanksWarm(ctx);
-  const std::map<int, double> cold = FiguresByRound(pr.runs, false, ctx.clock);
-  const std::map<int, double> warm = FiguresByRound(pr.runs, true, ctx.clock);
+  const bool rank_warm = ranking.warm();
+  const std::map<int, double> cold = FiguresByRound(pr.runs, false, ranking.clock);
+  const std::map<int, double> warm = FiguresByRound(pr.runs, true, ranking.clock);
   s.cold_ns_per_op = MedianWithCi(Values(cold));
   s.warm_ns_per_op = MedianWithCi(Values(warm));
   if (!malloc_cold.empty()) s.cold_vs_malloc = PairedRatio(malloc_cold, cold);
@@ -206,7 +179,8 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   // The course of the run whose cold time is nearest the median.
   double best_d = std::numeric_limits<double>::max();
   for (const RunRecord& rr : pr.runs) {
-    const double d = std::fabs(RunNsPerOp(rr.result, false, ctx.clock) - s.cold_ns_per_op.median);
+    const double d =
+        std::fabs(RunNsPerOp(rr.result, false, ranking.clock) - s.cold_ns_per_op.median);
     if (d < best_d) {
       best_d = d;
       s.rss_course = rr.result.rss_course;
@@ -319,14 +293,14 @@ std::string NeverFreesWords(const std::string& passed_over, const std::string& k
 
 std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
                                              const std::vector<size_t>& members,
-                                             const ReportContext& ctx) {
-  const bool warm = RanksWarm(ctx);
+                                             const Ranking& ranking) {
+  const bool warm = ranking.warm();
   std::vector<SpeedFigures> figures;
   for (size_t i : members) {
     const PolicyResult& p = policies[i];
     SpeedFigures f;
     f.median = p.ns_per_op;
-    f.by_round = FiguresByRound(p.raw, warm, ctx.clock);
+    f.by_round = FiguresByRound(p.raw, warm, ranking.clock);
     f.vs_reference = p.vs_malloc;
     f.reference = p.name == "malloc";
     f.frees_blocks = p.frees_blocks;
@@ -336,10 +310,10 @@ std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& po
 }
 
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members, const ReportContext& ctx,
+                                     const std::vector<size_t>& members, const Ranking& ranking,
                                      double noise_margin) {
   std::vector<size_t> group;
-  for (size_t k : FastestTiedGroup(ReplaySpeedFigures(policies, members, ctx), noise_margin)) {
+  for (size_t k : FastestTiedGroup(ReplaySpeedFigures(policies, members, ranking), noise_margin)) {
     group.push_back(members[k]);
   }
   return group;
@@ -368,7 +342,8 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
   }
   const double margin = NoiseMargin(t->noise_floor);
   for (const auto& [kind, members] : kinds) {
-    const std::vector<size_t> kept = FastestTiedGroup(t->policies, members, ctx, margin);
+    const std::vector<size_t> kept =
+        FastestTiedGroup(t->policies, members, ctx.RankingFor(t->clock), margin);
     if (kept.empty()) continue;
     for (size_t i : members) {
       if (std::find(kept.begin(), kept.end(), i) != kept.end()) continue;
@@ -392,7 +367,7 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
   }
   Verdict& v = t->verdict;
   const std::vector<size_t> fastest =
-      FastestTiedGroup(t->policies, idx, ctx, NoiseMargin(t->noise_floor));
+      FastestTiedGroup(t->policies, idx, ctx.RankingFor(t->clock), NoiseMargin(t->noise_floor));
   for (size_t i : fastest) {
     t->policies[i].tied_fastest = true;
     v.fastest.push_back(t->policies[i].name);
@@ -409,11 +384,18 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
   }
 }
 
-int RecommendationPreference(const std::string& name, const std::string& family) {
+int RecommendationPreference(const std::string& name, allocators::Family family) {
   if (name == "malloc" || name == "std") return 0;  // nothing to change
-  if (family == "ours") return 1;
-  if (family == "external") return 2;
-  if (family == "baseline") return 3;
+  switch (family) {
+    case allocators::Family::kOurs:
+      return 1;
+    case allocators::Family::kExternal:
+      return 2;
+    case allocators::Family::kBaseline:
+      return 3;
+    case allocators::Family::kArticle:
+      break;
+  }
   return 4;  // the article's grid
 }
 
@@ -457,8 +439,8 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
       cand.push_back(i);
     }
   }
-  const RecommendableGroup group =
-      FastestRecommendable(ReplaySpeedFigures(t->policies, cand, ctx), NoiseMargin(t->noise_floor));
+  const RecommendableGroup group = FastestRecommendable(
+      ReplaySpeedFigures(t->policies, cand, ctx.RankingFor(t->clock)), NoiseMargin(t->noise_floor));
   std::vector<size_t> pick;
   for (size_t k : group.members) pick.push_back(cand[k]);
   // Of the group (a policy that frees before one that never does, above),
@@ -480,7 +462,7 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
       "and the article's grid; a policy that never frees its blocks is "
       "recommended over the fastest that frees only when shown more than ",
       static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
-  const std::string pass = RanksWarm(ctx) ? "warm passes" : "the cold pass";
+  const std::string pass = ctx.warm() ? "warm passes" : "the cold pass";
   if (pick.empty()) {
     v.sentence = "No policy completed its runs: nothing can be ranked.";
     return;
@@ -516,37 +498,43 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
                    "; the rule: ", v.rule, ".");
 }
 
-TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& all,
-                      const PolicyRuns& noise, const ReportContext& ctx, int rounds) {
+TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
+  const TraceFacts& trace = measured.trace;
   TraceReport t;
-  t.trace_path = program.path;
-  t.workload = program.header.workload();
-  t.ops = program.memory_ops();
-  t.arena_events = program.arena_events;
-  t.threads = program.threads;
-  t.clock = ctx.clock == "auto" ? "cpu" : ctx.clock;  // as RunNsPerOp reads it
-  t.arena_sharing = program.arena_usage.SharingWords();
-  t.arena_shape = program.arena_usage.ShapeWords();
-  t.peak_live_bytes = program.peak_live_bytes;
-  t.peak_live_objects = program.peak_live_objects;
-  t.cut_short = program.cut_short;
-  t.no_memory_ops = program.memory_ops() == 0;
-  t.rounds = rounds;
-  const bool rank_warm = RanksWarm(ctx);
+  t.trace_path = trace.path;
+  t.workload = trace.workload;
+  t.ops = trace.memory_ops;
+  t.arena_events = trace.arena_events;
+  t.threads = trace.threads;
+  t.clock = measured.clock;
+  t.arena_sharing = trace.arena_sharing;
+  t.arena_shape = trace.arena_shape;
+  t.peak_live_bytes = trace.peak_live_bytes;
+  t.peak_live_objects = trace.peak_live_objects;
+  t.cut_short = trace.cut_short;
+  t.no_memory_ops = trace.memory_ops == 0;
+  t.rounds = measured.rounds;
+  t.disturbance = measured.disturbance;
+  t.replay_threads = measured.replay_threads;
+  t.sync_points = measured.sync_points;
+  t.cross_thread_frees = measured.cross_thread_frees;
+  const Ranking ranking = ctx.RankingFor(measured.clock);
 
   std::map<int, double> malloc_cold, malloc_warm;
-  for (const PolicyRuns& pr : all) {
+  for (const PolicyRuns& pr : measured.policies) {
     if (pr.name == "malloc" && pr.failed == 0) {
-      malloc_cold = FiguresByRound(pr.runs, false, ctx.clock);
-      malloc_warm = FiguresByRound(pr.runs, true, ctx.clock);
+      malloc_cold = FiguresByRound(pr.runs, false, ranking.clock);
+      malloc_warm = FiguresByRound(pr.runs, true, ranking.clock);
     }
   }
+  const PolicyRuns& noise = measured.noise;
   if (!noise.runs.empty() && noise.failed == 0) {
-    const std::map<int, double> second = FiguresByRound(noise.runs, rank_warm, ctx.clock);
-    t.noise_floor = PairedRatio(rank_warm ? malloc_warm : malloc_cold, second);
+    const std::map<int, double> second = FiguresByRound(noise.runs, ranking.warm(), ranking.clock);
+    t.noise_floor = PairedRatio(ranking.warm() ? malloc_warm : malloc_cold, second);
   }
-  for (const PolicyRuns& pr : all) {
-    PolicyResult s = SummarizePolicy(pr, malloc_cold, malloc_warm, program.peak_live_bytes, ctx);
+  for (const PolicyRuns& pr : measured.policies) {
+    PolicyResult s =
+        SummarizePolicy(pr, malloc_cold, malloc_warm, trace.peak_live_bytes, ctx, ranking);
     t.failed_policies += s.status == PolicyResult::Status::kFailed;
     t.policies.push_back(std::move(s));
   }

@@ -18,62 +18,38 @@
 #include <vector>
 
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
-#include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/measure/measured_trace.h"
+#include "alloctrace/replayer/measure/runs.h"
 #include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 
-// One successful run as measured.
-struct RunRecord {
-  int round = 0;           // ratios to malloc pair runs of the same round
-  int reruns = 0;          // times this slot was re-run for being disturbed
-  bool disturbed = false;  // kept though still disturbed after the re-runs
-  RunResult result;
-};
-
-// Everything measured for one policy on one trace (the input).
-struct PolicyRuns {
-  std::string name;
-  std::string family;           // "baseline", "article", "ours", "external"
-  std::string note;             // why it is in the set, if not obvious
-  allocators::Adoption adopt;   // how a user adopts it
-  bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
-  std::vector<RunRecord> runs;  // the successful ones
-  int attempts = 0;             // runs started, failed ones included
-  int failed = 0;
-  std::string first_error;  // "run 2: crashed with signal 11 (...)"
-  std::string skipped;      // why it was not run (library not installed)
-  std::string stop_reason;  // why its runs stopped (precise, budget, ...)
-  bool eliminated = false;  // dropped by the race (stop_reason says when, why)
-  // The storage kind if it joined the set as one of the article grid's
-  // (--policies=default): only the fastest of its kind, and those tied with
-  // it, are contenders (ScreenArticlePolicies). "" otherwise.
-  std::string screen_kind;
-};
-
 // How the runs were made and are to be read.
+// The defaults are the command line's (replayer/config.h).
 struct ReportContext {
   std::string machine;
   std::string date;
-  std::string touch = "program";  // "none", "first", "whole" or "program"
-  // "cpu" (thread CPU time), "wall", or "auto" (the command line's
-  // default): cpu for serialized replays, wall for per-thread ones.
-  // MeasureTrace resolves it; Summarize takes an unresolved "auto" as cpu
-  // (a serialized replay). TraceReport::clock is the resolved one.
-  std::string clock = "auto";
-  std::string rank_by = "cold";  // the pass kind that ranks: "cold" or "warm"
-  int passes = 1;                // passes per run at most (1: cold only)
-  double warm_ms = 0;            // warm passes add up to at least this
-  double precision = 0.03;       // target CI half-width, as a fraction
-  double budget_seconds = 0;     // per policy and trace
+  Touch touch = Touch::kProgram;
+  // The command line's --clock: kAuto is resolved per trace
+  // (TraceReport::clock holds the resolved one).
+  TimingClock clock = TimingClock::kAuto;
+  RankBy rank_by = RankBy::kCold;  // the pass kind that ranks
+  int passes = 50;                 // passes per run at most (1: cold only)
+  double warm_ms = 5;              // warm passes add up to at least this
+  double precision = 0.03;         // target CI half-width, as a fraction
+  double budget_seconds = 3;       // per policy and trace
   int min_runs = 10;
   double rss_slack = 0.10;  // the recommendation's working-set rule
+
+  // How a run of a trace whose clock resolved to `clock` is read.
+  Ranking RankingFor(TimingClock resolved) const { return Ranking{rank_by, passes, resolved}; }
+  bool warm() const { return rank_by == RankBy::kWarm && passes > 1; }
 };
 
 struct PolicyResult {
-  enum class Status { kOk, kFailed, kSkipped };
-  std::string name, family, note;
+  using Status = RunStatus;
+  std::string name, note;
+  allocators::Family family = allocators::Family::kBaseline;
   allocators::Adoption adopt;
   bool frees_blocks = true;
   Status status = Status::kOk;
@@ -123,14 +99,6 @@ struct Verdict {
   Estimate passed_over_edge;
 };
 
-// Runs disturbed by an involuntary context switch in their ranking passes or
-// a CPU migration.
-struct DisturbanceCounts {
-  int runs = 0;       // successful runs made, re-runs included
-  int disturbed = 0;  // of them, disturbed
-  int kept = 0;       // disturbed but kept (re-runs spent or stopped)
-};
-
 struct InSituSummary;  // in_situ.h
 
 struct TraceReport {
@@ -146,7 +114,7 @@ struct TraceReport {
   uint32_t replay_threads = 1;
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
-  std::string clock = "cpu";
+  TimingClock clock = TimingClock::kCpu;
   // ArenaUsageSummary's words: which arenas several threads use (policies
   // that are not thread-safe are skipped then), and whether most arenas
   // hold one block. "" when there is nothing to say.
@@ -170,18 +138,17 @@ struct TraceReport {
   std::shared_ptr<const InSituSummary> in_situ;
 };
 
-// `noise` holds the second malloc run set (may be empty). The steps, in
-// order: SummarizePolicy for each policy (then sorted as TraceReport::policies),
-// ScreenArticlePolicies, MarkTies, Recommend.
-TraceReport Summarize(const ReplayProgram& program, const std::vector<PolicyRuns>& runs,
-                      const PolicyRuns& noise, const ReportContext& ctx, int rounds);
+// The verdict on one measured trace (measure.h: MeasureTrace). The steps,
+// in order: SummarizePolicy for each policy (then sorted as
+// TraceReport::policies), ScreenArticlePolicies, MarkTies, Recommend.
+TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx);
 
 // Among policies the recommendation cannot tell apart by speed or peak RSS,
 // the order it prefers them in (smaller first): malloc (nothing to change),
 // our pools, the external mallocs, the other baselines, the article's grid.
 int RecommendationPreference(const PolicyResult& p);
 // The same by name and family ("malloc" and in situ's "std": 0).
-int RecommendationPreference(const std::string& name, const std::string& family);
+int RecommendationPreference(const std::string& name, allocators::Family family);
 
 // A member of the group a recommendation is made from, as the pick reads it.
 struct GroupMember {
@@ -199,21 +166,12 @@ struct GroupMember {
 // group.size() if it is empty.
 size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& keep = "");
 
-// Whether the context ranks by the warm passes (rank_by warm, passes > 1).
-bool RanksWarm(const ReportContext& ctx);
-
-// A policy's figure per round (RunNsPerOp; runs without the pass left out).
-std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool warm,
-                                     const std::string& clock);
-
-// reference / subject per round in both, as a median with its 95% CI.
-Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject);
-
-// Step 1: one policy's figures, status and precision; its ratios to the
-// malloc figures given by round (none if empty).
+// Step 1: one policy's figures, status and precision, its runs read by
+// `ranking`; its ratios to the malloc figures given by round (none if
+// empty).
 PolicyResult SummarizePolicy(const PolicyRuns& runs, const std::map<int, double>& malloc_cold,
                              const std::map<int, double>& malloc_warm, uint64_t peak_live_bytes,
-                             const ReportContext& ctx);
+                             const ReportContext& ctx, const Ranking& ranking);
 
 // What the tie rule reads of one policy's runs: the replay's (ns/op of the
 // ranking pass, glibc malloc the reference) and the in-situ runs' (the
@@ -283,16 +241,17 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
 std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
                             const Estimate& edge);
 
-// The replay's `members` as SpeedFigures: their FiguresByRound of the
-// ranking pass, vs_malloc, malloc the reference.
+// The replay's `members` as SpeedFigures: their FiguresByRound as
+// `ranking` reads them, vs_malloc, malloc the reference.
 std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
                                              const std::vector<size_t>& members,
-                                             const ReportContext& ctx);
+                                             const Ranking& ranking);
 
 // The same for the replay's `members` (indexes into `policies`, all ok):
-// their FiguresByRound of the ranking pass, vs_malloc, malloc the reference.
+// their FiguresByRound as `ranking` reads them, vs_malloc, malloc the
+// reference.
 std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
-                                     const std::vector<size_t>& members, const ReportContext& ctx,
+                                     const std::vector<size_t>& members, const Ranking& ranking,
                                      double noise_margin);
 
 // The recommendation's working-set rule, the replay's and in situ's: a
@@ -336,7 +295,7 @@ void Recommend(TraceReport* t, const ReportContext& ctx);
 // "1.5M", names as "a, b and c", the clock as "thread CPU time".
 std::string Mib(double bytes);
 std::string NameList(const std::vector<std::string>& names);
-std::string ClockWords(const std::string& clock);
+std::string ClockWords(TimingClock clock);
 // What every report says of a trace without memory ops (no_memory_ops).
 std::string NoOpsLine(const TraceReport& t);
 // What every report says of a trace with memory ops and no arena events
@@ -351,11 +310,6 @@ std::vector<std::string> TraceNotes(const TraceReport& t);
 // What every report says of a trace replayed per thread: its threads, sync
 // points, cross-thread frees and what ranks it; "" for a serialized replay.
 std::string PerThreadNote(const TraceReport& t);
-
-// The figure a run contributes: ns per op of its cold pass or its warm
-// passes (their mean), by the context's clock. Negative if the run has no
-// such pass.
-double RunNsPerOp(const RunResult& r, bool warm, const std::string& clock);
 
 }  // namespace alloctrace
 

@@ -30,7 +30,7 @@ PolicyRuns Runs(const std::string& name, const std::vector<double>& ns,
                 int64_t peak_rss = 1 << 20) {
   PolicyRuns p;
   p.name = name;
-  p.family = "article";
+  p.family = allocators::Family::kArticle;
   for (size_t i = 0; i < ns.size(); ++i) {
     p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
   }
@@ -51,23 +51,25 @@ const std::vector<double> kDrift = {10, 12, 8, 11, 9, 12, 8, 10, 11, 9, 12, 8};
 
 ReportContext Cold() {
   ReportContext ctx;
-  ctx.rank_by = "cold";
+  ctx.rank_by = RankBy::kCold;
   ctx.passes = 1;
-  ctx.clock = "cpu";
+  ctx.clock = TimingClock::kCpu;
   return ctx;
 }
 
-ReplayProgram Program() {
-  ReplayProgram p;
-  p.path = "synthetic.trace";
-  p.allocs = 500;
-  p.frees = 500;
-  p.peak_live_bytes = 1 << 20;
-  return p;
+MeasuredTrace Measured(const std::vector<PolicyRuns>& runs, const PolicyRuns& noise) {
+  MeasuredTrace m;
+  m.trace.path = "synthetic.trace";
+  m.trace.memory_ops = 1000;
+  m.trace.peak_live_bytes = 1 << 20;
+  m.policies = runs;
+  m.noise = noise;
+  m.rounds = 12;
+  return m;
 }
 
 TraceReport Summarized(const std::vector<PolicyRuns>& runs, const PolicyRuns& noise = {}) {
-  return Summarize(Program(), runs, noise, Cold(), 12);
+  return Summarize(Measured(runs, noise), Cold());
 }
 
 const PolicyResult& Find(const TraceReport& t, const std::string& name) {
@@ -82,8 +84,9 @@ const PolicyResult& Find(const TraceReport& t, const std::string& name) {
 TEST(SummarizePolicyTest, FiguresStatusAndRatioToMalloc) {
   const PolicyRuns malloc = Runs("malloc", kDrift);
   const PolicyRuns slab = Runs("slab", Scaled(kDrift, 0.5));
-  const std::map<int, double> mc = FiguresByRound(malloc.runs, false, "cpu");
-  const PolicyResult p = SummarizePolicy(slab, mc, {}, 1 << 20, Cold());
+  const std::map<int, double> mc = FiguresByRound(malloc.runs, false, TimingClock::kCpu);
+  const PolicyResult p =
+      SummarizePolicy(slab, mc, {}, 1 << 20, Cold(), Cold().RankingFor(TimingClock::kCpu));
   EXPECT_TRUE(p.ok());
   EXPECT_EQ(p.runs, 12);
   EXPECT_NEAR(p.vs_malloc.median, 2.0, 1e-9);
@@ -226,7 +229,7 @@ TEST(SummarizeTest, TiedPoliciesOfAlmostEqualRssArePickedByAStableRule) {
   keep.frees_blocks = false;
   PolicyRuns article = Runs("pool/boundary/exp/st/single/free", b, (1 << 20) - 4096);
   PolicyRuns slab = Runs("slab/st/single", kDrift, 1 << 20);
-  slab.family = "ours";
+  slab.family = allocators::Family::kOurs;
   const TraceReport t =
       Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20), keep, article, slab});
   EXPECT_EQ(t.verdict.fastest.size(), 3u);
@@ -386,9 +389,9 @@ TEST(SummarizeTest, TheScreenWeighsThoseThatFreeApartFromThoseThatNever) {
 // kNeverFreesMargin faster than the fastest that frees to be recommended.
 TEST(SummarizeTest, ANeverFreeingPolicyDisplacesOneThatFreesOnlyByTheMargin) {
   PolicyRuns slab = Runs("slab/st/single", kDrift);
-  slab.family = "ours";
+  slab.family = allocators::Family::kOurs;
   PolicyRuns boost = Runs("boost_fast_pool_nolock", Scaled(kDrift, 1.01));
-  boost.family = "baseline";
+  boost.family = allocators::Family::kBaseline;
   auto with_keep = [&](double factor) {
     PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", Scaled(kDrift, factor));
     keep.frees_blocks = false;
@@ -445,9 +448,9 @@ TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
-  ReplayProgram p = Program();
-  p.allocs = p.frees = 0;
-  const TraceReport t = Summarize(p, {}, PolicyRuns{}, Cold(), 0);
+  MeasuredTrace m = Measured({}, PolicyRuns{});
+  m.trace.memory_ops = 0;
+  const TraceReport t = Summarize(m, Cold());
   EXPECT_TRUE(t.no_memory_ops);
   EXPECT_TRUE(t.verdict.recommended.empty());
 }

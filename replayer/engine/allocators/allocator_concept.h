@@ -59,14 +59,22 @@
 #include <utility>
 
 #include "alloctrace/base/check.h"
+#include "alloctrace/base/enum_words.h"
 
 namespace alloctrace::allocators {
 
-// Families, for grouping in reports.
-inline constexpr char kFamilyBaseline[] = "baseline";  // malloc, new, Boost, pmr, bump
-inline constexpr char kFamilyExternal[] = "external";  // tcmalloc, jemalloc, mimalloc
-inline constexpr char kFamilyArticle[] = "article";    // the 48 article policies
-inline constexpr char kFamilyOurs[] = "ours";          // alloctrace's own policy
+// Families, for grouping in reports and for the recommendation's
+// preference among policies it cannot tell apart.
+enum class Family {
+  kBaseline,  // malloc, new, Boost, pmr, bump
+  kExternal,  // tcmalloc, jemalloc, mimalloc
+  kArticle,   // the 48 article policies
+  kOurs,      // alloctrace's own pools (slab, small_node)
+};
+inline constexpr EnumWord<Family> kFamilyWords[] = {{Family::kBaseline, "baseline"},
+                                                    {Family::kExternal, "external"},
+                                                    {Family::kArticle, "article"},
+                                                    {Family::kOurs, "ours"}};
 
 // How a user puts an allocator into their own program: the C++ type to
 // paste (with `T` as the element type) and where it comes from, or, for a
@@ -80,8 +88,8 @@ struct Adoption {
 };
 
 struct AllocatorInfo {
-  std::string name;         // Unique; no spaces, commas or glob characters.
-  std::string family;       // One of the kFamily* constants.
+  std::string name;  // Unique; no spaces, commas or glob characters.
+  Family family = Family::kBaseline;
   std::string description;  // One line.
   // A malloc library the run's process must be started with (LD_PRELOAD),
   // as a file name the dynamic loader finds; empty for none.

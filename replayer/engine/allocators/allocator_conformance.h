@@ -136,9 +136,9 @@ TYPED_TEST_P(AllocatorConformanceTest, InfoIsComplete) {
   const AllocatorInfo info = TypeParam::Info();
   EXPECT_FALSE(info.name.empty());
   EXPECT_EQ(info.name.find_first_of(" ,*?[]\t"), std::string::npos) << info.name;
-  EXPECT_TRUE(info.family == kFamilyBaseline || info.family == kFamilyArticle ||
-              info.family == kFamilyOurs)
-      << info.family;
+  EXPECT_TRUE(info.family == Family::kBaseline || info.family == Family::kArticle ||
+              info.family == Family::kOurs)
+      << WordOf(kFamilyWords, info.family);
   EXPECT_FALSE(info.description.empty());
   static_assert(IsReplayAllocator<TypeParam>::value);
 }

@@ -10,7 +10,7 @@
 namespace alloctrace::allocators {
 
 AllocatorInfo MallocAllocator::Info() {
-  AllocatorInfo info{"malloc", kFamilyBaseline,
+  AllocatorInfo info{"malloc", Family::kBaseline,
                      "the process's malloc/free/realloc (glibc unless another is "
                      "preloaded); aligned_alloc above 16"};
   info.adopt.how =
@@ -26,14 +26,14 @@ void* MallocAllocator::AlignedAllocate(size_t bytes, size_t align) {
 }
 
 AllocatorInfo NewAllocator::Info() {
-  AllocatorInfo info{"new", kFamilyBaseline,
+  AllocatorInfo info{"new", Family::kBaseline,
                      "std::allocator: ::operator new/delete, sized and aligned overloads"};
   info.adopt = Adoption{"std::allocator<T>", "memory", "", "", "the standard default"};
   return info;
 }
 
 AllocatorInfo PmrUnsyncPoolAllocator::Info() {
-  AllocatorInfo info{"pmr_unsync_pool", kFamilyBaseline,
+  AllocatorInfo info{"pmr_unsync_pool", Family::kBaseline,
                      "std::pmr::unsynchronized_pool_resource over new_delete_resource, "
                      "one per run"};
   info.adopt = Adoption{"std::pmr::polymorphic_allocator<T>", "memory_resource", "", "",
@@ -43,7 +43,7 @@ AllocatorInfo PmrUnsyncPoolAllocator::Info() {
 }
 
 AllocatorInfo PmrMonotonicAllocator::Info() {
-  AllocatorInfo info{"pmr_monotonic", kFamilyBaseline,
+  AllocatorInfo info{"pmr_monotonic", Family::kBaseline,
                      "std::pmr::monotonic_buffer_resource over new_delete_resource, one "
                      "per run; frees are no-ops"};
   info.adopt = Adoption{"std::pmr::polymorphic_allocator<T>", "memory_resource", "", "",
@@ -54,7 +54,7 @@ AllocatorInfo PmrMonotonicAllocator::Info() {
 }
 
 AllocatorInfo BumpAllocator::Info() {
-  AllocatorInfo info{"bump", kFamilyBaseline,
+  AllocatorInfo info{"bump", Family::kBaseline,
                      "pointer bump through a pre-faulted 64 MiB slab, never frees: the "
                      "harness's own cost (its RSS figures mean nothing)"};
   info.adopt.how = "not an allocator to adopt: the replay harness's own cost";

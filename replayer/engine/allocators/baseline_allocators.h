@@ -82,7 +82,7 @@ class PreloadedMallocAllocator : public MallocAllocator {
     AllocatorInfo info;
     switch (kWhich) {
       case ExternalMalloc::kTcmalloc:
-        info = {"tcmalloc", kFamilyExternal,
+        info = {"tcmalloc", Family::kExternal,
                 "gperftools tcmalloc (minimal), preloaded: malloc/free/realloc/calloc",
                 "libtcmalloc_minimal.so.4"};
         info.adopt.how =
@@ -90,14 +90,14 @@ class PreloadedMallocAllocator : public MallocAllocator {
             "start it with LD_PRELOAD=libtcmalloc_minimal.so.4";
         break;
       case ExternalMalloc::kJemalloc:
-        info = {"jemalloc", kFamilyExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
+        info = {"jemalloc", Family::kExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
                 "libjemalloc.so.2"};
         info.adopt.how =
             "link the program with -ljemalloc (Debian: libjemalloc-dev), or start it with "
             "LD_PRELOAD=libjemalloc.so.2";
         break;
       case ExternalMalloc::kMimalloc:
-        info = {"mimalloc", kFamilyExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
+        info = {"mimalloc", Family::kExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
                 "libmimalloc.so.2"};
         info.adopt.how =
             "link the program with -lmimalloc (Debian: libmimalloc-dev), or start it with "

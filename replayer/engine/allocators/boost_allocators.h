@@ -143,7 +143,7 @@ using BoostFastPoolNoLockAllocator =
 
 template <>
 inline AllocatorInfo BoostPoolAllocator::Info() {
-  AllocatorInfo info{"boost_pool", kFamilyBaseline,
+  AllocatorInfo info{"boost_pool", Family::kBaseline,
                      "boost::pool_allocator: singleton_pool per 8-byte size class to 128, "
                      "ordered free list"};
   info.adopt = Adoption{"boost::pool_allocator<T>", kBoostHeader, "", kBoostCMakeTarget, ""};
@@ -151,7 +151,7 @@ inline AllocatorInfo BoostPoolAllocator::Info() {
 }
 template <>
 inline AllocatorInfo BoostFastPoolAllocator::Info() {
-  AllocatorInfo info{"boost_fast_pool", kFamilyBaseline,
+  AllocatorInfo info{"boost_fast_pool", Family::kBaseline,
                      "boost::fast_pool_allocator: singleton_pool per 8-byte size class to "
                      "128, default mutex"};
   info.adopt = Adoption{"boost::fast_pool_allocator<T>", kBoostHeader, "", kBoostCMakeTarget, ""};
@@ -159,7 +159,7 @@ inline AllocatorInfo BoostFastPoolAllocator::Info() {
 }
 template <>
 inline AllocatorInfo BoostFastPoolNoLockAllocator::Info() {
-  AllocatorInfo info{"boost_fast_pool_nolock", kFamilyBaseline,
+  AllocatorInfo info{"boost_fast_pool_nolock", Family::kBaseline,
                      "boost::fast_pool_allocator with details::pool::null_mutex"};
   info.adopt = Adoption{
       "boost::fast_pool_allocator<T, boost::default_user_allocator_new_delete, "

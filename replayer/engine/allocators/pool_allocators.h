@@ -119,7 +119,7 @@ class PoolPolicyAllocator : public ReplayAllocatorDefaults<PoolPolicyAllocator<A
     const pool::PolicyEntry entry = pool::EntryOf<A>();
     AllocatorInfo info{
         entry.name,
-        allocators_internal::IsArticlePool<PoolType>::value ? kFamilyArticle : kFamilyOurs,
+        allocators_internal::IsArticlePool<PoolType>::value ? Family::kArticle : Family::kOurs,
         entry.description};
     info.adopt =
         Adoption{entry.cpp_type, pool::kHeader, pool::kBazelTarget, pool::kCMakeTarget, ""};

@@ -42,11 +42,11 @@ std::map<std::string, AllocatorInfo> AllocatorInfosByName() {
 std::vector<std::string> DefaultPolicyNames() {
   std::vector<std::string> names;
   for (const AllocatorInfo& info : AllAllocators()) {
-    if (info.family == kFamilyArticle || info.name == "bump") continue;
+    if (info.family == Family::kArticle || info.name == "bump") continue;
     // Of our pools, the single-threaded variants in both holdings; their
     // thread-safe twins replace them on traces that need it
     // (replayer/measure/policy_safety.h).
-    if (info.family == kFamilyOurs && info.thread_safe) continue;
+    if (info.family == Family::kOurs && info.thread_safe) continue;
     names.push_back(info.name);
   }
   return names;

@@ -20,11 +20,11 @@ TEST(RegistryTest, ListsEveryAllocatorOnceWithItsFamily) {
   int baseline = 0, external = 0, article = 0, ours = 0;
   for (const AllocatorInfo& info : all) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
-    baseline += info.family == kFamilyBaseline;
-    article += info.family == kFamilyArticle;
-    ours += info.family == kFamilyOurs;
-    external += info.family == kFamilyExternal;
-    EXPECT_EQ(info.preload.empty(), info.family != kFamilyExternal) << info.name;
+    baseline += info.family == Family::kBaseline;
+    article += info.family == Family::kArticle;
+    ours += info.family == Family::kOurs;
+    external += info.family == Family::kExternal;
+    EXPECT_EQ(info.preload.empty(), info.family != Family::kExternal) << info.name;
   }
   EXPECT_EQ(baseline, 8);
   EXPECT_EQ(external, 3);

@@ -1,0 +1,52 @@
+// What MeasureTrace hands on (measure.h): the facts of the trace the
+// verdict and the reports need, and every policy's runs. Plain data,
+// independent of the replay program it came from.
+//
+// Thread-safety: plain structs.
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_MEASURED_TRACE_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_MEASURED_TRACE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloctrace/replayer/measure/runs.h"
+
+namespace alloctrace {
+
+// What a report says of the trace itself.
+struct TraceFacts {
+  std::string path;  // as the user wrote it
+  std::string workload;
+  uint64_t memory_ops = 0;  // alloc, free, realloc: what a pass times
+  uint64_t arena_events = 0;
+  uint64_t threads = 0;
+  // ArenaUsageSummary's words (inspect/arena_usage.h): which arenas
+  // several threads use, and whether most arenas hold one block; "" when
+  // there is nothing to say.
+  std::string arena_sharing;
+  std::string arena_shape;
+  uint64_t peak_live_bytes = 0;  // the ideal
+  uint64_t peak_live_objects = 0;
+  std::string cut_short;  // how a recording cut short ends; "" if complete
+};
+
+// Every policy's runs on one trace, as measured.
+struct MeasuredTrace {
+  TraceFacts trace;
+  std::vector<PolicyRuns> policies;
+  PolicyRuns noise;  // glibc malloc's second run set (may be empty)
+  int rounds = 0;
+  DisturbanceCounts disturbance;
+  // The clock that timed the ranking figure, resolved (kCpu or kWall).
+  TimingClock clock = TimingClock::kCpu;
+  // 1: the serialized replay; more: the per-thread replay, with its waits
+  // and its frees of another thread's objects.
+  uint32_t replay_threads = 1;
+  uint64_t sync_points = 0;
+  uint64_t cross_thread_frees = 0;
+};
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_MEASURED_TRACE_H_

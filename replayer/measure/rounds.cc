@@ -1,0 +1,241 @@
+#include "alloctrace/replayer/measure/rounds.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "alloctrace/replayer/measure/race.h"
+#include "alloctrace/replayer/measure/stats.h"
+
+namespace alloctrace {
+namespace {
+
+std::vector<double> Values(const std::map<int, double>& m) {
+  std::vector<double> v;
+  for (const auto& [round, x] : m) v.push_back(x);
+  return v;
+}
+
+// Records `o`, the outcome of a run of `c` in `round`.
+void Record(Contender& c, const RunOutcome& o, int round) {
+  ++c.attempts;
+  c.spent += o.seconds;
+  switch (o.end) {
+    case RunOutcome::End::kKept:
+      ++c.kept;
+      c.run_seconds.push_back(o.run_seconds > 0 ? o.run_seconds : o.seconds);
+      if (o.figure > 0) c.figures[round] = o.figure;
+      break;
+    case RunOutcome::End::kFailed:
+      ++c.failed;
+      c.fatal |= o.fatal;
+      if (c.first_error.empty()) c.first_error = absl::StrCat("run ", c.attempts, ": ", o.error);
+      break;
+    case RunOutcome::End::kStopped:
+      break;
+  }
+}
+
+// The state of one measurement while it runs.
+class Rounds {
+ public:
+  Rounds(std::vector<Contender>& cs, ContenderRunner& runner, const RoundsSettings& s)
+      : cs_(cs), runner_(runner), s_(s), rng_(s.seed) {
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (cs_[i].reference) ref_ = i;
+      if (cs_[i].noise) noise_ = i;
+    }
+    for (size_t i = 0; i < cs_.size(); ++i) entrants_ += IsOther(i) && !cs_[i].done;
+    result_.total_budget = s.total_budget_seconds;
+  }
+
+  RoundsResult Run() {
+    round_ = s_.first_round;
+    while (RunOneRound()) {
+    }
+    if (!s_.progress_label.empty()) std::fprintf(stderr, "\r\033[K");
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (!IsNoise(i)) RecheckPrecise(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_.precision);
+    }
+    result_.rounds = round_ - s_.first_round;
+    return result_;
+  }
+
+ private:
+  bool IsNoise(size_t i) const { return i == noise_; }
+  bool IsOther(size_t i) const { return i != ref_ && i != noise_; }
+  bool Bounded() const { return s_.race && s_.total_budget_seconds > 0; }
+
+  double TotalSpent() const {
+    double spent = 0;
+    for (const Contender& c : cs_) spent += c.spent;
+    return spent;
+  }
+
+  bool OthersActive() const {
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (IsOther(i) && !cs_[i].done) return true;
+    }
+    return false;
+  }
+
+  // The reference runs as long as anyone does, so every run has its pair.
+  bool ReferenceActive(bool others_active) const {
+    const Contender& r = cs_[ref_];
+    return !r.fatal && (others_active || !r.done) && !(r.failed > 0 && r.attempts >= s_.min_runs);
+  }
+
+  // Who runs this round, in a shuffled order (the reference first in the
+  // race's first round, so the race's time limit knows the pace).
+  std::vector<size_t> Order(bool others_active, bool ref_active) {
+    const RaceLeaders leaders =
+        s_.race ? FindRaceLeaders(cs_) : RaceLeaders{cs_.size(), cs_.size()};
+    std::vector<size_t> order;
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      const bool leads = i == leaders.fastest || i == leaders.freeing;
+      const bool runs =
+          i == ref_ || IsNoise(i) ? ref_active : !cs_[i].done || (leads && others_active);
+      if (runs) order.push_back(i);
+    }
+    std::shuffle(order.begin(), order.end(), rng_);
+    if (s_.race && round_ == s_.first_round) {
+      auto first = std::find(order.begin(), order.end(), ref_);
+      if (first != order.end()) std::rotate(order.begin(), first, first + 1);
+    }
+    return order;
+  }
+
+  void RunContender(size_t i) {
+    Contender& c = cs_[i];
+    ChildLimits limits = s_.limits;
+    RaceRunLimit race_limit;
+    // The reference and its second run set pair every run: never stopped
+    // by the race.
+    if (s_.race && !IsNoise(i)) {
+      race_limit = RaceTimeLimit(cs_, i, ref_, s_.limits.wall_seconds);
+      if (race_limit.seconds > 0) limits.wall_seconds = race_limit.seconds;
+    }
+    if (!s_.progress_label.empty()) {
+      std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", s_.progress_label.c_str(),
+                   round_ - s_.first_round + 1, c.name.c_str(), c.attempts + 1);
+    }
+    const RunOutcome o = runner_.Run(i, round_, limits, race_limit.seconds > 0);
+    Record(c, o, round_);
+    if (o.end == RunOutcome::End::kStopped) {
+      EliminateStopped(c, race_limit, round_ - s_.first_round);
+      stopped_spent_ += c.spent;
+    }
+  }
+
+  // One round and what follows it; false once the measurement is over.
+  bool RunOneRound() {
+    const bool others_active = OthersActive();
+    const bool ref_active = ReferenceActive(others_active);
+    if (!others_active && !ref_active) return false;
+    if (s_.stop_without_reference && cs_[ref_].failed > 0) return false;
+    bool budget_spent = false;
+    for (size_t i : Order(others_active, ref_active)) {
+      if (Bounded() && round_ > s_.first_round && TotalSpent() >= result_.total_budget) {
+        budget_spent = true;
+        break;
+      }
+      RunContender(i);
+      if (s_.stop_without_reference && i == ref_ && cs_[ref_].failed > 0) break;
+    }
+    ++round_;
+    if (round_ == s_.first_round + 1 && Bounded()) Stretch();
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (!IsNoise(i)) UpdateDone(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_);
+    }
+    if (s_.race) Look();
+    if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget)) {
+      StopAll(
+          absl::StrFormat("total budget of %.0f s spent (--total_budget)", result_.total_budget));
+      return false;
+    }
+    if (!others_active && cs_[ref_].done) return false;
+    return round_ - s_.first_round < s_.max_runs * 3;  // a backstop, never reached in practice
+  }
+
+  // A long trace: the budget stretches, up to its cap, to stretch_rounds
+  // rounds at the first's pace. Contenders the race's time limit stopped
+  // run no more: their runs set no pace.
+  void Stretch() {
+    const double pace = TotalSpent() - stopped_spent_;
+    result_.total_budget =
+        std::max(result_.total_budget,
+                 std::min(s_.max_total_budget_seconds, s_.stretch_rounds * pace + stopped_spent_));
+  }
+
+  void Look() {
+    if (round_ - s_.first_round < s_.race_min_runs) return;
+    const double margin =
+        noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0;
+    RaceLook(cs_, FindRaceLeaders(cs_), ref_, margin, ++looks_, entrants_, s_.race_min_runs);
+  }
+
+  void StopAll(const std::string& reason) {
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (cs_[i].done || IsNoise(i)) continue;
+      cs_[i].done = true;
+      cs_[i].stop_reason = reason;
+    }
+  }
+
+  std::vector<Contender>& cs_;
+  ContenderRunner& runner_;
+  const RoundsSettings& s_;
+  std::mt19937_64 rng_;
+  size_t ref_ = 0;
+  size_t noise_ = static_cast<size_t>(-1);
+  int entrants_ = 0;
+  int looks_ = 0;
+  int round_ = 0;
+  double stopped_spent_ = 0;
+  RoundsResult result_;
+};
+
+}  // namespace
+
+bool Precise(const Contender& c, const Contender* reference, double precision) {
+  if (MedianWithCi(Values(c.figures)).HalfWidth() > precision) return false;
+  if (reference == nullptr || reference == &c) return true;
+  const Estimate ratio = PairedRatio(reference->figures, c.figures);
+  return !ratio.has_data() || ratio.HalfWidth() <= precision;
+}
+
+void RecheckPrecise(Contender& c, const Contender* reference, double precision) {
+  if (c.stop_reason != "precise" || Precise(c, reference, precision)) return;
+  c.stop_reason =
+      "precise once, then ran on so the others' runs had their pair; its CIs widened since";
+}
+
+void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& s) {
+  if (c.done) return;
+  if (c.failed > 0) {
+    if (c.fatal || c.attempts >= s.min_runs) {
+      c.done = true;
+      c.stop_reason = "failed";
+    }
+    return;
+  }
+  if (c.kept >= s.min_runs && Precise(c, reference, s.precision)) {
+    c.done = true;
+    c.stop_reason = "precise";
+  } else if (c.kept >= s.min_runs && c.spent >= s.budget_seconds) {
+    c.done = true;
+    c.stop_reason = absl::StrFormat("budget of %.0f s spent", s.budget_seconds);
+  } else if (c.kept >= s.max_runs) {
+    c.done = true;
+    c.stop_reason = absl::StrCat("--max_runs=", s.max_runs, " reached");
+  }
+}
+
+RoundsResult RunRounds(std::vector<Contender>& contenders, ContenderRunner& runner,
+                       const RoundsSettings& s) {
+  return Rounds(contenders, runner, s).Run();
+}
+
+}  // namespace alloctrace

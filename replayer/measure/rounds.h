@@ -1,0 +1,131 @@
+// The rounds: the one protocol by which contenders are measured, the
+// replay's policies and in situ's runs of the user's program alike (a new
+// measurement mode brings a ContenderRunner and nothing else).
+//
+// A round runs every contender still measuring once, in an order shuffled
+// by the seed, with the reference (glibc malloc in a replay, std or malloc
+// in situ) in every round, so that every run has a reference run of the
+// same round to pair with; the noise contender, the reference's second run
+// set, runs with it. After each round each contender's stopping rule
+// (UpdateDone: failed, precise, its budget spent, max_runs) and, with the
+// race, the race's look (race.h) decide who runs on; the race's leaders and
+// the reference run as long as anyone does. With a total budget (race
+// only), the runs stop once that many seconds of them are spent, checked
+// before every run after the first round (so every contender gets a run);
+// after the first round the budget stretches, up to
+// RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at
+// the first round's pace, so that no verdict rests on a round or two. With
+// the race, a run's time limit follows the pace (race.h: RaceTimeLimit),
+// and the reference runs first in the first round so the pace is known
+// before a pathological contender runs.
+//
+// Thread-safety: single-threaded; the runner forks and waits for children.
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_ROUNDS_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_ROUNDS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "alloctrace/base/child_process.h"
+
+namespace alloctrace {
+
+// What the rounds keep of one contender. The mode keeps the runs
+// themselves (a replay's RunRecords, in situ's program runs); the core
+// reads only their ranked figures.
+struct Contender {
+  std::string name;
+  bool reference = false;    // pairs every run: runs as long as anyone does
+  bool noise = false;        // the reference's second run set: runs with it
+  bool races = true;         // may lead and be eliminated (false: bump, the harness floor)
+  bool frees_blocks = true;  // the race's leaders: see race.h
+  // The ranked figure (a time: lower is faster) of each round it has one.
+  std::map<int, double> figures;
+  int kept = 0;                     // runs kept (a kept run may lack a figure: no warm pass)
+  std::vector<double> run_seconds;  // each kept run's wall time (the race's pace)
+  double spent = 0;                 // seconds of its runs, failed ones included
+  int attempts = 0;
+  int failed = 0;
+  bool fatal = false;  // a failure that makes more runs pointless (time, memory)
+  bool done = false;
+  bool eliminated = false;  // by the race (done too)
+  std::string first_error;  // "run 2: crashed with signal 11 (...)"
+  std::string stop_reason;  // why it stopped: "precise", "budget of 3 s spent", ...
+};
+
+// How a run ended, as the mode's runner reports it.
+struct RunOutcome {
+  enum class End { kKept, kFailed, kStopped };  // kStopped: at the race's time limit
+  End end = End::kKept;
+  double figure = -1;      // kKept: the ranked figure; <= 0: none
+  double seconds = 0;      // the wall time the run took, re-runs included (the budgets)
+  double run_seconds = 0;  // kKept: the kept run's own wall time (the race's pace); 0: seconds
+  std::string error;       // kFailed: what went wrong
+  bool fatal = false;      // kFailed: another run would fail the same way
+};
+
+// A mode's way of running one contender once.
+class ContenderRunner {
+ public:
+  virtual ~ContenderRunner() = default;
+  // Runs contenders[index] once in `round`, killed past `limits`;
+  // `race_limited`: the time limit is the race's (lower than the configured
+  // one), so a run killed at it is kStopped, not failed. The mode keeps the
+  // run's own record.
+  virtual RunOutcome Run(size_t index, int round, const ChildLimits& limits, bool race_limited) = 0;
+};
+
+// When the runs stop. Defaults are the replayer's command line's.
+struct RoundsSettings {
+  int min_runs = 10;
+  int max_runs = 500;
+  double precision = 0.03;               // CI half-width target, as a fraction
+  double budget_seconds = 3;             // per contender
+  bool race = true;                      // successive elimination (race.h)
+  int race_min_runs = 3;                 // paired rounds before a contender can be eliminated
+  double total_budget_seconds = 16;      // with the race, all contenders together; 0: none
+  double max_total_budget_seconds = 50;  // what the total budget may stretch to
+  int stretch_rounds = 5;                // rounds at the first's pace the budget stretches to
+  ChildLimits limits;                    // the configured limits of a run
+  uint64_t seed = 1;                     // of the order shuffled in each round
+  int first_round = 0;                   // in situ counts its warm-up as round 0
+  // Without the reference no ratio can be paired: stop everyone if it fails
+  // (in situ), or let the others run on unpaired (a replay).
+  bool stop_without_reference = false;
+  // Progress on stderr: "" for none, else a label ("simple_map.trace").
+  std::string progress_label;
+};
+
+struct RoundsResult {
+  int rounds = 0;           // rounds run (first_round + that many were numbered)
+  double total_budget = 0;  // as stretched (0: none)
+};
+
+// Whether `c` has reached the precision: its median and its ratio to
+// `reference` (paired by round; none if null or `c` itself), 95% bootstrap
+// CIs within `precision`. The very estimates the reports give, so a
+// contender stopped as precise is never listed as short of the precision.
+bool Precise(const Contender& c, const Contender* reference, double precision);
+
+// Sets `c.done` and `c.stop_reason` once it failed (after min_runs
+// attempts, or at once if fatal), is precise after min_runs runs, spent its
+// budget after min_runs runs, or made max_runs runs.
+void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& s);
+
+// At the end: a contender stopped as "precise" that ran on (a race's
+// leader, or the reference, run as long as anyone runs so that every run
+// has its pair) may have widened its CIs since; if it is no longer Precise,
+// its stop_reason says so.
+void RecheckPrecise(Contender& c, const Contender* reference, double precision);
+
+// Runs rounds over `contenders` (see above) until every one is done, the
+// total budget is spent or a backstop of max_runs * 3 rounds. Exactly one
+// contender must be the reference; at most one the noise.
+RoundsResult RunRounds(std::vector<Contender>& contenders, ContenderRunner& runner,
+                       const RoundsSettings& s);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_ROUNDS_H_

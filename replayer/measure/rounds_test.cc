@@ -1,0 +1,256 @@
+// The rounds core (rounds.h): its stopping rule on given figures, and whole
+// measurements through a fake runner (no timing, no child processes).
+#include "alloctrace/replayer/measure/rounds.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+Contender WithFigures(const std::string& name, const std::vector<double>& figures) {
+  Contender c;
+  c.name = name;
+  for (size_t i = 0; i < figures.size(); ++i) c.figures[static_cast<int>(i)] = figures[i];
+  c.kept = c.attempts = static_cast<int>(figures.size());
+  return c;
+}
+
+RoundsSettings TestSettings() {
+  RoundsSettings s;
+  s.precision = 0.03;
+  s.budget_seconds = 3;
+  s.min_runs = 5;
+  s.max_runs = 50;
+  s.race_min_runs = 5;
+  return s;
+}
+
+TEST(UpdateDoneTest, SteadyRunsArePreciseOnlyAfterMinRuns) {
+  const RoundsSettings s = TestSettings();
+  Contender c = WithFigures("slab", {50, 50, 50, 50});
+  UpdateDone(c, nullptr, s);
+  EXPECT_FALSE(c.done);
+  c.figures[4] = 50;
+  ++c.kept;
+  UpdateDone(c, nullptr, s);
+  EXPECT_TRUE(c.done);
+  EXPECT_EQ(c.stop_reason, "precise");
+}
+
+TEST(UpdateDoneTest, TheRatioToTheReferenceMustBePreciseToo) {
+  const RoundsSettings s = TestSettings();
+  // Steady alone, but its ratio to a reference that swings by 2x is not.
+  Contender c = WithFigures("slab", {50, 50, 50, 50, 50, 50});
+  const Contender ref = WithFigures("malloc", {50, 100, 50, 100, 50, 100});
+  EXPECT_TRUE(Precise(c, nullptr, s.precision));
+  EXPECT_FALSE(Precise(c, &ref, s.precision));
+  UpdateDone(c, &ref, s);
+  EXPECT_FALSE(c.done);
+  const Contender steady_ref = WithFigures("malloc", {75, 75, 75, 75, 75, 75});
+  EXPECT_TRUE(Precise(c, &steady_ref, s.precision));
+}
+
+TEST(UpdateDoneTest, NoisyRunsStopAtTheBudgetThenAtMaxRuns) {
+  RoundsSettings s = TestSettings();
+  Contender c = WithFigures("slab", {10, 90, 10, 90, 10, 90});
+  c.spent = 1;
+  UpdateDone(c, nullptr, s);
+  EXPECT_FALSE(c.done);
+  c.spent = 3;
+  UpdateDone(c, nullptr, s);
+  EXPECT_TRUE(c.done);
+  EXPECT_EQ(c.stop_reason, "budget of 3 s spent");
+
+  Contender n = WithFigures("slab", {10, 90, 10, 90, 10, 90});
+  s.max_runs = 6;
+  UpdateDone(n, nullptr, s);
+  EXPECT_TRUE(n.done);
+  EXPECT_EQ(n.stop_reason, "--max_runs=6 reached");
+}
+
+TEST(UpdateDoneTest, AFailureStopsAfterMinAttemptsOrAtOnceIfFatal) {
+  const RoundsSettings s = TestSettings();
+  Contender c = WithFigures("slab", {50, 50});
+  c.failed = 1;
+  c.attempts = 3;
+  UpdateDone(c, nullptr, s);
+  EXPECT_FALSE(c.done);
+  c.attempts = 5;
+  UpdateDone(c, nullptr, s);
+  EXPECT_TRUE(c.done);
+  EXPECT_EQ(c.stop_reason, "failed");
+
+  Contender f = WithFigures("slab", {});
+  f.failed = 1;
+  f.attempts = 1;
+  f.fatal = true;
+  UpdateDone(f, nullptr, s);
+  EXPECT_TRUE(f.done);
+  EXPECT_EQ(f.stop_reason, "failed");
+}
+
+// slab/st/single, the race's leader, was precise after 10 runs and ran on
+// so the others had their pair; ten noisy runs more widened its CI. The
+// report listed it "(precise)" under "CI wider than +-3%".
+TEST(UpdateDoneTest, APreciseLeaderThatRanOnIsRecheckedAtTheEnd) {
+  const RoundsSettings s = TestSettings();
+  Contender c = WithFigures("slab/st/single", std::vector<double>(10, 50));
+  UpdateDone(c, nullptr, s);
+  ASSERT_EQ(c.stop_reason, "precise");
+  RecheckPrecise(c, nullptr, s.precision);
+  EXPECT_EQ(c.stop_reason, "precise");  // still so
+  std::vector<double> slower_later(10, 50);
+  slower_later.insert(slower_later.end(), 10, 60);  // the machine slowed down
+  Contender more = WithFigures("slab/st/single", slower_later);
+  more.done = true;
+  more.stop_reason = "precise";
+  RecheckPrecise(more, nullptr, s.precision);
+  EXPECT_EQ(more.stop_reason,
+            "precise once, then ran on so the others' runs had their pair; its CIs widened since");
+}
+
+TEST(UpdateDoneTest, ADoneContenderStaysAsItIs) {
+  const RoundsSettings s = TestSettings();
+  Contender c = WithFigures("slab", {});
+  c.done = true;
+  c.stop_reason = "skipped";
+  UpdateDone(c, nullptr, s);
+  EXPECT_EQ(c.stop_reason, "skipped");
+}
+
+// A runner whose contender i takes seconds[i] per run, its figure in
+// proportion, with a steady wobble of 1% by round; every run is logged.
+class FakeRunner : public ContenderRunner {
+ public:
+  explicit FakeRunner(std::vector<double> seconds) : seconds_(std::move(seconds)) {}
+  RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
+    log.emplace_back(i, round);
+    RunOutcome o;
+    const double t = seconds_[i] * (round % 2 ? 1.01 : 0.99);
+    if (fail.count(i)) {
+      o.end = RunOutcome::End::kFailed;
+      o.error = "crashed with signal 11";
+      o.fatal = true;
+      o.seconds = t;
+      return o;
+    }
+    if (limits.wall_seconds > 0 && t > limits.wall_seconds) {
+      o.end = race_limited ? RunOutcome::End::kStopped : RunOutcome::End::kFailed;
+      o.error = "killed after the time limit";
+      o.seconds = limits.wall_seconds;
+      return o;
+    }
+    o.figure = t * 1e6;
+    o.seconds = t;
+    return o;
+  }
+  std::vector<std::pair<size_t, int>> log;  // contender, round
+  std::map<size_t, bool> fail;
+
+ private:
+  std::vector<double> seconds_;
+};
+
+std::vector<Contender> Three() {
+  std::vector<Contender> cs(4);
+  cs[0].name = "ref";
+  cs[0].reference = true;
+  cs[1].name = "noise";
+  cs[1].noise = true;
+  cs[2].name = "fast";
+  cs[3].name = "slow";
+  return cs;
+}
+
+TEST(RunRoundsTest, TheReferenceRunsInEveryRoundAnyoneRuns) {
+  std::vector<Contender> cs = Three();
+  FakeRunner runner({0.01, 0.01, 0.005, 0.05});
+  RoundsSettings s = TestSettings();
+  s.race = false;
+  const RoundsResult r = RunRounds(cs, runner, s);
+  std::map<int, int> ref_runs;
+  std::map<int, int> runs;
+  for (const auto& [i, round] : runner.log) {
+    ++runs[round];
+    if (i == 0) ++ref_runs[round];
+  }
+  for (const auto& [round, n] : runs) EXPECT_EQ(ref_runs[round], 1) << "round " << round;
+  EXPECT_EQ(r.rounds, static_cast<int>(runs.size()));
+  EXPECT_EQ(cs[2].stop_reason, "precise");
+  EXPECT_EQ(cs[3].stop_reason, "precise");
+  EXPECT_GE(cs[2].kept, 5);
+}
+
+TEST(RunRoundsTest, TheRaceEliminatesTheClearlySlowerAndLetsTheLeaderRunOn) {
+  std::vector<Contender> cs = Three();
+  FakeRunner runner({0.01, 0.01, 0.005, 0.05});
+  RoundsSettings s = TestSettings();
+  s.race_min_runs = 3;
+  s.precision = 0.0001;  // nobody is ever precise: only the race stops them
+  s.budget_seconds = 1000;
+  s.max_runs = 12;
+  s.total_budget_seconds = 0;
+  RunRounds(cs, runner, s);
+  EXPECT_TRUE(cs[3].eliminated);
+  EXPECT_TRUE(absl::StartsWith(cs[3].stop_reason, "eliminated after 3 runs: 10.00x"))
+      << cs[3].stop_reason;
+  EXPECT_EQ(cs[2].stop_reason, "--max_runs=12 reached");
+  // The reference ran first in the first round: the pace is known early.
+  ASSERT_FALSE(runner.log.empty());
+  EXPECT_EQ(runner.log[0].first, 0u);
+}
+
+TEST(RunRoundsTest, ARunFarSlowerThanThePaceIsStoppedAndEliminated) {
+  std::vector<Contender> cs = Three();
+  FakeRunner runner({0.3, 0.3, 0.25, 30});
+  RoundsSettings s = TestSettings();
+  s.limits.wall_seconds = 280;
+  RunRounds(cs, runner, s);
+  int slow_runs = 0;
+  for (const auto& [i, round] : runner.log) slow_runs += i == 3;
+  EXPECT_EQ(slow_runs, 1);
+  EXPECT_TRUE(cs[3].eliminated);
+  EXPECT_EQ(cs[3].failed, 0);
+  EXPECT_TRUE(absl::StartsWith(cs[3].stop_reason, "eliminated in round 1: its run passed "))
+      << cs[3].stop_reason;
+}
+
+TEST(RunRoundsTest, TheTotalBudgetStopsEveryoneWhereTheyAre) {
+  std::vector<Contender> cs = Three();
+  FakeRunner runner({0.3, 0.3, 0.25, 0.26});
+  RoundsSettings s = TestSettings();
+  s.min_runs = 1000;
+  s.max_runs = 1000;
+  s.budget_seconds = 1000;
+  s.total_budget_seconds = 4;
+  s.max_total_budget_seconds = 4;
+  RunRounds(cs, runner, s);
+  EXPECT_EQ(cs[2].stop_reason, "total budget of 4 s spent (--total_budget)");
+  double spent = 0;
+  for (const Contender& c : cs) spent += c.spent;
+  EXPECT_LT(spent, 4 + 0.31);  // checked before every run
+}
+
+TEST(RunRoundsTest, WithoutTheReferenceNothingElseRunsWhenAsked) {
+  std::vector<Contender> cs = Three();
+  cs.erase(cs.begin() + 1);  // no noise contender
+  FakeRunner runner({0.01, 0.005, 0.05});
+  runner.fail[0] = true;
+  RoundsSettings s = TestSettings();
+  s.race = false;
+  s.first_round = 1;
+  s.stop_without_reference = true;
+  RunRounds(cs, runner, s);
+  EXPECT_EQ(cs[0].failed, 1);
+  for (const auto& [i, round] : runner.log) EXPECT_EQ(round, 1);
+  EXPECT_FALSE(cs[1].done);  // stopped with the others: the mode says so
+}
+
+}  // namespace
+}  // namespace alloctrace

@@ -1,0 +1,103 @@
+// What the measurement produces, as data: every run of every policy on a
+// trace (PolicyRuns of RunRecords), how disturbed they were, and how a run
+// is read (the figure that ranks: which pass kind, which clock). The
+// verdict (replayer/verdict) and the reports read these; nothing here runs
+// anything.
+//
+// Thread-safety: plain structs and pure functions.
+#ifndef ALLOCTRACE_REPLAYER_MEASURE_RUNS_H_
+#define ALLOCTRACE_REPLAYER_MEASURE_RUNS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "alloctrace/base/enum_words.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/run_result.h"
+
+namespace alloctrace {
+
+// What times a pass and ranks (--clock). kAuto is the command line's
+// default, resolved per trace before any figure is read (ResolveClock): CPU
+// time for one-thread (serialized) replays, wall-clock time for per-thread
+// ones, where contention and waiting are part of the cost.
+enum class TimingClock { kAuto, kCpu, kWall };
+inline constexpr EnumWord<TimingClock> kTimingClockWords[] = {
+    {TimingClock::kAuto, "auto"}, {TimingClock::kCpu, "cpu"}, {TimingClock::kWall, "wall"}};
+
+// Which passes of a run rank the policies (--rank_by).
+enum class RankBy { kCold, kWarm };
+inline constexpr EnumWord<RankBy> kRankByWords[] = {{RankBy::kCold, "cold"},
+                                                    {RankBy::kWarm, "warm"}};
+
+// How a policy's measurement ended, for the replay and in situ alike.
+enum class RunStatus { kOk, kFailed, kSkipped };
+inline constexpr EnumWord<RunStatus> kRunStatusWords[] = {
+    {RunStatus::kOk, "ok"}, {RunStatus::kFailed, "FAILED"}, {RunStatus::kSkipped, "skipped"}};
+
+// How a run's ranking figure is read.
+struct Ranking {
+  RankBy rank_by = RankBy::kCold;
+  int passes = 50;                        // passes per run at most (1: cold only, so never warm)
+  TimingClock clock = TimingClock::kCpu;  // resolved: kCpu or kWall
+
+  // Whether the warm passes rank (rank_by warm, and there are warm passes).
+  bool warm() const { return rank_by == RankBy::kWarm && passes > 1; }
+};
+
+// `clock` as it applies to a trace: kAuto is kWall for a per-thread replay,
+// kCpu for a serialized one.
+TimingClock ResolveClock(TimingClock clock, bool per_thread);
+
+// One successful run as measured.
+struct RunRecord {
+  int round = 0;           // ratios to malloc pair runs of the same round
+  int reruns = 0;          // times this slot was re-run for being disturbed
+  bool disturbed = false;  // kept though still disturbed after the re-runs
+  RunResult result;
+};
+
+// Everything measured for one policy on one trace.
+struct PolicyRuns {
+  std::string name;
+  allocators::Family family = allocators::Family::kBaseline;
+  std::string note;             // why it is in the set, if not obvious
+  allocators::Adoption adopt;   // how a user adopts it
+  bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
+  std::vector<RunRecord> runs;  // the successful ones
+  int attempts = 0;             // runs started, failed ones included
+  int failed = 0;
+  std::string first_error;  // "run 2: crashed with signal 11 (...)"
+  std::string skipped;      // why it was not run (library not installed)
+  std::string stop_reason;  // why its runs stopped (precise, budget, ...)
+  bool eliminated = false;  // dropped by the race (stop_reason says when, why)
+  // The storage kind if it joined the set as one of the article grid's
+  // (--policies=default): only the fastest of its kind, and those tied with
+  // it, are contenders (verdict: ScreenArticlePolicies). "" otherwise.
+  std::string screen_kind;
+};
+
+// Runs disturbed by an involuntary context switch in their ranking passes or
+// a CPU migration.
+struct DisturbanceCounts {
+  int runs = 0;       // successful runs made, re-runs included
+  int disturbed = 0;  // of them, disturbed
+  int kept = 0;       // disturbed but kept (re-runs spent or stopped)
+};
+
+// The figure a run contributes: ns per op of its cold pass or its warm
+// passes (their mean), by `clock` (kWall: wall time, else CPU time).
+// Negative if the run has no such pass.
+double RunNsPerOp(const RunResult& r, bool warm, TimingClock clock);
+
+// A policy's figure per round (RunNsPerOp; runs without the pass left out).
+std::map<int, double> FiguresByRound(const std::vector<RunRecord>& runs, bool warm,
+                                     TimingClock clock);
+
+// The ranking figure of every run, in run order (RunNsPerOp > 0 only).
+std::vector<double> RankFigures(const PolicyRuns& runs, const Ranking& ranking);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_MEASURE_RUNS_H_

@@ -1,0 +1,106 @@
+// What in situ measured of the user's program (in_situ/in_situ.h runs it),
+// as data: each candidate's runs and figures, and the verdict drawn from
+// them (DecideInSitu, by the replay's rule). The reports render it; nothing
+// here runs anything.
+//
+// Thread-safety: plain structs; DecideInSitu is a pure function of its
+// argument.
+#ifndef ALLOCTRACE_REPLAYER_VERDICT_IN_SITU_VERDICT_H_
+#define ALLOCTRACE_REPLAYER_VERDICT_IN_SITU_VERDICT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/measure/runs.h"
+#include "alloctrace/replayer/measure/stats.h"
+#include "alloctrace/replayer/verdict/summary.h"
+
+namespace alloctrace {
+
+// One run's figures, from wait4.
+struct InSituRun {
+  int round = 0;
+  double wall_s = 0;
+  double cpu_s = 0;  // user + system
+  int64_t peak_rss_bytes = 0;
+  int64_t minor_faults = 0;
+  int64_t major_faults = 0;
+};
+
+struct InSituPolicy {
+  std::string name;
+  RunStatus status = RunStatus::kOk;
+  std::string failure;                   // FAILED: reason; skipped: why
+  std::vector<std::string> stderr_tail;  // FAILED: the last lines of stderr
+  bool reference = false;
+  allocators::Adoption adopt;
+  bool frees_blocks = true;                                   // as InSituCandidate's
+  allocators::Family family = allocators::Family::kBaseline;  // as InSituCandidate's
+  std::vector<InSituRun> runs;                                // the successful ones
+  int attempts = 0;
+  std::string stop_reason;
+  Estimate wall_s, cpu_s, peak_rss_bytes;
+  Estimate ranked;  // wall_s or cpu_s, as the clock says
+  Estimate
+      vs_reference;  // the reference's ranked figure over this one's, paired by round (>1: faster)
+  double minor_faults = 0, major_faults = 0;  // medians
+  bool tied_fastest = false;
+  bool ok() const { return status == RunStatus::kOk && !runs.empty(); }
+};
+
+struct InSituSummary {
+  std::vector<std::string> argv;  // the program and its arguments
+  std::string log_path;
+  bool instrumented = false;
+  std::string reference;                  // "std" or "malloc"
+  TimingClock clock = TimingClock::kCpu;  // what ranks: user + system, or wall
+  int rounds = 0;
+  double wall_seconds = 0;             // of the whole in-situ measurement
+  std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
+  int failed_policies = 0;
+  // The verdict from the runs (DecideInSitu, the replay's rule: among
+  // policies within the RSS slack of the smallest peak RSS, WithinRssSlack,
+  // the FastestRecommendable group of the ranked figure, paired by round; of
+  // it, PickFromGroup, keeping the replay's pick if it is one it would take).
+  // `fastest`: the FastestTiedGroup among all ok policies, whatever their
+  // RSS.
+  std::vector<std::string> fastest;
+  std::string recommended;  // "" if nothing ran
+  allocators::Adoption adopt;
+  std::string rule;
+  // A faster policy that never frees, passed over (NeverFreesWords); "".
+  std::string passed_over;
+  // With a replay: its pick, whether it held (in the tied group the
+  // recommendation is made from: within the RSS slack), and the sentence
+  // saying so (and what the speed alone said, if the pick's RSS left it out).
+  std::string replay_pick;
+  bool replay_pick_held = false;
+  // The pick's ranked time over the recommended one's, paired (>1: slower).
+  Estimate pick_vs_best;
+  std::string sentence;
+};
+
+// The in-situ name a replay policy runs under: malloc and new are the
+// reference (`reference`), anything else itself.
+std::string InSituNameOf(const std::string& replay_name, const std::string& reference);
+
+// Sets the verdict fields of `summary` from its runs; with `replay_pick`
+// non-empty, also whether it held. With the replay's rule (summary.h:
+// FastestTiedGroup, WithinRssSlack).
+void DecideInSitu(InSituSummary& summary, const std::string& replay_pick, double rss_slack);
+
+// The in-situ candidates of --confirm=n: the replay's n fastest contenders
+// (its ranking order) and its pick, each once.
+std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n);
+
+// Makes the in-situ verdict the report's recommendation: verdict.recommended,
+// adopt, rule and sentence come from `in_situ` (the replay's sentence is
+// kept after it), and `replay` keeps a pointer to the runs for the formats.
+void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_situ);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_VERDICT_IN_SITU_VERDICT_H_
