@@ -257,7 +257,7 @@ int Main(int argc, char** argv) {
     if (absl::StartsWith(var, "LD_PRELOAD=")) {
       if (var.size() > 11) absl::StrAppend(&ld_preload, ":", var.substr(11));
     } else if (!absl::StartsWith(var, "ALLOCTRACE_OUT=") &&
-               !absl::StartsWith(var, "ALLOCTRACE_ROOT_PID=") &&
+               !absl::StartsWith(var, "ALLOCTRACE_CAPTURE_PARENT_PID=") &&
                !(absl::StartsWith(var, "ALLOCTRACE_WORKLOAD=") && !workload.empty())) {
       env.push_back(var);
     }
@@ -265,6 +265,8 @@ int Main(int argc, char** argv) {
   env.push_back("LD_PRELOAD=" + ld_preload);
   env.push_back("ALLOCTRACE_OUT=" + out);
   if (!workload.empty()) env.push_back("ALLOCTRACE_WORKLOAD=" + workload);
+  // The program is the process whose parent we are (capture_session.h).
+  env.push_back(absl::StrCat("ALLOCTRACE_CAPTURE_PARENT_PID=", ::getpid()));
   const std::string dir = UserDirectory();
 
   timespec started;
@@ -279,7 +281,6 @@ int Main(int argc, char** argv) {
   if (pid < 0) Fail(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    env.push_back(absl::StrCat("ALLOCTRACE_ROOT_PID=", ::getpid()));
     std::vector<char*> envp;
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);

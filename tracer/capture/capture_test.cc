@@ -306,6 +306,36 @@ TEST(CaptureTest, ExecWritesANewFileAndCompletesTheOldOne) {
   EXPECT_EQ(c.allocs.count({1, 1001, 16}) ? c.allocs.at({1, 1001, 16}) : 0, 10u);
 }
 
+// A child that execs before it allocates leaves no trace of its own; the
+// image it execs is still a child's, named by its pid, never taken for an
+// image of the program itself (the program's name, ".1").
+TEST(CaptureTest, ChildThatExecsIsNamedByItsPid) {
+  const std::string dir = TempDir("spawn");
+  const std::string out = dir + "/spawn.trace";
+  // "; true": the shell forks for the program instead of exec'ing it.
+  RunResult r = Capture(out, {"/bin/sh", "-c", TestProg() + " known; true"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  auto shell = ComputeTraceStats(out);
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  EXPECT_EQ(shell->header.workload(), "sh");
+  std::string child_out;
+  const std::string prefix = "capture: " + dir + "/spawn.";
+  for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
+    const size_t at = line.find(": capture_testprog, ");
+    if (absl::StartsWith(line, prefix) && at != absl::string_view::npos) {
+      child_out = std::string(line.substr(9, at - 9));
+    }
+  }
+  ASSERT_FALSE(child_out.empty()) << r.output;
+  auto child = ComputeTraceStats(child_out);
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_NE(child->header.pid(), shell->header.pid());
+  EXPECT_TRUE(absl::StartsWith(child_out, absl::StrCat(dir, "/spawn.", child->header.pid(), ".")))
+      << child_out;
+  struct stat st;
+  EXPECT_NE(stat((dir + "/spawn.1.trace").c_str(), &st), 0) << r.output;
+}
+
 TEST(CaptureTest, KilledProgramLeavesCompleteChunks) {
   const std::string out = TempDir("killed") + "/killed.trace";
   int pid = 0;
