@@ -171,12 +171,20 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
 
   r = RunCommand({CaptureBin(), "--out=x.trace", "--", "no-such-program-alloctrace"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
-  EXPECT_EQ(r.output, "capture: program not found in PATH: no-such-program-alloctrace\n");
+  EXPECT_EQ(r.output, "capture: cannot run no-such-program-alloctrace: not found on PATH\n");
 
   r = RunCommand({CaptureBin(), "--out=x.trace", "--", "./no/such/file"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
-  EXPECT_TRUE(absl::StartsWith(r.output, "capture: program not found or not executable: "))
-      << r.output;
+  EXPECT_EQ(r.output, "capture: cannot run ./no/such/file: no such file\n");
+
+  const std::string data = TempDir("usage") + "/data.txt";
+  std::FILE* f = std::fopen(data.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  chmod(data.c_str(), 0644);
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--", data});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: cannot run " + data + ": not an executable file\n");
 
   r = RunCommand({CaptureBin(), "--bogus", "--out=x.trace", "--", "true"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
