@@ -11,9 +11,11 @@
 // error, if the program cannot be run, or if the program succeeded but left
 // no valid trace.
 //
-// Flags: --out=FILE (required), --workload=NAME (header's workload; default
-// the program's name), --preload=PATH (the library; default: from runfiles,
-// or the installed lib/liballoctrace_capture.so).
+// Flags (Abseil's, as every tool here: --help lists them): --out=FILE
+// (required), --workload=NAME (header's workload; default the program's
+// name), --preload=PATH (the library; default: from runfiles, or the
+// installed lib/liballoctrace_capture.so). The program starts after "--", or
+// at the first argument that is not a flag.
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +33,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -39,6 +44,14 @@
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/inspect/trace_stats.h"
+
+ABSL_FLAG(std::string, out, "",
+          "the program's trace, required; relative to where the command was typed; an old "
+          "file of that name is removed first");
+ABSL_FLAG(std::string, workload, "", "the header's workload; default: the program's name");
+ABSL_FLAG(std::string, preload, "",
+          "the capture library to preload; default: the one built beside capture, or the "
+          "installed lib/liballoctrace_capture.so");
 
 namespace alloctrace {
 namespace {
@@ -187,35 +200,32 @@ struct Request {
   std::vector<std::string> program;  // as typed: name, then arguments
 };
 
-// Reads the command line; exits 2 unless it names a trace and a program.
+// Parses the flags (an unknown one exits 2, as in every tool) and checks
+// that the command line names a trace and a program; exits 2 if not.
 Request ParseRequest(int argc, char** argv) {
+  // --help lists capture's own flags (this file's), not only those of a
+  // file named after the binary, which an installed alloctrace_capture is not.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "tracer/capture/");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
+  absl::SetProgramUsageMessage(absl::StrCat(
+      "records every allocation of an unmodified program into a trace.\n", kUsage,
+      "\nexample: bazel run //tracer:capture -- --out=ls.trace -- ls /\n"
+      "exit status: the program's (128 + signal if it was killed); 2 for a usage error, a\n"
+      "program that cannot be run, or a program that succeeded but left no valid trace."));
   Request request;
-  int i = 1;
-  for (; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (absl::StartsWith(arg, "--out=")) {
-      request.out = arg.substr(6);
-    } else if (absl::StartsWith(arg, "--workload=")) {
-      request.workload = arg.substr(11);
-    } else if (absl::StartsWith(arg, "--preload=")) {
-      request.preload = arg.substr(10);
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", kUsage);
-      std::exit(0);
-    } else if (absl::StartsWith(arg, "-")) {
-      Fail(absl::StrCat("unknown flag ", arg, "\n", kUsage));
-    } else {
-      break;  // the program, without "--"
-    }
+  request.program = TakeProgramArgs(argc, argv, /*from_first_positional=*/true);
+  const std::vector<char*> positional = ParseCommandLineOrExitUsage(argc, argv, "capture");
+  if (positional.size() > 1) {
+    Fail(absl::StrCat("unexpected argument ", positional[1], "\n", kUsage));
   }
-  if (request.out.empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
-  if (i >= argc) Fail(absl::StrCat("no program to run\n", kUsage));
-  request.out = AbsoluteUserPath(request.out);
-  request.program.assign(argv + i, argv + argc);
+  if (absl::GetFlag(FLAGS_out).empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
+  if (request.program.empty()) Fail(absl::StrCat("no program to run\n", kUsage));
+  request.out = AbsoluteUserPath(absl::GetFlag(FLAGS_out));
+  request.workload = absl::GetFlag(FLAGS_workload);
+  request.preload = absl::GetFlag(FLAGS_preload);
   return request;
 }
 

@@ -189,6 +189,28 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
   r = RunCommand({CaptureBin(), "--bogus", "--out=x.trace", "--", "true"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
   EXPECT_TRUE(absl::StartsWith(r.output, "capture: unknown flag --bogus")) << r.output;
+
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--wrokload=w", "--", "true"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: unknown flag --wrokload; did you mean --workload?\n");
+}
+
+TEST(CaptureToolTest, HelpListsTheFlags) {
+  const RunResult r = RunCommand({CaptureBin(), "--help"});
+  EXPECT_TRUE(absl::StrContains(r.output, "usage: capture --out=FILE")) << r.output;
+  for (const char* flag : {"--out", "--workload", "--preload"}) {
+    EXPECT_TRUE(absl::StrContains(r.output, flag)) << flag << "\n" << r.output;
+  }
+}
+
+// Without "--", the program starts at the first argument that is not a
+// flag; what follows is the program's, flags included.
+TEST(CaptureToolTest, ProgramFromTheFirstPositionalArgument) {
+  const std::string out = TempDir("positional") + "/positional.trace";
+  const RunResult r = RunCommand({CaptureBin(), "--out=" + out, "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.exit_code(), 3) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + out + ": sh, ")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "; sh exited with 3")) << r.output;
 }
 
 TEST(CaptureToolTest, RelativePathsResolveAgainstBuildWorkingDirectory) {
