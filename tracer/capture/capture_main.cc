@@ -2,7 +2,7 @@
 //
 //   bazel run //tracer:capture -- --out=FILE [--workload=NAME] -- PROGRAM [ARGS...]
 //
-// Runs PROGRAM (a path, or a name looked up in PATH) with
+// Runs PROGRAM (a path, or a name looked up in PATH: FindProgram) with
 // liballoctrace_capture.so preloaded, in the directory the command was typed
 // in, waits for it, and prints one line per trace written: FILE for the
 // program itself, and FILE with ".<pid>" before its extension for each child
@@ -11,16 +11,16 @@
 // error, if the program cannot be run, or if the program succeeded but left
 // no valid trace.
 //
-// Flags: --out=FILE (required), --workload=NAME (header's workload; default
-// the program's name), --preload=PATH (the library; default: from runfiles,
-// or the installed lib/liballoctrace_capture.so).
+// Flags (Abseil's, as every tool here: --help lists them): --out=FILE
+// (required), --workload=NAME (header's workload; default the program's
+// name), --preload=PATH (the library; default: from runfiles, or the
+// installed lib/liballoctrace_capture.so). The program starts after "--", or
+// at the first argument that is not a flag.
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,18 +30,28 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
-#include "alloctrace/base/io.h"
 #include "alloctrace/inspect/trace_stats.h"
 
-extern char** environ;
+ABSL_FLAG(std::string, out, "",
+          "the program's trace, required; relative to where the command was typed; an old "
+          "file of that name is removed first");
+ABSL_FLAG(std::string, workload, "", "the header's workload; default: the program's name");
+ABSL_FLAG(std::string, preload, "",
+          "the capture library to preload; default: the one built beside capture, or the "
+          "installed lib/liballoctrace_capture.so");
 
 namespace alloctrace {
 namespace {
@@ -50,14 +60,9 @@ constexpr char kUsage[] =
     "usage: capture --out=FILE [--workload=NAME] [--preload=LIB] -- PROGRAM [ARGS...]";
 constexpr char kLibRunfile[] = "alloctrace/tracer/capture/liballoctrace_capture.so";
 
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "capture: %s\n", message.c_str());
+[[noreturn]] void Fail(absl::string_view message) {
+  std::fprintf(stderr, "capture: %s\n", std::string(message).c_str());
   std::exit(2);
-}
-
-bool IsExecutableFile(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
 bool IsFile(const std::string& path) {
@@ -80,26 +85,6 @@ std::string AbsoluteUserPath(const std::string& path) {
 std::string UserDirectory() {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
   return (cwd != nullptr && *cwd != '\0') ? cwd : Cwd();
-}
-
-// PROGRAM as execve wants it: a path with a '/' is taken relative to the
-// user's directory; a bare name is searched in PATH like execvp does.
-std::string FindProgram(const std::string& name) {
-  if (name.find('/') != std::string::npos) {
-    const std::string path = AbsoluteUserPath(name);
-    if (!IsExecutableFile(path)) {
-      Fail(absl::StrCat("program not found or not executable: ", name, " (", path, ")"));
-    }
-    return path;
-  }
-  const char* env_path = std::getenv("PATH");
-  const std::string search = env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
-  for (absl::string_view dir : absl::StrSplit(search, ':')) {
-    const std::string d = dir.empty() ? UserDirectory() : AbsoluteUserPath(std::string(dir));
-    const std::string path = absl::StrCat(d, "/", name);
-    if (IsExecutableFile(path)) return path;
-  }
-  Fail(absl::StrCat("program not found in PATH: ", name));
 }
 
 // The preload library: next to the runfiles of this binary, in RUNFILES_DIR
@@ -207,126 +192,144 @@ bool Summarize(const std::string& path, const std::string& tail) {
   return true;
 }
 
-pid_t g_child = 0;
+// What the command line asks for.
+struct Request {
+  std::string out;                   // absolute
+  std::string workload;              // "": the program's name
+  std::string preload;               // --preload as typed
+  std::vector<std::string> program;  // as typed: name, then arguments
+};
 
-void ForwardSignal(int sig) {
-  if (g_child > 0) ::kill(g_child, sig);
+// Parses the flags (an unknown one exits 2, as in every tool) and checks
+// that the command line names a trace and a program; exits 2 if not.
+Request ParseRequest(int argc, char** argv) {
+  // --help lists capture's own flags (this file's), not only those of a
+  // file named after the binary, which an installed alloctrace_capture is not.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "tracer/capture/");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
+  absl::SetProgramUsageMessage(absl::StrCat(
+      "records every allocation of an unmodified program into a trace.\n", kUsage,
+      "\nexample: bazel run //tracer:capture -- --out=ls.trace -- ls /\n"
+      "exit status: the program's (128 + signal if it was killed); 2 for a usage error, a\n"
+      "program that cannot be run, or a program that succeeded but left no valid trace."));
+  Request request;
+  request.program = TakeProgramArgs(argc, argv, /*from_first_positional=*/true);
+  const std::vector<char*> positional = ParseCommandLineOrExitUsage(argc, argv, "capture");
+  if (positional.size() > 1) {
+    Fail(absl::StrCat("unexpected argument ", positional[1], "\n", kUsage));
+  }
+  if (absl::GetFlag(FLAGS_out).empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
+  if (request.program.empty()) Fail(absl::StrCat("no program to run\n", kUsage));
+  request.out = AbsoluteUserPath(absl::GetFlag(FLAGS_out));
+  request.workload = absl::GetFlag(FLAGS_workload);
+  request.preload = absl::GetFlag(FLAGS_preload);
+  return request;
 }
 
-int Main(int argc, char** argv) {
-  std::string out, workload, preload;
-  int i = 1;
-  for (; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (absl::StartsWith(arg, "--out=")) {
-      out = arg.substr(6);
-    } else if (absl::StartsWith(arg, "--workload=")) {
-      workload = arg.substr(11);
-    } else if (absl::StartsWith(arg, "--preload=")) {
-      preload = arg.substr(10);
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf("%s\n", kUsage);
-      return 0;
-    } else if (absl::StartsWith(arg, "-")) {
-      Fail(absl::StrCat("unknown flag ", arg, "\n", kUsage));
-    } else {
-      break;  // the program, without "--"
-    }
-  }
-  if (out.empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
-  if (i >= argc) Fail(absl::StrCat("no program to run\n", kUsage));
-  out = AbsoluteUserPath(out);
-  const std::string program = FindProgram(argv[i]);
-  preload = preload.empty() ? FindPreloadLibrary(argv[0]) : AbsoluteUserPath(preload);
-  if (!IsFile(preload)) Fail(absl::StrCat("preload library not found: ", preload));
-  // The program's own trace gets exactly this name (the library never
-  // overwrites a file), so clear what an earlier run left.
-  if (::unlink(out.c_str()) != 0 && errno != ENOENT) {
-    Fail(absl::StrCat("cannot replace ", out, ": ", std::strerror(errno)));
-  }
-
-  // The environment: LD_PRELOAD first in line, where to write.
+// The environment of the program: ours, with the library first in
+// LD_PRELOAD, where to write, and capture's pid, by which the library knows
+// the program from its children (capture_session.h).
+std::vector<std::string> ProgramEnvironment(const Request& request, const std::string& preload) {
   std::vector<std::string> env;
   std::string ld_preload = preload;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string var = *e;
+  for (const std::string& var : CurrentEnvironment()) {
     if (absl::StartsWith(var, "LD_PRELOAD=")) {
       if (var.size() > 11) absl::StrAppend(&ld_preload, ":", var.substr(11));
     } else if (!absl::StartsWith(var, "ALLOCTRACE_OUT=") &&
-               !absl::StartsWith(var, "ALLOCTRACE_ROOT_PID=") &&
-               !(absl::StartsWith(var, "ALLOCTRACE_WORKLOAD=") && !workload.empty())) {
+               !absl::StartsWith(var, "ALLOCTRACE_CAPTURE_PARENT_PID=") &&
+               !(absl::StartsWith(var, "ALLOCTRACE_WORKLOAD=") && !request.workload.empty())) {
       env.push_back(var);
     }
   }
   env.push_back("LD_PRELOAD=" + ld_preload);
-  env.push_back("ALLOCTRACE_OUT=" + out);
-  if (!workload.empty()) env.push_back("ALLOCTRACE_WORKLOAD=" + workload);
-  const std::string dir = UserDirectory();
+  env.push_back("ALLOCTRACE_OUT=" + request.out);
+  if (!request.workload.empty()) env.push_back("ALLOCTRACE_WORKLOAD=" + request.workload);
+  env.push_back(absl::StrCat("ALLOCTRACE_CAPTURE_PARENT_PID=", ::getpid()));
+  return env;
+}
 
-  timespec started;
-  ::clock_gettime(CLOCK_REALTIME, &started);
-  started.tv_sec -= 1;  // file times may be coarser than the clock
-  std::fflush(stdout);
-  std::fflush(stderr);
-  // Reports a failed exec to the parent; closed by a successful one.
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) Fail(absl::StrCat("pipe: ", std::strerror(errno)));
-  const pid_t pid = ::fork();
-  if (pid < 0) Fail(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(pipe_fds[0]);
-    env.push_back(absl::StrCat("ALLOCTRACE_ROOT_PID=", ::getpid()));
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<char*> args;
-    for (int k = i; k < argc; ++k) args.push_back(argv[k]);
-    args.push_back(nullptr);
-    std::string error;
-    if (::chdir(dir.c_str()) != 0) {
-      error = absl::StrCat("cannot enter ", dir, ": ", std::strerror(errno));
-    } else {
-      ::execve(program.c_str(), args.data(), envp.data());
-      error = absl::StrCat("cannot run ", program, ": ", std::strerror(errno));
-    }
-    (void)WriteAll(pipe_fds[1], error);
-    ::_exit(127);
+// Finds the program and the library and clears the way for the trace: how
+// to start the program. Exits 2 if something is missing.
+ChildSpec ProgramSpec(const Request& request, const char* argv0) {
+  const absl::StatusOr<std::string> path = FindProgram(request.program[0]);
+  if (!path.ok()) Fail(path.status().message());
+  const std::string preload =
+      request.preload.empty() ? FindPreloadLibrary(argv0) : AbsoluteUserPath(request.preload);
+  if (!IsFile(preload)) Fail(absl::StrCat("preload library not found: ", preload));
+  // The program's own trace gets exactly this name (the library never
+  // overwrites a file), so clear what an earlier run left.
+  if (::unlink(request.out.c_str()) != 0 && errno != ENOENT) {
+    Fail(absl::StrCat("cannot replace ", request.out, ": ", std::strerror(errno)));
   }
-  ::close(pipe_fds[1]);
-  g_child = pid;
-  // Ctrl-C reaches the program (same process group); stay to report.
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGQUIT, SIG_IGN);
+  ChildSpec spec;
+  spec.argv = request.program;
+  spec.argv[0] = *path;
+  spec.env = ProgramEnvironment(request, preload);
+  spec.working_dir = UserDirectory();
+  return spec;
+}
+
+// The program's pid once started; a signal to forward that came before.
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_pending_signal = 0;
+
+void ForwardSignal(int sig) {
+  if (g_child > 0) {
+    ::kill(g_child, sig);
+  } else {
+    g_pending_signal = sig;
+  }
+}
+
+// Starts the program (exits 2 if it cannot be run). SIGTERM and SIGHUP are
+// forwarded to it, also one that comes while it starts; SIGINT and SIGQUIT
+// reach it from the terminal (same process group) and are ignored here, so
+// that capture stays to report. They are ignored only once the program has
+// been executed: an ignored signal would stay ignored in it.
+ChildProcess StartProgram(const ChildSpec& spec) {
   struct sigaction forward = {};
   forward.sa_handler = ForwardSignal;
   ::sigaction(SIGTERM, &forward, nullptr);
   ::sigaction(SIGHUP, &forward, nullptr);
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  if (!child.ok()) Fail(child.status().message());
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
+  g_child = child->pid();
+  if (g_pending_signal != 0) ::kill(child->pid(), g_pending_signal);
+  return std::move(*child);
+}
 
-  // The pipe closes on exec (O_CLOEXEC): what was read by then is why the
-  // program could not be run.
-  std::string exec_error;
-  (void)ReadAll(pipe_fds[0], &exec_error);
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!exec_error.empty()) Fail(exec_error);
+// Waits for the program to end; a signal that comes later is not forwarded
+// (its pid may be another process's by then).
+ChildExit WaitForProgram(ChildProcess& program) {
+  const ChildExit end = program.Wait();
+  g_child = 0;
+  return end;
+}
 
-  int code;
-  std::string how;
-  if (WIFSIGNALED(status)) {
-    code = 128 + WTERMSIG(status);
-    how =
-        absl::StrCat("killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
-  } else {
-    code = WEXITSTATUS(status);
-    how = absl::StrCat("exited with ", code);
+// How the program ended, in capture's words, and the exit code that says it.
+std::pair<int, std::string> ExitCodeAndWords(const ChildExit& end) {
+  switch (end.how) {
+    case ChildExit::How::kExited:
+      return {end.code, absl::StrCat("exited with ", end.code)};
+    case ChildExit::How::kSignaled:
+      return {128 + end.signal,
+              absl::StrCat("killed by signal ", end.signal, " (", strsignal(end.signal), ")")};
+    default:  // a limit: capture sets none
+      return {128 + SIGKILL, ChildExitWords(end, ChildLimits())};
   }
-  const std::string tail = absl::StrCat("; ", argv[i], " ", how);
+}
+
+// Prints a line per trace the run wrote (the program's, then its children's
+// and exec'd images', up to a point); returns capture's exit code.
+int Report(const Request& request, const ChildExit& end, const timespec& started) {
+  const auto [code, how] = ExitCodeAndWords(end);
+  const std::string tail = absl::StrCat("; ", request.program[0], " ", how);
+  const std::string& out = request.out;
   bool ok = true;
   if (!IsFile(out)) {
     std::fprintf(stderr,
@@ -338,7 +341,6 @@ int Main(int argc, char** argv) {
   } else {
     ok = Summarize(out, tail);
   }
-  // Child processes and exec'd images: a line each, up to a point.
   constexpr size_t kMaxLines = 10;
   const std::vector<std::string> children = ChildTraces(out, started);
   for (size_t k = 0; k < children.size() && k < kMaxLines; ++k) Summarize(children[k], "");
@@ -349,6 +351,17 @@ int Main(int argc, char** argv) {
   std::fflush(stdout);
   if (!ok && code == 0) return 2;
   return code;
+}
+
+int Main(int argc, char** argv) {
+  const Request request = ParseRequest(argc, argv);
+  const ChildSpec spec = ProgramSpec(request, argv[0]);
+  timespec started;
+  ::clock_gettime(CLOCK_REALTIME, &started);
+  started.tv_sec -= 1;  // file times may be coarser than the clock
+  ChildProcess program = StartProgram(spec);
+  const ChildExit end = WaitForProgram(program);
+  return Report(request, end, started);
 }
 
 }  // namespace

@@ -101,9 +101,14 @@ void StartRecording(bool forked) {
   const char* out = ::getenv("ALLOCTRACE_OUT");
   std::string pattern = (out != nullptr && *out != '\0') ? out : "alloctrace.%p.trace";
   if (pattern.find("%p") == std::string::npos) {
+    // Under capture, the program it started (and every image that program
+    // execs: same pid, same parent) is the one process whose parent is
+    // capture; any other process here is a child, forked or not.
     bool child = forked;
-    const char* root = ::getenv("ALLOCTRACE_ROOT_PID");
-    if (root != nullptr && *root != '\0' && std::to_string(pid) != root) child = true;
+    const char* capture = ::getenv("ALLOCTRACE_CAPTURE_PARENT_PID");
+    if (capture != nullptr && *capture != '\0' && std::to_string(::getppid()) != capture) {
+      child = true;
+    }
     if (child) pattern = InsertBeforeExtension(pattern, ".%p");
   }
   const std::string wanted = ReplaceAll(pattern, "%p", std::to_string(pid));

@@ -14,8 +14,13 @@
 // - fork: the child abandons the parent's recording (its drainer thread does
 //   not exist there) and starts its own trace lazily, at its first
 //   allocation, so a child that only execs leaves no file. If ALLOCTRACE_OUT
-//   has no `%p`, a child (a forked process, or any process whose pid is not
-//   ALLOCTRACE_ROOT_PID when that is set) puts ".<pid>" before the extension.
+//   has no `%p`, a child puts ".<pid>" before the extension: a forked
+//   process, or, when ALLOCTRACE_CAPTURE_PARENT_PID is set (capture sets it
+//   to its own pid), any process whose parent is not that process. capture
+//   starts one process and is no subreaper, so while it waits the program
+//   it started, through its exec chain, is the only process whose parent it
+//   is; a process the program forks, spawns (vfork, posix_spawn) or orphans
+//   has another parent.
 // - exit: the library's destructor stops the recording and writes the
 //   footer, after the program's atexit handlers and static destructors.
 //   _exit and _Exit stop it first too (StopAtExit), unless called from

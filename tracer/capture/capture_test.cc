@@ -171,16 +171,46 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
 
   r = RunCommand({CaptureBin(), "--out=x.trace", "--", "no-such-program-alloctrace"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
-  EXPECT_EQ(r.output, "capture: program not found in PATH: no-such-program-alloctrace\n");
+  EXPECT_EQ(r.output, "capture: cannot run no-such-program-alloctrace: not found on PATH\n");
 
   r = RunCommand({CaptureBin(), "--out=x.trace", "--", "./no/such/file"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
-  EXPECT_TRUE(absl::StartsWith(r.output, "capture: program not found or not executable: "))
-      << r.output;
+  EXPECT_EQ(r.output, "capture: cannot run ./no/such/file: no such file\n");
+
+  const std::string data = TempDir("usage") + "/data.txt";
+  std::FILE* f = std::fopen(data.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  chmod(data.c_str(), 0644);
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--", data});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: cannot run " + data + ": not an executable file\n");
 
   r = RunCommand({CaptureBin(), "--bogus", "--out=x.trace", "--", "true"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
   EXPECT_TRUE(absl::StartsWith(r.output, "capture: unknown flag --bogus")) << r.output;
+
+  r = RunCommand({CaptureBin(), "--out=x.trace", "--wrokload=w", "--", "true"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: unknown flag --wrokload; did you mean --workload?\n");
+}
+
+TEST(CaptureToolTest, HelpListsTheFlags) {
+  const RunResult r = RunCommand({CaptureBin(), "--help"});
+  EXPECT_TRUE(absl::StrContains(r.output, "usage: capture --out=FILE")) << r.output;
+  for (const char* flag : {"--out", "--workload", "--preload"}) {
+    EXPECT_TRUE(absl::StrContains(r.output, flag)) << flag << "\n" << r.output;
+  }
+}
+
+// Without "--", the program starts at the first argument that is not a
+// flag; what follows is the program's, flags included.
+TEST(CaptureToolTest, ProgramFromTheFirstPositionalArgument) {
+  const std::string out = TempDir("positional") + "/positional.trace";
+  const RunResult r = RunCommand({CaptureBin(), "--out=" + out, "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.exit_code(), 3) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + out + ": sh, ")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "; sh exited with 3")) << r.output;
 }
 
 TEST(CaptureToolTest, RelativePathsResolveAgainstBuildWorkingDirectory) {
@@ -304,6 +334,36 @@ TEST(CaptureTest, ExecWritesANewFileAndCompletesTheOldOne) {
   EXPECT_TRUE(c.has_footer);
   EXPECT_EQ(c.header.pid(), shell->header.pid());
   EXPECT_EQ(c.allocs.count({1, 1001, 16}) ? c.allocs.at({1, 1001, 16}) : 0, 10u);
+}
+
+// A child that execs before it allocates leaves no trace of its own; the
+// image it execs is still a child's, named by its pid, never taken for an
+// image of the program itself (the program's name, ".1").
+TEST(CaptureTest, ChildThatExecsIsNamedByItsPid) {
+  const std::string dir = TempDir("spawn");
+  const std::string out = dir + "/spawn.trace";
+  // "; true": the shell forks for the program instead of exec'ing it.
+  RunResult r = Capture(out, {"/bin/sh", "-c", TestProg() + " known; true"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  auto shell = ComputeTraceStats(out);
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  EXPECT_EQ(shell->header.workload(), "sh");
+  std::string child_out;
+  const std::string prefix = "capture: " + dir + "/spawn.";
+  for (absl::string_view line : absl::StrSplit(r.output, '\n')) {
+    const size_t at = line.find(": capture_testprog, ");
+    if (absl::StartsWith(line, prefix) && at != absl::string_view::npos) {
+      child_out = std::string(line.substr(9, at - 9));
+    }
+  }
+  ASSERT_FALSE(child_out.empty()) << r.output;
+  auto child = ComputeTraceStats(child_out);
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_NE(child->header.pid(), shell->header.pid());
+  EXPECT_TRUE(absl::StartsWith(child_out, absl::StrCat(dir, "/spawn.", child->header.pid(), ".")))
+      << child_out;
+  struct stat st;
+  EXPECT_NE(stat((dir + "/spawn.1.trace").c_str(), &st), 0) << r.output;
 }
 
 TEST(CaptureTest, KilledProgramLeavesCompleteChunks) {
