@@ -44,8 +44,8 @@ std::vector<char*> Pointers(std::vector<std::string>& v) {
 }
 
 // In the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void BecomeChild(const ChildSpec& spec, char* const* argv, char* const* envp,
-                              int report_fd) {
+[[noreturn]] void BecomeChild(const ChildSpec& spec, const char* path, char* const* argv,
+                              char* const* envp, int report_fd) {
   if (spec.new_process_group) setpgid(0, 0);
   if (spec.stdin_null) {
     const int null_fd = open("/dev/null", O_RDONLY);
@@ -58,7 +58,7 @@ std::vector<char*> Pointers(std::vector<std::string>& v) {
   if (!spec.working_dir.empty() && chdir(spec.working_dir.c_str()) != 0) {
     failure = StartFailure{kEnterDirectory, errno};
   } else {
-    execve(argv[0], argv, envp);
+    execve(path, argv, envp);
     failure.error = errno;
   }
   ssize_t ignored = write(report_fd, &failure, sizeof failure);
@@ -71,7 +71,8 @@ absl::Status StartError(const ChildSpec& spec, const StartFailure& f) {
     return absl::NotFoundError(
         absl::StrCat("cannot enter ", spec.working_dir, ": ", strerror(f.error)));
   }
-  const std::string message = absl::StrCat("cannot run ", spec.argv[0], ": ", strerror(f.error));
+  const std::string& path = spec.path.empty() ? spec.argv[0] : spec.path;
+  const std::string message = absl::StrCat("cannot run ", path, ": ", strerror(f.error));
   return f.error == EACCES || f.error == EPERM ? absl::PermissionDeniedError(message)
                                                : absl::NotFoundError(message);
 }
@@ -150,7 +151,8 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
     close(report[1]);
     return absl::InternalError(absl::StrCat("fork: ", strerror(error)));
   }
-  if (pid == 0) BecomeChild(spec, argv.data(), envp.data(), report[1]);
+  const std::string& path = spec.path.empty() ? spec.argv[0] : spec.path;
+  if (pid == 0) BecomeChild(spec, path.c_str(), argv.data(), envp.data(), report[1]);
   close(report[1]);
   // The pipe closes on a successful execve: anything read is a failure.
   StartFailure failure{0, 0};

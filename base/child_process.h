@@ -37,7 +37,9 @@
 namespace alloctrace {
 
 struct ChildSpec {
-  std::vector<std::string> argv;  // argv[0]: the path to execute (FindProgram)
+  // The file to execute (FindProgram); "": argv[0].
+  std::string path;
+  std::vector<std::string> argv;  // argv[0]: as the program should see it
   // The child's whole environment; nullopt: the parent's.
   std::optional<std::vector<std::string>> env;
   std::string working_dir;         // "": the parent's

@@ -265,8 +265,8 @@ ChildSpec ProgramSpec(const Request& request, const char* argv0) {
     Fail(absl::StrCat("cannot replace ", request.out, ": ", std::strerror(errno)));
   }
   ChildSpec spec;
-  spec.argv = request.program;
-  spec.argv[0] = *path;
+  spec.path = *path;
+  spec.argv = request.program;  // argv[0] as typed, as a shell would give it
   spec.env = ProgramEnvironment(request, preload);
   spec.working_dir = UserDirectory();
   return spec;
