@@ -16,14 +16,14 @@
 
 namespace alloctrace::charts {
 
+using svg_parts::AddSentence;
 using svg_parts::AxisPlan;
 using svg_parts::Chars;
 using svg_parts::Dark;
 using svg_parts::DivergingColour;
 using svg_parts::Domain;
 using svg_parts::DotSwatch;
-using svg_parts::FigureClose;
-using svg_parts::FigureOpen;
+using svg_parts::Figure;
 using svg_parts::FitText;
 using svg_parts::Hex;
 using svg_parts::kCharPx;
@@ -39,7 +39,6 @@ using svg_parts::PlanAxis;
 using svg_parts::Reduce;
 using svg_parts::Scale;
 using svg_parts::Short;
-using svg_parts::SvgOpen;
 using svg_parts::XAxis;
 using svg_parts::XYFrame;
 using svg_parts::YAxis;
@@ -94,8 +93,7 @@ std::string RenderLineChart(const LineChart& c) {
                           },
                           &legend_h);
   const int h = c.height + legend_h;
-  return absl::StrCat(FigureOpen("line", c.id, c.title), SvgOpen(c.width, h, c.title), plot, legend,
-                      "</svg>", FigureClose(c.note));
+  return Figure("line", c.id, c.title, c.width, h, absl::StrCat(plot, legend), c.note);
 }
 
 std::string RenderIntervalChart(const IntervalChart& c) {
@@ -242,8 +240,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
         &note, note.empty() ? "" : " ",
         "Off the scale (past the break, value written): ", absl::StrJoin(off_rows, ", "), ".");
   }
-  return absl::StrCat(FigureOpen("interval", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      legend, "</svg>", FigureClose(note));
+  return Figure("interval", c.id, c.title, c.width, h, absl::StrCat(plot, legend), note);
 }
 
 std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
@@ -444,8 +441,7 @@ std::string RenderScatterChart(const ScatterChart& c) {
                     "Off the scale (in the grey zone at the plot's edge; figures in the key): ",
                     absl::StrJoin(off_names, ", "), ".");
   }
-  return absl::StrCat(FigureOpen("scatter", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      key_svg, legend, "</svg>", FigureClose(note));
+  return Figure("scatter", c.id, c.title, c.width, h, absl::StrCat(plot, key_svg, legend), note);
 }
 
 std::string RenderHeatMap(const HeatMap& m) {
@@ -515,8 +511,7 @@ std::string RenderHeatMap(const HeatMap& m) {
                   " \xE2\x86\x92</text></g>");
   const int w = static_cast<int>(std::max(width, label_w + 9 * 44 + 20));
   const int h = static_cast<int>(ky + 56);
-  return absl::StrCat(FigureOpen("heatmap", m.id, m.title), SvgOpen(w, h, m.title), plot, "</svg>",
-                      FigureClose(m.note));
+  return Figure("heatmap", m.id, m.title, w, h, plot, m.note);
 }
 
 std::string RenderBarChart(const BarChart& c) {
@@ -570,8 +565,7 @@ std::string RenderBarChart(const BarChart& c) {
   absl::StrAppend(&plot, "<text class=\"axis-label\" x=\"", N((left + right) / 2), "\" y=\"",
                   N(bottom + label_h + 18), "\" text-anchor=\"middle\">", Escape(c.x_label),
                   "</text>");
-  return absl::StrCat(FigureOpen("bar", c.id, c.title), SvgOpen(c.width, c.height, c.title), plot,
-                      "</svg>", FigureClose(c.note));
+  return Figure("bar", c.id, c.title, c.width, c.height, plot, c.note);
 }
 
 std::string RenderSpanChart(const SpanChart& c) {
@@ -608,14 +602,12 @@ std::string RenderSpanChart(const SpanChart& c) {
                       N(row_h / 2 - 1), "z\" fill=\"", fill, "\"/>");
     }
   }
-  std::string note = c.note;
-  if (rows < c.spans.size()) {
-    note =
-        absl::StrCat(note, note.empty() ? "" : " ", "Showing ", rows, " of ", c.spans.size(), ".");
-  }
+  const std::string note =
+      rows < c.spans.size()
+          ? AddSentence(c.note, absl::StrCat("Showing ", rows, " of ", c.spans.size(), "."))
+          : c.note;
   const int h = static_cast<int>(bottom + 42);
-  return absl::StrCat(FigureOpen("span", c.id, c.title), SvgOpen(c.width, h, c.title), plot,
-                      "</svg>", FigureClose(note));
+  return Figure("span", c.id, c.title, c.width, h, plot, note);
 }
 
 std::string SmallMultiples(const std::vector<std::string>& panels_html, int min_panel_width) {

@@ -370,6 +370,16 @@ std::string NoData(absl::string_view kind, absl::string_view id, absl::string_vi
                       FigureClose(note));
 }
 
+std::string Figure(absl::string_view kind, absl::string_view id, absl::string_view title, int w,
+                   int h, absl::string_view svg_body, absl::string_view note) {
+  return absl::StrCat(FigureOpen(kind, id, title), SvgOpen(w, h, title), svg_body, "</svg>",
+                      FigureClose(note));
+}
+
+std::string AddSentence(absl::string_view note, absl::string_view sentence) {
+  return absl::StrCat(note, note.empty() ? "" : " ", sentence);
+}
+
 std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis, double top,
                   double bottom, bool labels_on_top) {
   std::string o;

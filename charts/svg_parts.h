@@ -91,6 +91,12 @@ std::string FigureOpen(absl::string_view kind, absl::string_view id, absl::strin
 std::string FigureClose(absl::string_view note);
 std::string NoData(absl::string_view kind, absl::string_view id, absl::string_view title,
                    absl::string_view note);
+// A whole chart: the <figure> and its caption, an <svg> `w` x `h` holding
+// `svg_body` (markup), and the note under it.
+std::string Figure(absl::string_view kind, absl::string_view id, absl::string_view title, int w,
+                   int h, absl::string_view svg_body, absl::string_view note);
+// `note` and then `sentence`, a space between them when both have text.
+std::string AddSentence(absl::string_view note, absl::string_view sentence);
 
 // Vertical grid lines and labels of an x axis under a plot.
 std::string XAxis(const Scale& sx, const std::vector<double>& ticks, const Axis& axis, double top,
