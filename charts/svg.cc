@@ -22,6 +22,7 @@ using svg_parts::Chars;
 using svg_parts::Dark;
 using svg_parts::DivergingColour;
 using svg_parts::Domain;
+using svg_parts::Dot;
 using svg_parts::DotSwatch;
 using svg_parts::Figure;
 using svg_parts::FitText;
@@ -42,6 +43,28 @@ using svg_parts::Short;
 using svg_parts::XAxis;
 using svg_parts::XYFrame;
 using svg_parts::YAxis;
+
+namespace {
+
+// Where a framed axis cuts `values` (svg.h's FrameLimit); +infinity, every
+// value on the scale, when `axis` is not framed.
+double OffScaleLimit(const Axis& axis, const std::vector<double>& values) {
+  return axis.frame ? FrameLimit(values) : std::numeric_limits<double>::infinity();
+}
+
+// The chart's note, then a sentence naming the marks off the scale (`where`
+// says how they are drawn), if any.
+std::string OffScaleNote(absl::string_view note, absl::string_view where,
+                         const std::vector<std::string>& names) {
+  if (names.empty()) return std::string(note);
+  return AddSentence(
+      note, absl::StrCat("Off the scale (", where, "): ", absl::StrJoin(names, ", "), "."));
+}
+
+// The legend's marker of the i-th series of dots.
+std::string SeriesSwatch(size_t i, double x, double y) { return DotSwatch(PaletteColor(i), x, y); }
+
+}  // namespace
 
 std::string RenderLineChart(const LineChart& c) {
   Domain dx, dy;
@@ -98,14 +121,11 @@ std::string RenderLineChart(const LineChart& c) {
 
 std::string RenderIntervalChart(const IntervalChart& c) {
   if (c.rows.empty()) return NoData("interval", c.id, c.title, c.note);
-  double limit = std::numeric_limits<double>::infinity();
-  if (c.x.frame) {
-    std::vector<double> values;
-    for (const IntervalRow& r : c.rows) {
-      for (const IntervalMark& m : r.marks) values.push_back(m.value);
-    }
-    limit = FrameLimit(values);
+  std::vector<double> values;
+  for (const IntervalRow& r : c.rows) {
+    for (const IntervalMark& m : r.marks) values.push_back(m.value);
   }
+  const double limit = OffScaleLimit(c.x, values);
   auto off_scale = [&](const IntervalMark& m) { return m.value > limit; };
   Domain d;
   std::vector<std::string> off_rows;
@@ -181,9 +201,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
                         "\" stroke-opacity=\"0.3\" stroke-width=\"4\"/>",
                         "<path class=\"break\" d=\"M", N(brk - 5), " ", N(y + 6), "l5 -12M", N(brk),
                         " ", N(y + 6), "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
-                        "<circle class=\"dot offscale\" cx=\"", N(brk + 16), "\" cy=\"", N(y),
-                        "\" r=\"3.5\" fill=\"", colour, "\"><title>", Escape(tip),
-                        " (off the scale)</title></circle>");
+                        Dot("dot offscale", brk + 16, y, "3.5", colour, "",
+                            absl::StrCat(tip, " (off the scale)")));
         off_values.push_back(FormatValue(m.value, c.x.unit));
         continue;
       }
@@ -195,9 +214,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
                         N(sx(m.lo)), " ", yy, "H", N(sx(m.hi)), "M", N(sx(m.hi)), " ", N(y - 3),
                         "v6\" stroke=\"", colour, "\" fill=\"none\"/>");
       }
-      absl::StrAppend(&plot, "<circle class=\"dot\" cx=\"", N(sx(m.value)), "\" cy=\"", N(y),
-                      "\" r=\"3.5\" fill=\"", colour, "\"><title>", Escape(tip),
-                      "</title></circle>");
+      absl::StrAppend(&plot, Dot("dot", sx(m.value), y, "3.5", colour, "", tip));
     }
     if (!off_values.empty()) {
       absl::StrAppend(&plot, FitText(absl::StrJoin(off_values, ", "), off_w - 34,
@@ -222,7 +239,7 @@ std::string RenderIntervalChart(const IntervalChart& c) {
     legend = Legend(
         names, left, legend_top, c.width,
         [&](size_t i, double x, double y) -> std::string {
-          if (nseries > 1 && i < c.series_names.size()) return DotSwatch(PaletteColor(i), x, y);
+          if (nseries > 1 && i < c.series_names.size()) return SeriesSwatch(i, x, y);
           if (band && i == names.size() - 1 - (c.reference >= 0 && !c.reference_label.empty())) {
             return absl::StrCat("<rect class=\"band\" x=\"", N(x), "\" y=\"", N(y - 6),
                                 "\" width=\"18\" height=\"12\"/>");
@@ -234,13 +251,8 @@ std::string RenderIntervalChart(const IntervalChart& c) {
         &legend_h);
   }
   const int h = static_cast<int>(legend_top) + legend_h;
-  std::string note = c.note;
-  if (!off_rows.empty()) {
-    absl::StrAppend(
-        &note, note.empty() ? "" : " ",
-        "Off the scale (past the break, value written): ", absl::StrJoin(off_rows, ", "), ".");
-  }
-  return Figure("interval", c.id, c.title, c.width, h, absl::StrCat(plot, legend), note);
+  return Figure("interval", c.id, c.title, c.width, h, absl::StrCat(plot, legend),
+                OffScaleNote(c.note, "past the break, value written", off_rows));
 }
 
 std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
@@ -269,16 +281,12 @@ std::string RenderScatterChart(const ScatterChart& c) {
     if (std::isfinite(c.points[i].x) && std::isfinite(c.points[i].y)) shown.push_back(i);
   }
   if (shown.empty()) return NoData("scatter", c.id, c.title, c.note);
-  double limit_x = std::numeric_limits<double>::infinity(), limit_y = limit_x;
-  if (c.x.frame || c.y.frame) {
-    std::vector<double> xs, ys;
-    for (const size_t i : shown) {
-      xs.push_back(c.points[i].x);
-      ys.push_back(c.points[i].y);
-    }
-    if (c.x.frame) limit_x = FrameLimit(xs);
-    if (c.y.frame) limit_y = FrameLimit(ys);
+  std::vector<double> xs, ys;
+  for (const size_t i : shown) {
+    xs.push_back(c.points[i].x);
+    ys.push_back(c.points[i].y);
   }
+  const double limit_x = OffScaleLimit(c.x, xs), limit_y = OffScaleLimit(c.y, ys);
   Domain dx, dy;
   bool any_off_x = false, any_off_y = false;
   for (const size_t i : shown) {
@@ -371,12 +379,12 @@ std::string RenderScatterChart(const ScatterChart& c) {
         absl::StrCat(tag(i), " ", p.label, ": ", figures(p), on_front[i] ? " (Pareto front)" : "",
                      off[k] ? " (off the scale)" : "");
     const char* fill = several ? PaletteColor(p.series) : on_front[i] ? "#0072B2" : "#56B4E9";
-    absl::StrAppend(&marks, "<circle class=\"dot", on_front[i] ? " pareto" : "",
-                    off[k] ? " offscale" : "", "\" cx=\"", N(x), "\" cy=\"", N(y), "\" r=\"",
-                    on_front[i] ? "5" : "3.5", "\" fill=\"", fill, "\"",
+    absl::StrAppend(
+        &marks, Dot(absl::StrCat("dot", on_front[i] ? " pareto" : "", off[k] ? " offscale" : ""), x,
+                    y, on_front[i] ? "5" : "3.5", fill,
                     on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"2\"")
                                 : " fill-opacity=\"0.85\"",
-                    "><title>", Escape(tip), "</title></circle>");
+                    tip));
     absl::StrAppend(&tags, "<text class=\"point-label\" x=\"", N(b.x0 + 1), "\" y=\"", N(b.y1 - 2),
                     "\">", Escape(tag(i)), "</text>");
   }
@@ -426,22 +434,16 @@ std::string RenderScatterChart(const ScatterChart& c) {
   std::string legend;
   int legend_h = 0;
   if (several) {
-    legend = Legend(
-        c.series_names, left, after_plot, c.width,
-        [&](size_t i, double x, double y) { return DotSwatch(PaletteColor(i), x, y); }, &legend_h);
+    legend = Legend(c.series_names, left, after_plot, c.width, SeriesSwatch, &legend_h);
   }
   const int h = static_cast<int>(after_plot) + legend_h;
-  std::string note = c.note;
   std::vector<std::string> off_names;
   for (size_t k = 0; k < shown.size(); ++k) {
     if (off[k]) off_names.push_back(c.points[shown[k]].label);
   }
-  if (!off_names.empty()) {
-    absl::StrAppend(&note, note.empty() ? "" : " ",
-                    "Off the scale (in the grey zone at the plot's edge; figures in the key): ",
-                    absl::StrJoin(off_names, ", "), ".");
-  }
-  return Figure("scatter", c.id, c.title, c.width, h, absl::StrCat(plot, key_svg, legend), note);
+  return Figure(
+      "scatter", c.id, c.title, c.width, h, absl::StrCat(plot, key_svg, legend),
+      OffScaleNote(c.note, "in the grey zone at the plot's edge; figures in the key", off_names));
 }
 
 std::string RenderHeatMap(const HeatMap& m) {

@@ -433,6 +433,13 @@ std::string DotSwatch(const char* colour, double x, double y) {
                       "\"/>");
 }
 
+std::string Dot(absl::string_view classes, double cx, double cy, absl::string_view r,
+                absl::string_view fill, absl::string_view attrs_html, absl::string_view tip) {
+  return absl::StrCat("<circle class=\"", classes, "\" cx=\"", N(cx), "\" cy=\"", N(cy), "\" r=\"",
+                      r, "\" fill=\"", fill, "\"", attrs_html, "><title>", Escape(tip),
+                      "</title></circle>");
+}
+
 std::vector<std::pair<double, double>> Reduce(const std::vector<std::pair<double, double>>& pts) {
   if (pts.size() < 2000) return pts;
   std::vector<std::pair<double, double>> out;

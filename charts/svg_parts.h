@@ -136,6 +136,10 @@ std::string Legend(const std::vector<std::string>& names, double left, double to
 // A legend's marker: the i-th series' line, or a dot.
 std::string LineSwatch(size_t i, double x, double y, bool emphasized, bool distinct_dashes = false);
 std::string DotSwatch(const char* colour, double x, double y);
+// A data point's dot: <circle class="`classes`"> of radius `r` (markup), its
+// `attrs_html` after the fill, and `tip` (escaped here) as its tooltip.
+std::string Dot(absl::string_view classes, double cx, double cy, absl::string_view r,
+                absl::string_view fill, absl::string_view attrs_html, absl::string_view tip);
 
 // A polyline's points reduced to at most four per pixel column (first,
 // lowest, highest, last), which draws the same shape.
