@@ -119,20 +119,34 @@ std::string RenderLineChart(const LineChart& c) {
   return Figure("line", c.id, c.title, c.width, h, absl::StrCat(plot, legend), c.note);
 }
 
-std::string RenderIntervalChart(const IntervalChart& c) {
-  if (c.rows.empty()) return NoData("interval", c.id, c.title, c.note);
+namespace {
+
+// An interval chart's x extent and layout: row labels left of the plot, a
+// zone past its right end for the marks off the scale, then the rows' notes.
+struct IntervalLayout {
+  double limit = std::numeric_limits<double>::infinity();  // marks past it are off the scale
+  std::vector<std::string> off_rows;                       // rows with a mark off the scale
+  Axis axis;                                               // c.x, log if wide
+  AxisPlan px;
+  Scale sx;
+  bool many = false;  // tick labels over the plot too
+  size_t nseries = 1;
+  double row_h = 18, label_w = 0, off_w = 0, left = 0, right = 0, note_x = 0, top = 0, bottom = 0;
+};
+
+// The marks on the scale (their intervals too) and the reference line span
+// the axis; the rows with a mark past `l->limit` are listed.
+Domain IntervalDomain(const IntervalChart& c, IntervalLayout* l) {
   std::vector<double> values;
   for (const IntervalRow& r : c.rows) {
     for (const IntervalMark& m : r.marks) values.push_back(m.value);
   }
-  const double limit = OffScaleLimit(c.x, values);
-  auto off_scale = [&](const IntervalMark& m) { return m.value > limit; };
+  l->limit = OffScaleLimit(c.x, values);
   Domain d;
-  std::vector<std::string> off_rows;
   for (const IntervalRow& r : c.rows) {
     bool off = false;
     for (const IntervalMark& m : r.marks) {
-      if (off_scale(m)) {
+      if (m.value > l->limit) {
         off = true;
         continue;
       }
@@ -142,117 +156,151 @@ std::string RenderIntervalChart(const IntervalChart& c) {
         d.Add(m.hi);
       }
     }
-    if (off) off_rows.push_back(r.label);
+    if (off) l->off_rows.push_back(r.label);
   }
   if (c.reference >= 0) d.Add(c.reference);
-  const Axis axis = svg_parts::Decided(c.x, d);
-  const bool many = c.rows.size() > 20;
-  const double row_h = 18;
-  const double label_w = std::min(250.0, c.width * 0.38);
-  // Past the plot: a zone for the marks off the scale, then the notes.
-  const double off_w = off_rows.empty() ? 0 : 130;
-  const double left = label_w + 10, right = c.width - 64.0 - off_w;
-  const double note_x = c.width - 58.0;
-  const double top = many ? 24 : 8;
-  const double bottom = top + row_h * c.rows.size();
-  const AxisPlan px = PlanAxis(d, axis, 7);
-  const std::vector<double>& xt = px.ticks;
-  const Scale sx = MakeScale(px, left, right);
-  std::string plot;
-  // Bands first, under the grid.
+  return d;
+}
+
+// The extent and layout of `c`, which has rows.
+IntervalLayout LayOutIntervals(const IntervalChart& c) {
+  IntervalLayout l;
+  const Domain d = IntervalDomain(c, &l);
+  l.axis = svg_parts::Decided(c.x, d);
+  l.many = c.rows.size() > 20;
+  l.nseries = std::max<size_t>(1, c.series_names.size());
+  l.label_w = std::min(250.0, c.width * 0.38);
+  l.off_w = l.off_rows.empty() ? 0 : 130;
+  l.left = l.label_w + 10;
+  l.right = c.width - 64.0 - l.off_w;
+  l.note_x = c.width - 58.0;
+  l.top = l.many ? 24 : 8;
+  l.bottom = l.top + l.row_h * c.rows.size();
+  l.px = PlanAxis(d, l.axis, 7);
+  l.sx = MakeScale(l.px, l.left, l.right);
+  return l;
+}
+
+// The bands of the highlighted rows (under the grid), the x axis, and the
+// reference line.
+std::string IntervalBackdrop(const IntervalChart& c, const IntervalLayout& l) {
+  std::string o;
   for (size_t i = 0; i < c.rows.size(); ++i) {
     if (!c.rows[i].highlighted) continue;
-    absl::StrAppend(&plot, "<rect class=\"band\" x=\"0\" y=\"", N(top + i * row_h), "\" width=\"",
-                    c.width, "\" height=\"", N(row_h), "\"/>");
+    absl::StrAppend(&o, "<rect class=\"band\" x=\"0\" y=\"", N(l.top + i * l.row_h), "\" width=\"",
+                    c.width, "\" height=\"", N(l.row_h), "\"/>");
   }
-  absl::StrAppend(&plot, XAxis(sx, xt, axis, top, bottom, many));
+  absl::StrAppend(&o, XAxis(l.sx, l.px.ticks, l.axis, l.top, l.bottom, l.many));
   if (c.reference >= 0) {
-    const std::string x = N(sx(c.reference));
-    absl::StrAppend(&plot, "<line class=\"reference\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(top),
-                    "\" y2=\"", N(bottom), "\" stroke=\"", kFront,
+    const std::string x = N(l.sx(c.reference));
+    absl::StrAppend(&o, "<line class=\"reference\" x1=\"", x, "\" x2=\"", x, "\" y1=\"", N(l.top),
+                    "\" y2=\"", N(l.bottom), "\" stroke=\"", kFront,
                     "\" stroke-dasharray=\"4 3\"><title>", Escape(c.reference_label),
                     "</title></line>");
   }
-  const size_t nseries = std::max<size_t>(1, c.series_names.size());
-  for (size_t i = 0; i < c.rows.size(); ++i) {
-    const IntervalRow& r = c.rows[i];
-    const double mid = top + (i + 0.5) * row_h;
-    absl::StrAppend(&plot, FitText(r.label, label_w - 4,
-                                   absl::StrCat("class=\"row-label\" x=\"", N(label_w), "\" y=\"",
-                                                N(mid), "\" dy=\"0.35em\" text-anchor=\"end\"")));
-    if (!r.status.empty()) {
-      absl::StrAppend(&plot, FitText(r.status, right - left,
-                                     absl::StrCat("class=\"status\" x=\"", N(left + 4), "\" y=\"",
-                                                  N(mid), "\" dy=\"0.35em\"")));
-      continue;
-    }
-    std::vector<std::string> off_values;
-    for (const IntervalMark& m : r.marks) {
-      const double y = mid + (nseries > 1 ? (m.series - (nseries - 1) / 2.0) * 3.5 : 0);
-      const char* colour = nseries > 1 ? PaletteColor(m.series) : "#0072B2";
-      std::string tip = absl::StrCat(
-          r.label, m.series < c.series_names.size() ? " " + c.series_names[m.series] : "", ": ",
-          FormatValue(m.value, c.x.unit));
-      if (off_scale(m)) {
-        // A bar that runs off the scale, a break, the dot past it.
-        const double brk = right + 10;
-        absl::StrAppend(&plot, "<path class=\"offscale-bar\" d=\"M", N(left), " ", N(y), "H",
-                        N(brk - 3), "\" stroke=\"", colour,
-                        "\" stroke-opacity=\"0.3\" stroke-width=\"4\"/>",
-                        "<path class=\"break\" d=\"M", N(brk - 5), " ", N(y + 6), "l5 -12M", N(brk),
-                        " ", N(y + 6), "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
-                        Dot("dot offscale", brk + 16, y, "3.5", colour, "",
-                            absl::StrCat(tip, " (off the scale)")));
-        off_values.push_back(FormatValue(m.value, c.x.unit));
-        continue;
-      }
-      if (m.has_interval) {
-        const std::string yy = N(y);
-        absl::StrAppend(&tip, " [", FormatValue(m.lo, c.x.unit), ", ", FormatValue(m.hi, c.x.unit),
-                        "]");
-        absl::StrAppend(&plot, "<path class=\"ci\" d=\"M", N(sx(m.lo)), " ", N(y - 3), "v6M",
-                        N(sx(m.lo)), " ", yy, "H", N(sx(m.hi)), "M", N(sx(m.hi)), " ", N(y - 3),
-                        "v6\" stroke=\"", colour, "\" fill=\"none\"/>");
-      }
-      absl::StrAppend(&plot, Dot("dot", sx(m.value), y, "3.5", colour, "", tip));
-    }
-    if (!off_values.empty()) {
-      absl::StrAppend(&plot, FitText(absl::StrJoin(off_values, ", "), off_w - 34,
-                                     absl::StrCat("class=\"offscale-value\" x=\"", N(right + 34),
-                                                  "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
-    }
-    if (!r.note.empty()) {
-      absl::StrAppend(
-          &plot, FitText(r.note, 60,
-                         absl::StrCat("x=\"", N(note_x), "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
-    }
+  return o;
+}
+
+// A mark of row `r` centred on `mid`: its dot and error bar, or, off the
+// scale, a bar that runs off it, a break and the dot past it.
+std::string IntervalMarkSvg(const IntervalChart& c, const IntervalRow& r, const IntervalMark& m,
+                            double mid, const IntervalLayout& l) {
+  const size_t nseries = l.nseries;
+  const double y = mid + (nseries > 1 ? (m.series - (nseries - 1) / 2.0) * 3.5 : 0);
+  const char* colour = nseries > 1 ? PaletteColor(m.series) : "#0072B2";
+  std::string tip =
+      absl::StrCat(r.label, m.series < c.series_names.size() ? " " + c.series_names[m.series] : "",
+                   ": ", FormatValue(m.value, c.x.unit));
+  if (m.value > l.limit) {
+    const double brk = l.right + 10;
+    return absl::StrCat(
+        "<path class=\"offscale-bar\" d=\"M", N(l.left), " ", N(y), "H", N(brk - 3), "\" stroke=\"",
+        colour, "\" stroke-opacity=\"0.3\" stroke-width=\"4\"/>", "<path class=\"break\" d=\"M",
+        N(brk - 5), " ", N(y + 6), "l5 -12M", N(brk), " ", N(y + 6),
+        "l5 -12\" stroke=\"#555\" fill=\"none\"/>",
+        Dot("dot offscale", brk + 16, y, "3.5", colour, "", absl::StrCat(tip, " (off the scale)")));
   }
+  std::string o;
+  if (m.has_interval) {
+    const Scale& sx = l.sx;
+    absl::StrAppend(&tip, " [", FormatValue(m.lo, c.x.unit), ", ", FormatValue(m.hi, c.x.unit),
+                    "]");
+    absl::StrAppend(&o, "<path class=\"ci\" d=\"M", N(sx(m.lo)), " ", N(y - 3), "v6M", N(sx(m.lo)),
+                    " ", N(y), "H", N(sx(m.hi)), "M", N(sx(m.hi)), " ", N(y - 3), "v6\" stroke=\"",
+                    colour, "\" fill=\"none\"/>");
+  }
+  return o + Dot("dot", l.sx(m.value), y, "3.5", colour, "", tip);
+}
+
+// Row i: its label, then its status or its marks with the values of those
+// off the scale written past the break, then its note.
+std::string IntervalRowSvg(const IntervalChart& c, size_t i, const IntervalLayout& l) {
+  const IntervalRow& r = c.rows[i];
+  const double mid = l.top + (i + 0.5) * l.row_h;
+  std::string o = FitText(r.label, l.label_w - 4,
+                          absl::StrCat("class=\"row-label\" x=\"", N(l.label_w), "\" y=\"", N(mid),
+                                       "\" dy=\"0.35em\" text-anchor=\"end\""));
+  if (!r.status.empty()) {
+    return o + FitText(r.status, l.right - l.left,
+                       absl::StrCat("class=\"status\" x=\"", N(l.left + 4), "\" y=\"", N(mid),
+                                    "\" dy=\"0.35em\""));
+  }
+  std::vector<std::string> off_values;
+  for (const IntervalMark& m : r.marks) {
+    absl::StrAppend(&o, IntervalMarkSvg(c, r, m, mid, l));
+    if (m.value > l.limit) off_values.push_back(FormatValue(m.value, c.x.unit));
+  }
+  if (!off_values.empty()) {
+    absl::StrAppend(&o, FitText(absl::StrJoin(off_values, ", "), l.off_w - 34,
+                                absl::StrCat("class=\"offscale-value\" x=\"", N(l.right + 34),
+                                             "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
+  }
+  if (!r.note.empty()) {
+    absl::StrAppend(
+        &o, FitText(r.note, 60,
+                    absl::StrCat("x=\"", N(l.note_x), "\" y=\"", N(mid), "\" dy=\"0.35em\"")));
+  }
+  return o;
+}
+
+// The legend: the series (when more than one), the band, the reference
+// line; empty, `*height` 0, when there is none of them.
+std::string IntervalLegend(const IntervalChart& c, const IntervalLayout& l, double top,
+                           int* height) {
+  *height = 0;
   std::vector<std::string> names;
-  if (nseries > 1) names = c.series_names;
+  if (l.nseries > 1) names = c.series_names;
   const bool band = !c.highlight_label.empty();
   if (band) names.push_back(c.highlight_label);
-  if (c.reference >= 0 && !c.reference_label.empty()) names.push_back(c.reference_label);
-  const double legend_top = bottom + 40;
+  const bool reference = c.reference >= 0 && !c.reference_label.empty();
+  if (reference) names.push_back(c.reference_label);
+  if (names.empty()) return "";
+  auto swatch = [&](size_t i, double x, double y) -> std::string {
+    if (l.nseries > 1 && i < c.series_names.size()) return SeriesSwatch(i, x, y);
+    if (band && i == names.size() - 1 - reference) {
+      return absl::StrCat("<rect class=\"band\" x=\"", N(x), "\" y=\"", N(y - 6),
+                          "\" width=\"18\" height=\"12\"/>");
+    }
+    return absl::StrCat("<line x1=\"", N(x + 9), "\" x2=\"", N(x + 9), "\" y1=\"", N(y - 7),
+                        "\" y2=\"", N(y + 7), "\" stroke=\"", kFront,
+                        "\" stroke-dasharray=\"4 3\"/>");
+  };
+  return Legend(names, l.left, top, c.width, swatch, height);
+}
+
+}  // namespace
+
+std::string RenderIntervalChart(const IntervalChart& c) {
+  if (c.rows.empty()) return NoData("interval", c.id, c.title, c.note);
+  const IntervalLayout l = LayOutIntervals(c);
+  std::string plot = IntervalBackdrop(c, l);
+  for (size_t i = 0; i < c.rows.size(); ++i) absl::StrAppend(&plot, IntervalRowSvg(c, i, l));
+  const double legend_top = l.bottom + 40;
   int legend_h = 0;
-  std::string legend;
-  if (!names.empty()) {
-    legend = Legend(
-        names, left, legend_top, c.width,
-        [&](size_t i, double x, double y) -> std::string {
-          if (nseries > 1 && i < c.series_names.size()) return SeriesSwatch(i, x, y);
-          if (band && i == names.size() - 1 - (c.reference >= 0 && !c.reference_label.empty())) {
-            return absl::StrCat("<rect class=\"band\" x=\"", N(x), "\" y=\"", N(y - 6),
-                                "\" width=\"18\" height=\"12\"/>");
-          }
-          return absl::StrCat("<line x1=\"", N(x + 9), "\" x2=\"", N(x + 9), "\" y1=\"", N(y - 7),
-                              "\" y2=\"", N(y + 7), "\" stroke=\"", kFront,
-                              "\" stroke-dasharray=\"4 3\"/>");
-        },
-        &legend_h);
-  }
+  const std::string legend = IntervalLegend(c, l, legend_top, &legend_h);
   const int h = static_cast<int>(legend_top) + legend_h;
   return Figure("interval", c.id, c.title, c.width, h, absl::StrCat(plot, legend),
-                OffScaleNote(c.note, "past the break, value written", off_rows));
+                OffScaleNote(c.note, "past the break, value written", l.off_rows));
 }
 
 std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
