@@ -323,174 +323,239 @@ std::vector<size_t> ParetoFront(const std::vector<Point>& points) {
   return front;
 }
 
-std::string RenderScatterChart(const ScatterChart& c) {
+namespace {
+
+// A scatter chart worked out: the points drawn, the limits of framed axes,
+// the plot's box and where each point goes.
+struct ScatterPlan {
   std::vector<size_t> shown;  // the points with both figures, in order
-  for (size_t i = 0; i < c.points.size(); ++i) {
-    if (std::isfinite(c.points[i].x) && std::isfinite(c.points[i].y)) shown.push_back(i);
-  }
-  if (shown.empty()) return NoData("scatter", c.id, c.title, c.note);
+  // Past these a point is off the scale; any_off_*: some point is.
+  double limit_x = std::numeric_limits<double>::infinity(), limit_y = limit_x;
+  bool any_off_x = false, any_off_y = false;
+  // The plot is [left, right] x [plot_top, bottom]. The zones for points off
+  // the scale run from its right edge to outer_right and from top to it.
+  double left = 78, top = 12, bottom = 0, right = 0, outer_right = 0, plot_top = 0;
+  bool key_beside = false;  // the key beside the plot, else under it
+  XYFrame frame;
+  std::vector<std::pair<double, double>> at;  // where shown[k] is drawn
+  std::vector<bool> off;                      // shown[k] is off the scale
+  std::vector<size_t> front;                  // the Pareto front, if marked
+  std::vector<bool> on_front;                 // by index in c.points
+};
+
+// Sets the limits of framed axes and the any_off flags; returns the x and y
+// domains of the points on the scale.
+std::pair<Domain, Domain> ScatterExtent(const ScatterChart& c, ScatterPlan* p) {
   std::vector<double> xs, ys;
-  for (const size_t i : shown) {
+  for (const size_t i : p->shown) {
     xs.push_back(c.points[i].x);
     ys.push_back(c.points[i].y);
   }
-  const double limit_x = OffScaleLimit(c.x, xs), limit_y = OffScaleLimit(c.y, ys);
+  p->limit_x = OffScaleLimit(c.x, xs);
+  p->limit_y = OffScaleLimit(c.y, ys);
   Domain dx, dy;
-  bool any_off_x = false, any_off_y = false;
-  for (const size_t i : shown) {
-    const Point& p = c.points[i];
-    p.x <= limit_x ? dx.Add(p.x) : void(any_off_x = true);
-    p.y <= limit_y ? dy.Add(p.y) : void(any_off_y = true);
+  for (const size_t i : p->shown) {
+    const Point& pt = c.points[i];
+    pt.x <= p->limit_x ? dx.Add(pt.x) : void(p->any_off_x = true);
+    pt.y <= p->limit_y ? dy.Add(pt.y) : void(p->any_off_y = true);
   }
+  return {dx, dy};
+}
+
+// The plot's box, room for the key and the zones off the scale, and the
+// scales and axes.
+void LayOutScatter(const ScatterChart& c, ScatterPlan* p) {
+  auto [dx, dy] = ScatterExtent(c, p);
   const Axis ax = svg_parts::Decided(c.x, dx), ay = svg_parts::Decided(c.y, dy);
   // Padded: no point sits on an axis line.
   dx = svg_parts::Padded(dx, ax.log, 0.04);
   dy = svg_parts::Padded(dy, ay.log, 0.06);
-
   // The key (tag and name of every point) goes beside the plot when it fits
   // the plot's height, else under it, the plot then taking the full width.
   constexpr double kKeyRow = svg_parts::kLegendRowPx;
-  const double left = 78, top = 12, bottom = c.height - 46.0;
-  const bool key_beside = (shown.size() + 1) * kKeyRow + 8 <= bottom - top;
-  const double outer_right = key_beside ? c.width - 260.0 : c.width - 16.0;
+  p->bottom = c.height - 46.0;
+  p->key_beside = (p->shown.size() + 1) * kKeyRow + 8 <= p->bottom - p->top;
+  p->outer_right = p->key_beside ? c.width - 260.0 : c.width - 16.0;
   // Zones past the plot's right and top edges hold the points off the scale.
-  const double right = outer_right - (any_off_x ? 30 : 0);
-  const double plot_top = top + (any_off_y ? 26 : 0);
-  const XYFrame frame = MakeXYFrame(dx, dy, ax, ay, left, right, plot_top, bottom);
-  const Scale& sx = frame.sx;
-  const Scale& sy = frame.sy;
-  std::string plot;
-  if (any_off_x) {
-    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(right + 6), "\" y=\"", N(top),
-                    "\" width=\"", N(outer_right - right - 6), "\" height=\"", N(bottom - top),
-                    "\" fill=\"#f2f2f2\"><title>off the scale: slower than ",
-                    Escape(FormatValue(limit_x, c.x.unit)), "</title></rect>");
+  p->right = p->outer_right - (p->any_off_x ? 30 : 0);
+  p->plot_top = p->top + (p->any_off_y ? 26 : 0);
+  p->frame = MakeXYFrame(dx, dy, ax, ay, p->left, p->right, p->plot_top, p->bottom);
+}
+
+// Where each shown point is drawn, on the scale or in a zone past it, and
+// which points are on the Pareto front.
+void PlacePoints(const ScatterChart& c, ScatterPlan* p) {
+  for (const size_t i : p->shown) {
+    const Point& pt = c.points[i];
+    const bool ox = pt.x > p->limit_x, oy = pt.y > p->limit_y;
+    p->at.emplace_back(ox ? p->right + 6 + (p->outer_right - p->right - 6) / 2 : p->frame.sx(pt.x),
+                       oy ? p->top + (p->plot_top - p->top - 6) / 2 : p->frame.sy(pt.y));
+    p->off.push_back(ox || oy);
   }
-  if (any_off_y) {
-    absl::StrAppend(&plot, "<rect class=\"offscale-zone\" x=\"", N(left), "\" y=\"", N(top),
-                    "\" width=\"", N(outer_right - left), "\" height=\"", N(plot_top - top - 6),
-                    "\" fill=\"#f2f2f2\"><title>off the scale: above ",
-                    Escape(FormatValue(limit_y, c.y.unit)), "</title></rect>");
+  if (c.pareto) p->front = ParetoFront(c.points);
+  p->on_front.assign(c.points.size(), false);
+  for (const size_t i : p->front) p->on_front[i] = true;
+}
+
+// The plan of `c`; only `shown` is set when no point has both figures.
+ScatterPlan PlanScatter(const ScatterChart& c) {
+  ScatterPlan p;
+  for (size_t i = 0; i < c.points.size(); ++i) {
+    if (std::isfinite(c.points[i].x) && std::isfinite(c.points[i].y)) p.shown.push_back(i);
   }
-  absl::StrAppend(&plot, frame.axes);
-  // Where each shown point is drawn: on the scale, or in a zone past it.
-  std::vector<std::pair<double, double>> at;
-  std::vector<bool> off;
-  for (const size_t i : shown) {
-    const Point& p = c.points[i];
-    const bool ox = p.x > limit_x, oy = p.y > limit_y;
-    at.emplace_back(ox ? right + 6 + (outer_right - right - 6) / 2 : sx(p.x),
-                    oy ? top + (plot_top - top - 6) / 2 : sy(p.y));
-    off.push_back(ox || oy);
+  if (p.shown.empty()) return p;
+  LayOutScatter(c, &p);
+  PlacePoints(c, &p);
+  return p;
+}
+
+// The grey zones past the plot's right and top edges, where they are used.
+std::string OffScaleZones(const ScatterChart& c, const ScatterPlan& p) {
+  std::string o;
+  if (p.any_off_x) {
+    absl::StrAppend(&o, "<rect class=\"offscale-zone\" x=\"", N(p.right + 6), "\" y=\"", N(p.top),
+                    "\" width=\"", N(p.outer_right - p.right - 6), "\" height=\"",
+                    N(p.bottom - p.top), "\" fill=\"#f2f2f2\"><title>off the scale: slower than ",
+                    Escape(FormatValue(p.limit_x, c.x.unit)), "</title></rect>");
   }
-  const std::vector<size_t> front = c.pareto ? ParetoFront(c.points) : std::vector<size_t>{};
-  std::vector<bool> on_front(c.points.size(), false);
-  for (const size_t i : front) on_front[i] = true;
-  std::vector<size_t> where(c.points.size(), 0);  // point index -> index in `shown`
-  for (size_t k = 0; k < shown.size(); ++k) where[shown[k]] = k;
-  if (front.size() > 1) {
-    // The front as a staircase: nothing below and left of it exists.
-    std::string d;
-    for (size_t k = 0; k < front.size(); ++k) {
-      const auto [x, y] = at[where[front[k]]];
-      absl::StrAppend(&d, k == 0 ? "M" : "H", N(x), k == 0 ? " " : "V", N(y));
-    }
-    absl::StrAppend(&plot, "<path class=\"pareto-line\" d=\"", d, "\" fill=\"none\" stroke=\"",
-                    kFront, "\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>");
+  if (p.any_off_y) {
+    absl::StrAppend(&o, "<rect class=\"offscale-zone\" x=\"", N(p.left), "\" y=\"", N(p.top),
+                    "\" width=\"", N(p.outer_right - p.left), "\" height=\"",
+                    N(p.plot_top - p.top - 6), "\" fill=\"#f2f2f2\"><title>off the scale: above ",
+                    Escape(FormatValue(p.limit_y, c.y.unit)), "</title></rect>");
   }
-  const bool several = c.series_names.size() > 1;
-  auto tag = [&](size_t i) {
-    return c.points[i].tag.empty() ? absl::StrCat(i + 1) : c.points[i].tag;
-  };
-  auto figures = [&](const Point& p) {
-    return absl::StrCat(c.x.label, " ", FormatValue(p.x, c.x.unit), ", ", c.y.label, " ",
-                        FormatValue(p.y, c.y.unit));
-  };
-  // Tags by the points, clear of each other and of every point.
+  return o;
+}
+
+// The front as a staircase (nothing below and left of it exists), when it
+// has two points or more.
+std::string ParetoLine(const ScatterPlan& p) {
+  if (p.front.size() < 2) return "";
+  std::vector<size_t> where(p.on_front.size(), 0);  // point index -> index in `shown`
+  for (size_t k = 0; k < p.shown.size(); ++k) where[p.shown[k]] = k;
+  std::string d;
+  for (size_t k = 0; k < p.front.size(); ++k) {
+    const auto [x, y] = p.at[where[p.front[k]]];
+    absl::StrAppend(&d, k == 0 ? "M" : "H", N(x), k == 0 ? " " : "V", N(y));
+  }
+  return absl::StrCat("<path class=\"pareto-line\" d=\"", d, "\" fill=\"none\" stroke=\"", kFront,
+                      "\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>");
+}
+
+// Point i's tag: its own, else its 1-based index.
+std::string PointTag(const ScatterChart& c, size_t i) {
+  return c.points[i].tag.empty() ? absl::StrCat(i + 1) : c.points[i].tag;
+}
+
+// Point i's colour, in the plot and in the key: its series' with several
+// series, else blue, darker on the front.
+const char* PointFill(const ScatterChart& c, const ScatterPlan& p, size_t i) {
+  return c.series_names.size() > 1 ? PaletteColor(c.points[i].series)
+         : p.on_front[i]           ? "#0072B2"
+                                   : "#56B4E9";
+}
+
+// The dot of the k-th shown point, ringed on the front; its tooltip has the
+// point's tag, name and figures.
+std::string PointDot(const ScatterChart& c, const ScatterPlan& p, size_t k) {
+  const size_t i = p.shown[k];
+  const Point& pt = c.points[i];
+  const bool front = p.on_front[i];
+  const auto [x, y] = p.at[k];
+  const std::string tip =
+      absl::StrCat(PointTag(c, i), " ", pt.label, ": ", c.x.label, " ", FormatValue(pt.x, c.x.unit),
+                   ", ", c.y.label, " ", FormatValue(pt.y, c.y.unit),
+                   front ? " (Pareto front)" : "", p.off[k] ? " (off the scale)" : "");
+  return Dot(absl::StrCat("dot", front ? " pareto" : "", p.off[k] ? " offscale" : ""), x, y,
+             front ? "5" : "3.5", PointFill(c, p, i),
+             front ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"2\"")
+                   : " fill-opacity=\"0.85\"",
+             tip);
+}
+
+// Every point's dot and tag, the tags clear of each other and of every
+// point, a leader line to each tag that had to move away: the leaders
+// under the dots, the tags over them.
+std::string PointMarks(const ScatterChart& c, const ScatterPlan& p) {
   constexpr double kTagH = 11, kDigitPx = 6.4;
   std::vector<double> widths;
-  for (const size_t i : shown) widths.push_back(Chars(tag(i)) * kDigitPx + 2);
+  for (const size_t i : p.shown) widths.push_back(Chars(PointTag(c, i)) * kDigitPx + 2);
   const std::vector<LabelSpot> spots =
-      PlaceLabels(at, widths, kTagH, 5, LabelBox{left + 2, top, outer_right, bottom - 2});
-  std::string marks, tags;
-  for (size_t k = 0; k < shown.size(); ++k) {
-    const size_t i = shown[k];
-    const Point& p = c.points[i];
-    const auto [x, y] = at[k];
+      PlaceLabels(p.at, widths, kTagH, 5, LabelBox{p.left + 2, p.top, p.outer_right, p.bottom - 2});
+  std::string leaders, dots, tags;
+  for (size_t k = 0; k < p.shown.size(); ++k) {
+    const auto [x, y] = p.at[k];
     const LabelBox& b = spots[k].box;
     if (spots[k].leader) {
-      absl::StrAppend(&plot, "<line class=\"leader\" x1=\"", N(x), "\" y1=\"", N(y), "\" x2=\"",
+      absl::StrAppend(&leaders, "<line class=\"leader\" x1=\"", N(x), "\" y1=\"", N(y), "\" x2=\"",
                       N(std::clamp(x, b.x0, b.x1)), "\" y2=\"", N(std::clamp(y, b.y0, b.y1)),
                       "\" stroke=\"#999\" stroke-width=\"0.8\"/>");
     }
-    const std::string tip =
-        absl::StrCat(tag(i), " ", p.label, ": ", figures(p), on_front[i] ? " (Pareto front)" : "",
-                     off[k] ? " (off the scale)" : "");
-    const char* fill = several ? PaletteColor(p.series) : on_front[i] ? "#0072B2" : "#56B4E9";
-    absl::StrAppend(
-        &marks, Dot(absl::StrCat("dot", on_front[i] ? " pareto" : "", off[k] ? " offscale" : ""), x,
-                    y, on_front[i] ? "5" : "3.5", fill,
-                    on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"2\"")
-                                : " fill-opacity=\"0.85\"",
-                    tip));
+    absl::StrAppend(&dots, PointDot(c, p, k));
     absl::StrAppend(&tags, "<text class=\"point-label\" x=\"", N(b.x0 + 1), "\" y=\"", N(b.y1 - 2),
-                    "\">", Escape(tag(i)), "</text>");
+                    "\">", Escape(PointTag(c, p.shown[k])), "</text>");
   }
-  absl::StrAppend(&plot, marks, tags);
+  return absl::StrCat(leaders, dots, tags);
+}
 
-  // The key: each point's tag and name; off the scale, its figures too.
+// The key: each point's tag and name, off the scale its figures too; beside
+// the plot, or under it from `*after_plot`, which then moves past it.
+std::string ScatterKey(const ScatterChart& c, const ScatterPlan& p, double* after_plot) {
   std::vector<std::string> key;
-  for (const size_t i : shown) {
-    const Point& p = c.points[i];
-    key.push_back(p.x > limit_x || p.y > limit_y
-                      ? absl::StrCat(p.label, ": ", FormatValue(p.x, c.x.unit), ", ",
-                                     FormatValue(p.y, c.y.unit))
-                      : p.label);
+  for (size_t k = 0; k < p.shown.size(); ++k) {
+    const Point& pt = c.points[p.shown[k]];
+    key.push_back(p.off[k] ? absl::StrCat(pt.label, ": ", FormatValue(pt.x, c.x.unit), ", ",
+                                          FormatValue(pt.y, c.y.unit))
+                           : pt.label);
   }
-  auto key_swatch = [&](size_t k, double x, double y) {
-    const size_t i = shown[k];
+  auto swatch = [&](size_t k, double x, double y) {
+    const size_t i = p.shown[k];
     return absl::StrCat(
-        "<circle cx=\"", N(x + 3), "\" cy=\"", N(y), "\" r=\"3\" fill=\"",
-        several       ? PaletteColor(c.points[i].series)
-        : on_front[i] ? "#0072B2"
-                      : "#56B4E9",
-        "\"", on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
+        "<circle cx=\"", N(x + 3), "\" cy=\"", N(y), "\" r=\"3\" fill=\"", PointFill(c, p, i), "\"",
+        p.on_front[i] ? absl::StrCat(" stroke=\"", kFront, "\" stroke-width=\"1.5\"") : "",
         "/><text class=\"point-key\" x=\"", N(x + 27), "\" y=\"", N(y),
-        "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(tag(i)), "</text>");
+        "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(PointTag(c, i)), "</text>");
   };
-  const std::string key_title =
-      front.empty() ? "Key:"
-                    : "Key (ringed: on the Pareto front, nothing is both faster and smaller):";
   int key_h = 0;
-  std::string key_svg;
+  if (p.key_beside) {
+    const double x = p.outer_right + 14;
+    return absl::StrCat(
+        FitText(
+            p.front.empty() ? "Key:" : "Key (ringed: Pareto front):", c.width - p.outer_right - 20,
+            absl::StrCat("class=\"axis-label\" x=\"", N(x), "\" y=\"", N(p.top + 4), "\"")),
+        Legend(key, x, p.top + 6, static_cast<int>(p.outer_right + 15), swatch, &key_h,
+               c.width - p.outer_right - 14, /*text_x=*/32));
+  }
+  const char* title =
+      p.front.empty() ? "Key:"
+                      : "Key (ringed: on the Pareto front, nothing is both faster and smaller):";
+  std::string o = absl::StrCat("<text class=\"axis-label\" x=\"", N(p.left), "\" y=\"",
+                               N(*after_plot + 4), "\">", Escape(title), "</text>",
+                               Legend(key, p.left, *after_plot + 8, c.width, swatch, &key_h,
+                                      svg_parts::kLegendItemPx, /*text_x=*/32));
+  *after_plot += key_h + 14;
+  return o;
+}
+
+}  // namespace
+
+std::string RenderScatterChart(const ScatterChart& c) {
+  const ScatterPlan p = PlanScatter(c);
+  if (p.shown.empty()) return NoData("scatter", c.id, c.title, c.note);
   double after_plot = c.height;  // where the legends under the plot start
-  if (key_beside) {
-    key_svg = absl::StrCat(
-        FitText(front.empty() ? "Key:" : "Key (ringed: Pareto front):", c.width - outer_right - 20,
-                absl::StrCat("class=\"axis-label\" x=\"", N(outer_right + 14), "\" y=\"",
-                             N(top + 4), "\"")),
-        Legend(key, outer_right + 14, top + 6, static_cast<int>(outer_right + 15), key_swatch,
-               &key_h, c.width - outer_right - 14, /*text_x=*/32));
-  } else {
-    key_svg = absl::StrCat(
-        "<text class=\"axis-label\" x=\"", N(left), "\" y=\"", N(after_plot + 4), "\">",
-        Escape(key_title), "</text>",
-        Legend(key, left, after_plot + 8, c.width, key_swatch, &key_h, svg_parts::kLegendItemPx,
-               /*text_x=*/32));
-    after_plot += key_h + 14;
-  }
-  std::string legend;
+  const std::string key = ScatterKey(c, p, &after_plot);
   int legend_h = 0;
-  if (several) {
-    legend = Legend(c.series_names, left, after_plot, c.width, SeriesSwatch, &legend_h);
-  }
+  const std::string legend = c.series_names.size() > 1 ? Legend(c.series_names, p.left, after_plot,
+                                                                c.width, SeriesSwatch, &legend_h)
+                                                       : "";
   const int h = static_cast<int>(after_plot) + legend_h;
   std::vector<std::string> off_names;
-  for (size_t k = 0; k < shown.size(); ++k) {
-    if (off[k]) off_names.push_back(c.points[shown[k]].label);
+  for (size_t k = 0; k < p.shown.size(); ++k) {
+    if (p.off[k]) off_names.push_back(c.points[p.shown[k]].label);
   }
   return Figure(
-      "scatter", c.id, c.title, c.width, h, absl::StrCat(plot, key_svg, legend),
+      "scatter", c.id, c.title, c.width, h,
+      absl::StrCat(OffScaleZones(c, p), p.frame.axes, ParetoLine(p), PointMarks(c, p), key, legend),
       OffScaleNote(c.note, "in the grey zone at the plot's edge; figures in the key", off_names));
 }
 
