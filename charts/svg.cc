@@ -559,73 +559,89 @@ std::string RenderScatterChart(const ScatterChart& c) {
       OffScaleNote(c.note, "in the grey zone at the plot's edge; figures in the key", off_names));
 }
 
+namespace {
+
+// The heat map's row labels are kHeatLabelW wide, its column labels take
+// kHeatColLabelH above the cells (they run up at 60 degrees: 200 px of
+// height holds about 33 characters), and its rows are kHeatCellH tall.
+constexpr double kHeatLabelW = 170, kHeatColLabelH = 200, kHeatCellH = 22;
+
+// Cell (i, j), `cell_w` wide: coloured by its value on the diverging scale,
+// the value written in it when it fits; grey when there is no figure.
+std::string HeatCell(const HeatMap& m, size_t i, size_t j, double cell_w) {
+  const double v = i < m.values.size() && j < m.values[i].size()
+                       ? m.values[i][j]
+                       : std::numeric_limits<double>::quiet_NaN();
+  const double x = kHeatLabelW + j * cell_w, y = kHeatColLabelH + i * kHeatCellH;
+  const std::string where = absl::StrCat(m.rows[i], " \xC3\x97 ", m.cols[j], ": ");
+  if (!std::isfinite(v) || v <= 0) {
+    return absl::StrCat("<rect class=\"cell missing\" x=\"", N(x), "\" y=\"", N(y), "\" width=\"",
+                        N(cell_w), "\" height=\"", N(kHeatCellH),
+                        "\" fill=\"#f2f2f2\" stroke=\"#fff\"><title>", Escape(where),
+                        "no figure</title></rect>");
+  }
+  const unsigned rgb = DivergingColour(std::log2(v / m.center) / m.span_log2);
+  std::string o = absl::StrCat("<rect class=\"cell\" x=\"", N(x), "\" y=\"", N(y), "\" width=\"",
+                               N(cell_w), "\" height=\"", N(kHeatCellH), "\" fill=\"", Hex(rgb),
+                               "\" stroke=\"#fff\"><title>", Escape(where), Escape(m.value_label),
+                               " ", Escape(FormatValue(v, m.unit)), "</title></rect>");
+  if (cell_w >= 34) {
+    absl::StrAppend(&o, "<text x=\"", N(x + cell_w / 2), "\" y=\"", N(y + kHeatCellH / 2),
+                    "\" dy=\"0.35em\" text-anchor=\"middle\" class=\"cell-value\"",
+                    Dark(rgb) ? " fill=\"#fff\"" : "", ">", Escape(Short(v)), "</text>");
+  }
+  return o;
+}
+
+// The colour key from `top` down: nine steps from center / 2^span to
+// center * 2^span, what each end means under them.
+std::string HeatMapKey(const HeatMap& m, double top) {
+  const double left = kHeatLabelW;
+  std::string o =
+      absl::StrCat("<g class=\"legend\"><text x=\"", N(left - 6), "\" y=\"", N(top + 9),
+                   "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(m.value_label), "</text>");
+  for (int k = -4; k <= 4; ++k) {
+    const double x = left + (k + 4) * 44;
+    const double v = m.center * std::pow(2.0, m.span_log2 * k / 4);
+    absl::StrAppend(&o, "<rect x=\"", N(x), "\" y=\"", N(top),
+                    "\" width=\"44\" height=\"18\" fill=\"", Hex(DivergingColour(k / 4.0)),
+                    "\"/><text x=\"", N(x + 22), "\" y=\"", N(top + 30),
+                    "\" text-anchor=\"middle\">", Escape(FormatValue(v, m.unit)), "</text>");
+  }
+  absl::StrAppend(&o, "<text x=\"", N(left), "\" y=\"", N(top + 46), "\">\xE2\x86\x90 ",
+                  Escape(m.low_meaning), "</text><text x=\"", N(left + 9 * 44), "\" y=\"",
+                  N(top + 46), "\" text-anchor=\"end\">", Escape(m.high_meaning),
+                  " \xE2\x86\x92</text></g>");
+  return o;
+}
+
+}  // namespace
+
 std::string RenderHeatMap(const HeatMap& m) {
   if (m.rows.empty() || m.cols.empty()) return NoData("heatmap", m.id, m.title, m.note);
-  // Column labels run up at 60 degrees: 200 px of height holds about 33
-  // characters.
-  const double label_w = 170, col_label_h = 200, top = col_label_h;
+  const double label_w = kHeatLabelW, top = kHeatColLabelH;
   const double cell_w = std::clamp((1240.0 - label_w) / m.cols.size(), 16.0, 64.0);
-  const double cell_h = 22;
   const double width = label_w + cell_w * m.cols.size() + 20;
-  const double bottom = top + cell_h * m.rows.size();
+  const double bottom = top + kHeatCellH * m.rows.size();
   std::string plot;
   for (size_t j = 0; j < m.cols.size(); ++j) {
     const double x = label_w + (j + 0.5) * cell_w;
-    absl::StrAppend(&plot, FitText(m.cols[j], (col_label_h - 8) / 0.87,
+    absl::StrAppend(&plot, FitText(m.cols[j], (kHeatColLabelH - 8) / 0.87,
                                    absl::StrCat("transform=\"translate(", N(x + 3), ",", N(top - 6),
                                                 ") rotate(-60)\"")));
   }
-  const bool values_fit = cell_w >= 34;
   for (size_t i = 0; i < m.rows.size(); ++i) {
-    const double y = top + i * cell_h;
+    const double y = top + i * kHeatCellH;
     absl::StrAppend(&plot,
                     FitText(m.rows[i], label_w - 8,
-                            absl::StrCat("x=\"", N(label_w - 6), "\" y=\"", N(y + cell_h / 2),
-                                         "\" dy=\"0.35em\" "
-                                         "text-anchor=\"end\"")));
-    for (size_t j = 0; j < m.cols.size(); ++j) {
-      const double v = i < m.values.size() && j < m.values[i].size()
-                           ? m.values[i][j]
-                           : std::numeric_limits<double>::quiet_NaN();
-      const double x = label_w + j * cell_w;
-      const std::string where = absl::StrCat(m.rows[i], " \xC3\x97 ", m.cols[j], ": ");
-      if (!std::isfinite(v) || v <= 0) {
-        absl::StrAppend(&plot, "<rect class=\"cell missing\" x=\"", N(x), "\" y=\"", N(y),
-                        "\" width=\"", N(cell_w), "\" height=\"", N(cell_h),
-                        "\" fill=\"#f2f2f2\" stroke=\"#fff\"><title>", Escape(where),
-                        "no figure</title></rect>");
-        continue;
-      }
-      const unsigned rgb = DivergingColour(std::log2(v / m.center) / m.span_log2);
-      absl::StrAppend(&plot, "<rect class=\"cell\" x=\"", N(x), "\" y=\"", N(y), "\" width=\"",
-                      N(cell_w), "\" height=\"", N(cell_h), "\" fill=\"", Hex(rgb),
-                      "\" stroke=\"#fff\"><title>", Escape(where), Escape(m.value_label), " ",
-                      Escape(FormatValue(v, m.unit)), "</title></rect>");
-      if (values_fit) {
-        absl::StrAppend(&plot, "<text x=\"", N(x + cell_w / 2), "\" y=\"", N(y + cell_h / 2),
-                        "\" dy=\"0.35em\" text-anchor=\"middle\" class=\"cell-value\"",
-                        Dark(rgb) ? " fill=\"#fff\"" : "", ">", Escape(Short(v)), "</text>");
-      }
-    }
+                            absl::StrCat("x=\"", N(label_w - 6), "\" y=\"", N(y + kHeatCellH / 2),
+                                         "\" dy=\"0.35em\" text-anchor=\"end\"")));
+    for (size_t j = 0; j < m.cols.size(); ++j) absl::StrAppend(&plot, HeatCell(m, i, j, cell_w));
   }
-  // The colour key: nine steps from center / 2^span to center * 2^span.
-  const double ky = bottom + 16;
-  absl::StrAppend(&plot, "<g class=\"legend\"><text x=\"", N(label_w - 6), "\" y=\"", N(ky + 9),
-                  "\" dy=\"0.35em\" text-anchor=\"end\">", Escape(m.value_label), "</text>");
-  for (int k = -4; k <= 4; ++k) {
-    const double x = label_w + (k + 4) * 44;
-    const double v = m.center * std::pow(2.0, m.span_log2 * k / 4);
-    absl::StrAppend(&plot, "<rect x=\"", N(x), "\" y=\"", N(ky),
-                    "\" width=\"44\" height=\"18\" fill=\"", Hex(DivergingColour(k / 4.0)),
-                    "\"/><text x=\"", N(x + 22), "\" y=\"", N(ky + 30),
-                    "\" text-anchor=\"middle\">", Escape(FormatValue(v, m.unit)), "</text>");
-  }
-  absl::StrAppend(&plot, "<text x=\"", N(label_w), "\" y=\"", N(ky + 46), "\">\xE2\x86\x90 ",
-                  Escape(m.low_meaning), "</text><text x=\"", N(label_w + 9 * 44), "\" y=\"",
-                  N(ky + 46), "\" text-anchor=\"end\">", Escape(m.high_meaning),
-                  " \xE2\x86\x92</text></g>");
+  const double key_top = bottom + 16;
+  absl::StrAppend(&plot, HeatMapKey(m, key_top));
   const int w = static_cast<int>(std::max(width, label_w + 9 * 44 + 20));
-  const int h = static_cast<int>(ky + 56);
+  const int h = static_cast<int>(key_top + 56);
   return Figure("heatmap", m.id, m.title, w, h, plot, m.note);
 }
 
