@@ -1,4 +1,8 @@
 // The chart kinds of svg.h, drawn from the parts in svg_parts.h.
+//
+// Over 500 lines: six chart kinds, each a renderer and its named steps,
+// which share the helpers at the top; a file per chart kind is the way to
+// split it further.
 #include "alloctrace/charts/svg.h"
 
 #include <algorithm>
