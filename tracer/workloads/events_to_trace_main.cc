@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -58,95 +59,159 @@ bool ParseU64(absl::string_view text, uint64_t* v, int base = 10) {
   return absl::SimpleAtoi(text, v);
 }
 
-absl::StatusOr<Events> ReadEvents(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+// What reading an event file keeps from line to line: the events so far,
+// and the objects and arenas live after them, which the next line is
+// checked against.
+struct ReadState {
   Events ev;
   std::unordered_map<uint64_t, uint32_t> live;  // address -> arena
   std::vector<uint8_t> arena_live = {1};        // arena 0 always exists
+  bool ended = false;                           // the end line was read
+};
+
+// The fields of an A line: the address as written (hex) and as read, then
+// the arena, element size, count and alignment.
+struct AllocLine {
+  absl::string_view address_text;
+  uint64_t address = 0, arena = 0, elem_size = 0, count = 0, align = 0;
+};
+
+// AddArenaCreate to AddEnd: one line each (C, D, A, F, end), checked against
+// the state before it. The event is added, or an error says what is wrong
+// (the caller adds the file and line).
+absl::Status AddArenaCreate(uint64_t a, ReadState* st) {
+  if (a >= st->arena_live.size()) st->arena_live.resize(a + 1, 0);
+  if (st->arena_live[a])
+    return absl::InvalidArgumentError(absl::StrCat("arena ", a, " created twice"));
+  st->arena_live[a] = 1;
+  st->ev.ops.push_back({'C', 0, static_cast<uint32_t>(a)});
+  return absl::OkStatus();
+}
+
+absl::Status AddArenaDestroy(uint64_t a, ReadState* st) {
+  if (a == 0 || a >= st->arena_live.size() || !st->arena_live[a]) {
+    return absl::InvalidArgumentError(absl::StrCat("D of arena ", a, " which is not live"));
+  }
+  st->arena_live[a] = 0;
+  st->ev.ops.push_back({'D', 0, static_cast<uint32_t>(a)});
+  return absl::OkStatus();
+}
+
+absl::Status AddAlloc(const AllocLine& l, ReadState* st) {
+  if (l.arena >= st->arena_live.size() || !st->arena_live[l.arena]) {
+    return absl::InvalidArgumentError(absl::StrCat("A in arena ", l.arena, " which is not live"));
+  }
+  if (l.elem_size == 0 || l.elem_size > UINT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("element size ", l.elem_size, " out of range"));
+  }
+  if (l.align == 0 || (l.align & (l.align - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alignment ", l.align, " is not a power of two"));
+  }
+  if (!st->live.emplace(l.address, static_cast<uint32_t>(l.arena)).second) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("A of ", l.address_text, " which is already live"));
+  }
+  st->ev.ops.push_back({'A', l.address, static_cast<uint32_t>(l.arena), l.elem_size, l.count,
+                        static_cast<uint8_t>(__builtin_ctzll(l.align))});
+  return absl::OkStatus();
+}
+
+absl::Status AddFree(absl::string_view address_text, uint64_t address, uint64_t arena,
+                     ReadState* st) {
+  auto it = st->live.find(address);
+  if (it == st->live.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("F of ", address_text, " which is not live"));
+  }
+  if (it->second != arena) {
+    return absl::InvalidArgumentError(absl::StrCat("F of ", address_text, " in arena ", arena,
+                                                   "; it was allocated in arena ", it->second));
+  }
+  st->live.erase(it);
+  st->ev.ops.push_back({'F', address, static_cast<uint32_t>(arena)});
+  return absl::OkStatus();
+}
+
+absl::Status AddEnd(uint64_t events, ReadState* st) {
+  if (events != st->ev.ops.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("end says ", events, " events, the file has ", st->ev.ops.size()));
+  }
+  st->ended = true;
+  return absl::OkStatus();
+}
+
+// Reads a line after the first into `st`: a header line (stdlib, compiler,
+// workload, seed, param), an event or the end line. An error says what is
+// wrong (the caller adds the file and line).
+absl::Status ReadLine(const std::string& line, ReadState* st) {
+  const std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+  if (f.empty()) return absl::InvalidArgumentError("empty line");
+  const absl::string_view key = f[0];
+  Events& ev = st->ev;
+  uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
+  if (key == "stdlib" && f.size() == 3) {
+    ev.labels["stdlib"] = std::string(f[1]);
+    ev.labels["stdlib_version"] = std::string(f[2]);
+  } else if (key == "compiler" && f.size() >= 2) {
+    ev.labels["compiler"] = line.substr(line.find(' ') + 1);
+  } else if (key == "workload" && f.size() == 2) {
+    ev.workload = std::string(f[1]);
+  } else if (key == "seed" && f.size() == 2 && ParseU64(f[1], &a)) {
+    ev.labels["seed"] = std::string(f[1]);
+  } else if (key == "param" && f.size() == 3) {
+    ev.params.push_back(absl::StrCat(f[1], "=", f[2]));
+  } else if (key == "C" && f.size() == 2 && ParseU64(f[1], &a) && a > 0 && a < (1u << 31)) {
+    return AddArenaCreate(a, st);
+  } else if (key == "D" && f.size() == 2 && ParseU64(f[1], &a)) {
+    return AddArenaDestroy(a, st);
+  } else if (key == "A" && f.size() == 6 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b) &&
+             ParseU64(f[3], &c) && ParseU64(f[4], &d) && ParseU64(f[5], &e)) {
+    return AddAlloc({f[1], a, b, c, d, e}, st);
+  } else if (key == "F" && f.size() == 3 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b)) {
+    return AddFree(f[1], a, b, st);
+  } else if (key == "end" && f.size() == 2 && ParseU64(f[1], &a)) {
+    return AddEnd(a, st);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read \"", line.substr(0, 80), "\""));
+  }
+  return absl::OkStatus();
+}
+
+// The whole file at `path`, every line checked; an error names the file and
+// the line.
+absl::StatusOr<Events> ReadEvents(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  ReadState st;
   std::string line;
   uint64_t number = 0;
-  bool ended = false;
-  auto error = [&](const std::string& what) {
+  auto error = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(path, ":", number, ": ", what));
   };
   while (std::getline(in, line)) {
     ++number;
-    if (ended) return error("text after the end line");
-    const std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (st.ended) return error("text after the end line");
     if (number == 1) {
       if (line != "alloctrace-events 1") {
         return error("not an alloctrace event file (expected \"alloctrace-events 1\")");
       }
       continue;
     }
-    if (f.empty()) return error("empty line");
-    const absl::string_view key = f[0];
-    uint64_t a = 0, b = 0, c = 0, d = 0, e = 0;
-    if (key == "stdlib" && f.size() == 3) {
-      ev.labels["stdlib"] = std::string(f[1]);
-      ev.labels["stdlib_version"] = std::string(f[2]);
-    } else if (key == "compiler" && f.size() >= 2) {
-      ev.labels["compiler"] = line.substr(line.find(' ') + 1);
-    } else if (key == "workload" && f.size() == 2) {
-      ev.workload = std::string(f[1]);
-    } else if (key == "seed" && f.size() == 2 && ParseU64(f[1], &a)) {
-      ev.labels["seed"] = std::string(f[1]);
-    } else if (key == "param" && f.size() == 3) {
-      ev.params.push_back(absl::StrCat(f[1], "=", f[2]));
-    } else if (key == "C" && f.size() == 2 && ParseU64(f[1], &a) && a > 0 && a < (1u << 31)) {
-      if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
-      if (arena_live[a]) return error(absl::StrCat("arena ", a, " created twice"));
-      arena_live[a] = 1;
-      ev.ops.push_back({'C', 0, static_cast<uint32_t>(a)});
-    } else if (key == "D" && f.size() == 2 && ParseU64(f[1], &a)) {
-      if (a == 0 || a >= arena_live.size() || !arena_live[a]) {
-        return error(absl::StrCat("D of arena ", a, " which is not live"));
-      }
-      arena_live[a] = 0;
-      ev.ops.push_back({'D', 0, static_cast<uint32_t>(a)});
-    } else if (key == "A" && f.size() == 6 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b) &&
-               ParseU64(f[3], &c) && ParseU64(f[4], &d) && ParseU64(f[5], &e)) {
-      if (b >= arena_live.size() || !arena_live[b]) {
-        return error(absl::StrCat("A in arena ", b, " which is not live"));
-      }
-      if (c == 0 || c > UINT32_MAX) return error(absl::StrCat("element size ", c, " out of range"));
-      if (e == 0 || (e & (e - 1)) != 0)
-        return error(absl::StrCat("alignment ", e, " is not a power of two"));
-      if (!live.emplace(a, static_cast<uint32_t>(b)).second) {
-        return error(absl::StrCat("A of ", f[1], " which is already live"));
-      }
-      ev.ops.push_back(
-          {'A', a, static_cast<uint32_t>(b), c, d, static_cast<uint8_t>(__builtin_ctzll(e))});
-    } else if (key == "F" && f.size() == 3 && ParseU64(f[1], &a, 16) && ParseU64(f[2], &b)) {
-      auto it = live.find(a);
-      if (it == live.end()) return error(absl::StrCat("F of ", f[1], " which is not live"));
-      if (it->second != b) {
-        return error(absl::StrCat("F of ", f[1], " in arena ", b, "; it was allocated in arena ",
-                                  it->second));
-      }
-      live.erase(it);
-      ev.ops.push_back({'F', a, static_cast<uint32_t>(b)});
-    } else if (key == "end" && f.size() == 2 && ParseU64(f[1], &a)) {
-      if (a != ev.ops.size()) {
-        return error(absl::StrCat("end says ", a, " events, the file has ", ev.ops.size()));
-      }
-      ended = true;
-    } else {
-      return error(absl::StrCat("cannot read \"", line.substr(0, 80), "\""));
-    }
+    if (absl::Status s = ReadLine(line, &st); !s.ok()) return error(s.message());
   }
   if (number == 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
-  if (!ended) {
+  if (!st.ended) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": ends after line ", number, " without an end line: the event file was cut short"));
   }
-  if (ev.workload.empty())
+  if (st.ev.workload.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no workload line"));
-  if (ev.labels.count("stdlib") == 0) {
+  }
+  if (st.ev.labels.count("stdlib") == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no stdlib line"));
   }
-  return ev;
+  return std::move(st.ev);
 }
 
 int Run(int argc, char** argv) {
