@@ -214,6 +214,46 @@ absl::StatusOr<Events> ReadEvents(const std::string& path) {
   return std::move(st.ev);
 }
 
+// The recording's options: the trace at `out`, the workload, and as labels
+// the event file's own and the workload's parameters.
+RecordingOptions OptionsFor(const Events& events, const WorkloadParams& params,
+                            const std::string& out) {
+  RecordingOptions options;
+  options.path = out;
+  options.workload = events.workload;
+  options.program = absl::StrCat("alloctrace stdlib_events (", events.labels.at("stdlib"), ")");
+  options.labels = events.labels;
+  for (size_t i = 0; i < params.specs().size(); ++i) {
+    options.labels[std::string(params.specs()[i].name)] = absl::StrCat(params.values()[i]);
+  }
+  return options;
+}
+
+// Records `ops` in order through `recorder`, which has been started; the event
+// file's arena numbers become the recorder's.
+void RecordOps(const std::vector<Op>& ops, Recorder* recorder) {
+  std::vector<uint32_t> arena_ids(1, 0);  // event file's arena -> recorder's
+  for (const Op& op : ops) {
+    const void* p = reinterpret_cast<const void*>(static_cast<uintptr_t>(op.address));
+    switch (op.kind) {
+      case 'C':
+        if (op.arena >= arena_ids.size()) arena_ids.resize(op.arena + 1, 0);
+        arena_ids[op.arena] = recorder->CreateArena();
+        break;
+      case 'D':
+        recorder->DestroyArena(arena_ids[op.arena]);
+        break;
+      case 'A':
+        recorder->RecordAlloc(p, arena_ids[op.arena], static_cast<uint32_t>(op.elem_size), op.count,
+                              op.align_log2);
+        break;
+      default:
+        recorder->RecordFree(p, arena_ids[op.arena]);
+        break;
+    }
+  }
+}
+
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "turns stdlib_events output into a trace.\nusage: events_to_trace --in=EVENTS --out=TRACE");
@@ -242,41 +282,13 @@ int Run(int argc, char** argv) {
                  std::string(params.status().message()).c_str());
     return 1;
   }
-
-  RecordingOptions options;
-  options.path = out;
-  options.workload = events->workload;
-  options.program = absl::StrCat("alloctrace stdlib_events (", events->labels["stdlib"], ")");
-  options.labels = events->labels;
-  for (size_t i = 0; i < params->specs().size(); ++i) {
-    options.labels[std::string(params->specs()[i].name)] = absl::StrCat(params->values()[i]);
-  }
   Recorder& recorder = Recorder::Global();
-  if (absl::Status s = recorder.Start(options); !s.ok()) {
+  if (absl::Status s = recorder.Start(OptionsFor(*events, *params, out)); !s.ok()) {
     std::fprintf(stderr, "events_to_trace: cannot record to %s: %s\n", out.c_str(),
                  std::string(s.message()).c_str());
     return 1;
   }
-  std::vector<uint32_t> arena_ids(1, 0);  // event file's arena -> recorder's
-  for (const Op& op : events->ops) {
-    const void* p = reinterpret_cast<const void*>(static_cast<uintptr_t>(op.address));
-    switch (op.kind) {
-      case 'C':
-        if (op.arena >= arena_ids.size()) arena_ids.resize(op.arena + 1, 0);
-        arena_ids[op.arena] = recorder.CreateArena();
-        break;
-      case 'D':
-        recorder.DestroyArena(arena_ids[op.arena]);
-        break;
-      case 'A':
-        recorder.RecordAlloc(p, arena_ids[op.arena], static_cast<uint32_t>(op.elem_size), op.count,
-                             op.align_log2);
-        break;
-      default:
-        recorder.RecordFree(p, arena_ids[op.arena]);
-        break;
-    }
-  }
+  RecordOps(events->ops, &recorder);
   RecordingStats stats;
   if (absl::Status s = recorder.Stop(&stats); !s.ok()) {
     std::fprintf(stderr, "events_to_trace: writing %s failed: %s\n", out.c_str(),
