@@ -38,6 +38,74 @@ ABSL_FLAG(std::string, out, "", "the trace to write");
 namespace alloctrace {
 namespace {
 
+// The trace being written and what its events are drawn from: the threads,
+// the interleaving's and the sizes' random numbers, the next address.
+struct Synthesis {
+  TraceWriter* w;  // not owned
+  uint32_t threads;
+  bool per_thread_arena;
+  std::mt19937_64 rng;
+  uint64_t next_address = 0x100000;
+
+  uint32_t ArenaOf(uint32_t t) const { return per_thread_arena ? t + 1 : 0; }
+  // Allocates a new object (16 to 512 bytes) in thread t, 1 KiB past the
+  // last one; returns its address.
+  uint64_t Alloc(uint32_t t) {
+    next_address += 1024;
+    w->Alloc(t, ArenaOf(t), next_address, Shape{1, 16 + rng() % 497, 8});
+    return next_address;
+  }
+};
+
+// pc: the first half of the threads allocate messages into a bounded queue,
+// the others free them, until `ops` events; then the first consumer frees
+// what is still queued.
+void WriteProducerConsumer(uint64_t ops, Synthesis* s) {
+  struct Message {
+    uint64_t address;
+    uint32_t arena;
+  };
+  const uint32_t producers = s->threads / 2;
+  std::deque<Message> queue;
+  constexpr size_t kQueue = 256;
+  uint64_t written = 0;
+  while (written < ops) {
+    const uint32_t t = static_cast<uint32_t>(s->rng() % s->threads);
+    if (t < producers && queue.size() < kQueue) {
+      queue.push_back({s->Alloc(t), s->ArenaOf(t)});
+      ++written;
+    } else if (t >= producers && !queue.empty()) {
+      s->w->Free(t, queue.front().arena, queue.front().address);
+      queue.pop_front();
+      ++written;
+    }
+  }
+  while (!queue.empty()) {
+    s->w->Free(producers, queue.front().arena, queue.front().address);
+    queue.pop_front();
+  }
+}
+
+// private: every thread allocates and frees its own objects, a sliding
+// window of at most 64 live, until `ops` events; then frees what it has left.
+void WritePrivate(uint64_t ops, Synthesis* s) {
+  std::vector<std::deque<uint64_t>> live(s->threads);
+  constexpr size_t kWindow = 64;
+  for (uint64_t written = 0; written < ops; ++written) {
+    const uint32_t t = static_cast<uint32_t>(s->rng() % s->threads);
+    if (live[t].size() < kWindow && (live[t].empty() || s->rng() % 2 == 0)) {
+      live[t].push_back(s->Alloc(t));
+    } else {
+      const size_t k = s->rng() % live[t].size();
+      s->w->Free(t, s->ArenaOf(t), live[t][k]);
+      live[t].erase(live[t].begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  for (uint32_t t = 0; t < s->threads; ++t) {
+    for (uint64_t a : live[t]) s->w->Free(t, s->ArenaOf(t), a);
+  }
+}
+
 int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string kind = absl::GetFlag(FLAGS_kind);
@@ -57,65 +125,20 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "write_mt_trace: %s\n", std::string(writer.status().message()).c_str());
     return 1;
   }
-  TraceWriter& w = **writer;
-  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-  auto arena_of = [&](uint32_t t) { return per_thread_arena ? t + 1 : 0; };
+  Synthesis s{writer->get(), threads, per_thread_arena, std::mt19937_64(absl::GetFlag(FLAGS_seed))};
   if (per_thread_arena) {
-    for (uint32_t t = 0; t < threads; ++t) w.ArenaCreate(t, arena_of(t));
+    for (uint32_t t = 0; t < threads; ++t) s.w->ArenaCreate(t, s.ArenaOf(t));
   }
-  uint64_t next_address = 0x100000;
-  auto shape = [&]() { return Shape{1, 16 + rng() % 497, 8}; };
-  struct Message {
-    uint64_t address;
-    uint32_t arena;
-  };
-  uint64_t written = 0;
   if (kind == "pc") {
-    const uint32_t producers = threads / 2;
-    std::deque<Message> queue;
-    constexpr size_t kQueue = 256;
-    while (written < ops) {
-      const uint32_t t = static_cast<uint32_t>(rng() % threads);
-      if (t < producers && queue.size() < kQueue) {
-        next_address += 1024;
-        w.Alloc(t, arena_of(t), next_address, shape());
-        queue.push_back({next_address, arena_of(t)});
-        ++written;
-      } else if (t >= producers && !queue.empty()) {
-        w.Free(t, queue.front().arena, queue.front().address);
-        queue.pop_front();
-        ++written;
-      }
-    }
-    while (!queue.empty()) {
-      w.Free(producers, queue.front().arena, queue.front().address);
-      queue.pop_front();
-    }
+    WriteProducerConsumer(ops, &s);
   } else {
-    std::vector<std::deque<uint64_t>> live(threads);
-    constexpr size_t kWindow = 64;
-    while (written < ops) {
-      const uint32_t t = static_cast<uint32_t>(rng() % threads);
-      if (live[t].size() < kWindow && (live[t].empty() || rng() % 2 == 0)) {
-        next_address += 1024;
-        w.Alloc(t, arena_of(t), next_address, shape());
-        live[t].push_back(next_address);
-      } else {
-        const size_t k = rng() % live[t].size();
-        w.Free(t, arena_of(t), live[t][k]);
-        live[t].erase(live[t].begin() + static_cast<std::ptrdiff_t>(k));
-      }
-      ++written;
-    }
-    for (uint32_t t = 0; t < threads; ++t) {
-      for (uint64_t a : live[t]) w.Free(t, arena_of(t), a);
-    }
+    WritePrivate(ops, &s);
   }
   if (per_thread_arena) {
-    for (uint32_t t = 0; t < threads; ++t) w.ArenaDestroy(t, arena_of(t));
+    for (uint32_t t = 0; t < threads; ++t) s.w->ArenaDestroy(t, s.ArenaOf(t));
   }
-  if (absl::Status s = w.Finish(); !s.ok()) {
-    std::fprintf(stderr, "write_mt_trace: %s\n", std::string(s.message()).c_str());
+  if (absl::Status status = s.w->Finish(); !status.ok()) {
+    std::fprintf(stderr, "write_mt_trace: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   return 0;
