@@ -37,7 +37,6 @@
 #include "alloctrace/replayer/in_situ_cli.h"
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
-#include "alloctrace/replayer/reports/in_situ_report.h"
 #include "alloctrace/replayer/reports/reporters.h"
 #include "alloctrace/replayer/verdict/adopt.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -177,9 +176,13 @@ int InSituOnly(const Command& cmd) {
       MeasureInSituOnly(cmd.program, cmd.selected, InSituFromConfig(cmd.config, cmd.progress),
                         /*drop_unrunnable=*/cmd.use_default);
   if (!r.ok()) return Fail(kExitBadInput, std::string(r.status().message()));
+  const std::vector<TraceReport> no_reports;
+  const std::vector<ReplayProgram> no_programs;
+  const ReportInput input{no_reports, no_programs, ReportContextFor(cmd.config), cmd.command_line,
+                          &*r};
   std::vector<std::string> texts;
   for (const std::string& format : cmd.config.formats) {
-    texts.push_back(WithInSitu(format, "", *r, nullptr));
+    texts.push_back(FindReportFormat(format)->render(input));
   }
   if (const int code = WriteReports(cmd, texts); code != kExitOk) return code;
   if (r->failed_policies == 0) return kExitOk;
@@ -299,11 +302,7 @@ int Replay(const Command& cmd, const char* argv0) {
   const ReportInput input{reports, programs, ctx, cmd.command_line};
   std::vector<std::string> texts;
   for (const std::string& format : cmd.config.formats) {
-    std::string text = FindReportFormat(format)->render(input);
-    if (cmd.config.confirm > 0 && reports[0].in_situ != nullptr) {
-      text = WithInSitu(format, text, *reports[0].in_situ, &reports[0]);
-    }
-    texts.push_back(std::move(text));
+    texts.push_back(FindReportFormat(format)->render(input));
   }
   if (const int code = WriteReports(cmd, texts); code != kExitOk) return code;
   if (!any_failed) return kExitOk;

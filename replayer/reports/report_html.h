@@ -58,9 +58,10 @@ struct HtmlVerdict {
   std::string recommended;
   std::string adopt;  // how to adopt the recommended policy
   std::string rule;
-  std::string sentence;  // the verdict as one paragraph, if the statistics write one
+  std::string sentence;  // the verdict as one paragraph (reports/words.h)
   // A faster policy that never frees, passed over (summary.h:
-  // kNeverFreesMargin), and the recommended one's figure over its own.
+  // kNeverFreesMargin): its name, and the recommended one's figure over its
+  // own.
   std::string passed_over;
   HtmlEstimate passed_over_edge;
 };
@@ -97,17 +98,14 @@ void LiveCourse(const ReplayProgram& program, size_t points, std::vector<double>
 // The views of the replayer's results: the only code here that reads
 // TraceReport and ReportContext. `report` and `program` describe the same
 // trace.
-HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program);
+HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
+                     const ReportContext& ctx);
 HtmlContext HtmlContextOf(const ReportContext& ctx);
 
-// The page. `command_line` is shown as given (escaped).
+// The page. `command_line` is shown as given (escaped); `in_situ_html`, the
+// in-situ section, after the traces.
 std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlContext& ctx,
-                           const std::string& command_line);
-
-// HtmlViewOf each report with its program (same order), then the page.
-std::string FormatHtml(const std::vector<TraceReport>& reports,
-                       const std::vector<ReplayProgram>& programs, const ReportContext& ctx,
-                       const std::string& command_line);
+                           const std::string& command_line, const std::string& in_situ_html = "");
 
 }  // namespace alloctrace
 

@@ -10,6 +10,8 @@
 #include "alloctrace/format/hostile_trace.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/reports/formats.h"
+#include "alloctrace/replayer/reports/words.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
@@ -94,6 +96,14 @@ class ReportHtmlTest : public ::testing::Test {
     return runs;
   }
 
+  // The page --format=html writes for `reports` of `programs`.
+  static std::string Html(const std::vector<TraceReport>& reports,
+                          const std::vector<ReplayProgram>& programs,
+                          const std::string& command_line) {
+    const ReportContext ctx = Context();
+    return HtmlReport(ReportInput{reports, programs, ctx, command_line});
+  }
+
   ReplayProgram program_;
 };
 
@@ -110,7 +120,7 @@ TEST_F(ReportHtmlTest, LiveCourseReachesTheIdeal) {
 
 TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   const TraceReport report = Summarized(AllRuns());
-  const HtmlTrace view = HtmlViewOf(report, program_);
+  const HtmlTrace view = HtmlViewOf(report, program_, Context());
   // slab is fastest, the hostile-named policy's CI overlaps it, malloc's does not.
   ASSERT_GE(view.verdict.fastest.size(), 2u);
   EXPECT_EQ(view.verdict.fastest[0], "slab");
@@ -119,8 +129,7 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
   EXPECT_EQ(view.verdict.smallest_rss, std::vector<std::string>{"slab"});
   EXPECT_EQ(view.interval_kind, "95% CI of the median");
 
-  const std::string html =
-      FormatHtml({report}, {program_}, Context(), std::string("replayer --out=") + kHostileImg);
+  const std::string html = Html({report}, {program_}, std::string("replayer --out=") + kHostileImg);
   for (const char* id : {"id=\"trace-0\"", "id=\"trace-0-verdict\"", "id=\"trace-0-profile\"",
                          "id=\"trace-0-speed\"", "id=\"trace-0-pareto\"", "id=\"trace-0-table\""}) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
@@ -159,18 +168,18 @@ TEST_F(ReportHtmlTest, OneTraceHasEveryChartAndEscapesEverything) {
 
 TEST_F(ReportHtmlTest, TheVerdictSaysEachThingOnce) {
   const TraceReport report = Summarized(AllRuns());
-  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string html = Html({report}, {program_}, "");
   const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
   // slab is recommended, the fastest and the smallest: named once; the
   // policy tied with it once; malloc's speed-up figure once; the rule once.
   EXPECT_EQ(CountSubstrings(verdict, "slab"), 1u) << verdict;
   EXPECT_EQ(CountSubstrings(verdict, charts::Escape(kHostileScript)), 1u);
   EXPECT_EQ(CountSubstrings(verdict, "the speed of glibc malloc"), 1u);
-  EXPECT_EQ(CountSubstrings(html, report.verdict.rule.substr(0, 40)), 1u);
+  EXPECT_EQ(CountSubstrings(html, ReportRule(report, Context()).substr(0, 40)), 1u);
   EXPECT_NE(verdict.find("Recommended: slab</strong>, the fastest and the smallest peak RSS"),
             std::string::npos);
   // The statistics' sentence repeats it all: not on the page.
-  EXPECT_EQ(html.find(report.verdict.sentence.substr(0, 30)), std::string::npos);
+  EXPECT_EQ(html.find(ReportSentence(report, Context()).substr(0, 30)), std::string::npos);
 }
 
 // A policy tied with the recommended one and also the smallest is named
@@ -181,7 +190,7 @@ TEST_F(ReportHtmlTest, ATiedPolicyThatIsAlsoTheSmallestIsNamedOnce) {
   report.verdict.fastest = {"slab", "pool/simple/exp/st/stack/free"};
   report.verdict.recommended = "slab";
   report.verdict.smallest_rss = {"pool/simple/exp/st/stack/free"};
-  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string html = Html({report}, {program_}, "");
   const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
   EXPECT_EQ(CountSubstrings(verdict, "pool/simple/exp/st/stack/free"), 1u) << verdict;
   EXPECT_NE(verdict.find("pool/simple/exp/st/stack/free (the smallest peak RSS"), std::string::npos)
@@ -199,7 +208,7 @@ TEST_F(ReportHtmlTest, AFasterPolicyThatNeverFreesIsSaidWhyNotOnce) {
   const TraceReport report = Summarized(runs);
   ASSERT_EQ(report.verdict.fastest[0], "pool/simple/exp/st/single/keep");
   ASSERT_EQ(report.verdict.passed_over_name, "pool/simple/exp/st/single/keep");
-  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string html = Html({report}, {program_}, "");
   const std::string verdict = Between(html, "id=\"trace-0-verdict\"", "</div>");
   EXPECT_EQ(CountSubstrings(verdict, "pool/simple/exp/st/single/keep"), 1u) << verdict;
   EXPECT_NE(verdict.find("It is not recommended: it never frees its blocks"), std::string::npos)
@@ -214,7 +223,7 @@ TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
   const TraceReport a = Summarized(AllRuns());
   TraceReport b = a;
   b.trace_path = "second.trace";
-  const std::string html = FormatHtml({a, b}, {program_, program_}, Context(), "");
+  const std::string html = Html({a, b}, {program_, program_}, "");
   EXPECT_NE(html.find("id=\"overview\""), std::string::npos);
   EXPECT_NE(html.find("id=\"heatmap\""), std::string::npos);
   EXPECT_NE(html.find("id=\"overview-table\""), std::string::npos);
@@ -242,7 +251,7 @@ TEST_F(ReportHtmlTest, SixtyPoliciesStayReadable) {
             ++i;
           }
   const TraceReport report = Summarized(runs);
-  const std::string html = FormatHtml({report}, {program_}, Context(), "");
+  const std::string html = Html({report}, {program_}, "");
   // The profile draws the policies the verdict names and malloc besides the
   // trace; the others, one panel each, on demand.
   const std::string profile = Between(html, "id=\"trace-0-profile\"", "</figure>");

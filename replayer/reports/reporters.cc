@@ -1,25 +1,15 @@
 #include "alloctrace/replayer/reports/reporters.h"
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/reports/report.h"
-#include "alloctrace/replayer/reports/report_html.h"
+#include "alloctrace/replayer/reports/formats.h"
 
 namespace alloctrace {
 namespace {
 
-std::string Table(const ReportInput& in) { return FormatTable(in.reports, in.ctx); }
-std::string Markdown(const ReportInput& in) { return FormatMarkdown(in.reports, in.ctx); }
-std::string Csv(const ReportInput& in) { return FormatCsv(in.reports, in.ctx); }
-std::string CsvRuns(const ReportInput& in) { return FormatCsvRuns(in.reports, in.ctx); }
-std::string Json(const ReportInput& in) { return FormatJson(in.reports, in.ctx); }
-std::string Html(const ReportInput& in) {
-  return FormatHtml(in.reports, in.programs, in.ctx, in.command_line);
-}
-
 // The order is the one --help and the usage errors list.
 constexpr ReportFormat kFormats[] = {
-    {"table", &Table},      {"markdown", &Markdown}, {"csv", &Csv},
-    {"csv-runs", &CsvRuns}, {"json", &Json},         {"html", &Html},
+    {"table", &TableReport},      {"markdown", &MarkdownReport}, {"csv", &CsvReport},
+    {"csv-runs", &CsvRunsReport}, {"json", &JsonReport},         {"html", &HtmlReport},
 };
 
 }  // namespace

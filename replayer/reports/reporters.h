@@ -1,6 +1,6 @@
 // The replayer's output formats (--format=NAME), one table entry each: a
-// name and the function that renders a measurement in that format. A new
-// format is one function and one entry in reporters.cc.
+// name and the function that renders a measurement in that format
+// (formats.h). A new format is one function and one entry in reporters.cc.
 //
 // Thread-safety: the table is immutable; renderers are pure functions.
 #ifndef ALLOCTRACE_REPLAYER_REPORTS_REPORTERS_H_
@@ -11,17 +11,21 @@
 
 #include "absl/strings/string_view.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 
 // Everything a report may draw from. `reports` and `programs` are in the
-// same order (one per trace); the references outlive the call.
+// same order (one per trace); the references outlive the call. The first
+// report's in_situ holds the program's runs under --confirm; under
+// --in_situ there is no replay and `in_situ_only` holds them.
 struct ReportInput {
   const std::vector<TraceReport>& reports;
   const std::vector<ReplayProgram>& programs;
   const ReportContext& ctx;
   const std::string& command_line;  // as typed, shown by the HTML page
+  const InSituSummary* in_situ_only = nullptr;
 };
 
 struct ReportFormat {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/measure/measure.h"
-#include "alloctrace/replayer/reports/report.h"
+#include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/report_html.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
@@ -34,7 +34,7 @@ TEST(ReportersTest, EveryFormatIsFoundByItsNameAndNothingElse) {
   EXPECT_EQ(ReportFormatList(), "table, markdown, csv, csv-runs, json or html");
 }
 
-// Each entry renders what its Format function renders, byte for byte.
+// Each entry renders what its format's renderer renders, byte for byte.
 TEST(ReportersTest, EachEntryRendersItsFormat) {
   ReplayProgram program;
   program.path = "empty.trace";
@@ -47,12 +47,12 @@ TEST(ReportersTest, EachEntryRendersItsFormat) {
   ctx.machine = "test";
   const std::string command_line = "replayer empty.trace";
   const ReportInput in{reports, programs, ctx, command_line};
-  EXPECT_EQ(FindReportFormat("table")->render(in), FormatTable(reports, ctx));
-  EXPECT_EQ(FindReportFormat("markdown")->render(in), FormatMarkdown(reports, ctx));
-  EXPECT_EQ(FindReportFormat("csv")->render(in), FormatCsv(reports, ctx));
-  EXPECT_EQ(FindReportFormat("csv-runs")->render(in), FormatCsvRuns(reports, ctx));
-  EXPECT_EQ(FindReportFormat("json")->render(in), FormatJson(reports, ctx));
-  EXPECT_EQ(FindReportFormat("html")->render(in), FormatHtml(reports, programs, ctx, command_line));
+  EXPECT_EQ(FindReportFormat("table")->render(in), TableReport(in));
+  EXPECT_EQ(FindReportFormat("markdown")->render(in), MarkdownReport(in));
+  EXPECT_EQ(FindReportFormat("csv")->render(in), CsvReport(in));
+  EXPECT_EQ(FindReportFormat("csv-runs")->render(in), CsvRunsReport(in));
+  EXPECT_EQ(FindReportFormat("json")->render(in), JsonReport(in));
+  EXPECT_EQ(FindReportFormat("html")->render(in), HtmlReport(in));
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has

@@ -59,181 +59,121 @@ std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<si
   return group;
 }
 
-std::string TimeWords(TimingClock clock) {
-  return clock == TimingClock::kWall ? "wall time" : "CPU time (user + system)";
-}
-
-std::string Times(const Estimate& e) {
-  if (!e.has_data()) return "-";
-  return absl::StrFormat("%.2fx [%.2f, %.2f]", e.median, e.lo, e.hi);
-}
-
 }  // namespace
 
 std::string InSituNameOf(const std::string& replay_name, const std::string& reference) {
   return replay_name == "malloc" || replay_name == "new" ? reference : replay_name;
 }
 
-void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_slack) {
-  std::vector<size_t> ok;
+namespace {
+
+// The policies with runs, their fastest tied group (marked), the smallest
+// peak RSS, and the group the recommendation is made from.
+struct Groups {
+  std::vector<size_t> ok, fastest, within_slack, recommendable;
+  size_t smallest = InSituDecision::kNone;
+  RecommendableGroup rule;  // indexes into within_slack
+};
+
+Groups GroupsOf(InSituSummary& s) {
+  Groups g;
   for (size_t i = 0; i < s.policies.size(); ++i) {
-    if (s.policies[i].ok()) ok.push_back(i);
+    if (s.policies[i].ok()) g.ok.push_back(i);
   }
-  s.rule = absl::StrCat("in situ: the fastest policy (median ", TimeWords(s.clock),
-                        " of the program) among those whose median peak RSS is ",
-                        RssSlackWords(rss_slack),
-                        "; of the policies tied with it (the 95% CI of the ratio paired by "
-                        "round includes 1; no noise floor is measured in situ), the replay's "
-                        "pick if its peak RSS is within a page or 2% of the smallest, else the "
-                        "one with the smallest peak RSS (within a page or 2%), preferring the "
-                        "reference, then our pools, the mallocs, the baselines and the "
-                        "article's grid; a policy that never frees its blocks is "
-                        "recommended over the fastest that frees only when shown more than ",
-                        static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
-  s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
-  if (ok.empty()) {
-    s.sentence = absl::StrCat("In situ, no policy completed its runs of ",
-                              s.argv.empty() ? "the program" : s.argv[0],
-                              ": nothing can be "
-                              "ranked (see the FAILED rows and ",
-                              s.log_path, ").");
+  if (g.ok.empty()) return g;
+  g.fastest = InSituTiedGroup(s, g.ok);
+  g.smallest = g.ok[0];
+  for (size_t i : g.ok) {
+    if (s.policies[i].peak_rss_bytes.median < s.policies[g.smallest].peak_rss_bytes.median) {
+      g.smallest = i;
+    }
+  }
+  const double smallest = s.policies[g.smallest].peak_rss_bytes.median;
+  for (size_t i : g.ok) {
+    if (WithinRssSlack(s.policies[i].peak_rss_bytes.median, smallest, s.rss_slack)) {
+      g.within_slack.push_back(i);
+    }
+  }
+  // The replay's group rule, the never-freeing margin with it (summary.h).
+  g.rule = FastestRecommendable(InSituSpeedFigures(s, g.within_slack), /*noise_margin=*/0);
+  for (size_t k : g.rule.members) g.recommendable.push_back(g.within_slack[k]);
+  if (g.recommendable.empty()) g.recommendable = g.within_slack;  // not reached: all have figures
+  return g;
+}
+
+// How the replay's pick fared against the recommendation `d` made.
+void JudgePick(InSituSummary& s, const Groups& g, InSituDecision& d) {
+  using Outcome = InSituDecision::Outcome;
+  const InSituPolicy* pick = Find(s, s.replay_pick);
+  if (pick == nullptr || !pick->ok()) {
+    if (pick != nullptr) d.pick = static_cast<size_t>(pick - s.policies.data());
+    d.outcome = Outcome::kPickNotRun;
+    s.replay_pick_held = false;
     return;
   }
-  const std::vector<size_t> fastest = InSituTiedGroup(s, ok);
-  for (size_t i : fastest) {
+  d.pick = static_cast<size_t>(pick - s.policies.data());
+  const InSituPolicy& rec = s.policies[d.recommended];
+  // Held: the pick is in the group the recommendation is made from.
+  s.replay_pick_held =
+      std::find(g.recommendable.begin(), g.recommendable.end(), d.pick) != g.recommendable.end();
+  s.pick_vs_best = PairedSlowdown(rec, *pick, s.clock);
+  d.pick_vs_fastest = PairedSlowdown(s.policies[d.fastest], *pick, s.clock);
+  if (d.pick == d.recommended) {
+    d.outcome = Outcome::kPickIsBest;
+  } else if (s.replay_pick_held) {
+    d.outcome = Outcome::kPickTied;
+  } else if (std::find(g.within_slack.begin(), g.within_slack.end(), d.pick) ==
+             g.within_slack.end()) {
+    d.outcome = Outcome::kPickOverSlack;  // left out for its memory, whatever its speed
+  } else {
+    // Within the slack but not tied with its fastest: slower than it. Held
+    // against the recommended policy, or the fastest if the recommended one
+    // (picked for its memory from the tied group) is not faster than the pick.
+    d.outcome = Outcome::kPickSlower;
+    d.winner = s.pick_vs_best.median > 1 ? d.recommended : d.best;
+    d.pick_vs_winner = PairedSlowdown(s.policies[d.winner], *pick, s.clock);
+  }
+}
+
+}  // namespace
+
+void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_slack) {
+  using Outcome = InSituDecision::Outcome;
+  InSituDecision& d = s.decision;
+  d = InSituDecision();
+  s.rss_slack = rss_slack;
+  s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
+  const Groups g = GroupsOf(s);
+  if (g.ok.empty()) return;  // kNothingRan
+  for (size_t i : g.fastest) {
     s.policies[i].tied_fastest = true;
     s.fastest.push_back(s.policies[i].name);
   }
-  size_t smallest_i = ok[0];
-  for (size_t i : ok) {
-    if (s.policies[i].peak_rss_bytes.median < s.policies[smallest_i].peak_rss_bytes.median) {
-      smallest_i = i;
-    }
+  d.fastest = g.fastest[0];
+  d.smallest = g.smallest;
+  d.best = g.recommendable[0];  // the fastest within the slack
+  d.fastest_over_slack =
+      std::find(g.within_slack.begin(), g.within_slack.end(), d.fastest) == g.within_slack.end();
+  if (g.rule.passed_over) {
+    d.passed_over = g.within_slack[*g.rule.passed_over];
+    d.passed_over_edge = g.rule.edge;
   }
-  const double smallest = s.policies[smallest_i].peak_rss_bytes.median;
-  auto within_slack = [&](const InSituPolicy& p) {
-    return WithinRssSlack(p.peak_rss_bytes.median, smallest, rss_slack);
-  };
-  std::vector<size_t> cand;
-  for (size_t i : ok) {
-    if (within_slack(s.policies[i])) cand.push_back(i);
-  }
-  // The replay's group rule, the never-freeing margin with it (summary.h).
-  const RecommendableGroup recommendable =
-      FastestRecommendable(InSituSpeedFigures(s, cand), /*noise_margin=*/0);
-  std::vector<size_t> group;
-  for (size_t k : recommendable.members) group.push_back(cand[k]);
-  if (group.empty()) group = cand;  // every ok policy has a figure: not reached
-  if (recommendable.passed_over) {
-    s.passed_over = NeverFreesWords(s.policies[cand[*recommendable.passed_over]].name,
-                                    s.policies[group[0]].name, recommendable.edge);
-  }
-  const InSituPolicy& best = s.policies[group[0]];  // the fastest within the slack
   // The replay's pick, when the program cannot tell it from the best (tied,
   // its peak RSS within a page or 2%), stands; else the replay's order.
   std::vector<GroupMember> members;
-  for (size_t i : group) {
+  for (size_t i : g.recommendable) {
     const InSituPolicy& p = s.policies[i];
     members.push_back(
         {p.name, p.peak_rss_bytes.median, RecommendationPreference(p.name, p.family)});
   }
-  const InSituPolicy& rec = s.policies[group[PickFromGroup(members, s.replay_pick)]];
-  s.recommended = rec.name;
-  s.adopt = rec.adopt;
-  auto speed = [&](const InSituPolicy& p) {
-    return p.reference
-               ? std::string("the reference")
-               : absl::StrCat(Times(p.vs_reference), " the reference ", s.reference, "'s speed");
-  };
-  const std::string rec_speed = speed(rec);
-  // What the speed alone says of p: fastest, tied with the fastest, or slower.
-  const InSituPolicy& first = s.policies[fastest[0]];
-  auto standing = [&](const InSituPolicy& p) {
-    if (&p == &first) return absl::StrCat("is fastest, ", speed(p));
-    if (p.tied_fastest) {
-      return absl::StrCat("is tied with the fastest, ", first.name, ", ", speed(p));
-    }
-    return absl::StrCat("is slower than the fastest, ", first.name, " (",
-                        Times(PairedSlowdown(first, p, s.clock)), " its ", TimeWords(s.clock),
-                        "), ", speed(p));
-  };
-  auto over_slack = [&](const InSituPolicy& p) {
-    return absl::StrCat("peak RSS (", Mib(p.peak_rss_bytes.median),
-                        ") is over the slack of the smallest (", s.policies[smallest_i].name, "'s ",
-                        Mib(smallest), ")");
-  };
-  // The fastest, if its memory left it out (said where the pick is another).
-  const std::string first_left_out =
-      within_slack(first) ? ""
-                          : absl::StrCat(" ", first.name, ", the fastest (", speed(first),
-                                         "), is left out: its ", over_slack(first), ".");
-  // What else the rule left out: a faster policy that never frees.
-  const std::string aside =
-      s.passed_over.empty()
-          ? first_left_out
-          : absl::StrCat(first_left_out, " Not recommended: ", s.passed_over, ".");
+  d.recommended = g.recommendable[PickFromGroup(members, s.replay_pick)];
+  s.recommended = s.policies[d.recommended].name;
+  s.adopt = s.policies[d.recommended].adopt;
   if (s.replay_pick.empty()) {
-    s.sentence = absl::StrCat("In situ, ", rec.name, " is recommended: ", rec_speed, ", ",
-                              Mib(rec.peak_rss_bytes.median), " peak RSS.", aside);
+    d.outcome = Outcome::kRecommended;
     return;
   }
-  const InSituPolicy* pick = Find(s, s.replay_pick);
-  if (pick == nullptr || !pick->ok()) {
-    s.replay_pick_held = false;
-    s.sentence = absl::StrCat("The replay picked ", s.replay_pick, ", which did not run in situ (",
-                              pick == nullptr ? "not a candidate" : pick->failure, "); in situ ",
-                              rec.name, " is recommended, ", rec_speed, ".", aside);
-    return;
-  }
-  // Held: the pick is in the group the recommendation is made from.
-  s.replay_pick_held =
-      std::any_of(group.begin(), group.end(), [&](size_t i) { return &s.policies[i] == pick; });
-  s.pick_vs_best = PairedSlowdown(rec, *pick, s.clock);
-  if (pick == &rec) {
-    const bool fast = pick == &first || pick->tied_fastest;
-    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " ",
-                              fast ? standing(*pick) : absl::StrCat("is recommended, ", rec_speed),
-                              ".", aside, " The pick held.");
-  } else if (s.replay_pick_held) {
-    s.sentence = absl::StrCat("Replay picked ", pick->name, "; in situ it is tied with ", rec.name,
-                              " (", Times(s.pick_vs_best), " its ", TimeWords(s.clock),
-                              "). The pick "
-                              "held; recommended: ",
-                              rec.name, ", the smaller peak RSS.", aside);
-  } else if (!within_slack(*pick)) {
-    // Left out for its memory, whatever its speed: say both.
-    s.sentence = absl::StrCat(
-        "Replay picked ", pick->name, "; in situ ", pick->name, " ", standing(*pick), ", but its ",
-        over_slack(*pick), ": ", rec.name, " is recommended, ", rec_speed, ", ",
-        Mib(rec.peak_rss_bytes.median), " peak RSS. ",
-        pick->tied_fastest ? "The pick held on speed, not on memory." : "The pick did not hold.",
-        aside);
-  } else {
-    // Within the slack but not tied with its fastest: slower than it. Said
-    // against the recommended policy, or the fastest if the recommended one
-    // (picked for its memory from the tied group) is not faster than the pick.
-    const InSituPolicy& winner = s.pick_vs_best.median > 1 ? rec : best;
-    const Estimate e = &winner == &rec ? s.pick_vs_best : PairedSlowdown(winner, *pick, s.clock);
-    const std::string recommended =
-        &winner == &rec ? absl::StrCat(rec.name, ": ", rec_speed)
-                        : absl::StrCat("recommended: ", rec.name, ", tied with ", winner.name,
-                                       rec.peak_rss_bytes.median < winner.peak_rss_bytes.median
-                                           ? " and of smaller peak RSS, "
-                                           : " and preferred by the rule, ",
-                                       rec_speed);
-    if (e.has_data() && e.median > 1) {
-      s.sentence = absl::StrCat("In situ ", winner.name, " beats the replay's pick ", pick->name,
-                                absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
-                                                100 * (e.lo - 1), 100 * (e.hi - 1)),
-                                " (", TimeWords(s.clock), " of the program); ", recommended,
-                                ". The pick did not hold.", aside);
-    } else {
-      s.sentence =
-          absl::StrCat("Replay picked ", pick->name, "; in situ ", pick->name, " is not tied with ",
-                       winner.name, " (", Times(PairedSlowdown(winner, *pick, s.clock)), " its ",
-                       TimeWords(s.clock), "); ", recommended, ". The pick did not hold.", aside);
-    }
-  }
+  JudgePick(s, g, d);
 }
 
 std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n) {
@@ -253,10 +193,9 @@ void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_si
   replay.in_situ = in_situ;
   Verdict& v = replay.verdict;
   if (in_situ->recommended.empty()) return;
-  v.sentence = absl::StrCat(in_situ->sentence, " (The replay alone: ", v.sentence, ")");
+  v.replay_recommended = v.recommended;
   v.recommended = in_situ->recommended;
   v.adopt = in_situ->adopt;
-  v.rule = in_situ->rule;
 }
 
 }  // namespace alloctrace

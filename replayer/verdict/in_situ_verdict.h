@@ -51,6 +51,35 @@ struct InSituPolicy {
   bool ok() const { return status == RunStatus::kOk && !runs.empty(); }
 };
 
+// What the in-situ runs decide (DecideInSitu), as data: which case holds
+// and which policies it names. The reports put it in words
+// (reports/words.h: InSituSentence).
+struct InSituDecision {
+  enum class Outcome {
+    kNothingRan,     // no policy completed its runs
+    kRecommended,    // no replay pick to judge (--in_situ): the recommendation alone
+    kPickNotRun,     // the replay's pick did not run in situ (not a candidate, or failed)
+    kPickIsBest,     // the pick is the recommendation: held
+    kPickTied,       // tied with the recommendation, which has the smaller peak RSS: held
+    kPickOverSlack,  // the pick's peak RSS is over the slack (held on speed when tied)
+    kPickSlower,     // slower than the recommendation (or the fastest): did not hold
+  };
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  Outcome outcome = Outcome::kNothingRan;
+  // Indexes into InSituSummary::policies; kNone where there is none.
+  size_t recommended = kNone;
+  size_t fastest = kNone;      // first of the fastest tied group, whatever its peak RSS
+  size_t best = kNone;         // the fastest within the RSS slack
+  size_t smallest = kNone;     // the smallest median peak RSS
+  size_t pick = kNone;         // the replay's pick, when it is a candidate
+  size_t winner = kNone;       // kPickSlower: what the pick is held against
+  size_t passed_over = kNone;  // a faster policy that never frees, kept out by the margin
+  Estimate passed_over_edge;   // the recommended group's first over it, paired (>1: it is faster)
+  bool fastest_over_slack = false;  // the fastest is left out for its peak RSS
+  Estimate pick_vs_fastest;         // the pick's time over the fastest's, paired (>1: slower)
+  Estimate pick_vs_winner;          // kPickSlower: the pick's time over the winner's
+};
+
 struct InSituSummary {
   std::vector<std::string> argv;  // the program and its arguments
   std::string log_path;
@@ -70,17 +99,14 @@ struct InSituSummary {
   std::vector<std::string> fastest;
   std::string recommended;  // "" if nothing ran
   allocators::Adoption adopt;
-  std::string rule;
-  // A faster policy that never frees, passed over (NeverFreesWords); "".
-  std::string passed_over;
-  // With a replay: its pick, whether it held (in the tied group the
-  // recommendation is made from: within the RSS slack), and the sentence
-  // saying so (and what the speed alone said, if the pick's RSS left it out).
+  double rss_slack = 0.10;  // the rule's (DecideInSitu's argument)
+  // With a replay: its pick and whether it held (in the tied group the
+  // recommendation is made from: within the RSS slack).
   std::string replay_pick;
   bool replay_pick_held = false;
   // The pick's ranked time over the recommended one's, paired (>1: slower).
   Estimate pick_vs_best;
-  std::string sentence;
+  InSituDecision decision;
 };
 
 // The in-situ name a replay policy runs under: malloc and new are the
@@ -96,9 +122,9 @@ void DecideInSitu(InSituSummary& summary, const std::string& replay_pick, double
 // (its ranking order) and its pick, each once.
 std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n);
 
-// Makes the in-situ verdict the report's recommendation: verdict.recommended,
-// adopt, rule and sentence come from `in_situ` (the replay's sentence is
-// kept after it), and `replay` keeps a pointer to the runs for the formats.
+// Makes the in-situ verdict the report's recommendation: verdict.recommended
+// and adopt come from `in_situ` (the reports say the replay's alone after
+// it), and `replay` keeps a pointer to the runs for the formats.
 void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_situ);
 
 }  // namespace alloctrace

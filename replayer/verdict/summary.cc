@@ -14,90 +14,6 @@
 
 namespace alloctrace {
 
-std::string Mib(double bytes) {
-  if (std::fabs(bytes) < 1024 * 1024) return absl::StrFormat("%.0fK", bytes / 1024);
-  return absl::StrFormat("%.1fM", bytes / (1024.0 * 1024.0));
-}
-
-std::string NameList(const std::vector<std::string>& names) {
-  if (names.empty()) return "none";
-  if (names.size() == 1) return names[0];
-  return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ", names.back());
-}
-
-std::string ClockWords(TimingClock clock) {
-  switch (clock) {
-    case TimingClock::kAuto:
-      return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
-             "on per-thread replays";
-    case TimingClock::kWall:
-      return "wall-clock time";
-    case TimingClock::kCpu:
-      break;
-  }
-  return "thread CPU time";
-}
-
-std::string PerThreadNote(const TraceReport& t) {
-  if (t.replay_threads <= 1) return "";
-  return absl::StrCat(
-      "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
-      t.sync_points, " sync points (", t.cross_thread_frees, " cross-thread frees); ranked by ",
-      ClockWords(t.clock),
-      t.clock == TimingClock::kWall ? " of the concurrent section, what the program would feel"
-                                    : "",
-      "; waits are timed apart and not charged to the allocators' CPU time");
-}
-
-std::string NoOpsLine(const TraceReport& t) {
-  return absl::StrCat("no memory operations in this trace (", t.arena_events,
-                      " arena events only): nothing to time, nothing ranked");
-}
-
-std::string OneHeapNote(const TraceReport& t) {
-  if (t.ops == 0 || t.arena_events != 0) return "";
-  // In the program each container of a per-container pool (stack holding)
-  // has its own pool; the replay has only the one arena to give it.
-  return "one arena: the trace cannot tell containers apart (every allocation is from one "
-         "heap), so a policy holding a pool per container (stack) gets one pool here, shared "
-         "by all";
-}
-
-// Policies still in the race that the total budget stopped before the
-// precision (measure.cc: "total budget of N s spent (--total_budget)").
-std::string TotalBudgetNote(const TraceReport& t) {
-  std::vector<std::string> cut;
-  for (const PolicyResult& p : t.policies) {
-    if (p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget")) {
-      cut.push_back(p.name);
-    }
-  }
-  if (cut.empty()) return "";
-  constexpr size_t kNamed = 4;  // a long list would bury the note
-  const size_t total = cut.size();
-  std::string names = absl::StrJoin(cut.begin(), cut.begin() + std::min(kNamed, total), ", ");
-  if (total > kNamed) absl::StrAppend(&names, " and ", total - kNamed, " more");
-  return absl::StrCat("the total budget ran out before ", total,
-                      total == 1 ? " policy" : " policies", " still in the race (", names,
-                      ") reached the precision: their intervals are wider than asked, and "
-                      "a tie among them may only mean too few runs (--total_budget=SECONDS "
-                      "gives them more)");
-}
-
-std::vector<std::string> TraceNotes(const TraceReport& t) {
-  std::vector<std::string> notes;
-  if (std::string note = TotalBudgetNote(t); !note.empty()) notes.push_back(std::move(note));
-  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
-  if (!t.arena_sharing.empty()) {
-    notes.push_back(absl::StrCat(t.arena_sharing,
-                                 ": policies that are not thread-safe are not run, never "
-                                 "recommended"));
-  }
-  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
-  if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
-  return notes;
-}
-
 namespace {
 
 // bump never frees (it is the harness floor); an eliminated policy was shown
@@ -278,19 +194,6 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
   return r;
 }
 
-std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
-                            const Estimate& edge) {
-  const std::string speed = edge.has_data() ? absl::StrFormat(", %.2fx [%.2f, %.2f] %s's speed,",
-                                                              edge.median, edge.lo, edge.hi, kept)
-                                            : "";
-  return absl::StrFormat(
-      "%s%s never frees its blocks: a policy that never frees is recommended only when shown "
-      "more than %d%% faster than the fastest that frees (the paired ratio's 95%% CI above "
-      "%.2f)",
-      passed_over, speed, static_cast<int>(std::lround(100 * kNeverFreesMargin)),
-      1 + kNeverFreesMargin);
-}
-
 std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
                                              const std::vector<size_t>& members,
                                              const Ranking& ranking) {
@@ -321,12 +224,6 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
 
 bool WithinRssSlack(double peak_rss, double smallest, double rss_slack) {
   return peak_rss - smallest <= std::max(rss_slack * smallest, kRssSlackFloorBytes);
-}
-
-std::string RssSlackWords(double rss_slack) {
-  return absl::StrFormat("within %d%% or %.0f MiB (whichever is more) of the smallest",
-                         static_cast<int>(std::lround(100 * rss_slack)),
-                         kRssSlackFloorBytes / (1024 * 1024));
 }
 
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
@@ -451,51 +348,15 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
     members.push_back({p.name, p.peak_rss.median, RecommendationPreference(p)});
   }
   const size_t chosen = PickFromGroup(members);
-  v.rule = absl::StrCat(
-      "the fastest policy among the contenders (not eliminated by the "
-      "race, not screened out) whose median peak RSS is ",
-      RssSlackWords(ctx.rss_slack),
-      "; of the policies tied with it (the 95% CI of the "
-      "ratio paired by round includes 1 or lies within the noise floor), "
-      "one that frees its blocks, with the smallest peak RSS (within a page "
-      "or 2%), preferring malloc, then our pools, the mallocs, the baselines "
-      "and the article's grid; a policy that never frees its blocks is "
-      "recommended over the fastest that frees only when shown more than ",
-      static_cast<int>(std::lround(100 * kNeverFreesMargin)), "% faster");
-  const std::string pass = ctx.warm() ? "warm passes" : "the cold pass";
-  if (pick.empty()) {
-    v.sentence = "No policy completed its runs: nothing can be ranked.";
-    return;
-  }
+  if (pick.empty()) return;
   const PolicyResult& rec = t->policies[pick[chosen]];
   v.recommended = rec.name;
   v.adopt = rec.adopt;
   if (group.passed_over) {
     v.passed_over_name = t->policies[cand[*group.passed_over]].name;
+    v.passed_over_kept = t->policies[cand[group.members[0]]].name;
     v.passed_over_edge = group.edge;
-    v.passed_over =
-        NeverFreesWords(v.passed_over_name, t->policies[cand[group.members[0]]].name, group.edge);
   }
-  std::string speed_words = v.fastest.size() == 1
-                                ? absl::StrCat(v.fastest[0], " is the fastest")
-                                : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
-  std::string vs = v.fastest_vs_malloc.has_data()
-                       ? absl::StrFormat(" (%.2fx glibc malloc's speed, 95%% CI %.2f to %.2f)",
-                                         v.fastest_vs_malloc.median, v.fastest_vs_malloc.lo,
-                                         v.fastest_vs_malloc.hi)
-                       : "";
-  std::string rec_vs =
-      rec.vs_malloc.has_data() && rec.name != "malloc"
-          ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
-                            rec.vs_malloc.median, rec.vs_malloc.lo, rec.vs_malloc.hi)
-          : "";
-  v.sentence =
-      absl::StrCat("On ", t->trace_path, " (", pass, ", ", ClockWords(t->clock), "), ", speed_words,
-                   vs, "; the smallest peak RSS is ", NameList(v.smallest_rss), "'s (",
-                   Mib(v.smallest_rss_bytes.median), "). Recommended: ", rec.name, rec_vs, ", ",
-                   Mib(rec.peak_rss.median), " peak RSS",
-                   v.passed_over.empty() ? "" : absl::StrCat(" (", v.passed_over, ")"),
-                   "; the rule: ", v.rule, ".");
 }
 
 TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {

@@ -89,13 +89,14 @@ struct Verdict {
   Estimate smallest_rss_bytes;
   std::string recommended;     // "" if nothing can be recommended
   allocators::Adoption adopt;  // of the recommended policy
-  std::string rule;            // the rule that picked it, in words
-  std::string sentence;        // the verdict in one paragraph
+  // Where in situ decided (ApplyInSitu): what the replay alone recommended.
+  std::string replay_recommended;
   // A faster policy that never frees, not recommended for want of the
-  // margin (kNeverFreesMargin): NeverFreesWords, "" if none; its name, and
-  // the recommended policy's figure over its own, paired (>1: it is faster).
-  std::string passed_over;
+  // margin (kNeverFreesMargin): its name ("" if none), the fastest that
+  // frees it was weighed against, and that one's figure over its own,
+  // paired (>1: the one passed over is faster).
   std::string passed_over_name;
+  std::string passed_over_kept;
   Estimate passed_over_edge;
 };
 
@@ -134,7 +135,7 @@ struct TraceReport {
   int failed_policies = 0;
   DisturbanceCounts disturbance;
   // With replayer --confirm: the program's own runs, whose verdict is the
-  // report's recommendation (in_situ_report.h: ApplyInSitu).
+  // report's recommendation (in_situ_verdict.h: ApplyInSitu).
   std::shared_ptr<const InSituSummary> in_situ;
 };
 
@@ -234,13 +235,6 @@ struct RecommendableGroup {
 RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
                                         double noise_margin);
 
-// The words the verdicts give when the rule passed over a policy: "<k>,
-// 1.04x [1.01, 1.08] <f>'s speed, never frees its blocks: a policy that
-// never frees is recommended only when more than 10% faster than the
-// fastest that frees".
-std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
-                            const Estimate& edge);
-
 // The replay's `members` as SpeedFigures: their FiguresByRound as
 // `ranking` reads them, vs_malloc, malloc the reference.
 std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
@@ -265,10 +259,6 @@ std::vector<size_t> FastestTiedGroup(const std::vector<PolicyResult>& policies,
 // malloc's).
 inline constexpr double kRssSlackFloorBytes = 1024.0 * 1024.0;
 bool WithinRssSlack(double peak_rss, double smallest, double rss_slack);
-// "within 10% or 1 MiB (whichever is more) of the smallest", as the rules
-// print it.
-std::string RssSlackWords(double rss_slack);
-
 // Step 2a: the screen of the article grid. Of the policies with the same
 // screen_kind and the same frees_blocks (ok, not eliminated), those outside
 // the FastestTiedGroup of that kind are screened_out, with a note saying
@@ -284,32 +274,13 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
 // Uses t->noise_floor.
 void MarkTies(TraceReport* t, const ReportContext& ctx);
 
-// Step 3: the recommendation, its rule and sentence: among contenders (as
-// in step 2) whose median peak RSS is within the RSS slack of the smallest
-// (WithinRssSlack, ctx.rss_slack), the FastestRecommendable group; of it,
-// PickFromGroup. Verdict::passed_over names a
-// faster never-freeing policy the margin kept out.
+// Step 3: the recommendation: among contenders (as in step 2) whose median
+// peak RSS is within the RSS slack of the smallest (WithinRssSlack,
+// ctx.rss_slack), the FastestRecommendable group; of it, PickFromGroup.
+// Verdict::passed_over_name names a faster never-freeing policy the margin
+// kept out. (The reports put the rule and the verdict in words:
+// reports/words.h.)
 void Recommend(TraceReport* t, const ReportContext& ctx);
-
-// Words the verdict sentence shares with the reports: bytes as "512K" or
-// "1.5M", names as "a, b and c", the clock as "thread CPU time".
-std::string Mib(double bytes);
-std::string NameList(const std::vector<std::string>& names);
-std::string ClockWords(TimingClock clock);
-// What every report says of a trace without memory ops (no_memory_ops).
-std::string NoOpsLine(const TraceReport& t);
-// What every report says of a trace with memory ops and no arena events
-// (a whole-program capture, or allocations from the global heap): "" for
-// any other trace.
-std::string OneHeapNote(const TraceReport& t);
-// What every report says of a trace before its verdict: OneHeapNote, the
-// arenas several threads share (and that single-threaded policies are not
-// run), and whether most arenas hold one block. Empty if nothing.
-std::vector<std::string> TraceNotes(const TraceReport& t);
-
-// What every report says of a trace replayed per thread: its threads, sync
-// points, cross-thread frees and what ranks it; "" for a serialized replay.
-std::string PerThreadNote(const TraceReport& t);
 
 }  // namespace alloctrace
 

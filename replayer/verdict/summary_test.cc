@@ -1,5 +1,6 @@
 // The verdict engine on synthetic runs: per-policy figures, ties paired by
-// round, and the recommendation. No timing, no child processes.
+// round, and the recommendation, with the words the reports give them
+// (reports/words.h). No timing, no child processes.
 #include "alloctrace/replayer/verdict/summary.h"
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "alloctrace/replayer/reports/words.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -170,10 +172,10 @@ TEST(SummarizeTest, TheRssSlackRule) {
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"lean"});
   EXPECT_EQ(t.verdict.recommended, "lean");
-  EXPECT_TRUE(absl::StrContains(t.verdict.rule,
+  EXPECT_TRUE(absl::StrContains(ReplayRuleWords(Cold()),
                                 "within 10% or 1 MiB (whichever is more) of "
                                 "the smallest"))
-      << t.verdict.rule;
+      << ReplayRuleWords(Cold());
   // Within the slack (5% more memory), the fastest is recommended.
   const TraceReport u = Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
                                     Runs("fast", Scaled(kDrift, 0.8), (4 << 20) * 21 / 20),
@@ -401,22 +403,22 @@ TEST(SummarizeTest, ANeverFreeingPolicyDisplacesOneThatFreesOnlyByTheMargin) {
   const TraceReport a = with_keep(0.95);
   EXPECT_EQ(a.verdict.fastest, std::vector<std::string>{"pool/simple/exp/st/single/keep"});
   EXPECT_EQ(a.verdict.recommended, "slab/st/single");  // tied with boost: ours first
-  EXPECT_TRUE(absl::StartsWith(a.verdict.passed_over,
+  EXPECT_TRUE(absl::StartsWith(PassedOverWords(a),
                                "pool/simple/exp/st/single/keep, 1.05x [1.05, 1.05] "
                                "slab/st/single's speed, never frees its blocks"))
-      << a.verdict.passed_over;
-  EXPECT_TRUE(absl::StrContains(a.verdict.sentence, a.verdict.passed_over));
-  EXPECT_TRUE(absl::StrContains(a.verdict.rule, "only when shown more than 10% faster"));
+      << PassedOverWords(a);
+  EXPECT_TRUE(absl::StrContains(ReplaySentence(a, Cold()), PassedOverWords(a)));
+  EXPECT_TRUE(absl::StrContains(ReplayRuleWords(Cold()), "only when shown more than 10% faster"));
   // 9% faster: still inside the margin.
   EXPECT_EQ(with_keep(1 / 1.09).verdict.recommended, "slab/st/single");
   // 25% faster, shown: recommended, nothing passed over.
   const TraceReport b = with_keep(0.8);
   EXPECT_EQ(b.verdict.recommended, "pool/simple/exp/st/single/keep");
-  EXPECT_TRUE(b.verdict.passed_over.empty());
+  EXPECT_TRUE(PassedOverWords(b).empty());
   // Tied with slab: slab, as before (a tie goes to the policy that frees).
   const TraceReport c = with_keep(1.0);
   EXPECT_EQ(c.verdict.recommended, "slab/st/single");
-  EXPECT_TRUE(c.verdict.passed_over.empty());
+  EXPECT_TRUE(PassedOverWords(c).empty());
 }
 
 TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
@@ -432,9 +434,9 @@ TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
   const TraceReport t = Summarized({malloc, slab, keep});
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"pool/simple/exp/st/single/keep"});
   EXPECT_EQ(t.verdict.recommended, "slab/st/single");
-  EXPECT_TRUE(absl::StartsWith(t.verdict.passed_over,
-                               "pool/simple/exp/st/single/keep never frees its blocks"))
-      << t.verdict.passed_over;
+  EXPECT_TRUE(
+      absl::StartsWith(PassedOverWords(t), "pool/simple/exp/st/single/keep never frees its blocks"))
+      << PassedOverWords(t);
   // Only never-freeing policies beside malloc, which they beat by far: the
   // fastest of them.
   PolicyRuns mono = Runs("pmr_monotonic", Scaled(kDrift, 0.9));

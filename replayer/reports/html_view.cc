@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/reports/report_html.h"
+#include "alloctrace/replayer/reports/words.h"
 #include "alloctrace/replayer/verdict/adopt.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
@@ -67,7 +68,8 @@ HtmlEstimate FromEstimate(const Estimate& e) {
 
 }  // namespace
 
-HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
+HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
+                     const ReportContext& ctx) {
   HtmlTrace t;
   t.path = report.trace_path;
   t.workload = report.workload;
@@ -117,8 +119,10 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program) {
   if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
   t.verdict.recommended = v.recommended;
   if (!v.recommended.empty()) t.verdict.adopt = AdoptWords(v.adopt);
-  t.verdict.rule = v.rule;
-  t.verdict.sentence = v.sentence;
+  if (!report.no_memory_ops) {
+    t.verdict.rule = ReportRule(report, ctx);
+    t.verdict.sentence = ReportSentence(report, ctx);
+  }
   t.verdict.passed_over = v.passed_over_name;
   t.verdict.passed_over_edge = FromEstimate(v.passed_over_edge);
   return t;
@@ -132,16 +136,6 @@ HtmlContext HtmlContextOf(const ReportContext& ctx) {
                    WordOf(kRankByWords, ctx.rank_by), " passes ranked by ",
                    WordOf(kTimingClockWords, ctx.clock),
                    " time; touch=", WordOf(kTouchWords, ctx.touch))};
-}
-
-std::string FormatHtml(const std::vector<TraceReport>& reports,
-                       const std::vector<ReplayProgram>& programs, const ReportContext& ctx,
-                       const std::string& command_line) {
-  std::vector<HtmlTrace> traces;
-  for (size_t i = 0; i < reports.size() && i < programs.size(); ++i) {
-    traces.push_back(HtmlViewOf(reports[i], programs[i]));
-  }
-  return FormatHtmlPage(traces, HtmlContextOf(ctx), command_line);
 }
 
 }  // namespace alloctrace

@@ -1,7 +1,8 @@
-// The in-situ verdict (DecideInSitu) on synthetic runs: the replay's rule,
-// ties paired by round, the RSS slack with its floor, and the sentence that
-// says whether the replay's pick held. No child processes.
-#include "alloctrace/replayer/reports/in_situ_report.h"
+// The in-situ verdict (verdict/in_situ_verdict.h: DecideInSitu) on synthetic
+// runs, as the reports say it (words.h): the replay's rule, ties paired by
+// round, the RSS slack with its floor, and the sentence that says whether
+// the replay's pick held. No child processes.
+#include "alloctrace/replayer/reports/words.h"
 
 #include <map>
 #include <string>
@@ -87,8 +88,8 @@ TEST(DecideInSituTest, TiesArePairedByRoundAsInTheReplay) {
   EXPECT_THAT(s.fastest, ElementsAre("slab/st/single"));
   EXPECT_FALSE(Find(s, "std").tied_fastest);
   EXPECT_EQ(s.recommended, "slab/st/single");
-  EXPECT_THAT(s.rule, HasSubstr("paired by round"));
-  EXPECT_THAT(s.rule, Not(HasSubstr("overlapping")));
+  EXPECT_THAT(InSituRuleWords(s), HasSubstr("paired by round"));
+  EXPECT_THAT(InSituRuleWords(s), Not(HasSubstr("overlapping")));
 }
 
 TEST(DecideInSituTest, APairedTieIsATie) {
@@ -101,7 +102,7 @@ TEST(DecideInSituTest, APairedTieIsATie) {
   EXPECT_EQ(s.fastest.size(), 2u);
   EXPECT_EQ(s.recommended, "jemalloc");
   EXPECT_TRUE(s.replay_pick_held);
-  EXPECT_THAT(s.sentence, HasSubstr("in situ it is tied with jemalloc"));
+  EXPECT_THAT(InSituSentence(s), HasSubstr("in situ it is tied with jemalloc"));
 }
 
 // The RSS slack has the replay's 1 MiB floor: 44 KiB less is not worth a
@@ -111,8 +112,8 @@ TEST(DecideInSituTest, AFewKibOfPeakRssAreNotWorthSpeed) {
                              Policy("pool/simple/exp/st/stack/free", {2.9}, 208 << 10)});
   DecideInSitu(s, "", 0.10);
   EXPECT_EQ(s.recommended, "std");
-  EXPECT_THAT(s.rule, HasSubstr(RssSlackWords(0.10)));
-  EXPECT_THAT(s.sentence, Not(HasSubstr("over the slack")));
+  EXPECT_THAT(InSituRuleWords(s), HasSubstr(RssSlackWords(0.10)));
+  EXPECT_THAT(InSituSentence(s), Not(HasSubstr("over the slack")));
 }
 
 // tcmalloc 1.35x faster than malloc in situ but over the RSS slack: the
@@ -125,14 +126,15 @@ TEST(DecideInSituTest, APickLeftOutForItsMemorySaysWhatTheSpeedSaid) {
   EXPECT_THAT(s.fastest, ElementsAre("tcmalloc"));
   EXPECT_EQ(s.recommended, "malloc");
   EXPECT_FALSE(s.replay_pick_held);  // not in the group the pick is made from
-  EXPECT_THAT(s.sentence,
+  EXPECT_THAT(InSituSentence(s),
               HasSubstr("Replay picked tcmalloc; in situ tcmalloc is fastest, 1.35x ["));
-  EXPECT_THAT(s.sentence, HasSubstr("the reference malloc's speed, but its peak RSS (7.7M) is over "
-                                    "the slack of the smallest (malloc's 4.5M): malloc is "
-                                    "recommended, the reference"));
-  EXPECT_THAT(s.sentence, HasSubstr("The pick held on speed, not on memory."));
-  EXPECT_THAT(s.sentence, Not(HasSubstr("beats")));
-  EXPECT_THAT(s.sentence, Not(HasSubstr("-")));  // no negative percentage
+  EXPECT_THAT(InSituSentence(s),
+              HasSubstr("the reference malloc's speed, but its peak RSS (7.7M) is over "
+                        "the slack of the smallest (malloc's 4.5M): malloc is "
+                        "recommended, the reference"));
+  EXPECT_THAT(InSituSentence(s), HasSubstr("The pick held on speed, not on memory."));
+  EXPECT_THAT(InSituSentence(s), Not(HasSubstr("beats")));
+  EXPECT_THAT(InSituSentence(s), Not(HasSubstr("-")));  // no negative percentage
   EXPECT_GT(s.pick_vs_best.hi, 0);
   EXPECT_LT(s.pick_vs_best.median, 1);  // the pick is faster than the recommended
 
@@ -141,11 +143,13 @@ TEST(DecideInSituTest, APickLeftOutForItsMemorySaysWhatTheSpeedSaid) {
                              Policy("tcmalloc", {1 / 1.35}, 77 * kMib / 10)});
   DecideInSitu(m, "malloc", 0.10);
   EXPECT_TRUE(m.replay_pick_held);
-  EXPECT_THAT(m.sentence, HasSubstr("Replay picked malloc; in situ malloc is recommended, the "
-                                    "reference. tcmalloc, the fastest (1.35x ["));
-  EXPECT_THAT(m.sentence, HasSubstr("is left out: its peak RSS (7.7M) is over the slack of the "
-                                    "smallest (malloc's 4.5M). The pick held."));
-  EXPECT_THAT(m.sentence, Not(HasSubstr("malloc is fastest")));
+  EXPECT_THAT(InSituSentence(m),
+              HasSubstr("Replay picked malloc; in situ malloc is recommended, the "
+                        "reference. tcmalloc, the fastest (1.35x ["));
+  EXPECT_THAT(InSituSentence(m),
+              HasSubstr("is left out: its peak RSS (7.7M) is over the slack of the "
+                        "smallest (malloc's 4.5M). The pick held."));
+  EXPECT_THAT(InSituSentence(m), Not(HasSubstr("malloc is fastest")));
 }
 
 TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
@@ -155,9 +159,10 @@ TEST(DecideInSituTest, ASlowerPickWithinTheSlackIsBeatenByAPositiveMargin) {
   DecideInSitu(s, "jemalloc", 0.10);
   EXPECT_EQ(s.recommended, "slab/st/single");
   EXPECT_FALSE(s.replay_pick_held);
-  EXPECT_THAT(s.sentence, HasSubstr("In situ slab/st/single beats the replay's pick jemalloc by "
-                                    "20% [20, 20]"));
-  EXPECT_THAT(s.sentence, HasSubstr("The pick did not hold."));
+  EXPECT_THAT(InSituSentence(s),
+              HasSubstr("In situ slab/st/single beats the replay's pick jemalloc by "
+                        "20% [20, 20]"));
+  EXPECT_THAT(InSituSentence(s), HasSubstr("The pick did not hold."));
 }
 
 // The replay's never-freeing margin holds in situ too: a keep pool 5%
@@ -176,13 +181,14 @@ TEST(DecideInSituTest, ANeverFreeingPolicyNeedsTheMarginInSituToo) {
   EXPECT_THAT(a.fastest, ElementsAre("pool/simple/exp/st/single/keep"));
   EXPECT_EQ(a.recommended, "slab/st/single");
   EXPECT_TRUE(a.replay_pick_held);
-  EXPECT_THAT(a.passed_over, HasSubstr("never frees its blocks"));
-  EXPECT_THAT(a.sentence, HasSubstr("Not recommended: pool/simple/exp/st/single/keep, 1.05x"));
-  EXPECT_THAT(a.sentence, HasSubstr("The pick held."));
-  EXPECT_THAT(a.rule, HasSubstr("only when shown more than 10% faster"));
+  EXPECT_THAT(InSituPassedOverWords(a), HasSubstr("never frees its blocks"));
+  EXPECT_THAT(InSituSentence(a),
+              HasSubstr("Not recommended: pool/simple/exp/st/single/keep, 1.05x"));
+  EXPECT_THAT(InSituSentence(a), HasSubstr("The pick held."));
+  EXPECT_THAT(InSituRuleWords(a), HasSubstr("only when shown more than 10% faster"));
   const InSituSummary b = decide(0.7);
   EXPECT_EQ(b.recommended, "pool/simple/exp/st/single/keep");
-  EXPECT_TRUE(b.passed_over.empty());
+  EXPECT_TRUE(InSituPassedOverWords(b).empty());
   EXPECT_FALSE(b.replay_pick_held);
 }
 
@@ -198,7 +204,7 @@ TEST(DecideInSituTest, APickTheProgramCannotTellFromTheBestStands) {
   DecideInSitu(s, "slab/st/single", 0.10);
   EXPECT_EQ(s.recommended, "slab/st/single");
   EXPECT_TRUE(s.replay_pick_held);
-  EXPECT_THAT(s.sentence, HasSubstr("The pick held."));
+  EXPECT_THAT(InSituSentence(s), HasSubstr("The pick held."));
   // Without a replay pick: of the two, ours before a malloc.
   InSituSummary t = Summary({Policy("std", {1}, 8 << 20, true), slab, jemalloc});
   DecideInSitu(t, "", 0.10);

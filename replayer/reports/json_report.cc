@@ -1,0 +1,239 @@
+// --format=json: every figure of every run, for programs; the in-situ runs
+// beside the replay's under --confirm ("in_situ" in the trace and in each
+// policy), or alone under --in_situ.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "alloctrace/base/json.h"
+#include "alloctrace/replayer/reports/formats.h"
+#include "alloctrace/replayer/reports/words.h"
+
+namespace alloctrace {
+namespace {
+
+std::string JsonEstimate(const Estimate& e) {
+  if (!e.has_data()) return "null";
+  return absl::StrFormat("{\"median\": %.6g, \"ci95\": [%.6g, %.6g], \"n\": %d}", e.median, e.lo,
+                         e.hi, e.n);
+}
+
+// In situ's estimates, without their n.
+std::string EstimateJson(const Estimate& e) {
+  if (!e.has_data()) return "null";
+  return absl::StrFormat("{\"median\": %.6g, \"ci95\": [%.6g, %.6g]}", e.median, e.lo, e.hi);
+}
+
+std::string JsonNames(const std::vector<std::string>& names) {
+  std::vector<std::string> q;
+  for (const std::string& n : names) q.push_back(JsonString(n));
+  return absl::StrCat("[", absl::StrJoin(q, ", "), "]");
+}
+
+// {"policy", "cpp_type", "header", "bazel_target", "cmake_target"} for a
+// type to paste, {"policy", "how"} for a malloc.
+std::string JsonAdopt(const std::string& policy, const allocators::Adoption& a) {
+  if (a.cpp_type.empty()) {
+    return absl::StrCat("{\"policy\": ", JsonString(policy), ", \"how\": ", JsonString(a.how), "}");
+  }
+  return absl::StrCat(
+      "{\"policy\": ", JsonString(policy), ", \"cpp_type\": ", JsonString(a.cpp_type),
+      ", \"header\": ", JsonString(a.header), ", \"bazel_target\": ", JsonString(a.bazel_target),
+      ", \"cmake_target\": ", JsonString(a.cmake_target),
+      a.how.empty() ? "" : absl::StrCat(", \"how\": ", JsonString(a.how)), "}");
+}
+
+std::string InSituPolicyJson(const InSituSummary& s, const std::string& policy) {
+  const std::string name = InSituNameOf(policy, s.reference);
+  const InSituPolicy* p = nullptr;
+  for (const InSituPolicy& q : s.policies) {
+    if (q.name == name) p = &q;
+  }
+  if (p == nullptr) return "null";
+  return absl::StrCat(
+      "{\"wall_s\": ", EstimateJson(p->wall_s), ", \"cpu_s\": ", EstimateJson(p->cpu_s),
+      ", \"peak_rss_bytes\": ",
+      p->ok() ? absl::StrFormat("%.0f", p->peak_rss_bytes.median) : "null",
+      ", \"vs_reference\": ", EstimateJson(p->vs_reference),
+      absl::StrFormat(", \"minor_faults\": %.0f, \"major_faults\": %.0f", p->minor_faults,
+                      p->major_faults),
+      ", \"runs\": ", p->runs.size(),
+      ", \"status\": ", JsonString(WordOf(kRunStatusWords, p->status)),
+      ", \"error\": ", JsonString(p->failure), ", \"stderr_tail\": [",
+      absl::StrJoin(p->stderr_tail, ", ",
+                    [](std::string* out, const std::string& l) { out->append(JsonString(l)); }),
+      "]}");
+}
+
+std::string InSituJson(const InSituSummary& s) {
+  std::vector<std::string> ps;
+  for (const InSituPolicy& p : s.policies) {
+    ps.push_back(absl::StrCat("{\"policy\": ", JsonString(p.name),
+                              ", \"in_situ\": ", InSituPolicyJson(s, p.name), "}"));
+  }
+  return absl::StrCat(
+      "{\"argv\": [",
+      absl::StrJoin(s.argv, ", ",
+                    [](std::string* out, const std::string& a) { out->append(JsonString(a)); }),
+      "], \"log\": ", JsonString(s.log_path),
+      ", \"instrumented\": ", s.instrumented ? "true" : "false",
+      ", \"reference\": ", JsonString(s.reference),
+      ", \"clock\": ", JsonString(WordOf(kTimingClockWords, s.clock)), ", \"rounds\": ", s.rounds,
+      absl::StrFormat(", \"wall_s\": %.3f", s.wall_seconds), ", \"in_situ_fastest\": [",
+      absl::StrJoin(s.fastest, ", ",
+                    [](std::string* out, const std::string& a) { out->append(JsonString(a)); }),
+      "], \"recommended\": ", s.recommended.empty() ? "null" : JsonString(s.recommended),
+      ", \"replay_pick\": ", s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
+      ", \"replay_pick_held\": ",
+      s.replay_pick.empty() ? "null"
+      : s.replay_pick_held  ? "true"
+                            : "false",
+      ", \"pick_vs_best\": ", EstimateJson(s.pick_vs_best),
+      ", \"rule\": ", JsonString(InSituRuleWords(s)),
+      ", \"sentence\": ", JsonString(InSituSentence(s)), ",\n  \"policies\": [\n    ",
+      absl::StrJoin(ps, ",\n    "), "]}");
+}
+
+// With --confirm: the in-situ fields of the verdict.
+std::string InSituVerdictJson(const InSituSummary& s) {
+  return absl::StrCat(", \"in_situ_fastest\": ", JsonNames(s.fastest), ", \"replay_pick\": ",
+                      s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
+                      ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false");
+}
+
+std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
+  const Verdict& v = t.verdict;
+  const std::string passed_over = PassedOverWords(t);
+  return absl::StrCat(
+      "{\"fastest\": ", JsonNames(v.fastest),
+      ", \"fastest_vs_malloc\": ", JsonEstimate(v.fastest_vs_malloc),
+      ", \"smallest_rss\": ", JsonNames(v.smallest_rss),
+      ", \"recommended\": ", v.recommended.empty() ? "null" : JsonString(v.recommended),
+      ", \"rule\": ", JsonString(t.no_memory_ops ? "" : ReportRule(t, ctx)),
+      ", \"passed_over\": ", passed_over.empty() ? "null" : JsonString(passed_over),
+      ", \"sentence\": ", JsonString(t.no_memory_ops ? NoOpsLine(t) : ReportSentence(t, ctx)),
+      ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
+      t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
+}
+
+std::string JsonRun(const RunRecord& rr) {
+  const RunResult& r = rr.result;
+  std::vector<std::string> passes;
+  for (size_t i = 0; i < r.passes.size(); ++i) {
+    const PassFigures& f = r.passes[i];
+    passes.push_back(absl::StrFormat(
+        "{\"pass\": %d, \"kind\": \"%s\", \"wall_s\": %.9f, \"cpu_s\": %.9f, \"minor_faults\": "
+        "%d, \"major_faults\": %d, \"involuntary_switches\": %d, \"voluntary_switches\": %d, "
+        "\"wait_s\": %.9f, \"thread_cpu_s\": [%s]}",
+        i, i == 0 ? "cold" : "warm", f.wall_seconds, f.cpu_seconds, f.minor_faults, f.major_faults,
+        f.involuntary_switches, f.voluntary_switches, f.wait_seconds,
+        absl::StrJoin(f.thread_cpu_seconds, ", ",
+                      [](std::string* out, double c) { absl::StrAppendFormat(out, "%.9f", c); })));
+  }
+  return absl::StrFormat(
+      "{\"round\": %d, \"reruns\": %d, \"disturbed\": %s, \"peak_rss_bytes\": %d, "
+      "\"final_rss_bytes\": %d, \"baseline_rss_bytes\": %d, \"migrations\": %d, "
+      "\"teardown_s\": %.9f, \"passes\": [%s]}",
+      rr.round, rr.reruns, rr.disturbed ? "true" : "false", r.peak_rss, r.final_rss, r.baseline_rss,
+      r.migrations, r.teardown_seconds, absl::StrJoin(passes, ", "));
+}
+
+std::string JsonPolicy(const TraceReport& t, const PolicyResult& p) {
+  std::vector<std::string> runs;
+  for (const RunRecord& rr : p.raw) runs.push_back(JsonRun(rr));
+  return absl::StrCat(
+      "        {\"policy\": ", JsonString(p.name),
+      ", \"family\": ", JsonString(WordOf(allocators::kFamilyWords, p.family)),
+      ", \"note\": ", JsonString(p.note), ", \"status\": ", JsonString(StatusWord(p)),
+      ", \"error\": ", JsonString(ErrorWords(p)),
+      ",\n         \"adopt\": ", JsonAdopt(p.name, p.adopt), ",\n         ",
+      "\"runs_ok\": ", p.runs, ", \"attempts\": ", p.attempts, ", \"runs_failed\": ", p.failed,
+      ", \"reruns\": ", p.reruns, ", \"disturbed_kept\": ", p.disturbed_kept,
+      ", \"stop\": ", JsonString(p.stop_reason),
+      ", \"eliminated\": ", p.eliminated ? "true" : "false",
+      ", \"screened_out\": ", p.screened_out ? "true" : "false",
+      ", \"precise\": ", p.precise ? "true" : "false",
+      ",\n         \"ns_per_op\": ", JsonEstimate(p.ns_per_op),
+      ", \"vs_malloc\": ", JsonEstimate(p.vs_malloc),
+      ",\n         \"cold_ns_per_op\": ", JsonEstimate(p.cold_ns_per_op),
+      ", \"cold_vs_malloc\": ", JsonEstimate(p.cold_vs_malloc),
+      ",\n         \"warm_ns_per_op\": ", JsonEstimate(p.warm_ns_per_op),
+      ", \"warm_vs_malloc\": ", JsonEstimate(p.warm_vs_malloc),
+      ",\n         \"peak_rss_bytes\": ", JsonEstimate(p.peak_rss),
+      ", \"tied_fastest\": ", p.tied_fastest ? "true" : "false",
+      ", \"tied_smallest_rss\": ", p.tied_smallest_rss ? "true" : "false",
+      p.runs > 0
+          ? absl::StrFormat(", \"overhead\": %.4f, \"final_rss_bytes\": %.0f, "
+                            "\"minor_faults\": %.0f, \"major_faults\": %.0f, "
+                            "\"teardown_ms\": %.4f",
+                            p.overhead, p.final_rss, p.minor_faults, p.major_faults, p.teardown_ms)
+          : ", \"overhead\": null, \"final_rss_bytes\": null, \"minor_faults\": null, "
+            "\"major_faults\": null, \"teardown_ms\": null",
+      ",\n         \"rss_course_bytes\": [", absl::StrJoin(p.rss_course, ","), "]",
+      t.in_situ == nullptr
+          ? ""
+          : absl::StrCat(",\n         \"in_situ\": ", InSituPolicyJson(*t.in_situ, p.name)),
+      ",\n         \"runs\": [", absl::StrJoin(runs, ",\n                  "), "]}");
+}
+
+std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
+  std::string s = "    {\n";
+  absl::StrAppend(
+      &s, "      \"trace\": ", JsonString(t.trace_path),
+      ",\n      \"workload\": ", JsonString(t.workload), ",\n      \"ops\": ", t.ops,
+      ",\n      \"arena_events\": ", t.arena_events, ",\n      \"threads\": ", t.threads,
+      ",\n      \"ideal_peak_live_bytes\": ", t.peak_live_bytes,
+      ",\n      \"peak_live_objects\": ", t.peak_live_objects,
+      ",\n      \"cut_short\": ", JsonString(t.cut_short),
+      ",\n      \"one_heap_note\": ", JsonString(OneHeapNote(t)),
+      ",\n      \"replay_threads\": ", t.replay_threads,
+      ",\n      \"sync_points\": ", t.sync_points,
+      ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
+      ",\n      \"clock\": ", JsonString(WordOf(kTimingClockWords, t.clock)),
+      ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
+      ",\n      \"arena_sharing\": ", JsonString(t.arena_sharing),
+      ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
+      ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
+      ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ", t.failed_policies,
+      ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),
+      absl::StrFormat(",\n      \"disturbed\": {\"runs\": %d, \"disturbed\": %d, "
+                      "\"kept\": %d}",
+                      t.disturbance.runs, t.disturbance.disturbed, t.disturbance.kept),
+      ",\n      \"verdict\": ", JsonVerdict(t, ctx),
+      t.in_situ == nullptr ? "" : absl::StrCat(",\n      \"in_situ\": ", InSituJson(*t.in_situ)),
+      ",\n      \"policies\": [\n");
+  std::vector<std::string> ps;
+  for (const PolicyResult& p : t.policies) ps.push_back(JsonPolicy(t, p));
+  absl::StrAppend(&s, absl::StrJoin(ps, ",\n"), "\n      ]\n    }");
+  return s;
+}
+
+}  // namespace
+
+std::string JsonReport(const ReportInput& in) {
+  if (in.in_situ_only != nullptr) {
+    return absl::StrCat("{\"in_situ\": ", InSituJson(*in.in_situ_only), "}\n");
+  }
+  const ReportContext& ctx = in.ctx;
+  std::string o = "{\n";
+  absl::StrAppend(&o, "  \"machine\": ", JsonString(ctx.machine),
+                  ",\n  \"date\": ", JsonString(ctx.date),
+                  ",\n  \"touch\": ", JsonString(WordOf(kTouchWords, ctx.touch)),
+                  ",\n  \"clock\": ", JsonString(WordOf(kTimingClockWords, ctx.clock)),
+                  ",\n  \"rank_by\": ", JsonString(WordOf(kRankByWords, ctx.rank_by)),
+                  ",\n  \"passes\": ", ctx.passes,
+                  absl::StrFormat(",\n  \"precision\": %.4f,\n  \"budget_s\": %.3f", ctx.precision,
+                                  ctx.budget_seconds),
+                  ",\n  \"min_runs\": ", ctx.min_runs, ",\n");
+  if (in.reports.size() == 1) {
+    absl::StrAppend(&o, "  \"verdict\": ", JsonVerdict(in.reports[0], ctx), ",\n");
+  }
+  std::vector<std::string> traces;
+  for (const TraceReport& t : in.reports) traces.push_back(JsonTrace(t, ctx));
+  absl::StrAppend(&o, "  \"traces\": [\n", absl::StrJoin(traces, ",\n"), "\n  ]\n}\n");
+  return o;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,502 @@
+#include "alloctrace/replayer/reports/words.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace alloctrace {
+
+std::string Mib(double bytes) {
+  if (std::fabs(bytes) < 1024 * 1024) return absl::StrFormat("%.0fK", bytes / 1024);
+  return absl::StrFormat("%.1fM", bytes / (1024.0 * 1024.0));
+}
+
+std::string Num(double v) {
+  if (std::fabs(v) >= 100) return absl::StrFormat("%.0f", v);
+  if (std::fabs(v) >= 10) return absl::StrFormat("%.1f", v);
+  return absl::StrFormat("%.2f", v);
+}
+
+std::string Pct(const Estimate& e) {
+  const double h = e.HalfWidth();
+  if (!std::isfinite(h)) return "-";
+  return absl::StrFormat("%.1f%%", 100 * h);
+}
+
+std::string Times(const Estimate& e) {
+  if (!e.has_data()) return "-";
+  return absl::StrFormat("%.2fx [%.2f, %.2f]", e.median, e.lo, e.hi);
+}
+
+std::string NameList(const std::vector<std::string>& names) {
+  if (names.empty()) return "none";
+  if (names.size() == 1) return names[0];
+  return absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " and ", names.back());
+}
+
+std::string Wrap(const std::string& line, size_t width, size_t indent) {
+  std::string out, current;
+  size_t start = 0;
+  while (start < line.size()) {
+    size_t next = line.find(' ', start);
+    next = next == std::string::npos ? line.size() : next + 1;
+    const std::string piece = line.substr(start, next - start);
+    const size_t piece_len = piece.size() - (piece.back() == ' ' ? 1 : 0);
+    if (!current.empty() && current.size() + piece_len > width &&
+        current.find_first_not_of(' ') != std::string::npos) {
+      out += current.substr(0, current.find_last_not_of(' ') + 1) + "\n";
+      current = std::string(indent, ' ');
+    }
+    current += piece;
+    start = next;
+  }
+  return out + current;
+}
+
+std::string WrapIndented(const std::string& text, size_t indent) {
+  std::string out, line(indent, ' ');
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (line.size() > indent && line.size() + 1 + word.size() > 80) {
+      absl::StrAppend(&out, line, "\n");
+      line.assign(indent, ' ');
+    }
+    absl::StrAppend(&line, line.size() > indent ? " " : "", word);
+  }
+  return absl::StrCat(out, line, "\n");
+}
+
+std::string ClockWords(TimingClock clock) {
+  switch (clock) {
+    case TimingClock::kAuto:
+      return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
+             "on per-thread replays";
+    case TimingClock::kWall:
+      return "wall-clock time";
+    case TimingClock::kCpu:
+      break;
+  }
+  return "thread CPU time";
+}
+
+std::string ProgramTimeWords(TimingClock clock) {
+  return clock == TimingClock::kWall ? "wall time" : "CPU time (user + system)";
+}
+
+std::string PassPlan(const ReportContext& ctx) {
+  if (ctx.passes <= 1) return "one cold pass per run";
+  return absl::StrFormat(
+      "per run a cold pass, then warm passes adding up to %g ms or more (at least one, at most "
+      "%d passes in all)",
+      ctx.warm_ms, ctx.passes);
+}
+
+std::string PassWords(const ReportContext& ctx, TimingClock clock) {
+  return absl::StrCat(ctx.warm() ? "ranked by the warm passes" : "ranked by the cold pass", ", ",
+                      ClockWords(clock), ", 95% CIs");
+}
+
+std::string NoOpsLine(const TraceReport& t) {
+  return absl::StrCat("no memory operations in this trace (", t.arena_events,
+                      " arena events only): nothing to time, nothing ranked");
+}
+
+std::string OneHeapNote(const TraceReport& t) {
+  if (t.ops == 0 || t.arena_events != 0) return "";
+  // In the program each container of a per-container pool (stack holding)
+  // has its own pool; the replay has only the one arena to give it.
+  return "one arena: the trace cannot tell containers apart (every allocation is from one "
+         "heap), so a policy holding a pool per container (stack) gets one pool here, shared "
+         "by all";
+}
+
+std::string PerThreadNote(const TraceReport& t) {
+  if (t.replay_threads <= 1) return "";
+  return absl::StrCat(
+      "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
+      t.sync_points, " sync points (", t.cross_thread_frees, " cross-thread frees); ranked by ",
+      ClockWords(t.clock),
+      t.clock == TimingClock::kWall ? " of the concurrent section, what the program would feel"
+                                    : "",
+      "; waits are timed apart and not charged to the allocators' CPU time");
+}
+
+namespace {
+
+// Policies still in the race that the total budget stopped before the
+// precision (rounds.h: "total budget of N s spent (--total_budget)").
+std::string TotalBudgetNote(const TraceReport& t) {
+  std::vector<std::string> cut;
+  for (const PolicyResult& p : t.policies) {
+    if (p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget")) {
+      cut.push_back(p.name);
+    }
+  }
+  if (cut.empty()) return "";
+  constexpr size_t kNamed = 4;  // a long list would bury the note
+  const size_t total = cut.size();
+  std::string names = absl::StrJoin(cut.begin(), cut.begin() + std::min(kNamed, total), ", ");
+  if (total > kNamed) absl::StrAppend(&names, " and ", total - kNamed, " more");
+  return absl::StrCat("the total budget ran out before ", total,
+                      total == 1 ? " policy" : " policies", " still in the race (", names,
+                      ") reached the precision: their intervals are wider than asked, and "
+                      "a tie among them may only mean too few runs (--total_budget=SECONDS "
+                      "gives them more)");
+}
+
+const PolicyResult* FindPolicy(const TraceReport& t, const std::string& name) {
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+int MarginPercent() { return static_cast<int>(std::lround(100 * kNeverFreesMargin)); }
+
+}  // namespace
+
+std::vector<std::string> TraceNotes(const TraceReport& t) {
+  std::vector<std::string> notes;
+  if (std::string note = TotalBudgetNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (!t.arena_sharing.empty()) {
+    notes.push_back(absl::StrCat(t.arena_sharing,
+                                 ": policies that are not thread-safe are not run, never "
+                                 "recommended"));
+  }
+  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
+  if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
+  return notes;
+}
+
+std::string NoiseWords(const TraceReport& t) {
+  if (!t.noise_floor.has_data()) return "not measured (glibc malloc did not run twice)";
+  return absl::StrFormat(
+      "glibc malloc against a second malloc run set reads %.3fx [%.3f, %.3f]: differences "
+      "smaller than about %.1f%% are not real here",
+      t.noise_floor.median, t.noise_floor.lo, t.noise_floor.hi,
+      100 * std::max(std::fabs(t.noise_floor.hi - 1), std::fabs(1 - t.noise_floor.lo)));
+}
+
+std::string DisturbanceWords(const TraceReport& t) {
+  const DisturbanceCounts& d = t.disturbance;
+  if (t.replay_threads > 1) {
+    return absl::StrFormat(
+        "not checked: a per-thread replay's %d threads preempt and migrate one another, so a "
+        "context switch in a run is its own, not the machine's",
+        t.replay_threads);
+  }
+  std::string s = absl::StrFormat(
+      "%d of %d runs were disturbed (involuntary context switch in the ranking passes or CPU "
+      "migration); %d re-run, %d kept as they were",
+      d.disturbed, d.runs, d.disturbed - d.kept, d.kept);
+  if (d.runs >= 20 && 2 * d.disturbed >= d.runs) {
+    absl::StrAppend(&s, " (the machine is busy: re-runs stopped once half were disturbed)");
+  } else if (d.runs >= 20 && 10 * (d.disturbed - d.kept) >= d.runs) {
+    absl::StrAppend(&s, " (re-runs stopped at a tenth of the runs)");
+  }
+  return s;
+}
+
+std::string RssSlackWords(double rss_slack) {
+  return absl::StrFormat("within %d%% or %.0f MiB (whichever is more) of the smallest",
+                         static_cast<int>(std::lround(100 * rss_slack)),
+                         kRssSlackFloorBytes / (1024 * 1024));
+}
+
+std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
+                            const Estimate& edge) {
+  const std::string speed = edge.has_data() ? absl::StrFormat(", %.2fx [%.2f, %.2f] %s's speed,",
+                                                              edge.median, edge.lo, edge.hi, kept)
+                                            : "";
+  return absl::StrFormat(
+      "%s%s never frees its blocks: a policy that never frees is recommended only when shown "
+      "more than %d%% faster than the fastest that frees (the paired ratio's 95%% CI above "
+      "%.2f)",
+      passed_over, speed, MarginPercent(), 1 + kNeverFreesMargin);
+}
+
+std::string ReplayRuleWords(const ReportContext& ctx) {
+  return absl::StrCat(
+      "the fastest policy among the contenders (not eliminated by the race, not screened out) "
+      "whose median peak RSS is ",
+      RssSlackWords(ctx.rss_slack),
+      "; of the policies tied with it (the 95% CI of the ratio paired by round includes 1 or "
+      "lies within the noise floor), one that frees its blocks, with the smallest peak RSS "
+      "(within a page or 2%), preferring malloc, then our pools, the mallocs, the baselines "
+      "and the article's grid; a policy that never frees its blocks is recommended over the "
+      "fastest that frees only when shown more than ",
+      MarginPercent(), "% faster");
+}
+
+std::string InSituRuleWords(const InSituSummary& s) {
+  return absl::StrCat(
+      "in situ: the fastest policy (median ", ProgramTimeWords(s.clock),
+      " of the program) among those whose median peak RSS is ", RssSlackWords(s.rss_slack),
+      "; of the policies tied with it (the 95% CI of the ratio paired by round includes 1; no "
+      "noise floor is measured in situ), the replay's pick if its peak RSS is within a page or "
+      "2% of the smallest, else the one with the smallest peak RSS (within a page or 2%), "
+      "preferring the reference, then our pools, the mallocs, the baselines and the article's "
+      "grid; a policy that never frees its blocks is recommended over the fastest that frees "
+      "only when shown more than ",
+      MarginPercent(), "% faster");
+}
+
+std::string PassedOverWords(const TraceReport& t) {
+  const Verdict& v = t.verdict;
+  if (v.passed_over_name.empty()) return "";
+  return NeverFreesWords(v.passed_over_name, v.passed_over_kept, v.passed_over_edge);
+}
+
+std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
+  const Verdict& v = t.verdict;
+  const std::string rec_name = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
+  const PolicyResult* rec = FindPolicy(t, rec_name);
+  if (rec_name.empty() || rec == nullptr) {
+    return "No policy completed its runs: nothing can be ranked.";
+  }
+  const std::string speed_words =
+      v.fastest.size() == 1 ? absl::StrCat(v.fastest[0], " is the fastest")
+                            : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
+  const std::string vs =
+      v.fastest_vs_malloc.has_data()
+          ? absl::StrFormat(" (%.2fx glibc malloc's speed, 95%% CI %.2f to %.2f)",
+                            v.fastest_vs_malloc.median, v.fastest_vs_malloc.lo,
+                            v.fastest_vs_malloc.hi)
+          : "";
+  const std::string rec_vs =
+      rec->vs_malloc.has_data() && rec->name != "malloc"
+          ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
+                            rec->vs_malloc.median, rec->vs_malloc.lo, rec->vs_malloc.hi)
+          : "";
+  const std::string passed_over = PassedOverWords(t);
+  return absl::StrCat("On ", t.trace_path, " (", ctx.warm() ? "warm passes" : "the cold pass", ", ",
+                      ClockWords(t.clock), "), ", speed_words, vs, "; the smallest peak RSS is ",
+                      NameList(v.smallest_rss), "'s (", Mib(v.smallest_rss_bytes.median),
+                      "). Recommended: ", rec->name, rec_vs, ", ", Mib(rec->peak_rss.median),
+                      " peak RSS", passed_over.empty() ? "" : absl::StrCat(" (", passed_over, ")"),
+                      "; the rule: ", ReplayRuleWords(ctx), ".");
+}
+
+std::string InSituPassedOverWords(const InSituSummary& s) {
+  const InSituDecision& d = s.decision;
+  if (d.passed_over == InSituDecision::kNone) return "";
+  return NeverFreesWords(s.policies[d.passed_over].name, s.policies[d.best].name,
+                         d.passed_over_edge);
+}
+
+namespace {
+
+// The pieces of in situ's sentence, from its decision.
+class InSituWords {
+ public:
+  explicit InSituWords(const InSituSummary& s)
+      : s_(s), d_(s.decision), rec_(s.policies[d_.recommended]), first_(s.policies[d_.fastest]) {}
+
+  std::string Sentence() const {
+    using Outcome = InSituDecision::Outcome;
+    switch (d_.outcome) {
+      case Outcome::kNothingRan:
+        break;
+      case Outcome::kRecommended:
+        return absl::StrCat("In situ, ", rec_.name, " is recommended: ", Speed(rec_), ", ",
+                            Mib(rec_.peak_rss_bytes.median), " peak RSS.", Aside());
+      case Outcome::kPickNotRun:
+        return absl::StrCat(
+            "The replay picked ", s_.replay_pick, ", which did not run in situ (",
+            d_.pick == InSituDecision::kNone ? "not a candidate" : s_.policies[d_.pick].failure,
+            "); in situ ", rec_.name, " is recommended, ", Speed(rec_), ".", Aside());
+      case Outcome::kPickIsBest:
+        return PickIsBest();
+      case Outcome::kPickTied:
+        return absl::StrCat("Replay picked ", Pick().name, "; in situ it is tied with ", rec_.name,
+                            " (", Times(s_.pick_vs_best), " its ", ProgramTimeWords(s_.clock),
+                            "). The pick held; recommended: ", rec_.name, ", the smaller peak RSS.",
+                            Aside());
+      case Outcome::kPickOverSlack:
+        return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
+                            Standing(Pick()), ", but its ", OverSlack(Pick()), ": ", rec_.name,
+                            " is recommended, ", Speed(rec_), ", ", Mib(rec_.peak_rss_bytes.median),
+                            " peak RSS. ",
+                            Pick().tied_fastest ? "The pick held on speed, not on memory."
+                                                : "The pick did not hold.",
+                            Aside());
+      case Outcome::kPickSlower:
+        return PickSlower();
+    }
+    return absl::StrCat("In situ, no policy completed its runs of ",
+                        s_.argv.empty() ? "the program" : s_.argv[0],
+                        ": nothing can be ranked (see the FAILED rows and ", s_.log_path, ").");
+  }
+
+ private:
+  const InSituPolicy& Pick() const { return s_.policies[d_.pick]; }
+
+  std::string Speed(const InSituPolicy& p) const {
+    return p.reference
+               ? std::string("the reference")
+               : absl::StrCat(Times(p.vs_reference), " the reference ", s_.reference, "'s speed");
+  }
+
+  // What the speed alone says of the pick: fastest, tied with the fastest,
+  // or slower.
+  std::string Standing(const InSituPolicy& p) const {
+    if (&p == &first_) return absl::StrCat("is fastest, ", Speed(p));
+    if (p.tied_fastest) {
+      return absl::StrCat("is tied with the fastest, ", first_.name, ", ", Speed(p));
+    }
+    return absl::StrCat("is slower than the fastest, ", first_.name, " (",
+                        Times(d_.pick_vs_fastest), " its ", ProgramTimeWords(s_.clock), "), ",
+                        Speed(p));
+  }
+
+  std::string OverSlack(const InSituPolicy& p) const {
+    const InSituPolicy& smallest = s_.policies[d_.smallest];
+    return absl::StrCat("peak RSS (", Mib(p.peak_rss_bytes.median),
+                        ") is over the slack of the smallest (", smallest.name, "'s ",
+                        Mib(smallest.peak_rss_bytes.median), ")");
+  }
+
+  // What else the rule left out: the fastest, for its memory, and a faster
+  // policy that never frees.
+  std::string Aside() const {
+    std::string aside = d_.fastest_over_slack
+                            ? absl::StrCat(" ", first_.name, ", the fastest (", Speed(first_),
+                                           "), is left out: its ", OverSlack(first_), ".")
+                            : "";
+    const std::string passed_over = InSituPassedOverWords(s_);
+    if (!passed_over.empty()) absl::StrAppend(&aside, " Not recommended: ", passed_over, ".");
+    return aside;
+  }
+
+  std::string PickIsBest() const {
+    const bool fast = &Pick() == &first_ || Pick().tied_fastest;
+    return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
+                        fast ? Standing(Pick()) : absl::StrCat("is recommended, ", Speed(rec_)),
+                        ".", Aside(), " The pick held.");
+  }
+
+  // Slower than the recommended policy, or than the fastest if the
+  // recommended one (picked for its memory from the tied group) is not
+  // faster than the pick.
+  std::string PickSlower() const {
+    const InSituPolicy& winner = s_.policies[d_.winner];
+    const Estimate& e = d_.pick_vs_winner;
+    const std::string recommended =
+        &winner == &rec_ ? absl::StrCat(rec_.name, ": ", Speed(rec_))
+                         : absl::StrCat("recommended: ", rec_.name, ", tied with ", winner.name,
+                                        rec_.peak_rss_bytes.median < winner.peak_rss_bytes.median
+                                            ? " and of smaller peak RSS, "
+                                            : " and preferred by the rule, ",
+                                        Speed(rec_));
+    if (e.has_data() && e.median > 1) {
+      return absl::StrCat("In situ ", winner.name, " beats the replay's pick ", Pick().name,
+                          absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
+                                          100 * (e.lo - 1), 100 * (e.hi - 1)),
+                          " (", ProgramTimeWords(s_.clock), " of the program); ", recommended,
+                          ". The pick did not hold.", Aside());
+    }
+    return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name,
+                        " is not tied with ", winner.name, " (", Times(e), " its ",
+                        ProgramTimeWords(s_.clock), "); ", recommended, ". The pick did not hold.",
+                        Aside());
+  }
+
+  const InSituSummary& s_;
+  const InSituDecision& d_;
+  const InSituPolicy& rec_;
+  const InSituPolicy& first_;
+};
+
+}  // namespace
+
+std::string InSituSentence(const InSituSummary& s) {
+  if (s.decision.outcome == InSituDecision::Outcome::kNothingRan) {
+    return absl::StrCat("In situ, no policy completed its runs of ",
+                        s.argv.empty() ? "the program" : s.argv[0],
+                        ": nothing can be ranked (see the FAILED rows and ", s.log_path, ").");
+  }
+  return InSituWords(s).Sentence();
+}
+
+std::string ReportSentence(const TraceReport& t, const ReportContext& ctx) {
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return ReplaySentence(t, ctx);
+  return absl::StrCat(InSituSentence(*t.in_situ), " (The replay alone: ", ReplaySentence(t, ctx),
+                      ")");
+}
+
+std::string ReportRule(const TraceReport& t, const ReportContext& ctx) {
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return ReplayRuleWords(ctx);
+  return InSituRuleWords(*t.in_situ);
+}
+
+std::string TraceTitle(const TraceReport& t) {
+  return absl::StrFormat(
+      "%s\nworkload %s: %d memory ops, %d arena events, %d thread%s\n"
+      "ideal: %s peak live (%d bytes, %d objects)\n",
+      t.trace_path, t.workload.empty() ? "?" : t.workload, t.ops, t.arena_events, t.threads,
+      t.threads == 1 ? "" : "s", Mib(t.peak_live_bytes), t.peak_live_bytes, t.peak_live_objects);
+}
+
+std::string NotPreciseNote(const PolicyResult& p) {
+  const bool ratio = p.name != "malloc" && p.vs_malloc.has_data();
+  return absl::StrFormat("%s: ns/op +-%s%s after %d runs (%s)", p.name, Pct(p.ns_per_op),
+                         ratio ? absl::StrCat(", x malloc +-", Pct(p.vs_malloc)) : "", p.runs,
+                         p.stop_reason.empty() ? "stopped" : p.stop_reason);
+}
+
+// "eliminated" for a policy the race stopped before any run completed: ok
+// (not failed), but without figures (its reason is in `error`).
+std::string StatusWord(const PolicyResult& p) {
+  switch (p.status) {
+    case PolicyResult::Status::kOk:
+      return p.eliminated && p.runs == 0 ? "eliminated" : "ok";
+    case PolicyResult::Status::kFailed:
+      return "FAILED";
+    case PolicyResult::Status::kSkipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+// The `error` column and field: the failure, or why a policy without
+// figures was eliminated.
+std::string ErrorWords(const PolicyResult& p) {
+  return StatusWord(p) == "eliminated" ? p.stop_reason : p.failure;
+}
+
+std::string Sec(const Estimate& e) {
+  if (!e.has_data()) return "-";
+  return e.median >= 10 ? absl::StrFormat("%.1f", e.median) : absl::StrFormat("%.3f", e.median);
+}
+
+std::string Ci(const Estimate& e, const char* fmt) {
+  if (!e.has_data()) return "-";
+  return absl::StrFormat(fmt, e.lo, e.hi);
+}
+
+const PolicyResult* ReplayResult(const TraceReport* replay, const std::string& in_situ_name,
+                                 const std::string& reference) {
+  if (replay == nullptr) return nullptr;
+  for (const PolicyResult& p : replay->policies) {
+    if (InSituNameOf(p.name, reference) == in_situ_name && p.name != "new") return &p;
+  }
+  return nullptr;
+}
+
+std::string ReplayRank(const TraceReport* replay, const std::string& name) {
+  if (replay == nullptr) return "";
+  int rank = 0;
+  for (const PolicyResult& p : replay->policies) {
+    if (!p.ok() || !p.ns_per_op.has_data()) continue;
+    ++rank;
+    if (p.name == name) return absl::StrCat(rank);
+  }
+  return "-";
+}
+
+}  // namespace alloctrace

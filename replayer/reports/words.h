@@ -1,0 +1,107 @@
+// The words every report format shares: how figures are written, what the
+// notes about a trace say, and the verdicts in sentences (the replay's,
+// in situ's, and the report's when in situ decided). The verdict package
+// decides; this file says it, once, for every format.
+//
+// Thread-safety: pure functions.
+#ifndef ALLOCTRACE_REPLAYER_REPORTS_WORDS_H_
+#define ALLOCTRACE_REPLAYER_REPORTS_WORDS_H_
+
+#include <string>
+#include <vector>
+
+#include "alloctrace/replayer/measure/runs.h"
+#include "alloctrace/replayer/measure/stats.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
+#include "alloctrace/replayer/verdict/summary.h"
+
+namespace alloctrace {
+
+// Figures.
+std::string Mib(double bytes);         // "512K", "1.5M"
+std::string Num(double v);             // "12.3": precision fitting the value
+std::string Pct(const Estimate& e);    // its CI's half-width: "2.4%"; "-" without data
+std::string Times(const Estimate& e);  // "1.23x [1.10, 1.40]"; "-" without data
+std::string NameList(const std::vector<std::string>& names);  // "a, b and c"
+
+// `line` broken at spaces into lines of at most `width` columns, the
+// continuation lines indented by `indent` spaces.
+std::string Wrap(const std::string& line, size_t width, size_t indent);
+// `text` in lines of at most 80 columns, every line after `indent` spaces,
+// ending in a newline.
+std::string WrapIndented(const std::string& text, size_t indent);
+
+// The clock as the reports say what timed the ranking figure: "thread CPU
+// time", "wall-clock time".
+std::string ClockWords(TimingClock clock);
+// In situ's: "CPU time (user + system)" or "wall time".
+std::string ProgramTimeWords(TimingClock clock);
+std::string PassPlan(const ReportContext& ctx);
+// "ranked by the cold pass, thread CPU time, 95% CIs"; `clock`: the trace's.
+std::string PassWords(const ReportContext& ctx, TimingClock clock);
+
+// Notes on a trace.
+std::string NoOpsLine(const TraceReport& t);  // a trace without memory ops
+// A trace with memory ops and no arena events (a whole-program capture, or
+// allocations from the global heap): "" for any other trace.
+std::string OneHeapNote(const TraceReport& t);
+// A trace replayed per thread: its threads, sync points, cross-thread frees
+// and what ranks it; "" for a serialized replay.
+std::string PerThreadNote(const TraceReport& t);
+// Everything said of a trace before its verdict: the total budget cutting
+// the race short, OneHeapNote, the arenas several threads share, whether
+// most arenas hold one block, PerThreadNote. Empty if nothing.
+std::vector<std::string> TraceNotes(const TraceReport& t);
+std::string NoiseWords(const TraceReport& t);
+std::string DisturbanceWords(const TraceReport& t);
+
+// The rules, as the reports print them.
+// "within 10% or 1 MiB (whichever is more) of the smallest".
+std::string RssSlackWords(double rss_slack);
+// "<k>, 1.04x [1.01, 1.08] <f>'s speed, never frees its blocks: a policy
+// that never frees is recommended only when more than 10% faster than the
+// fastest that frees".
+std::string NeverFreesWords(const std::string& passed_over, const std::string& kept,
+                            const Estimate& edge);
+// The replay's: Recommend's rule (verdict/summary.h) in words.
+std::string ReplayRuleWords(const ReportContext& ctx);
+// In situ's: DecideInSitu's.
+std::string InSituRuleWords(const InSituSummary& s);
+
+// The verdicts in one paragraph each.
+// The replay's own (verdict/summary.h: Recommend).
+std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx);
+// In situ's (verdict/in_situ_verdict.h: DecideInSitu).
+std::string InSituSentence(const InSituSummary& s);
+// The report's: in situ's where it decided (--confirm), followed by the
+// replay's alone; else the replay's.
+std::string ReportSentence(const TraceReport& t, const ReportContext& ctx);
+std::string ReportRule(const TraceReport& t, const ReportContext& ctx);
+// The faster policy the never-freeing margin passed over, in words; "".
+std::string PassedOverWords(const TraceReport& t);
+std::string InSituPassedOverWords(const InSituSummary& s);
+
+// The row titles the table and Markdown print above each trace.
+std::string TraceTitle(const TraceReport& t);
+// Why a policy is short of the precision: "slab: ns/op +-4.1% after 12 runs
+// (budget of 3 s spent)".
+std::string NotPreciseNote(const PolicyResult& p);
+// "ok", "eliminated" (ok, but stopped by the race before any run
+// completed), "FAILED" or "skipped"; and the failure, or why a policy
+// without figures was eliminated.
+std::string StatusWord(const PolicyResult& p);
+std::string ErrorWords(const PolicyResult& p);
+
+// In situ's seconds: "0.512", "12.3"; its CI in `fmt`; "-" without data.
+std::string Sec(const Estimate& e);
+std::string Ci(const Estimate& e, const char* fmt);
+// The replay's row for an in-situ policy (malloc and new are the
+// reference), and its rank among the replay's policies with figures ("-"
+// if none, "" without a replay).
+const PolicyResult* ReplayResult(const TraceReport* replay, const std::string& in_situ_name,
+                                 const std::string& reference);
+std::string ReplayRank(const TraceReport* replay, const std::string& name);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_REPORTS_WORDS_H_
