@@ -1,6 +1,8 @@
 // ReplayWith<A>: feeds a ReplayProgram to allocator type A and measures the
-// run. Meant to run in a child process of its own (replayer/measure/isolated_run.h),
-// so the RSS and page-fault figures belong to this run alone.
+// run. Meant to run in a child process of its own (measure/isolated_run.h),
+// so the RSS and page-fault figures belong to this run alone. Its setup,
+// passes and teardown are replay_setup.h's, shared with the per-thread
+// loop; this file is the timed pass and what both loops do per op.
 //
 // Timed: only the op loop (allocator calls, plus writing into each new block
 // as a constructor would, per RunOptions::touch), by the wall clock and by
@@ -31,6 +33,7 @@
 #include "absl/types/span.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/replay_setup.h"
 #include "alloctrace/replayer/engine/run_result.h"
 
 namespace alloctrace {
@@ -55,12 +58,6 @@ void* AllocateZeroed(A& a, size_t bytes, size_t align, uint32_t arena) {
     return p;
   }
 }
-
-template <typename A, typename = void>
-struct HasReserveArenas : std::false_type {};
-template <typename A>
-struct HasReserveArenas<A, std::void_t<decltype(std::declval<A&>().ReserveArenas(uint32_t{}))>>
-    : std::true_type {};
 
 inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
   switch (touch) {
@@ -279,71 +276,27 @@ template <typename A>
 RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   RunResult r;
   r.ops = program.memory_ops;
-  // The pointer table is touched before the baseline so its pages are not
-  // charged to the allocator.
-  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
-  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
   // Where each object left live at the end was last allocated, to free
   // leftovers between passes and at teardown (built before the baseline).
-  replay_internal::Leftovers leftovers(program);
-  RssReader rss;
-  PrefaultSharedMappings();
-  // The child's own heap (the runtime's start-up, the tables above) is
-  // trimmed before the baseline, so free resident memory a malloc could
-  // reuse without it counting is returned first: with every block touched,
-  // no allocator's peak can then read below the live bytes.
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  r.baseline_rss = rss.ResidentBytes();
-  // Constructed after the baseline: what an allocator maps and touches up
-  // front (a first chunk, a prefaulted slab) is part of its working set.
-  auto allocator = std::make_unique<A>();
-  // Tables by arena are sized here, untimed: the program's arenas are dense
-  // indexes below arena_limit, so the loop never grows them.
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
-  const int64_t migrations0 = ReadMigrations();
-  const int passes = std::max(1, options.max_passes);
-  double warm_seconds = 0;
-  for (int pass = 0; pass < passes; ++pass) {
-    if (pass >= 2 && warm_seconds >= options.min_warm_seconds) break;
-    PassFigures f;
-    const bool cold = pass == 0;
+  const replay_internal::Leftovers leftovers(program);
+  auto pass = [&](A& allocator, void** ptrs, bool cold, const RssReader& rss, int64_t baseline,
+                  PassFigures* f, std::vector<int64_t>* course, int64_t* migrations) {
+    const int64_t migrations0 = ReadMigrations();
     const UsageCounts u0 = ReadUsageCounts();
-    r.error = replay_internal::TimedPass(
-        *allocator, program, ptrs.data(), options.touch, cold ? options.rss_samples : 1,
-        cold ? &r.rss_course : nullptr, cold ? &rss : nullptr, r.baseline_rss, &f);
+    std::string error = replay_internal::TimedPass(allocator, program, ptrs, options.touch,
+                                                   cold ? options.rss_samples : 1, course,
+                                                   cold ? &rss : nullptr, baseline, f);
     const UsageCounts u1 = ReadUsageCounts();
-    f.minor_faults = u1.minor_faults - u0.minor_faults;
-    f.major_faults = u1.major_faults - u0.major_faults;
-    f.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
-    f.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-    r.passes.push_back(f);
-    if (!r.error.empty()) return r;
-    if (!cold) warm_seconds += f.wall_seconds;
-    if (cold) {
-      r.final_rss = rss.ResidentBytes() - r.baseline_rss;
-      // The kernel's mark can lag the counters it is kept from; never
-      // report a peak below a reading actually taken.
-      r.peak_rss = PeakRssBytes() - r.baseline_rss;
-      for (int64_t v : r.rss_course) r.peak_rss = std::max(r.peak_rss, v);
-      r.peak_rss = std::max(r.peak_rss, r.final_rss);
-    }
-    // Untimed: what the trace left live is freed before the next pass.
-    if (pass + 1 < passes) leftovers.FreeAll(*allocator, ptrs.data());
-  }
-  r.migrations = ReadMigrations() - migrations0;
-  r.seconds = r.passes[0].wall_seconds;
-  r.minor_faults = r.passes[0].minor_faults;
-  r.major_faults = r.passes[0].major_faults;
-
-  // Teardown: what the trace left live, then the allocator itself.
-  const auto t0 = std::chrono::steady_clock::now();
-  leftovers.FreeAll(*allocator, ptrs.data());
-  allocator.reset();
-  r.teardown_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+    f->minor_faults = u1.minor_faults - u0.minor_faults;
+    f->major_faults = u1.major_faults - u0.major_faults;
+    f->involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
+    f->voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+    *migrations += ReadMigrations() - migrations0;
+    return error;
+  };
+  auto free_leftovers = [&](A& allocator, void** ptrs) { leftovers.FreeAll(allocator, ptrs); };
+  return replay_internal::RunPasses<A>(std::move(r), program.object_limit + 1, program.arena_limit,
+                                       options, pass, free_leftovers);
 }
 
 }  // namespace alloctrace

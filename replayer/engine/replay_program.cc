@@ -83,6 +83,9 @@ class OpBlocks {
     const uintptr_t to = reinterpret_cast<uintptr_t>(current_.data() + end) & ~(page - 1);
 #ifdef MADV_POPULATE_WRITE
     if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+#else
+    (void)from;  // headers older than Linux 5.14: the pages fault in as written
+    (void)to;
 #endif
     populated_ = end;
   }

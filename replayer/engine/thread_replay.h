@@ -3,7 +3,7 @@
 // of its own, all released together by a barrier, through one allocator of
 // type A shared by all of them, as the traced program's threads shared
 // theirs. Meant to run in a child process of its own, like ReplayWith
-// (replay_loop.h), whose setup, passes and teardown it follows.
+// (replay_loop.h); its setup, passes and teardown are replay_setup.h's.
 //
 // Timed, per pass: the wall time of the concurrent section, from the moment
 // every thread has passed the barrier to the end of the last thread's
@@ -280,48 +280,19 @@ RunResult ReplayPerThreadWith(const ReplayView& program, const ThreadScheduleVie
   r.threads = static_cast<uint32_t>(schedule.streams.size());
   r.sync_points = schedule.sync_points;
   r.cross_thread_frees = schedule.cross_thread_frees;
+  auto pass = [&](A& allocator, void** ptrs, bool, const RssReader&, int64_t, PassFigures* f,
+                  std::vector<int64_t>*, int64_t* migrations) {
+    return thread_replay_internal::ConcurrentPass(allocator, program, schedule, ptrs, options.touch,
+                                                  f, migrations);
+  };
+  auto free_leftovers = [&](A& allocator, void** ptrs) {
+    thread_replay_internal::FreeLeftovers(allocator, schedule, ptrs);
+  };
   // Slots: the trace's object ids and the fresh slots of ids reused across
   // threads (thread_schedule.h).
-  // Touched before the baseline, as ReplayWith's, so its pages are not
-  // charged to the allocator.
-  std::vector<void*> ptrs(std::max<size_t>(program.object_limit + 1, schedule.slot_limit), nullptr);
-  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
-  RssReader rss;
-  PrefaultSharedMappings();
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  r.baseline_rss = rss.ResidentBytes();
-  auto allocator = std::make_unique<A>();
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
-  const int passes = std::max(1, options.max_passes);
-  double warm_seconds = 0;
-  for (int pass = 0; pass < passes; ++pass) {
-    if (pass >= 2 && warm_seconds >= options.min_warm_seconds) break;
-    PassFigures f;
-    r.error = thread_replay_internal::ConcurrentPass(*allocator, program, schedule, ptrs.data(),
-                                                     options.touch, &f, &r.migrations);
-    r.passes.push_back(f);
-    if (!r.error.empty()) return r;  // the allocator may be corrupt: no teardown
-    if (pass > 0) warm_seconds += f.wall_seconds;
-    if (pass == 0) {
-      r.final_rss = rss.ResidentBytes() - r.baseline_rss;
-      r.rss_course.push_back(r.final_rss);
-      r.peak_rss = std::max(PeakRssBytes() - r.baseline_rss, r.final_rss);
-    }
-    if (pass + 1 < passes) {
-      thread_replay_internal::FreeLeftovers(*allocator, schedule, ptrs.data());
-    }
-  }
-  r.seconds = r.passes[0].wall_seconds;
-  r.minor_faults = r.passes[0].minor_faults;
-  r.major_faults = r.passes[0].major_faults;
-  const auto t0 = std::chrono::steady_clock::now();
-  thread_replay_internal::FreeLeftovers(*allocator, schedule, ptrs.data());
-  allocator.reset();
-  r.teardown_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+  const size_t slots = std::max<size_t>(program.object_limit + 1, schedule.slot_limit);
+  return replay_internal::RunPasses<A>(std::move(r), slots, program.arena_limit, options, pass,
+                                       free_leftovers);
 }
 
 }  // namespace alloctrace

@@ -1,17 +1,10 @@
 #include "alloctrace/replayer/engine/thread_schedule.h"
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/base/io.h"
+#include "alloctrace/base/shared_arrays.h"
 
 namespace alloctrace {
 namespace {
@@ -247,93 +240,53 @@ ThreadScheduleView ViewOf(const ThreadSchedule& s) {
 
 namespace {
 
-// The shared file: this header, the leftovers, a (num_ops, num_waits) pair
-// per stream, each stream's ops and waits, then the realloc slots (the
-// arrays in order of their alignment).
-struct SharedHeader {
-  uint64_t magic, threads, sync_points, cross_thread_frees;
-  uint64_t slot_limit, num_reallocs, num_leftovers;
-};
-constexpr uint64_t kScheduleMagic = 0x616c6c6f63743032;  // "alloct02"
+constexpr uint64_t kScheduleKind = 0x7363686564756c33;  // "schedul3": its layout's version
+constexpr char kWhat[] = "thread schedule";
 
 }  // namespace
 
+// The shared file's scalars: the threads, sync points, cross-thread frees
+// and slot limit; its sections: the leftovers, the realloc slots, then each
+// stream's ops and waits.
 absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s) {
-  auto failed = [](const char* call, int error) {
-    return absl::InternalError(
-        absl::StrCat("cannot share the thread schedule: ", call, ": ", std::strerror(error)));
-  };
-  // Not close-on-exec: the re-executed child maps it.
-  const int fd = static_cast<int>(syscall(SYS_memfd_create, "alloctrace-schedule", 0));
-  if (fd < 0) return failed("memfd_create", errno);
-  const SharedHeader h{kScheduleMagic,       s.streams.size(), s.sync_points,
-                       s.cross_thread_frees, s.slot_limit,     s.realloc_old_slots.size(),
-                       s.leftovers.size()};
-  std::vector<uint64_t> sizes;
+  std::vector<SharedSection> sections = {
+      SharedSection::Of(s.leftovers.data(), s.leftovers.size()),
+      SharedSection::Of(s.realloc_old_slots.data(), s.realloc_old_slots.size())};
   for (const ThreadStream& t : s.streams) {
-    sizes.push_back(t.ops.size());
-    sizes.push_back(t.waits.size());
+    sections.push_back(SharedSection::Of(t.ops.data(), t.ops.size()));
+    sections.push_back(SharedSection::Of(t.waits.data(), t.waits.size()));
   }
-  bool ok = WriteAll(fd, &h, sizeof h) == 0 &&
-            WriteAll(fd, s.leftovers.data(), s.leftovers.size() * sizeof(LeftoverBlock)) == 0 &&
-            WriteAll(fd, sizes.data(), sizes.size() * sizeof(uint64_t)) == 0;
-  for (const ThreadStream& t : s.streams) {
-    ok = ok && WriteAll(fd, t.ops.data(), t.ops.size() * sizeof(ReplayOp)) == 0 &&
-         WriteAll(fd, t.waits.data(), t.waits.size() * sizeof(SyncWait)) == 0;
-  }
-  ok = ok &&
-       WriteAll(fd, s.realloc_old_slots.data(), s.realloc_old_slots.size() * sizeof(uint32_t)) == 0;
-  if (!ok) {
-    const int error = errno;
-    close(fd);
-    return failed("write", error);
-  }
-  return fd;
+  return WriteSharedArrays("alloctrace-schedule", kWhat, kScheduleKind,
+                           {s.streams.size(), s.sync_points, s.cross_thread_frees, s.slot_limit},
+                           sections);
 }
 
 absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(SharedHeader))) {
-    return absl::InvalidArgumentError("no shared thread schedule on the given fd");
+  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kScheduleKind);
+  if (!m.ok()) return m.status();
+  const uint64_t threads = m->scalars.empty() ? 0 : m->scalars[0];
+  std::vector<size_t> sizes = {sizeof(LeftoverBlock), sizeof(uint32_t)};
+  for (uint64_t t = 0; t < threads && t <= kMaxReplayThreads; ++t) {
+    sizes.push_back(sizeof(ReplayOp));
+    sizes.push_back(sizeof(SyncWait));
   }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
-  const char* base = static_cast<const char*>(m);
-  const auto* h = reinterpret_cast<const SharedHeader*>(base);
-  if (h->magic != kScheduleMagic || h->threads == 0 || h->threads > kMaxReplayThreads ||
-      h->num_leftovers > size / sizeof(LeftoverBlock) ||
-      h->num_reallocs > size / sizeof(uint32_t) ||
-      sizeof *h + h->num_leftovers * sizeof(LeftoverBlock) + 2 * sizeof(uint64_t) * h->threads +
-              h->num_reallocs * sizeof(uint32_t) >
-          size) {
+  if (threads == 0 || threads > kMaxReplayThreads || !m->Has(4, sizes)) {
     return absl::InvalidArgumentError("shared thread schedule is malformed");
   }
   ThreadScheduleView v;
-  v.slot_limit = static_cast<uint32_t>(h->slot_limit);
-  v.num_leftovers = h->num_leftovers;
-  v.leftovers = reinterpret_cast<const LeftoverBlock*>(base + sizeof *h);
-  size_t offset = sizeof *h + h->num_leftovers * sizeof(LeftoverBlock);
-  const uint64_t* sizes = reinterpret_cast<const uint64_t*>(base + offset);
-  offset += 2 * sizeof(uint64_t) * h->threads;
-  v.sync_points = h->sync_points;
-  v.cross_thread_frees = h->cross_thread_frees;
-  for (uint64_t t = 0; t < h->threads; ++t) {
-    StreamView s;
-    s.num_ops = sizes[2 * t];
-    s.num_waits = sizes[2 * t + 1];
-    const size_t need = s.num_ops * sizeof(ReplayOp) + s.num_waits * sizeof(SyncWait);
-    if (s.num_ops > size || s.num_waits > size || need > size - offset) {
-      return absl::InvalidArgumentError("shared thread schedule is malformed");
-    }
-    s.ops = reinterpret_cast<const ReplayOp*>(base + offset);
-    s.waits = reinterpret_cast<const SyncWait*>(base + offset + s.num_ops * sizeof(ReplayOp));
-    offset += need;
-    v.streams.push_back(s);
-  }
-  v.realloc_old_slots = reinterpret_cast<const uint32_t*>(base + offset);
-  if (offset + h->num_reallocs * sizeof(uint32_t) != size) {
-    return absl::InvalidArgumentError("shared thread schedule is malformed");
+  v.sync_points = m->scalars[1];
+  v.cross_thread_frees = m->scalars[2];
+  v.slot_limit = static_cast<uint32_t>(m->scalars[3]);
+  v.leftovers = m->As<LeftoverBlock>(0);
+  v.num_leftovers = m->sections[0].count;
+  v.realloc_old_slots = m->As<uint32_t>(1);
+  for (uint64_t t = 0; t < threads; ++t) {
+    StreamView stream;
+    stream.ops = m->As<ReplayOp>(2 + 2 * t);
+    stream.num_ops = m->sections[2 + 2 * t].count;
+    stream.waits = m->As<SyncWait>(3 + 2 * t);
+    stream.num_waits = m->sections[3 + 2 * t].count;
+    v.streams.push_back(stream);
   }
   return v;
 }
