@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up the machine, then runs every test as built for use (optimized),
+# Runs every test as built for use (optimized),
 # and again under AddressSanitizer + UndefinedBehaviorSanitizer every test
 # but those tagged opt_only (text and Python checks, the browser, the
 # in-situ fidelity runs and the replayer's end-to-end tests: they reach no
@@ -10,9 +10,15 @@
 # Ends with one line "N passed, N failed" counting test cases (from each
 # test's JUnit XML), or test targets where a target produced no XML, plus
 # one per example step and one for the docs' links.
+#
+# The packages come from tools/setup.sh --with-browser (Chromium for
+# //charts:browser_test); this script installs nothing.
+#
+# tools/test.sh --unit runs the unit tests only (size small: no whole
+# program, no browser, no example project), optimized, in seconds after
+# the build, with the same closing line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh --with-browser || exit 1  # Chromium: //charts:browser_test
 
 passed=0
 failed=0
@@ -179,6 +185,12 @@ example() {  # $1: name, $2: the trace it writes, rest: the command
       grep -q "^complete" "$trace.inspect" && grep -E "^complete" "$trace.inspect"' \
     _ "$trace" "$@"
 }
+
+if [ "${1:-}" = "--unit" ]; then
+  run_suite --test_size_filters=small
+  echo "${passed} passed, ${failed} failed"
+  exit $overall
+fi
 
 run_suite
 run_suite --config=asan --build_tests_only --test_tag_filters=-opt_only
