@@ -1,4 +1,6 @@
 // Bit helpers for sizes and alignments.
+//
+// Thread-safety: pure constexpr functions.
 #ifndef ALLOCTRACE_BASE_BITS_H_
 #define ALLOCTRACE_BASE_BITS_H_
 

@@ -3,6 +3,9 @@
 // it, two live instances of a process-wide pool adaptor, ...). Never for bad
 // input: files and flags get an absl::Status. Always on, also in optimized
 // builds: keep it off hot paths.
+//
+// Thread-safety: ALLOCTRACE_CHECK may be used from any thread; a failure aborts
+// the process.
 #ifndef ALLOCTRACE_BASE_CHECK_H_
 #define ALLOCTRACE_BASE_CHECK_H_
 

@@ -1,4 +1,8 @@
 // Small helpers shared by the command-line programs.
+//
+// Thread-safety: ParseCommandLineOrExitUsage and CheckCommandLineFlags read and
+// rewrite the process's argv and flags: call them from main, on one thread. The
+// rest are pure.
 #ifndef ALLOCTRACE_BASE_CLI_UTIL_H_
 #define ALLOCTRACE_BASE_CLI_UTIL_H_
 

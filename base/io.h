@@ -4,6 +4,9 @@
 // Failure: the functions return 0 on success, else the errno of the call
 // that failed; they never print. Callers turn that into an absl::Status with
 // what they know (the file's name, the offset).
+//
+// Thread-safety: each call works on the fds it is given; concurrent calls on
+// one fd interleave as write(2) and read(2) do.
 #ifndef ALLOCTRACE_BASE_IO_H_
 #define ALLOCTRACE_BASE_IO_H_
 

@@ -1,4 +1,6 @@
 // JSON text helpers for the programs' --format=json outputs.
+//
+// Thread-safety: pure functions.
 #ifndef ALLOCTRACE_BASE_JSON_H_
 #define ALLOCTRACE_BASE_JSON_H_
 

@@ -1,4 +1,6 @@
 // String checks and file reads shared by tests (testonly: //base:string_test_util).
+//
+// Thread-safety: pure functions.
 #ifndef ALLOCTRACE_BASE_STRING_TEST_UTIL_H_
 #define ALLOCTRACE_BASE_STRING_TEST_UTIL_H_
 

@@ -2,6 +2,8 @@
 // lists. The pool catalog (pool/catalog.h) and the replayer's allocator
 // registry are such lists, so that everything listed is also instantiated,
 // named and tested from the one list.
+//
+// Thread-safety: types only.
 #ifndef ALLOCTRACE_BASE_TYPE_LIST_H_
 #define ALLOCTRACE_BASE_TYPE_LIST_H_
 

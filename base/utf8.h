@@ -1,5 +1,7 @@
 // UTF-8 validation, for text that must be UTF-8 where it goes (proto3 string
 // fields, JSON) but comes from outside (paths, command lines, trace headers).
+//
+// Thread-safety: pure functions.
 #ifndef ALLOCTRACE_BASE_UTF8_H_
 #define ALLOCTRACE_BASE_UTF8_H_
 

@@ -1,5 +1,9 @@
 """fidelity check: does the replay predict what the program itself gets?
 
+(Over 500 lines: one script a person runs by hand, its steps in order --
+runs in situ, traces, replays, the comparison and its tables; the
+statistics it shares with the replayer are in analysis.py.)
+
   bazel run //fidelity:check -- [--workloads=LIST|all|mt] [--allocators=LIST]
       [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,one]
       [--clock=auto|cpu|wall] [--param=WORKLOAD:name=value] [--format=table|json] [--out=FILE]

@@ -1,6 +1,9 @@
 // Readings from the operating system for one process: resident memory,
 // its high-water mark, page faults, and a description of the machine.
 // Linux only (/proc and getrusage).
+//
+// Thread-safety: readings of the calling process (some of its calling thread,
+// as named); an RssReader is used by one thread at a time.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_OS_STATS_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_OS_STATS_H_
 

@@ -15,6 +15,9 @@
 // (RunOptions::max_passes, min_warm_seconds). The first (cold) pass is what a short program pays:
 // first touches of fresh pages, empty caches. The later (warm) passes reuse the allocator's memory,
 // as a long-running program does. RSS figures are the cold pass's.
+//
+// Thread-safety: a run uses its own allocator and pointer table, on the calling
+// thread; run it in a process of its own.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_REPLAY_LOOP_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_REPLAY_LOOP_H_
 

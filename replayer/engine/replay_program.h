@@ -10,6 +10,10 @@
 // Building is linear in the trace: about 16 bytes an op plus 13 bytes an
 // object id (ids are dense, at most one per allocation) in memory, and a
 // progress line on stderr while it runs if stderr is a terminal.
+//
+// Thread-safety: LoadReplayProgram builds on the calling thread; a built
+// program, and a view of it, is read-only and may be read from any number of
+// threads.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_REPLAY_PROGRAM_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_REPLAY_PROGRAM_H_
 

@@ -6,6 +6,9 @@
 // time, so they are instantiated in four translation units
 // (runnable_policies_{0,1,2,3}.cc), every fourth type in each, which build
 // in parallel; RunnablePolicies() joins the four.
+//
+// Thread-safety: RunnablePolicies() builds a new map on each call; the loops it
+// points to run as replay_loop.h and thread_replay.h say.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_H_
 

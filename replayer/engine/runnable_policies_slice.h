@@ -1,5 +1,7 @@
 // The body of runnable_policies_K.cc: the registry's types of slice K with
 // their replay loops. Included by those four files only.
+//
+// Thread-safety: as runnable_policies.h.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_SLICE_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_RUNNABLE_POLICIES_SLICE_H_
 

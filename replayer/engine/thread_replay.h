@@ -21,6 +21,10 @@
 // waiters, spinning briefly and then yielding (there may be more threads
 // than cores). No lock, no barrier per op. A thread that fails stops the
 // others at their next wait (they never wait for an op that will not come).
+//
+// Thread-safety: a run starts one thread per stream and joins them all before
+// it returns; the allocator is shared by those threads, the pointer table too
+// (each slot used by one thread at a time, as the schedule orders).
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 

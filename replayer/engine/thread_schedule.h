@@ -31,7 +31,8 @@
 // and everything it waits for come before it). A "cycle" of waits cannot be
 // written in a trace; the unit test checks the invariant on every schedule.
 //
-// Thread-compatible: built once by the parent, read-only afterwards.
+// Thread-safety: built once by the parent, read-only afterwards (a view is
+// read by every replay thread).
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_SCHEDULE_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_SCHEDULE_H_
 

@@ -15,6 +15,8 @@
 // made by HtmlViewOf, so the charts do not depend on how the statistics are
 // laid out. Every string from a trace, the command line or a policy name is
 // escaped. Pure functions; no I/O.
+//
+// Thread-safety: pure functions.
 #ifndef ALLOCTRACE_REPLAYER_REPORTS_REPORT_HTML_H_
 #define ALLOCTRACE_REPLAYER_REPORTS_REPORT_HTML_H_
 

@@ -1,4 +1,6 @@
 // End to end: the replayer binary on checked-in traces, and on bad input.
+// (Over 500 lines: one binary's whole-process behaviour, each test a
+// command line and what it must print, sharing the helpers above them.)
 #include <sys/wait.h>
 #include <unistd.h>
 

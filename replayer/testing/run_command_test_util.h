@@ -1,6 +1,8 @@
 // Test helpers for the end-to-end tests that run the replayer (or any
 // program) as a user would: a shell command with its exit status, stdout
 // and stderr captured.
+//
+// Thread-safety: one command at a time (it forks).
 #ifndef ALLOCTRACE_REPLAYER_TESTING_RUN_COMMAND_TEST_UTIL_H_
 #define ALLOCTRACE_REPLAYER_TESTING_RUN_COMMAND_TEST_UTIL_H_
 

@@ -3,6 +3,8 @@
 // `--list-policies` prints, and as the C++ file that proves every listed
 // type compiles (catalog_types_test, and the installed package's check in
 // tools/test.sh).
+//
+// Thread-safety: pure functions.
 #ifndef ALLOCTRACE_REPLAYER_VERDICT_ADOPT_H_
 #define ALLOCTRACE_REPLAYER_VERDICT_ADOPT_H_
 

@@ -1,3 +1,5 @@
+// Every workload of the table run through a counting allocator (over 500
+// lines: one suite over every workload and its parameters).
 #include "alloctrace/tracer/workloads/workloads.h"
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 // Every replay allocator type, as compile-time type lists. The registry
 // (registry.h) and the conformance tests are generated from these lists, so
 // an allocator added here is listed, selectable and tested.
+//
+// Thread-safety: type lists only.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_ALLOCATORS_ALLOCATOR_TYPES_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_ALLOCATORS_ALLOCATOR_TYPES_H_
 

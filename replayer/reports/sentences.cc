@@ -1,0 +1,203 @@
+// The verdicts in sentences (words.h): the replay's, in situ's (from its
+// InSituDecision), and the report's when in situ decided.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "alloctrace/replayer/reports/words.h"
+
+namespace alloctrace {
+namespace {
+
+const PolicyResult* FindPolicy(const TraceReport& t, const std::string& name) {
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
+  const Verdict& v = t.verdict;
+  const std::string rec_name = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
+  const PolicyResult* rec = FindPolicy(t, rec_name);
+  if (rec_name.empty() || rec == nullptr) {
+    return "No policy completed its runs: nothing can be ranked.";
+  }
+  const std::string speed_words =
+      v.fastest.size() == 1 ? absl::StrCat(v.fastest[0], " is the fastest")
+                            : absl::StrCat(NameList(v.fastest), " are tied for the fastest");
+  const std::string vs =
+      v.fastest_vs_malloc.has_data()
+          ? absl::StrFormat(" (%.2fx glibc malloc's speed, 95%% CI %.2f to %.2f)",
+                            v.fastest_vs_malloc.median, v.fastest_vs_malloc.lo,
+                            v.fastest_vs_malloc.hi)
+          : "";
+  const std::string rec_vs =
+      rec->vs_malloc.has_data() && rec->name != "malloc"
+          ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
+                            rec->vs_malloc.median, rec->vs_malloc.lo, rec->vs_malloc.hi)
+          : "";
+  const std::string passed_over = PassedOverWords(t);
+  return absl::StrCat("On ", t.trace_path, " (", ctx.warm() ? "warm passes" : "the cold pass", ", ",
+                      ClockWords(t.clock), "), ", speed_words, vs, "; the smallest peak RSS is ",
+                      NameList(v.smallest_rss), "'s (", Mib(v.smallest_rss_bytes.median),
+                      "). Recommended: ", rec->name, rec_vs, ", ", Mib(rec->peak_rss.median),
+                      " peak RSS", passed_over.empty() ? "" : absl::StrCat(" (", passed_over, ")"),
+                      "; the rule: ", ReplayRuleWords(ctx), ".");
+}
+
+std::string InSituPassedOverWords(const InSituSummary& s) {
+  const InSituDecision& d = s.decision;
+  if (d.passed_over == InSituDecision::kNone) return "";
+  return NeverFreesWords(s.policies[d.passed_over].name, s.policies[d.best].name,
+                         d.passed_over_edge);
+}
+
+namespace {
+
+// The pieces of in situ's sentence, from its decision.
+class InSituWords {
+ public:
+  explicit InSituWords(const InSituSummary& s)
+      : s_(s), d_(s.decision), rec_(s.policies[d_.recommended]), first_(s.policies[d_.fastest]) {}
+
+  std::string Sentence() const {
+    using Outcome = InSituDecision::Outcome;
+    switch (d_.outcome) {
+      case Outcome::kNothingRan:
+        break;
+      case Outcome::kRecommended:
+        return absl::StrCat("In situ, ", rec_.name, " is recommended: ", Speed(rec_), ", ",
+                            Mib(rec_.peak_rss_bytes.median), " peak RSS.", Aside());
+      case Outcome::kPickNotRun:
+        return absl::StrCat(
+            "The replay picked ", s_.replay_pick, ", which did not run in situ (",
+            d_.pick == InSituDecision::kNone ? "not a candidate" : s_.policies[d_.pick].failure,
+            "); in situ ", rec_.name, " is recommended, ", Speed(rec_), ".", Aside());
+      case Outcome::kPickIsBest:
+        return PickIsBest();
+      case Outcome::kPickTied:
+        return absl::StrCat("Replay picked ", Pick().name, "; in situ it is tied with ", rec_.name,
+                            " (", Times(s_.pick_vs_best), " its ", ProgramTimeWords(s_.clock),
+                            "). The pick held; recommended: ", rec_.name, ", the smaller peak RSS.",
+                            Aside());
+      case Outcome::kPickOverSlack:
+        return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
+                            Standing(Pick()), ", but its ", OverSlack(Pick()), ": ", rec_.name,
+                            " is recommended, ", Speed(rec_), ", ", Mib(rec_.peak_rss_bytes.median),
+                            " peak RSS. ",
+                            Pick().tied_fastest ? "The pick held on speed, not on memory."
+                                                : "The pick did not hold.",
+                            Aside());
+      case Outcome::kPickSlower:
+        return PickSlower();
+    }
+    return absl::StrCat("In situ, no policy completed its runs of ",
+                        s_.argv.empty() ? "the program" : s_.argv[0],
+                        ": nothing can be ranked (see the FAILED rows and ", s_.log_path, ").");
+  }
+
+ private:
+  const InSituPolicy& Pick() const { return s_.policies[d_.pick]; }
+
+  std::string Speed(const InSituPolicy& p) const {
+    return p.reference
+               ? std::string("the reference")
+               : absl::StrCat(Times(p.vs_reference), " the reference ", s_.reference, "'s speed");
+  }
+
+  // What the speed alone says of the pick: fastest, tied with the fastest,
+  // or slower.
+  std::string Standing(const InSituPolicy& p) const {
+    if (&p == &first_) return absl::StrCat("is fastest, ", Speed(p));
+    if (p.tied_fastest) {
+      return absl::StrCat("is tied with the fastest, ", first_.name, ", ", Speed(p));
+    }
+    return absl::StrCat("is slower than the fastest, ", first_.name, " (",
+                        Times(d_.pick_vs_fastest), " its ", ProgramTimeWords(s_.clock), "), ",
+                        Speed(p));
+  }
+
+  std::string OverSlack(const InSituPolicy& p) const {
+    const InSituPolicy& smallest = s_.policies[d_.smallest];
+    return absl::StrCat("peak RSS (", Mib(p.peak_rss_bytes.median),
+                        ") is over the slack of the smallest (", smallest.name, "'s ",
+                        Mib(smallest.peak_rss_bytes.median), ")");
+  }
+
+  // What else the rule left out: the fastest, for its memory, and a faster
+  // policy that never frees.
+  std::string Aside() const {
+    std::string aside = d_.fastest_over_slack
+                            ? absl::StrCat(" ", first_.name, ", the fastest (", Speed(first_),
+                                           "), is left out: its ", OverSlack(first_), ".")
+                            : "";
+    const std::string passed_over = InSituPassedOverWords(s_);
+    if (!passed_over.empty()) absl::StrAppend(&aside, " Not recommended: ", passed_over, ".");
+    return aside;
+  }
+
+  std::string PickIsBest() const {
+    const bool fast = &Pick() == &first_ || Pick().tied_fastest;
+    return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
+                        fast ? Standing(Pick()) : absl::StrCat("is recommended, ", Speed(rec_)),
+                        ".", Aside(), " The pick held.");
+  }
+
+  // Slower than the recommended policy, or than the fastest if the
+  // recommended one (picked for its memory from the tied group) is not
+  // faster than the pick.
+  std::string PickSlower() const {
+    const InSituPolicy& winner = s_.policies[d_.winner];
+    const Estimate& e = d_.pick_vs_winner;
+    const std::string recommended =
+        &winner == &rec_ ? absl::StrCat(rec_.name, ": ", Speed(rec_))
+                         : absl::StrCat("recommended: ", rec_.name, ", tied with ", winner.name,
+                                        rec_.peak_rss_bytes.median < winner.peak_rss_bytes.median
+                                            ? " and of smaller peak RSS, "
+                                            : " and preferred by the rule, ",
+                                        Speed(rec_));
+    if (e.has_data() && e.median > 1) {
+      return absl::StrCat("In situ ", winner.name, " beats the replay's pick ", Pick().name,
+                          absl::StrFormat(" by %.0f%% [%.0f, %.0f]", 100 * (e.median - 1),
+                                          100 * (e.lo - 1), 100 * (e.hi - 1)),
+                          " (", ProgramTimeWords(s_.clock), " of the program); ", recommended,
+                          ". The pick did not hold.", Aside());
+    }
+    return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name,
+                        " is not tied with ", winner.name, " (", Times(e), " its ",
+                        ProgramTimeWords(s_.clock), "); ", recommended, ". The pick did not hold.",
+                        Aside());
+  }
+
+  const InSituSummary& s_;
+  const InSituDecision& d_;
+  const InSituPolicy& rec_;
+  const InSituPolicy& first_;
+};
+
+}  // namespace
+
+std::string InSituSentence(const InSituSummary& s) {
+  if (s.decision.outcome == InSituDecision::Outcome::kNothingRan) {
+    return absl::StrCat("In situ, no policy completed its runs of ",
+                        s.argv.empty() ? "the program" : s.argv[0],
+                        ": nothing can be ranked (see the FAILED rows and ", s.log_path, ").");
+  }
+  return InSituWords(s).Sentence();
+}
+
+std::string ReportSentence(const TraceReport& t, const ReportContext& ctx) {
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return ReplaySentence(t, ctx);
+  return absl::StrCat(InSituSentence(*t.in_situ), " (The replay alone: ", ReplaySentence(t, ctx),
+                      ")");
+}
+
+std::string ReportRule(const TraceReport& t, const ReportContext& ctx) {
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return ReplayRuleWords(ctx);
+  return InSituRuleWords(*t.in_situ);
+}
+
+}  // namespace alloctrace
