@@ -59,7 +59,7 @@ std::string WriteTrace(const std::string& name, const std::vector<proto::Chunk>&
                        int64_t footer_events = -1);
 
 // Hand-made traces that probe the reader's and the replayer's limits (one
-// per hostile case of the review: ids at the edge of 32 bits, size products
+// per hostile case: ids at the edge of 32 bits, size products
 // that wrap, a realloc chain, a 1 GiB calloc, a trace of arena events only).
 // format/testdata/ holds them as files (write_crafted_traces), as fuzzing
 // seeds.
@@ -73,7 +73,7 @@ std::vector<CraftedTrace> CraftedTraces();
 // A trace that claims much memory from few events: `arenas` arenas, each
 // created and given one block of `block_bytes` (aligned to 16) that is never
 // freed, no arena destroyed. A million arenas of 1 KiB is the replayer's
-// memory-bound case (issue 20): every per-arena pool holds at least a chunk.
+// memory-bound case: every per-arena pool holds at least a chunk.
 // Too large for the fuzzing seeds; write_crafted_traces --many_arenas=N.
 absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas, uint64_t block_bytes);
 

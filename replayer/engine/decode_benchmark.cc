@@ -1,9 +1,9 @@
 // Measures decoding a trace into a replay program, the replayer's work
 // before any run: events/s from file to program and the process's peak
 // memory per event.
-//   bazel run -c opt //replayer:decode_benchmark -- /tmp/big.trace
-// (prints one line; the figures of issue 9's closing note come from it).
-//   bazel run -c opt //replayer:decode_benchmark -- --split /tmp/big.trace
+//   bazel run -c opt //replayer/engine:decode_benchmark -- /tmp/big.trace
+// (prints one line: docs/results.md's decoding figures come from it).
+//   bazel run -c opt //replayer/engine:decode_benchmark -- --split /tmp/big.trace
 // first times the reader alone (every event decoded and validated, nothing
 // built) in the same process, so the reader's share of the time is a ratio
 // measured in one run: once through ForEachEvent (events gathered per

@@ -4,7 +4,7 @@
 // what is left is the loop itself: reading ops, the pointer table and the
 // touch of each block.
 //
-//   bazel run //replayer:replay_benchmark
+//   bazel run //replayer/engine:replay_benchmark
 #include <sys/mman.h>
 
 #include <cstdint>

@@ -107,7 +107,7 @@ using StackPool = allocators::ArticlePoolAllocator<pool::StorageSimple, pool::Gr
                                                    pool::SingleThreaded, pool::HoldingStack, true>;
 using Slab = allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>;
 
-// The hostile traces of the review, one test each: refused with the file,
+// The hostile traces (format/test_util.h), one test each: refused with the file,
 // byte, event and limit, or replayed with bounded state.
 TEST(CraftedTraceTest, ThreadIdMaxReplays) {
   auto p = LoadCrafted("thread_max.trace");

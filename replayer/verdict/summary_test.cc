@@ -243,7 +243,7 @@ TEST(SummarizeTest, TiedPoliciesOfAlmostEqualRssArePickedByAStableRule) {
   EXPECT_EQ(u.verdict.recommended, "pool/boundary/exp/st/single/free");
 }
 
-// The new user's verdict (issue #20) read "fastest: slab, ..., malloc and new
+// A new user's verdict read "fastest: slab, ..., malloc and new
 // (tied); 1.28x [1.27, 1.33] glibc malloc's speed": malloc tied with a
 // policy 27-33% faster than it, round by round.
 TEST(SummarizeTest, MallocIsNeverTiedWithAPolicyWhoseRatioToItExcludesOne) {
