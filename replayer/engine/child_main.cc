@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
+#include "alloctrace/replayer/engine/windows.h"
 
 namespace alloctrace {
 namespace {
@@ -57,7 +58,8 @@ int Fail(int code, const std::string& message) {
 
 // The run itself, its failures in the result.
 RunResult Run(const RunnablePolicy& policy, const ReplayView& program,
-              const std::optional<ThreadScheduleView>& schedule, const RunOptions& options) {
+              const std::optional<ThreadScheduleView>& schedule,
+              const std::vector<ReplayWindow>& windows, const RunOptions& options) {
   RunResult r;
   const std::string& preload = policy.info.preload;
   const std::string provider = MallocProvider();
@@ -67,8 +69,13 @@ RunResult Run(const RunnablePolicy& policy, const ReplayView& program,
     return r;
   }
   try {
-    r = schedule ? policy.run_per_thread(program, *schedule, options)
-                 : policy.run(program, options);
+    if (!windows.empty()) {
+      r = policy.run_windows(program, windows, options);
+    } else if (schedule) {
+      r = policy.run_per_thread(program, *schedule, options);
+    } else {
+      r = policy.run(program, options);
+    }
     if (!r.error.empty()) {
       const std::string limit = MemoryLimitWords();
       if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
@@ -99,8 +106,15 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
     if (!v.ok()) return Fail(1, std::string(v.status().message()));
     schedule = *std::move(v);
   }
+  std::vector<ReplayWindow> windows;
+  if (!request->windows.empty()) {
+    absl::StatusOr<std::vector<ReplayWindow>> w =
+        ParseWindowsWord(request->windows, program->num_ops);
+    if (!w.ok()) return Fail(2, std::string(w.status().message()));
+    windows = *std::move(w);
+  }
   MaybeInjectFault(request->policy, request->attempt);
-  const RunResult r = Run(policy->second, *program, schedule, request->options);
+  const RunResult r = Run(policy->second, *program, schedule, windows, request->options);
   return WriteRunResult(request->result_fd, r) ? 0 : 1;
 }
 

@@ -25,7 +25,8 @@ std::vector<std::string> ChildArgs(const ChildRequest& r) {
           absl::StrCat("touch=", WordOf(kTouchWords, r.options.touch)),
           absl::StrCat("rss_samples=", r.options.rss_samples),
           absl::StrCat("passes=", r.options.max_passes),
-          absl::StrCat("warm_s=", Exact(r.options.min_warm_seconds))};
+          absl::StrCat("warm_s=", Exact(r.options.min_warm_seconds)),
+          absl::StrCat("windows=", r.windows)};
 }
 
 bool IsChildInvocation(int argc, char** argv) {
@@ -58,6 +59,9 @@ absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
   if (warm == words.end() || !absl::SimpleAtod(warm->second, &r.options.min_warm_seconds)) {
     return bad("warm_s");
   }
+  auto windows = words.find("windows");
+  if (windows == words.end()) return bad("windows");
+  r.windows = windows->second;
   auto touch = words.find("touch");
   std::optional<Touch> t =
       touch == words.end() ? std::nullopt : ParseWord(kTouchWords, touch->second);

@@ -32,12 +32,15 @@ struct ChildRequest {
   int schedule_fd = -1;  // ShareThreadSchedule's memfd; -1: a serialized replay
   int result_fd = -1;    // where the child writes its RunResult (run_result_wire.h)
   int attempt = 0;       // the run's number for its policy, from 1
+  // A windowed run's windows (engine/windows.h: WindowsWord); "" for a
+  // whole run.
+  std::string windows;
   RunOptions options;
 };
 
 // The words after the program's path, result_fd excluded (the runner
 // appends it): kChildMarker, then policy=, program_fd=, schedule_fd=,
-// attempt=, touch=, rss_samples=, passes=, warm_s=.
+// attempt=, touch=, rss_samples=, passes=, warm_s=, windows=.
 std::vector<std::string> ChildArgs(const ChildRequest& request);
 
 // Whether argv is a child run (argv[1] is kChildMarker).

@@ -57,6 +57,14 @@ struct PassFigures {
   double wait_seconds = 0;
 };
 
+// One window of a windowed run (engine/windows.h): the memory ops it timed,
+// the memory ops of the stratum it stands for, and its figures.
+struct WindowFigures {
+  uint64_t ops = 0;
+  uint64_t weight = 0;
+  PassFigures figures;
+};
+
 struct RunResult {
   uint64_t ops = 0;                 // memory ops (alloc, free, realloc) per pass
   std::vector<PassFigures> passes;  // [0] cold, then warm
@@ -76,6 +84,11 @@ struct RunResult {
   uint32_t threads = 1;
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
+  // A windowed run: each window's figures; passes[0] is then the estimate
+  // of a whole cold pass drawn from them (WindowedEstimate), and the RSS
+  // figures are the windows' (not a whole run's: see windows.h).
+  std::vector<WindowFigures> windows;
+  bool windowed() const { return !windows.empty(); }
 };
 
 }  // namespace alloctrace

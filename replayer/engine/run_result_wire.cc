@@ -7,17 +7,39 @@
 
 namespace alloctrace {
 
+namespace {
+
+void WritePass(std::ostringstream& o, const PassFigures& f) {
+  o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
+    << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches << ' '
+    << f.wait_seconds << ' ' << f.thread_cpu_seconds.size();
+  for (double c : f.thread_cpu_seconds) o << ' ' << c;
+}
+
+bool ReadPass(std::istringstream& in, PassFigures* f) {
+  in >> f->wall_seconds >> f->cpu_seconds >> f->minor_faults >> f->major_faults >>
+      f->involuntary_switches >> f->voluntary_switches >> f->wait_seconds;
+  size_t threads = 0;
+  in >> threads;
+  if (!in || threads > 100000) return false;
+  f->thread_cpu_seconds.resize(threads);
+  for (double& c : f->thread_cpu_seconds) in >> c;
+  return static_cast<bool>(in);
+}
+
+}  // namespace
+
 std::string SerializeRunResult(const RunResult& r) {
   std::ostringstream o;
   o.precision(17);
-  o << "v3 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
+  o << "v4 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
     << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points << ' '
     << r.cross_thread_frees << ' ' << r.passes.size();
-  for (const PassFigures& f : r.passes) {
-    o << ' ' << f.wall_seconds << ' ' << f.cpu_seconds << ' ' << f.minor_faults << ' '
-      << f.major_faults << ' ' << f.involuntary_switches << ' ' << f.voluntary_switches << ' '
-      << f.wait_seconds << ' ' << f.thread_cpu_seconds.size();
-    for (double c : f.thread_cpu_seconds) o << ' ' << c;
+  for (const PassFigures& f : r.passes) WritePass(o, f);
+  o << ' ' << r.windows.size();
+  for (const WindowFigures& w : r.windows) {
+    o << ' ' << w.ops << ' ' << w.weight;
+    WritePass(o, w.figures);
   }
   o << ' ' << r.rss_course.size();
   for (int64_t v : r.rss_course) o << ' ' << v;
@@ -32,18 +54,20 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   size_t passes = 0;
   in >> version >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >> r.final_rss >>
       r.migrations >> r.threads >> r.sync_points >> r.cross_thread_frees >> passes;
-  if (!in || version != "v3" || passes > 100000) {
+  if (!in || version != "v4" || passes > 100000) {
     return absl::InternalError(absl::StrCat("malformed result from child: ", line.substr(0, 80)));
   }
   r.passes.resize(passes);
   for (PassFigures& f : r.passes) {
-    in >> f.wall_seconds >> f.cpu_seconds >> f.minor_faults >> f.major_faults >>
-        f.involuntary_switches >> f.voluntary_switches >> f.wait_seconds;
-    size_t threads = 0;
-    in >> threads;
-    if (!in || threads > 100000) return absl::InternalError("truncated result from child");
-    f.thread_cpu_seconds.resize(threads);
-    for (double& c : f.thread_cpu_seconds) in >> c;
+    if (!ReadPass(in, &f)) return absl::InternalError("truncated result from child");
+  }
+  size_t windows = 0;
+  in >> windows;
+  if (!in || windows > 100000) return absl::InternalError("truncated result from child");
+  r.windows.resize(windows);
+  for (WindowFigures& w : r.windows) {
+    in >> w.ops >> w.weight;
+    if (!ReadPass(in, &w.figures)) return absl::InternalError("truncated result from child");
   }
   size_t n = 0;
   in >> n;

@@ -21,6 +21,7 @@
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
+#include "alloctrace/replayer/engine/windows.h"
 
 namespace alloctrace {
 
@@ -31,11 +32,16 @@ using RunFn = RunResult (*)(const ReplayView&, const RunOptions&);
 using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
                                      const RunOptions&);
 
+// One windowed run (window_loop.h).
+using WindowsRunFn = RunResult (*)(const ReplayView&, const std::vector<ReplayWindow>&,
+                                   const RunOptions&);
+
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {
   allocators::AllocatorInfo info;
   RunFn run;
   PerThreadRunFn run_per_thread = nullptr;
+  WindowsRunFn run_windows = nullptr;
 };
 
 std::map<std::string, RunnablePolicy> RunnablePolicies();

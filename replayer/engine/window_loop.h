@@ -1,0 +1,163 @@
+// ReplayWindowsWith<A>: a windowed run (windows.h) through allocator type
+// A, in a child process of its own. For each window, in trace order: a
+// fresh allocator; the trace's state at the lead-in's start rebuilt
+// untimed (its live arenas created, its live objects allocated in their
+// allocation order and touched as a constructor would); the lead-in
+// replayed untimed; the window's ops timed, by the wall clock and the
+// thread's CPU clock, with the page faults and context switches of that
+// stretch; then everything freed and the allocator destroyed, untimed, and
+// the process's free heap returned to the system (as before a whole run's
+// baseline), so no window starts on a heap the previous one warmed. The
+// result's first pass is the stratified estimate of a whole cold pass
+// (WindowedEstimate).
+//
+// Thread-safety: runs on the calling thread; run it in a process of its own.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_WINDOW_LOOP_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_WINDOW_LOOP_H_
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "alloctrace/replayer/engine/os_stats.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/replay_setup.h"
+#include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/engine/windows.h"
+
+namespace alloctrace {
+namespace window_internal {
+
+// Ops [from, to) through `allocator`, the realloc table read from
+// *realloc_index on. Returns "" or what failed.
+template <typename A>
+std::string RunOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to, void** ptrs,
+                   Touch touch, size_t* realloc_index) {
+  uint64_t read_sink = 0;
+  for (uint64_t i = from; i < to; ++i) {
+    const ReplayOp& op = program.ops[i];
+    size_t failed_bytes = 0;
+    const replay_internal::OpFailure failure = replay_internal::ApplyOp(
+        allocator, program, op, op.kind, ptrs, touch, read_sink,
+        [&](const ReplayOp&) {
+          const ReallocInfo* info = &program.reallocs[(*realloc_index)++];
+          return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
+        },
+        &failed_bytes);
+    if (__builtin_expect(failure != replay_internal::OpFailure::kNone, 0)) {
+      return replay_internal::OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
+    }
+  }
+  asm volatile("" : : "r"(read_sink));
+  return "";
+}
+
+// The trace's state `s` rebuilt in `allocator`: arenas created, objects
+// allocated and touched. Returns "" or what failed.
+template <typename A>
+std::string Rebuild(A& allocator, const TraceState& s, void** ptrs, Touch touch) {
+  for (uint32_t arena : s.arenas) allocator.ArenaCreated(arena);
+  for (const LiveObject& o : s.objects) {
+    void* p = allocator.Allocate(o.bytes, size_t{1} << o.align_log2, o.arena);
+    if (p == nullptr && o.bytes > 0) {
+      return replay_internal::OpFailureWords(replay_internal::OpFailure::kAlloc, o.bytes) +
+             " rebuilding a window's heap";
+    }
+    replay_internal::TouchBlock(p, o.bytes, touch, o.object);
+    ptrs[o.object] = p;
+  }
+  return "";
+}
+
+// Frees what is live in `s` (the state after the window) and clears the
+// table. Objects of an arena no longer live went with it.
+template <typename A>
+void FreeState(A& allocator, const TraceState& s, void** ptrs, size_t slots) {
+  std::vector<uint8_t> arena_live;
+  for (uint32_t a : s.arenas) {
+    if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
+    arena_live[a] = 1;
+  }
+  for (const LiveObject& o : s.objects) {
+    const bool arena_gone = o.arena != 0 && (o.arena >= arena_live.size() || !arena_live[o.arena]);
+    if (ptrs[o.object] == nullptr || arena_gone) continue;
+    allocator.Deallocate(ptrs[o.object], o.bytes, size_t{1} << o.align_log2, o.arena);
+  }
+  std::memset(ptrs, 0, slots * sizeof(void*));
+}
+
+// One window: its figures in *f; "" or what failed.
+template <typename A>
+std::string RunWindow(const ReplayView& program, const ReplayWindow& w, StateScanner& scanner,
+                      void** ptrs, Touch touch, WindowFigures* f) {
+  const TraceState start = scanner.StateAt(w.lead_begin);
+  auto allocator = std::make_unique<A>();
+  if constexpr (replay_internal::HasReserveArenas<A>::value) {
+    allocator->ReserveArenas(program.arena_limit);
+  }
+  size_t realloc_index = start.realloc_index;
+  std::string error = Rebuild(*allocator, start, ptrs, touch);
+  if (error.empty()) {
+    error = RunOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch, &realloc_index);
+  }
+  if (!error.empty()) return error;
+  scanner.Advance(w.begin);
+  const UsageCounts u0 = ReadUsageCounts();
+  const double c0 = replay_internal::ThreadCpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  error = RunOps(*allocator, program, w.begin, w.end, ptrs, touch, &realloc_index);
+  const auto t1 = std::chrono::steady_clock::now();
+  const double c1 = replay_internal::ThreadCpuSeconds();
+  const UsageCounts u1 = ReadUsageCounts();
+  if (!error.empty()) return error;
+  f->figures.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
+  f->figures.cpu_seconds = c1 - c0;
+  f->figures.minor_faults = u1.minor_faults - u0.minor_faults;
+  f->figures.major_faults = u1.major_faults - u0.major_faults;
+  f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
+  f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+  f->ops = scanner.Advance(w.end);
+  FreeState(*allocator, scanner.StateAt(w.end), ptrs, program.object_limit + 1);
+  allocator.reset();
+  return "";
+}
+
+}  // namespace window_internal
+
+template <typename A>
+RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayWindow>& windows,
+                            const RunOptions& options) {
+  RunResult r;
+  // The table and the scanner's are built before the baseline, as a whole
+  // run's table is.
+  std::vector<void*> ptrs(program.object_limit + 1, nullptr);
+  std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
+  StateScanner scanner(program);
+  RssReader rss;
+  PrefaultSharedMappings();
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r.baseline_rss = rss.ResidentBytes();
+  const int64_t migrations0 = ReadMigrations();
+  for (const ReplayWindow& w : windows) {
+    WindowFigures f;
+    f.weight = w.weight;
+    r.error = window_internal::RunWindow<A>(program, w, scanner, ptrs.data(), options.touch, &f);
+    r.windows.push_back(f);
+    if (!r.error.empty()) return r;
+    ReleaseFreeMallocMemory();
+  }
+  r.migrations = ReadMigrations() - migrations0;
+  r.peak_rss = PeakRssBytes() - r.baseline_rss;
+  r.final_rss = rss.ResidentBytes() - r.baseline_rss;
+  WindowedEstimate(windows, &r);
+  return r;
+}
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_WINDOW_LOOP_H_

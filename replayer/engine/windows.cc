@@ -1,0 +1,214 @@
+#include "alloctrace/replayer/engine/windows.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace alloctrace {
+namespace {
+
+bool IsMemoryOp(ReplayKind k) {
+  return k == ReplayKind::kAlloc || k == ReplayKind::kAllocZeroed || k == ReplayKind::kFree ||
+         k == ReplayKind::kRealloc;
+}
+
+uint64_t StratumBegin(uint64_t num_ops, int strata, int i) {
+  return num_ops * static_cast<uint64_t>(i) / static_cast<uint64_t>(strata);
+}
+
+}  // namespace
+
+WindowShape ShapeFor(uint64_t num_ops) {
+  WindowShape s;
+  s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
+  s.lead_ops = s.window_ops / 4;
+  return s;
+}
+
+uint64_t WindowedRunOps(const ReplayView& program, const WindowShape& shape,
+                        uint64_t peak_live_objects) {
+  uint64_t live_arenas = 0, peak_arenas = 0;
+  for (uint64_t i = 0; i < program.num_ops; ++i) {
+    const ReplayKind k = program.ops[i].kind;
+    if (k == ReplayKind::kArenaCreate) peak_arenas = std::max(peak_arenas, ++live_arenas);
+    if (k == ReplayKind::kArenaDestroy && live_arenas > 0) --live_arenas;
+  }
+  return static_cast<uint64_t>(shape.strata) *
+         (peak_live_objects + peak_arenas + shape.lead_ops + shape.window_ops);
+}
+
+std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape) {
+  std::vector<uint64_t> weights(shape.strata, 0);
+  for (int i = 0; i < shape.strata; ++i) {
+    const uint64_t end = StratumBegin(program.num_ops, shape.strata, i + 1);
+    for (uint64_t k = StratumBegin(program.num_ops, shape.strata, i); k < end; ++k) {
+      weights[i] += IsMemoryOp(program.ops[k].kind);
+    }
+  }
+  return weights;
+}
+
+std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape,
+                                      const std::vector<uint64_t>& weights, uint64_t seed,
+                                      int round) {
+  // One generator per round, the same for every contender of it.
+  std::seed_seq seq{seed, static_cast<uint64_t>(round), uint64_t{0x77696e646f77}};
+  std::mt19937_64 rng(seq);
+  std::vector<ReplayWindow> plan;
+  uint64_t previous_end = 0;  // a lead-in never reaches into the window before it
+  for (int i = 0; i < shape.strata; ++i) {
+    const uint64_t from = StratumBegin(num_ops, shape.strata, i);
+    const uint64_t to = StratumBegin(num_ops, shape.strata, i + 1);
+    if (to <= from || weights[i] == 0) continue;  // a stratum of arena events only
+    const uint64_t length = std::min(shape.window_ops, to - from);
+    const uint64_t begin = from + (to - from == length ? 0 : rng() % (to - from - length + 1));
+    ReplayWindow w;
+    w.begin = begin;
+    w.end = begin + length;
+    w.lead_begin = std::max(previous_end, begin - std::min(shape.lead_ops, begin));
+    w.weight = weights[i];
+    previous_end = w.end;
+    plan.push_back(w);
+  }
+  return plan;
+}
+
+std::string WindowsWord(const std::vector<ReplayWindow>& windows) {
+  return absl::StrJoin(windows, ",", [](std::string* out, const ReplayWindow& w) {
+    absl::StrAppend(out, w.lead_begin, ":", w.begin, ":", w.end, ":", w.weight);
+  });
+}
+
+absl::StatusOr<std::vector<ReplayWindow>> ParseWindowsWord(const std::string& word,
+                                                           uint64_t num_ops) {
+  std::vector<ReplayWindow> out;
+  const auto bad = absl::InvalidArgumentError(absl::StrCat("malformed windows '", word, "'"));
+  uint64_t previous_end = 0;
+  for (absl::string_view part : absl::StrSplit(word, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(part, ':');
+    ReplayWindow w;
+    if (f.size() != 4 || !absl::SimpleAtoi(f[0], &w.lead_begin) ||
+        !absl::SimpleAtoi(f[1], &w.begin) || !absl::SimpleAtoi(f[2], &w.end) ||
+        !absl::SimpleAtoi(f[3], &w.weight) || w.lead_begin > w.begin || w.begin >= w.end ||
+        w.end > num_ops || w.lead_begin < previous_end) {
+      return bad;
+    }
+    previous_end = w.end;
+    out.push_back(w);
+  }
+  if (out.empty()) return bad;
+  return out;
+}
+
+StateScanner::StateScanner(const ReplayView& program)
+    : program_(program),
+      objects_(program.object_limit + 1),
+      live_objects_(program.object_limit + 1, program.num_ops),
+      live_arenas_(program.arena_limit, program.num_ops) {}
+
+void StateScanner::LiveSet::Insert(uint32_t id, uint64_t at) {
+  Erase(id);
+  since[id] = at;
+  bits[at / 64] |= uint64_t{1} << (at % 64);
+}
+
+void StateScanner::LiveSet::Erase(uint32_t id) {
+  const uint64_t at = since[id];
+  if (at == kNotLive) return;
+  bits[at / 64] &= ~(uint64_t{1} << (at % 64));
+  since[id] = kNotLive;
+}
+
+template <typename F>
+void StateScanner::LiveSet::ForEachBefore(uint64_t at, F f) const {
+  for (uint64_t w = 0; w * 64 < at; ++w) {
+    uint64_t word = bits[w];
+    if (at - w * 64 < 64) word &= (uint64_t{1} << (at - w * 64)) - 1;
+    while (word != 0) {
+      f(w * 64 + static_cast<uint64_t>(__builtin_ctzll(word)));
+      word &= word - 1;
+    }
+  }
+}
+
+void StateScanner::Apply(const ReplayOp& op) {
+  const uint64_t at = position_;
+  auto allocated = [&](uint32_t id, uint64_t bytes) {
+    // A re-allocation of a live id moves it to the end of the order.
+    live_objects_.Insert(id, at);
+    objects_[id] = LiveObject{id, op.arena, bytes, op.align_log2};
+  };
+  switch (op.kind) {
+    case ReplayKind::kAlloc:
+    case ReplayKind::kAllocZeroed:
+      allocated(op.object, op.bytes != kBigSize ? op.bytes : program_.big_sizes[op.aux]);
+      break;
+    case ReplayKind::kFree:
+      live_objects_.Erase(op.object);
+      break;
+    case ReplayKind::kRealloc: {
+      const ReallocInfo& info = program_.reallocs[realloc_index_++];
+      live_objects_.Erase(info.old_object);
+      allocated(op.object, info.new_bytes);
+      break;
+    }
+    case ReplayKind::kArenaCreate:
+      // Created again while live keeps its first creation's place.
+      if (!live_arenas_.Has(op.arena)) live_arenas_.Insert(op.arena, at);
+      break;
+    case ReplayKind::kArenaDestroy:
+      live_arenas_.Erase(op.arena);
+      break;
+  }
+}
+
+uint64_t StateScanner::Advance(uint64_t to) {
+  uint64_t memory_ops = 0;
+  for (; position_ < to && position_ < program_.num_ops; ++position_) {
+    const ReplayOp& op = program_.ops[position_];
+    memory_ops += IsMemoryOp(op.kind);
+    Apply(op);
+  }
+  return memory_ops;
+}
+
+TraceState StateScanner::StateAt(uint64_t at) {
+  Advance(at);
+  TraceState s;
+  s.realloc_index = realloc_index_;
+  live_arenas_.ForEachBefore(position_,
+                             [&](uint64_t i) { s.arenas.push_back(program_.ops[i].arena); });
+  live_objects_.ForEachBefore(
+      position_, [&](uint64_t i) { s.objects.push_back(objects_[program_.ops[i].object]); });
+  return s;
+}
+
+void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r) {
+  PassFigures estimate;
+  uint64_t total = 0;
+  for (size_t i = 0; i < r->windows.size() && i < windows.size(); ++i) {
+    const WindowFigures& w = r->windows[i];
+    if (w.ops == 0) continue;
+    const double scale = static_cast<double>(windows[i].weight) / static_cast<double>(w.ops);
+    estimate.wall_seconds += w.figures.wall_seconds * scale;
+    estimate.cpu_seconds += w.figures.cpu_seconds * scale;
+    estimate.minor_faults +=
+        static_cast<int64_t>(static_cast<double>(w.figures.minor_faults) * scale);
+    estimate.major_faults +=
+        static_cast<int64_t>(static_cast<double>(w.figures.major_faults) * scale);
+    estimate.involuntary_switches += w.figures.involuntary_switches;
+    estimate.voluntary_switches += w.figures.voluntary_switches;
+    total += windows[i].weight;
+  }
+  r->ops = total;
+  r->passes = {estimate};
+  r->seconds = estimate.wall_seconds;
+  r->minor_faults = estimate.minor_faults;
+  r->major_faults = estimate.major_faults;
+}
+
+}  // namespace alloctrace

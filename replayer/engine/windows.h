@@ -1,0 +1,147 @@
+// Sampled windows of a replay program: the way a long trace is measured in
+// a fraction of a whole run's time (after SMARTS and SimPoint, which
+// estimate a whole program from many short sampled windows).
+//
+// A round's plan (PlanWindows) cuts the trace's ops into equal strata and
+// draws one window at a random offset in each, the same windows for every
+// contender of the round (so their times pair), new ones each round (so the
+// rounds sample the trace). A window is replayed from the trace's state at
+// its start, built untimed: the arenas live there created and the objects
+// live there allocated, in their allocation order, through a fresh
+// allocator; then a lead-in of the ops just before the window, untimed (the
+// allocator's free lists and caches shaped by the trace, not only by the
+// rebuilt heap); then the window's ops, timed. The run's figure is the
+// stratified estimate of the whole trace's time: each window's time per
+// memory op times its stratum's memory ops, summed (WindowedEstimate).
+//
+// What a window cannot see is its heap's history before the lead-in (holes
+// the trace made long before), and a whole run's peak resident memory: the
+// measurement takes peak RSS and page faults from whole runs of the
+// contenders it ends with.
+//
+// Thread-safety: pure functions and a scanner used by one thread.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result.h"
+
+namespace alloctrace {
+
+// One window: ops [lead_begin, begin) replayed untimed, [begin, end) timed,
+// standing for `weight` memory ops of the trace (its stratum's).
+struct ReplayWindow {
+  uint64_t lead_begin = 0;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint64_t weight = 0;
+};
+
+// How a plan cuts a trace.
+struct WindowShape {
+  int strata = 16;              // one window per stratum
+  uint64_t window_ops = 65536;  // ops timed per window (fewer if the stratum is shorter)
+  uint64_t lead_ops = 16384;    // ops replayed untimed before it
+};
+
+// The shape for a trace of `num_ops` ops: 16 strata; windows of 1/128 of
+// the trace, between 4096 and 65536 ops (about an eighth of the trace
+// timed, and never so short that a window's time is a clock's tick); a
+// lead-in of a quarter window.
+WindowShape ShapeFor(uint64_t num_ops);
+
+// The ops a windowed run replays, untimed and timed: every window rebuilds
+// the heap live at its start (at most the trace's peak of live objects and
+// of live arenas) and replays its lead-in and its own ops. A windowed run
+// saves time only where this is well below the trace's ops.
+uint64_t WindowedRunOps(const ReplayView& program, const WindowShape& shape,
+                        uint64_t peak_live_objects);
+
+// The memory ops (alloc, free, realloc) of each stratum of `shape`, in
+// order: the plans' weights, counted once.
+std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape);
+
+// Round `round`'s windows, drawn from `seed`: one per stratum, in order.
+std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape,
+                                      const std::vector<uint64_t>& weights, uint64_t seed,
+                                      int round);
+
+// The windows as one word ("lead:begin:end:weight,..."), and back
+// (InvalidArgument for anything else, or windows out of order).
+std::string WindowsWord(const std::vector<ReplayWindow>& windows);
+absl::StatusOr<std::vector<ReplayWindow>> ParseWindowsWord(const std::string& word,
+                                                           uint64_t num_ops);
+
+// An object live at a point of the trace, as it was last allocated.
+struct LiveObject {
+  uint32_t object;
+  uint32_t arena;
+  uint64_t bytes;
+  uint8_t align_log2;
+};
+
+// The trace's state at an op index: the arenas live there (in the order
+// they were created), the objects live there (in the order they were
+// allocated), and how many reallocs came before it (the index of the next
+// in the program's realloc table).
+struct TraceState {
+  std::vector<uint32_t> arenas;
+  std::vector<LiveObject> objects;
+  size_t realloc_index = 0;
+};
+
+// Walks a program forward once, giving its state at increasing op indexes.
+// An op costs a few array writes: each live object (arena) keeps the index
+// of the op that allocated (created) it, and a bit per op index marks the
+// ops whose object (arena) is still live, so a state is a walk over those
+// bits, in trace order, with no sort. Memory: a bit per op and 8 bytes per
+// object and arena id. Not thread-safe.
+class StateScanner {
+ public:
+  explicit StateScanner(const ReplayView& program);
+  // The state at op index `at`, which is at least the previous call's.
+  TraceState StateAt(uint64_t at);
+  // Moves to op index `to` (at least the current position); returns the
+  // memory ops walked.
+  uint64_t Advance(uint64_t to);
+
+ private:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  static constexpr uint64_t kNotLive = ~uint64_t{0};
+  // The live ids, each with the op index that (last) inserted it, and a
+  // bit set at that op index.
+  struct LiveSet {
+    LiveSet(size_t ids, uint64_t num_ops) : since(ids, kNotLive), bits((num_ops + 63) / 64, 0) {}
+    void Insert(uint32_t id, uint64_t at);
+    void Erase(uint32_t id);
+    bool Has(uint32_t id) const { return since[id] != kNotLive; }
+    // The op indexes below `at` whose id is still live, in order.
+    template <typename F>
+    void ForEachBefore(uint64_t at, F f) const;
+    std::vector<uint64_t> since;  // by id
+    std::vector<uint64_t> bits;   // by op index
+  };
+  void Apply(const ReplayOp& op);
+
+  const ReplayView& program_;
+  uint64_t position_ = 0;
+  size_t realloc_index_ = 0;
+  std::vector<LiveObject> objects_;  // by id; meaningful while live
+  LiveSet live_objects_;
+  LiveSet live_arenas_;
+};
+
+// A windowed run's figures: the passes[0] of `r` (and its ops) become the
+// stratified estimate of a whole cold pass from `windows`' figures (each
+// window's time per memory op times its weight, summed), so a windowed run
+// reads as a whole run everywhere a run is read.
+void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
