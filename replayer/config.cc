@@ -65,6 +65,12 @@ ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults()
           "thread, started together, ordered only where an object or arena passes between "
           "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
           "global order: no contention). One-thread traces always replay on one thread");
+ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().measure.windows),
+          "how a run samples the trace: always (sampled windows: each run replays one window "
+          "per sixteenth of the trace, from the trace's state there, and estimates the whole "
+          "trace's time from them; peak RSS and page faults from one whole run of each policy "
+          "left at the end), never (whole runs) or auto: windows for traces of a million memory "
+          "ops or more. Windows rank by the cold pass; per-thread replays run whole");
 ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");
@@ -208,7 +214,7 @@ absl::Status ParseStopping(RoundsSettings& r) {
   return absl::OkStatus();
 }
 
-// --max_reruns, --screen_runs, --rank_by, --clock, --threads.
+// --max_reruns, --screen_runs, --rank_by, --clock, --threads, --windows.
 absl::Status ParseMeasurement(ReplayerConfig& c) {
   MeasureSettings& m = c.measure;
   m.max_reruns = absl::GetFlag(FLAGS_max_reruns);
@@ -231,6 +237,13 @@ absl::Status ParseMeasurement(ReplayerConfig& c) {
       ParseFlagWord("threads", absl::GetFlag(FLAGS_threads), kReplayThreadsWords);
   if (!threads.ok()) return threads.status();
   c.threads = *threads;
+  absl::StatusOr<WindowsMode> windows =
+      ParseFlagWord("windows", absl::GetFlag(FLAGS_windows), kWindowsModeWords);
+  if (!windows.ok()) return windows.status();
+  m.windows = *windows;
+  if (m.windows == WindowsMode::kAlways && m.rank_by == RankBy::kWarm) {
+    return Usage("--windows=always --rank_by=warm: a window has no warm pass to rank by");
+  }
   return absl::OkStatus();
 }
 

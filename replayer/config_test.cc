@@ -14,6 +14,7 @@
 ABSL_DECLARE_FLAG(std::string, rank_by);
 ABSL_DECLARE_FLAG(std::string, clock);
 ABSL_DECLARE_FLAG(std::string, threads);
+ABSL_DECLARE_FLAG(std::string, windows);
 ABSL_DECLARE_FLAG(std::string, touch);
 ABSL_DECLARE_FLAG(std::string, format);
 ABSL_DECLARE_FLAG(std::string, out);
@@ -36,6 +37,7 @@ TEST(ReplayerConfigTest, FlagDefaultsAreTheStructDefaults) {
   EXPECT_EQ(default_of("touch"), "program");
   EXPECT_EQ(default_of("clock"), "auto");
   EXPECT_EQ(default_of("threads"), "auto");
+  EXPECT_EQ(default_of("windows"), "auto");
   EXPECT_EQ(default_of("policies"), d.policies);
   EXPECT_EQ(default_of("format"), "table");
   EXPECT_EQ(default_of("out"), "");
@@ -113,6 +115,7 @@ TEST(ReplayerConfigTest, EnumWordTablesRoundTrip) {
   for (const auto& w : kReplayThreadsWords) {
     EXPECT_EQ(*ParseWord(kReplayThreadsWords, w.word), w.value);
   }
+  for (const auto& w : kWindowsModeWords) EXPECT_EQ(*ParseWord(kWindowsModeWords, w.word), w.value);
   for (const auto& w : kListFormatWords) EXPECT_EQ(*ParseWord(kListFormatWords, w.word), w.value);
   EXPECT_STREQ(WordOf(kTimingClockWords, TimingClock::kWall), "wall");
 }
@@ -133,6 +136,13 @@ TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
        "--min_runs=10, --max_runs=3: need 1 <= min_runs <= max_runs <= 100000"},
       {[] { absl::SetFlag(&FLAGS_clock, "tsc"); }, "--clock=tsc: must be auto, cpu or wall"},
       {[] { absl::SetFlag(&FLAGS_threads, "all"); }, "--threads=all: must be auto or one"},
+      {[] { absl::SetFlag(&FLAGS_windows, "some"); },
+       "--windows=some: must be auto, never or always"},
+      {[] {
+         absl::SetFlag(&FLAGS_windows, "always");
+         absl::SetFlag(&FLAGS_rank_by, "warm");
+       },
+       "--windows=always --rank_by=warm: a window has no warm pass to rank by"},
   };
   for (const Case& c : cases) {
     absl::FlagSaver saver;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
+#include "alloctrace/replayer/engine/windows.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/measure/stats.h"
 
@@ -46,18 +48,61 @@ struct Disturbance {
   }
 };
 
+// The windows of each round (engine/windows.h): drawn once per round from
+// the seed, the same for every contender of the round.
+class WindowPlans {
+ public:
+  WindowPlans(const ReplayProgram& program, uint64_t seed)
+      : num_ops_(program.ops.size()),
+        shape_(ShapeFor(num_ops_)),
+        weights_(StratumWeights(ViewOf(program), shape_)),
+        seed_(seed) {}
+
+  const std::string& WordFor(int round) {
+    auto it = words_.find(round);
+    if (it == words_.end()) {
+      it = words_.emplace(round, WindowsWord(PlanWindows(num_ops_, shape_, weights_, seed_, round)))
+               .first;
+    }
+    return it->second;
+  }
+
+  SamplingFacts Facts() const {
+    SamplingFacts f;
+    f.windowed = true;
+    f.strata = shape_.strata;
+    f.window_ops = shape_.window_ops;
+    f.lead_ops = shape_.lead_ops;
+    f.timed_share = num_ops_ == 0 ? 0
+                                  : std::min(1.0, static_cast<double>(shape_.strata) *
+                                                      static_cast<double>(shape_.window_ops) /
+                                                      static_cast<double>(num_ops_));
+    return f;
+  }
+
+ private:
+  uint64_t num_ops_;
+  WindowShape shape_;
+  std::vector<uint64_t> weights_;
+  uint64_t seed_;
+  std::map<int, std::string> words_;
+};
+
 // The replay's runs for the rounds: one child per run of a policy.
 class ReplayRunner : public ContenderRunner {
  public:
+  // `plans`: the runs are windowed (null: whole runs).
   ReplayRunner(std::vector<Entry>& entries, const std::string& self, int shared_fd, int schedule_fd,
-               const MeasureSettings& s, const Ranking& ranking, Disturbance& disturbance)
+               const MeasureSettings& s, const Ranking& ranking, Disturbance& disturbance,
+               WindowPlans* plans)
       : entries_(entries),
         self_(self),
         shared_fd_(shared_fd),
         schedule_fd_(schedule_fd),
         s_(s),
         ranking_(ranking),
-        disturbance_(disturbance) {}
+        disturbance_(disturbance),
+        plans_(plans) {}
 
   // One run of entries[i], re-run while disturbed (up to --max_reruns).
   RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
@@ -65,7 +110,8 @@ class ReplayRunner : public ContenderRunner {
     RunOutcome o;
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
-      ChildRun child = RunChild(e, limits);
+      ChildRun child =
+          RunChild(e, limits, plans_ != nullptr ? plans_->WordFor(round) : "", s_.run_options);
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
       if (race_limited && absl::IsDeadlineExceeded(r.status())) {
@@ -90,14 +136,36 @@ class ReplayRunner : public ContenderRunner {
     }
   }
 
+  // One whole run of entries[i] with one pass, after windowed rounds: kept
+  // in its whole_runs, or its failure in whole_run_note. Returns the
+  // seconds it took.
+  double WholeRun(size_t i, const ChildLimits& limits) {
+    Entry& e = entries_[i];
+    RunOptions one_pass = s_.run_options;
+    one_pass.max_passes = 1;
+    ChildRun child = RunChild(e, limits, "", one_pass);
+    absl::StatusOr<RunResult>& r = child.result;
+    if (!r.ok() || !r->error.empty()) {
+      e.runs.whole_run_error = r.ok() ? r->error : std::string(r.status().message());
+      return child.seconds;
+    }
+    RunRecord record;
+    record.round = -1;
+    record.result = *std::move(r);
+    e.runs.whole_runs.push_back(std::move(record));
+    return child.seconds;
+  }
+
  private:
-  ChildRun RunChild(const Entry& e, const ChildLimits& limits) {
+  ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
+                    const RunOptions& options) {
     ChildRequest request;
     request.policy = e.policy;
     request.program_fd = shared_fd_;
     request.schedule_fd = schedule_fd_;
     request.attempt = e.runs.attempts;
-    request.options = s_.run_options;
+    request.windows = windows;
+    request.options = options;
     std::vector<std::string> argv = ChildArgs(request);
     argv.insert(argv.begin(), self_);
     if (s_.run_child) return s_.run_child(std::move(argv), e.preload_path, limits);
@@ -149,6 +217,7 @@ class ReplayRunner : public ContenderRunner {
   const MeasureSettings& s_;
   Ranking ranking_;
   Disturbance& disturbance_;
+  WindowPlans* plans_;
 };
 
 // A policy to measure on `program`, or skipped (with the reason) if it may
@@ -267,7 +336,57 @@ Contender ContenderOf(const Entry& e) {
   return c;
 }
 
+// Seconds the whole runs after windowed rounds may take together, past the
+// total budget: the allowance the budget's bound states (docs/usage.md).
+constexpr double kWholeRunsAllowanceSeconds = 15;
+
+// After windowed rounds: one whole run for each contender left (not
+// eliminated, failed or skipped) and for glibc malloc, fastest first, each
+// limited to a few times its estimated pass (at least 5 s) and all within
+// kWholeRunsAllowanceSeconds. A contender whose whole run fails gets that
+// error (its windows could not see it).
+void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& contenders,
+                   ReplayRunner& runner, const RoundsSettings& rounds, const Ranking& ranking) {
+  std::vector<std::pair<double, size_t>> order;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Contender& c = contenders[i];
+    if (c.noise || c.eliminated || c.failed > 0 || !entries[i].runs.skipped.empty()) continue;
+    const std::vector<double> figures = RankFigures(entries[i].runs, ranking);
+    if (figures.empty()) continue;
+    order.emplace_back(c.reference ? 0 : Median(figures), i);
+  }
+  std::sort(order.begin(), order.end());
+  double spent = 0;
+  for (const auto& [ns, i] : order) {
+    Entry& e = entries[i];
+    if (spent >= kWholeRunsAllowanceSeconds) {
+      e.runs.whole_run_note = absl::StrFormat(
+          "no whole run: the %.0f s allowed for whole runs was spent", kWholeRunsAllowanceSeconds);
+      continue;
+    }
+    double pass_seconds = 0;
+    for (const RunRecord& r : e.runs.runs) pass_seconds = std::max(pass_seconds, r.result.seconds);
+    ChildLimits limits = rounds.limits;
+    const double bound = std::max(5.0, 4 * pass_seconds + 2);
+    if (limits.wall_seconds <= 0 || limits.wall_seconds > bound) limits.wall_seconds = bound;
+    spent += runner.WholeRun(i, limits);
+  }
+}
+
 }  // namespace
+
+bool UsesWindows(WindowsMode mode, uint64_t num_ops, uint64_t memory_ops,
+                 uint64_t windowed_run_ops) {
+  switch (mode) {
+    case WindowsMode::kAlways:
+      return memory_ops > 0;
+    case WindowsMode::kNever:
+      return false;
+    case WindowsMode::kAuto:
+      break;
+  }
+  return memory_ops >= kWindowsFromMemoryOps && 4 * windowed_run_ops <= num_ops;
+}
 
 TraceFacts TraceFactsOf(const ReplayProgram& program) {
   TraceFacts t;
@@ -294,8 +413,21 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   const Ranking ranking{s.rank_by, s.run_options.max_passes, out.clock};
   const int schedule_in = schedule != nullptr ? schedule_fd : -1;
   Disturbance disturbance;
+  // Windows rank by the cold pass they estimate; the per-thread replay
+  // runs whole.
+  std::optional<WindowPlans> plans;
+  if (schedule == nullptr && !ranking.warm() &&
+      UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
+                  s.windows == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps
+                      ? WindowedRunOps(ViewOf(program), ShapeFor(program.ops.size()),
+                                       program.peak_live_objects)
+                      : 0)) {
+    plans.emplace(program, s.rounds.seed);
+    out.sampling = plans->Facts();
+  }
   auto runner_for = [&](std::vector<Entry>& entries) {
-    return ReplayRunner(entries, self, shared_fd, schedule_in, s, ranking, disturbance);
+    return ReplayRunner(entries, self, shared_fd, schedule_in, s, ranking, disturbance,
+                        plans ? &*plans : nullptr);
   };
   // The screen's order has a sequence of its own; the rounds draw theirs
   // from the seed itself.
@@ -317,6 +449,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   if (s.progress) rounds.progress_label = program.path;
   ReplayRunner runner = runner_for(entries);
   out.rounds = RunRounds(contenders, runner, rounds).rounds;
+  if (plans) MakeWholeRuns(entries, contenders, runner, s.rounds, ranking);
 
   for (size_t i = 0; i < entries.size(); ++i) {
     PolicyRuns& runs = entries[i].runs;

@@ -26,6 +26,16 @@
 // - A failed run (crash, error, the configured time limit or the memory
 //   limit) is never hidden: the policy is reported failed with its first
 //   error.
+// - In sampled windows (UsesWindows; engine/windows.h), every run of a
+//   round replays the same windows, drawn anew each round from the seed;
+//   the run's figure is the windows' stratified estimate of a whole cold
+//   pass, and the ranking is by cold passes. At the end, each contender
+//   still in the race (not eliminated, failed or skipped) and glibc malloc
+//   get one whole run of one pass, for what a window cannot see: its peak
+//   RSS and page faults, and whether it passes the memory or time limit
+//   over the whole trace (a policy that never frees can stay under the
+//   limit in every window and pass it over the trace). A contender whose
+//   whole run fails is failed with that error.
 // - The child is `self` re-executed with ChildArgs (engine/child_request.h:
 //   the policy, the program shared by ShareReplayView, the run options);
 //   the engine's ChildMain answers it.
@@ -41,6 +51,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result.h"
@@ -67,6 +78,31 @@ struct ChildRun {
 using ChildRunner = std::function<ChildRun(std::vector<std::string> argv,
                                            const std::string& preload, const ChildLimits& limits)>;
 
+// Whole runs or sampled windows (--windows). kAuto: windows for a trace of
+// kWindowsFromMemoryOps memory ops or more whose windowed run replays at
+// most a quarter of its ops (engine/windows.h, WindowedRunOps), whole runs
+// otherwise.
+enum class WindowsMode { kAuto, kNever, kAlways };
+inline constexpr EnumWord<WindowsMode> kWindowsModeWords[] = {
+    {WindowsMode::kAuto, "auto"}, {WindowsMode::kNever, "never"}, {WindowsMode::kAlways, "always"}};
+
+// Where kAuto's line is. A whole run of a million memory ops takes 20 to
+// 60 ms a pass here (glibc malloc to the slower pools), two passes at
+// least, so a round of the default set (about 70 runs) takes 5 s or more
+// and the total budget gets fewer than the 10 rounds a verdict wants;
+// below the line whole runs do, and they measure everything.
+inline constexpr uint64_t kWindowsFromMemoryOps = 1'000'000;
+
+// Whether a trace of `num_ops` ops, `memory_ops` of them memory ops, is
+// measured in windows under `mode`, a windowed run replaying
+// `windowed_run_ops`. A window rebuilds the heap live at its start, so on
+// a trace whose live heap is large beside its length (a cache of many
+// small containers, say) a windowed run costs as much as a whole run or
+// more, and whole runs, which also measure memory, are the better use of
+// the budget.
+bool UsesWindows(WindowsMode mode, uint64_t num_ops, uint64_t memory_ops,
+                 uint64_t windowed_run_ops);
+
 // How the runs are made and when they stop. The defaults are the command
 // line's (replayer/config.h).
 struct MeasureSettings {
@@ -75,7 +111,8 @@ struct MeasureSettings {
   RankBy rank_by = RankBy::kCold;
   TimingClock clock = TimingClock::kAuto;  // resolved per trace (ResolveClock)
   int max_reruns = 2;
-  int screen_runs = 3;    // without the race
+  int screen_runs = 3;  // without the race
+  WindowsMode windows = WindowsMode::kAuto;
   bool progress = false;  // progress lines on stderr
   ChildRunner run_child;  // empty: a fresh child (RunInFreshChild)
 };

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/replayer/engine/windows.h"
 #include "alloctrace/replayer/measure/runs.h"
 #include "gtest/gtest.h"
 
@@ -59,13 +60,16 @@ TEST(ResolveClockTest, AutoIsWallPerThreadAndCpuSerialized) {
 struct FakeChildren {
   std::map<std::string, double> seconds;
   std::vector<std::pair<std::string, double>> started;  // policy, time limit
-  int64_t switches = 0;  // involuntary context switches in every pass
+  std::vector<std::string> windows;  // the windows= word of each start ("" if none)
+  int64_t switches = 0;              // involuntary context switches in every pass
 
   ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
-    std::string policy;
+    std::string policy, window_word;
     for (const std::string& a : argv) {
       if (absl::StartsWith(a, "policy=")) policy = a.substr(7);
+      if (absl::StartsWith(a, "windows=")) window_word = a.substr(8);
     }
+    windows.push_back(window_word);
     started.emplace_back(policy, limits.wall_seconds);
     const double t = seconds.at(policy);
     if (limits.wall_seconds > 0 && t > limits.wall_seconds) {
@@ -229,6 +233,54 @@ TEST(DisturbanceTest, APerThreadReplayIsNeverCountedDisturbed) {
   EXPECT_GT(b.disturbance.runs, 0);
   EXPECT_EQ(b.disturbance.disturbed, 0);
   EXPECT_EQ(b.disturbance.kept, 0);
+}
+
+TEST(WindowsTest, AutoTakesWindowsOnlyForALongTraceWithASmallLiveHeap) {
+  EXPECT_FALSE(UsesWindows(WindowsMode::kAuto, 3'000'000, 999'999, 100));
+  EXPECT_TRUE(UsesWindows(WindowsMode::kAuto, 3'000'000, 1'000'000, 750'000));
+  // A windowed run that replays more than a quarter of the trace saves too
+  // little: whole runs.
+  EXPECT_FALSE(UsesWindows(WindowsMode::kAuto, 3'000'000, 1'000'000, 750'001));
+  EXPECT_TRUE(UsesWindows(WindowsMode::kAlways, 10, 4, 1'000'000));
+  EXPECT_FALSE(UsesWindows(WindowsMode::kAlways, 10, 0, 0));
+  EXPECT_FALSE(UsesWindows(WindowsMode::kNever, 10'000'000, 10'000'000, 0));
+}
+
+TEST(WindowsTest, ARoundRunsEveryContenderOnItsWindowsThenEachHasOneWholeRun) {
+  FakeRace race;
+  race.children->seconds = {{"malloc", 0.02}, {"slab/st/single", 0.01}, {"boost_pool", 0.03}};
+  for (uint32_t i = 0; i < 200'000; ++i) {
+    race.program.ops.push_back(
+        ReplayOp{i % 1000, 16, 0, i % 2000 < 1000 ? ReplayKind::kAlloc : ReplayKind::kFree, 3, 0});
+  }
+  race.program.object_limit = 1000;
+  race.s.windows = WindowsMode::kAlways;
+  race.s.rounds.min_runs = 3;
+  race.s.rounds.max_runs = 3;
+  const MeasuredTrace out = race.Measure();
+  EXPECT_TRUE(out.sampling.windowed);
+  EXPECT_EQ(out.sampling.strata, 16);
+  EXPECT_EQ(out.sampling.window_ops, 4096u);
+  const FakeChildren& c = *race.children;
+  ASSERT_EQ(c.windows.size(), c.started.size());
+  // The windowed runs come first, each with a plan; then one whole run
+  // (no plan) for each of the three.
+  size_t windowed = 0;
+  while (windowed < c.windows.size() && !c.windows[windowed].empty()) ++windowed;
+  ASSERT_EQ(c.windows.size() - windowed, 3u);
+  for (size_t i = windowed; i < c.windows.size(); ++i) EXPECT_EQ(c.windows[i], "");
+  // Every contender of a round has the same windows; the rounds differ.
+  std::map<std::string, int> runs_per_plan;
+  for (size_t i = 0; i < windowed; ++i) ++runs_per_plan[c.windows[i]];
+  EXPECT_GE(runs_per_plan.size(), 3u);
+  for (const auto& [plan, runs] : runs_per_plan) {
+    EXPECT_EQ(ParseWindowsWord(plan, race.program.ops.size()).value().size(), 16u);
+    EXPECT_GE(runs, 3) << plan;  // the three policies, and malloc's noise set
+  }
+  for (const PolicyRuns& p : out.policies) {
+    EXPECT_EQ(p.whole_runs.size(), 1u) << p.name;
+    EXPECT_EQ(p.whole_run_error, "");
+  }
 }
 
 }  // namespace

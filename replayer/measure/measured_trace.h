@@ -31,6 +31,18 @@ struct TraceFacts {
   std::string cut_short;  // how a recording cut short ends; "" if complete
 };
 
+// How the runs sampled the trace: whole runs, or sampled windows
+// (engine/windows.h: every run a window per stratum, timed after its state
+// is rebuilt and a lead-in replayed).
+struct SamplingFacts {
+  bool windowed = false;
+  int strata = 0;           // windows per run
+  uint64_t window_ops = 0;  // ops timed per window (fewer in a shorter stratum)
+  uint64_t lead_ops = 0;    // ops replayed untimed before each
+  // Of the trace's ops, the share a run times.
+  double timed_share = 0;
+};
+
 // Every policy's runs on one trace, as measured.
 struct MeasuredTrace {
   TraceFacts trace;
@@ -45,6 +57,7 @@ struct MeasuredTrace {
   uint32_t replay_threads = 1;
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
+  SamplingFacts sampling;
 };
 
 }  // namespace alloctrace

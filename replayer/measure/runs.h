@@ -72,6 +72,12 @@ struct PolicyRuns {
   std::string skipped;      // why it was not run (library not installed)
   std::string stop_reason;  // why its runs stopped (precise, budget, ...)
   bool eliminated = false;  // dropped by the race (stop_reason says when, why)
+  // Measured in sampled windows (engine/windows.h): the whole runs made
+  // at the end for what a window cannot see (peak RSS, page faults); what
+  // failed in one; why none was made ("" if it had its whole run).
+  std::vector<RunRecord> whole_runs;
+  std::string whole_run_error;
+  std::string whole_run_note;
   // The storage kind if it joined the set as one of the article grid's
   // (--policies=default): only the fastest of its kind, and those tied with
   // it, are contenders (verdict: ScreenArticlePolicies). "" otherwise.

@@ -132,6 +132,9 @@ std::string SmallestHtml(const HtmlVerdict& v, const std::vector<std::string>& n
 // The noise floor, and how many policies failed.
 std::string VerdictNotesHtml(const HtmlTrace& t) {
   std::string o;
+  if (!t.sampling.empty()) {
+    absl::StrAppend(&o, "<p class=\"note\">Measured: ", Escape(t.sampling), ".</p>");
+  }
   if (t.noise_floor.has_value()) {
     absl::StrAppend(&o, "<p class=\"note\">Noise floor (two identical allocators compared): ",
                     Escape(Interval(t.noise_floor, Unit::kRatio)),

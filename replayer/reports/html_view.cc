@@ -86,6 +86,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
   t.interval_kind = "95% CI of the median";
   t.noise_floor = FromEstimate(report.noise_floor);
+  t.sampling = SamplingWords(report);
   for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
     p.name = r.name;

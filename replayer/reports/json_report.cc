@@ -103,6 +103,16 @@ std::string InSituVerdictJson(const InSituSummary& s) {
                       ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false");
 }
 
+// How the runs sampled the trace (SamplingWords as data).
+std::string JsonSampling(const TraceReport& t) {
+  const SamplingFacts& f = t.sampling;
+  if (!f.windowed) return "{\"windowed\": false}";
+  return absl::StrFormat(
+      "{\"windowed\": true, \"windows_per_run\": %d, \"window_ops\": %d, \"lead_ops\": %d, "
+      "\"timed_share\": %.4f, \"words\": %s}",
+      f.strata, f.window_ops, f.lead_ops, f.timed_share, JsonString(SamplingWords(t)));
+}
+
 std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
   const std::string passed_over = PassedOverWords(t);
@@ -151,7 +161,8 @@ std::string JsonPolicy(const TraceReport& t, const PolicyResult& p) {
       ",\n         \"adopt\": ", JsonAdopt(p.name, p.adopt), ",\n         ",
       "\"runs_ok\": ", p.runs, ", \"attempts\": ", p.attempts, ", \"runs_failed\": ", p.failed,
       ", \"reruns\": ", p.reruns, ", \"disturbed_kept\": ", p.disturbed_kept,
-      ", \"stop\": ", JsonString(p.stop_reason),
+      ", \"stop\": ", JsonString(p.stop_reason), ", \"whole_runs\": ", p.whole_runs,
+      ", \"whole_run_note\": ", JsonString(p.whole_run_note),
       ", \"eliminated\": ", p.eliminated ? "true" : "false",
       ", \"screened_out\": ", p.screened_out ? "true" : "false",
       ", \"precise\": ", p.precise ? "true" : "false",
@@ -197,6 +208,7 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
       ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
       ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ", t.failed_policies,
+      ",\n      \"sampling\": ", JsonSampling(t),
       ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),
       absl::StrFormat(",\n      \"disturbed\": {\"runs\": %d, \"disturbed\": %d, "
                       "\"kept\": %d}",

@@ -131,6 +131,7 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
   }
+  absl::StrAppend(&o, "Measured: ", SamplingWords(t), ".\n\n");
   absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ", DisturbanceWords(t),
                   ".\n\n", PolicyRows(t, ctx), "\n");
   return o;

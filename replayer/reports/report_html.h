@@ -85,6 +85,7 @@ struct HtmlTrace {
   // How far apart two identical allocators read (e.g. malloc against
   // itself), if measured: differences below it are not real.
   HtmlEstimate noise_floor;
+  std::string sampling;  // SamplingWords
 };
 
 // How the runs were made, for the page's header.

@@ -51,6 +51,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     }
     line("rule:", ReportRule(t, ctx));
   }
+  line("measured:", SamplingWords(t));
   line("noise floor:", NoiseWords(t));
   line("disturbed:", DisturbanceWords(t));
   if (t.failed_policies > 0) {

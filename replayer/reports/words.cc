@@ -195,6 +195,25 @@ std::string DisturbanceWords(const TraceReport& t) {
   return s;
 }
 
+std::string SamplingWords(const TraceReport& t) {
+  const SamplingFacts& f = t.sampling;
+  if (!f.windowed) return "whole runs: every run replays the whole trace";
+  int whole = 0, contenders = 0;
+  for (const PolicyResult& p : t.policies) {
+    whole += p.whole_runs > 0;
+    contenders += p.whole_runs > 0 || !p.whole_run_note.empty();
+  }
+  return absl::StrFormat(
+      "sampled windows: every run replays %d windows of %d ops, one per stratum of the trace, each "
+      "from the trace's heap at its start (live objects allocated untimed, then %d ops untimed); "
+      "%.1f%% of the trace's ops timed per run; a run's time for the whole trace is each window's "
+      "time per memory op times its stratum's memory ops, summed. Peak RSS and page faults: from "
+      "one whole run of each of %d "
+      "of the %d policies left at the end%s",
+      f.strata, f.window_ops, f.lead_ops, 100 * f.timed_share, whole, contenders,
+      whole < contenders ? " (the others' from their windows)" : "");
+}
+
 std::string RssSlackWords(double rss_slack) {
   return absl::StrFormat("within %d%% or %.0f MiB (whichever is more) of the smallest",
                          static_cast<int>(std::lround(100 * rss_slack)),

@@ -54,6 +54,9 @@ std::string PerThreadNote(const TraceReport& t);
 std::vector<std::string> TraceNotes(const TraceReport& t);
 std::string NoiseWords(const TraceReport& t);
 std::string DisturbanceWords(const TraceReport& t);
+// How the runs sampled the trace: whole runs, or the sampled windows (how
+// many, how long, the share timed) and where the memory figures come from.
+std::string SamplingWords(const TraceReport& t);
 
 // The rules, as the reports print them.
 // "within 10% or 1 MiB (whichever is more) of the smallest".

@@ -197,6 +197,29 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
   EXPECT_EQ(passes, 2u * 3u * 2u);
 }
 
+// --windows=always on a checked-in trace: the runs are sampled windows, the
+// reports say so, and each policy left has one whole run for its memory
+// figures.
+TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
+  const Output table = RunReplayer(absl::StrCat(
+      kFewRuns, " --windows=always --policies=slab/st/single traces/simple_map.trace"));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("  measured:     sampled windows: every run replays 16 windows of "),
+            std::string::npos)
+      << table.out;
+  const Output json = RunReplayer(absl::StrCat(
+      kFewRuns,
+      " --windows=always --policies=slab/st/single --format=json traces/simple_map.trace"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"windows_per_run\": 16, "),
+            std::string::npos);
+  EXPECT_NE(json.out.find("\"whole_runs\": 1, "), std::string::npos);
+  const Output whole = RunReplayer(
+      absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/simple_map.trace"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("\"sampling\": {\"windowed\": false}"), std::string::npos);
+}
+
 TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
   const Output o = RunReplayer(
       absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv traces/bulk.trace"));

@@ -60,6 +60,10 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   if (!pr.skipped.empty()) {
     s.status = PolicyResult::Status::kSkipped;
     s.failure = pr.skipped;
+  } else if (!pr.whole_run_error.empty()) {
+    // Its windows ran, but the whole trace did not: what a user would meet.
+    s.status = PolicyResult::Status::kFailed;
+    s.failure = absl::StrCat("its whole run failed: ", pr.whole_run_error);
   } else if (pr.failed > 0 || (pr.runs.empty() && !pr.eliminated)) {
     // (A policy the race stopped in its first run is eliminated, not
     // failed: ok, without figures.)
@@ -78,8 +82,13 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   if (!malloc_warm.empty()) s.warm_vs_malloc = PairedRatio(malloc_warm, warm);
   s.ns_per_op = rank_warm ? s.warm_ns_per_op : s.cold_ns_per_op;
   s.vs_malloc = rank_warm ? s.warm_vs_malloc : s.cold_vs_malloc;
+  // A windowed measurement's memory figures come from its whole runs (a
+  // window cannot see a whole run's peak), the windows' when it had none.
+  s.whole_runs = static_cast<int>(pr.whole_runs.size());
+  s.whole_run_note = pr.whole_run_note;
+  const std::vector<RunRecord>& memory_runs = pr.whole_runs.empty() ? pr.runs : pr.whole_runs;
   std::vector<double> peak, final_rss, minflt, majflt, teardown;
-  for (const RunRecord& rr : pr.runs) {
+  for (const RunRecord& rr : memory_runs) {
     peak.push_back(static_cast<double>(rr.result.peak_rss));
     final_rss.push_back(static_cast<double>(rr.result.final_rss));
     minflt.push_back(static_cast<double>(rr.result.minor_faults));
@@ -94,7 +103,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.overhead = peak_live_bytes > 0 ? s.peak_rss.median / peak_live_bytes : 0;
   // The course of the run whose cold time is nearest the median.
   double best_d = std::numeric_limits<double>::max();
-  for (const RunRecord& rr : pr.runs) {
+  for (const RunRecord& rr : memory_runs) {
     const double d =
         std::fabs(RunNsPerOp(rr.result, false, ranking.clock) - s.cold_ns_per_op.median);
     if (d < best_d) {
@@ -379,6 +388,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.replay_threads = measured.replay_threads;
   t.sync_points = measured.sync_points;
   t.cross_thread_frees = measured.cross_thread_frees;
+  t.sampling = measured.sampling;
   const Ranking ranking = ctx.RankingFor(measured.clock);
 
   std::map<int, double> malloc_cold, malloc_warm;

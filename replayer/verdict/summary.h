@@ -71,6 +71,10 @@ struct PolicyResult {
   Estimate vs_malloc;         // malloc's ns/op over this one's, paired by round (>1: faster)
   Estimate cold_ns_per_op, warm_ns_per_op;  // warm: no data with one pass
   Estimate cold_vs_malloc, warm_vs_malloc;
+  // Sampled windows: the whole runs the memory figures below come from (0:
+  // from the windows), and why it had none.
+  int whole_runs = 0;
+  std::string whole_run_note;
   Estimate peak_rss;     // bytes above the child's baseline, cold pass
   double final_rss = 0;  // medians
   double minor_faults = 0, major_faults = 0, teardown_ms = 0;
@@ -116,6 +120,7 @@ struct TraceReport {
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
   TimingClock clock = TimingClock::kCpu;
+  SamplingFacts sampling;  // whole runs, or sampled windows
   // ArenaUsageSummary's words: which arenas several threads use (policies
   // that are not thread-safe are skipped then), and whether most arenas
   // hold one block. "" when there is nothing to say.
