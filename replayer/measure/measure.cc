@@ -394,6 +394,7 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
   t.workload = program.header.workload();
   t.memory_ops = program.memory_ops();
   t.arena_events = program.arena_events;
+  t.arenas_used = program.arena_usage.arenas_used;
   t.threads = program.threads;
   t.arena_sharing = program.arena_usage.SharingWords();
   t.arena_shape = program.arena_usage.ShapeWords();

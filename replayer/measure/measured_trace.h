@@ -20,6 +20,7 @@ struct TraceFacts {
   std::string workload;
   uint64_t memory_ops = 0;  // alloc, free, realloc: what a pass times
   uint64_t arena_events = 0;
+  uint64_t arenas_used = 0;  // arenas with at least one block, 0 included
   uint64_t threads = 0;
   // ArenaUsageSummary's words (inspect/arena_usage.h): which arenas
   // several threads use, and whether most arenas hold one block; "" when

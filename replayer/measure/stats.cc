@@ -100,8 +100,13 @@ std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates) {
   return tied;
 }
 
+bool NoiseFloorUsable(const Estimate& noise_floor) {
+  return noise_floor.n >= kMinPairedRounds && noise_floor.median >= 2.0 / 3 &&
+         noise_floor.median <= 1.5;
+}
+
 double NoiseMargin(const Estimate& noise_floor) {
-  if (!noise_floor.has_data()) return 0;
+  if (!NoiseFloorUsable(noise_floor)) return 0;
   return std::max({noise_floor.hi - 1, 1 - noise_floor.lo, 0.0});
 }
 

@@ -52,9 +52,14 @@ bool Overlaps(const Estimate& a, const Estimate& b);
 // Estimates without data are never tied. Empty if none has data.
 std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates);
 
-// The noise margin m read from a noise floor (two identical allocators
-// compared, paired by round): how far its 95% CI reaches from 1,
-// max(hi - 1, 1 - lo, 0). 0 without data.
+// Whether a noise floor (two identical allocators compared, paired by
+// round) can be used: from kMinPairedRounds rounds or more, and plausible
+// (its median within [2/3, 3/2]; a malloc against itself reading 0.18x is
+// a broken measurement, not a floor).
+bool NoiseFloorUsable(const Estimate& noise_floor);
+
+// The noise margin m read from a usable noise floor: how far its 95% CI
+// reaches from 1, max(hi - 1, 1 - lo, 0). 0 if it is not usable.
 double NoiseMargin(const Estimate& noise_floor);
 
 // THE tie rule (fidelity/analysis.py's paired_tie is the same): given the

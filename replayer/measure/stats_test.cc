@@ -129,6 +129,16 @@ TEST(StatsTest, NoiseMarginIsHowFarTheFloorReachesFromOne) {
   EXPECT_EQ(NoiseMargin(Estimate{}), 0);
 }
 
+TEST(StatsTest, ANoiseFloorFromFewRoundsOrImplausibleIsNotUsed) {
+  EXPECT_TRUE(NoiseFloorUsable({0.991, 0.968, 1.002, 3}));
+  EXPECT_FALSE(NoiseFloorUsable({0.991, 0.968, 1.002, 2}));  // too few rounds
+  // A malloc against itself reading 0.18x is a broken measurement.
+  EXPECT_FALSE(NoiseFloorUsable({0.180, 0.150, 0.210, 12}));
+  EXPECT_FALSE(NoiseFloorUsable({1.6, 1.5, 1.7, 12}));
+  EXPECT_EQ(NoiseMargin({0.180, 0.150, 0.210, 12}), 0);
+  EXPECT_EQ(NoiseMargin({0.991, 0.968, 1.002, 1}), 0);
+}
+
 TEST(StatsTest, StudentTailMatchesTables) {
   EXPECT_NEAR(StudentTUpperTail(0, 5), 0.5, 1e-12);
   EXPECT_NEAR(StudentTUpperTail(12.706, 1), 0.025, 1e-4);

@@ -132,6 +132,10 @@ std::string SmallestHtml(const HtmlVerdict& v, const std::vector<std::string>& n
 // The noise floor, and how many policies failed.
 std::string VerdictNotesHtml(const HtmlTrace& t) {
   std::string o;
+  if (!t.provisional.empty()) {
+    absl::StrAppend(&o, "<p class=\"bad\"><strong>Provisional:</strong> ", Escape(t.provisional),
+                    ".</p>");
+  }
   if (!t.sampling.empty()) {
     absl::StrAppend(&o, "<p class=\"note\">Measured: ", Escape(t.sampling), ".</p>");
   }

@@ -59,7 +59,7 @@ HtmlEstimate FromEstimate(const Estimate& e) {
   HtmlEstimate h;
   if (!e.has_data()) return h;
   h.value = e.median;
-  if (e.n > 1) {
+  if (e.n >= kMinPairedRounds) {  // fewer: no interval to show
     h.lo = e.lo;
     h.hi = e.hi;
   }
@@ -87,6 +87,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.interval_kind = "95% CI of the median";
   t.noise_floor = FromEstimate(report.noise_floor);
   t.sampling = SamplingWords(report);
+  t.provisional = ProvisionalWords(report);
   for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
     p.name = r.name;

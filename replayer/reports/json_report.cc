@@ -123,6 +123,7 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
       ", \"recommended\": ", v.recommended.empty() ? "null" : JsonString(v.recommended),
       ", \"rule\": ", JsonString(t.no_memory_ops ? "" : ReportRule(t, ctx)),
       ", \"passed_over\": ", passed_over.empty() ? "null" : JsonString(passed_over),
+      ", \"provisional\": ", ProvisionalWords(t).empty() ? "null" : JsonString(ProvisionalWords(t)),
       ", \"sentence\": ", JsonString(t.no_memory_ops ? NoOpsLine(t) : ReportSentence(t, ctx)),
       ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
       t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");

@@ -128,6 +128,9 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (t.no_memory_ops) return absl::StrCat(o, NoOpsLine(t), ".\n\n");
   absl::StrAppend(&o, "**Verdict** (", PassWords(ctx, t.clock), "): ", ReportSentence(t, ctx),
                   "\n\n");
+  if (const std::string p = ProvisionalWords(t); !p.empty()) {
+    absl::StrAppend(&o, "**Provisional:** ", p, ".\n\n");
+  }
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
   }

@@ -85,7 +85,8 @@ struct HtmlTrace {
   // How far apart two identical allocators read (e.g. malloc against
   // itself), if measured: differences below it are not real.
   HtmlEstimate noise_floor;
-  std::string sampling;  // SamplingWords
+  std::string sampling;     // SamplingWords
+  std::string provisional;  // ProvisionalWords
 };
 
 // How the runs were made, for the page's header.

@@ -21,6 +21,7 @@ constexpr int kNameWidth = 30;
 // below 0.1 the median alone (the interval is in the other formats).
 std::string RatioCell(const Estimate& e) {
   if (!e.has_data()) return "-";
+  if (e.n < kMinPairedRounds) return absl::StrFormat("%.2f (n = %d)", e.median, e.n);
   if (e.median < 0.1) return absl::StrFormat("%.4f", e.median);
   if (e.hi >= 100) return absl::StrFormat("%.0f %.0f-%.0f", e.median, e.lo, e.hi);
   if (e.hi >= 10) return absl::StrFormat("%.1f %.1f-%.1f", e.median, e.lo, e.hi);
@@ -38,7 +39,10 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("", ReportSentence(t, ctx));
   } else {
     line("fastest:",
-         absl::StrCat(NameList(v.fastest), v.fastest.size() > 1 ? " (tied)" : "",
+         absl::StrCat(NameList(v.fastest),
+                      v.fastest.size() < 2          ? ""
+                      : ProvisionalWords(t).empty() ? " (tied)"
+                                                    : " (not told apart in so few rounds)",
                       v.fastest_vs_malloc.has_data()
                           ? absl::StrCat("; ", Times(v.fastest_vs_malloc), " glibc malloc's speed")
                           : ""));
@@ -46,6 +50,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
          absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
                       Mib(v.smallest_rss_bytes.median)));
     line("recommended:", v.recommended);
+    if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
     if (const std::string passed_over = PassedOverWords(t); !passed_over.empty()) {
       line("passed over:", passed_over);
     }

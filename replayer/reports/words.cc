@@ -23,6 +23,7 @@ std::string Num(double v) {
 }
 
 std::string Pct(const Estimate& e) {
+  if (e.has_data() && e.n < kMinPairedRounds) return "n<3";
   const double h = e.HalfWidth();
   if (!std::isfinite(h)) return "-";
   return absl::StrFormat("%.1f%%", 100 * h);
@@ -30,6 +31,9 @@ std::string Pct(const Estimate& e) {
 
 std::string Times(const Estimate& e) {
   if (!e.has_data()) return "-";
+  if (e.n < kMinPairedRounds) {
+    return absl::StrFormat("%.2fx (n = %d: not measured enough for an interval)", e.median, e.n);
+  }
   return absl::StrFormat("%.2fx [%.2f, %.2f]", e.median, e.lo, e.hi);
 }
 
@@ -167,7 +171,20 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
 }
 
 std::string NoiseWords(const TraceReport& t) {
-  if (!t.noise_floor.has_data()) return "not measured (glibc malloc did not run twice)";
+  const Estimate& f = t.noise_floor;
+  if (!f.has_data()) return "not measured (glibc malloc did not run twice)";
+  if (f.n < kMinPairedRounds) {
+    return absl::StrFormat(
+        "not measured enough: glibc malloc ran against itself in %d round%s (%d needed); not used",
+        f.n, f.n == 1 ? "" : "s", kMinPairedRounds);
+  }
+  if (!NoiseFloorUsable(f)) {
+    return absl::StrFormat(
+        "not usable: glibc malloc against a second malloc run set reads %.3fx [%.3f, %.3f] over "
+        "%d rounds, where the same allocator must read about 1x: the runs were disturbed (a busy "
+        "machine), not a floor; not used",
+        f.median, f.lo, f.hi, f.n);
+  }
   return absl::StrFormat(
       "glibc malloc against a second malloc run set reads %.3fx [%.3f, %.3f]: differences "
       "smaller than about %.1f%% are not real here",
@@ -193,6 +210,23 @@ std::string DisturbanceWords(const TraceReport& t) {
     absl::StrAppend(&s, " (re-runs stopped at a tenth of the runs)");
   }
   return s;
+}
+
+std::string ProvisionalWords(const TraceReport& t) {
+  const Verdict& v = t.verdict;
+  if (v.recommended.empty()) return "";
+  int n = 0;
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == v.recommended) n = p.name == "malloc" ? p.runs : p.vs_malloc.n;
+  }
+  if (n >= kMinPairedRounds) return "";
+  return absl::StrFormat(
+      "the figures rest on %d round%s%s (%d make an interval): no "
+      "difference among these policies is a result yet, and the pick may change on the next "
+      "invocation; give the trace more time (--total_budget=SECONDS) or fewer policies "
+      "(--policies=...)",
+      n, n == 1 ? "" : "s", v.recommended == "malloc" ? "" : " paired with glibc malloc's",
+      kMinPairedRounds);
 }
 
 std::string SamplingWords(const TraceReport& t) {

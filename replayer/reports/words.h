@@ -20,8 +20,11 @@ namespace alloctrace {
 // Figures.
 std::string Mib(double bytes);         // "512K", "1.5M"
 std::string Num(double v);             // "12.3": precision fitting the value
-std::string Pct(const Estimate& e);    // its CI's half-width: "2.4%"; "-" without data
-std::string Times(const Estimate& e);  // "1.23x [1.10, 1.40]"; "-" without data
+std::string Pct(const Estimate& e);    // its CI's half-width: "2.4%"; "-" without data;
+                                       // "n<3" from fewer than kMinPairedRounds
+std::string Times(const Estimate& e);  // "1.23x [1.10, 1.40]"; "-" without data; from
+                                       // fewer than kMinPairedRounds, no interval:
+                                       // "1.23x (n = 2: not measured enough ...)"
 std::string NameList(const std::vector<std::string>& names);  // "a, b and c"
 
 // `line` broken at spaces into lines of at most `width` columns, the
@@ -54,6 +57,9 @@ std::string PerThreadNote(const TraceReport& t);
 std::vector<std::string> TraceNotes(const TraceReport& t);
 std::string NoiseWords(const TraceReport& t);
 std::string DisturbanceWords(const TraceReport& t);
+// Why a verdict is provisional: the recommended policy's figures rest on
+// fewer than kMinPairedRounds rounds paired with glibc malloc. "" if not.
+std::string ProvisionalWords(const TraceReport& t);
 // How the runs sampled the trace: whole runs, or the sampled windows (how
 // many, how long, the share timed) and where the memory figures come from.
 std::string SamplingWords(const TraceReport& t);

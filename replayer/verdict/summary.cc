@@ -328,6 +328,20 @@ size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& k
   return best;
 }
 
+namespace {
+
+// "slab/st/single" for "slab/st/stack" ("pool/.../stack/free" likewise):
+// the same policy held in one pool per process; "" for any other name.
+std::string SingleTwin(const std::string& name) {
+  const size_t at = name.find("/stack");
+  if (at == std::string::npos) return "";
+  const size_t end = at + 6;
+  if (end != name.size() && name[end] != '/') return "";
+  return absl::StrCat(name.substr(0, at), "/single", name.substr(end));
+}
+
+}  // namespace
+
 void Recommend(TraceReport* t, const ReportContext& ctx) {
   // Among contenders whose peak RSS is within the slack of the smallest,
   // the group a recommendation is made from (FastestRecommendable); of it,
@@ -358,9 +372,19 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   }
   const size_t chosen = PickFromGroup(members);
   if (pick.empty()) return;
-  const PolicyResult& rec = t->policies[pick[chosen]];
-  v.recommended = rec.name;
-  v.adopt = rec.adopt;
+  const PolicyResult* rec = &t->policies[pick[chosen]];
+  // On a trace whose blocks all live in one arena, a pool per container
+  // (stack) and one per process (single) are the same replay: the pick
+  // between them is this rule, never the noise.
+  if (t->arenas_used <= 1) {
+    if (const std::string single = SingleTwin(rec->name); !single.empty()) {
+      for (const PolicyResult& p : t->policies) {
+        if (p.name == single && IsContender(p)) rec = &p;
+      }
+    }
+  }
+  v.recommended = rec->name;
+  v.adopt = rec->adopt;
   if (group.passed_over) {
     v.passed_over_name = t->policies[cand[*group.passed_over]].name;
     v.passed_over_kept = t->policies[cand[group.members[0]]].name;
@@ -375,6 +399,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.workload = trace.workload;
   t.ops = trace.memory_ops;
   t.arena_events = trace.arena_events;
+  t.arenas_used = trace.arenas_used;
   t.threads = trace.threads;
   t.clock = measured.clock;
   t.arena_sharing = trace.arena_sharing;

@@ -111,6 +111,7 @@ struct TraceReport {
   std::string workload;
   uint64_t ops = 0;  // memory ops per pass
   uint64_t arena_events = 0;
+  uint64_t arenas_used = 0;  // arenas with at least one block, 0 included
   uint64_t threads = 0;
   // How it was replayed: replay_threads 1 is the serialized replay; more is
   // the per-thread replay (thread_schedule.h), with its waits and its frees

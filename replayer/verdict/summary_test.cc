@@ -9,10 +9,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
 namespace {
+
+using ::testing::HasSubstr;
 
 // One successful run of 1000 ops: a cold pass of `ns` per op of CPU time.
 RunRecord Run(int round, double ns, int64_t peak_rss) {
@@ -447,6 +450,47 @@ TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
       Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("bump", Scaled(kDrift, 0.5)), mono, keep})
           .verdict.recommended,
       "pmr_monotonic");
+}
+
+TEST(SummarizeTest, OnOneArenaAPoolPerContainerAndOnePerProcessArePickedByRule) {
+  // slab/st/stack reads 5% faster than slab/st/single, but with every block
+  // in one arena they are the same replay: the rule picks single, whatever
+  // the noise said. With two arenas they differ, and the figures decide.
+  const std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 2)),
+                                        Runs("slab/st/stack", kDrift),
+                                        Runs("slab/st/single", Scaled(kDrift, 1.05))};
+  MeasuredTrace m = Measured(runs, PolicyRuns{});
+  m.trace.arenas_used = 1;
+  EXPECT_EQ(Summarize(m, Cold()).verdict.recommended, "slab/st/single");
+  m.trace.arenas_used = 2;
+  EXPECT_EQ(Summarize(m, Cold()).verdict.recommended, "slab/st/stack");
+}
+
+TEST(SummarizeTest, AVerdictFromFewerThanThreeRoundsIsProvisional) {
+  const std::vector<double> two = {10, 12};
+  const TraceReport t = Summarized({Runs("malloc", Scaled(two, 2)), Runs("a", two)});
+  // Two rounds never make a difference: a is not told apart from malloc,
+  // which keeps its place, and the verdict says it is provisional.
+  EXPECT_EQ(t.verdict.recommended, "malloc");
+  EXPECT_THAT(ProvisionalWords(t), HasSubstr("rest on 2 rounds"));
+  EXPECT_THAT(Times(Find(t, "a").vs_malloc), HasSubstr("n = 2: not measured enough"));
+  EXPECT_EQ(Pct(Find(t, "a").vs_malloc), "n<3");
+  // Twelve rounds make an interval, and the verdict is not provisional.
+  const TraceReport full = Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift)});
+  EXPECT_EQ(ProvisionalWords(full), "");
+  EXPECT_EQ(Times(Find(full, "a").vs_malloc), "2.00x [2.00, 2.00]");
+}
+
+TEST(SummarizeTest, ANoiseFloorFromFewRoundsOrImplausibleIsSaidAndNotUsed) {
+  const std::vector<double> two = {10, 12};
+  TraceReport t = Summarized({Runs("malloc", Scaled(two, 2)), Runs("a", two)},
+                             Runs("malloc (again)", Scaled(two, 2)));
+  EXPECT_THAT(NoiseWords(t), HasSubstr("not measured enough"));
+  // Malloc against itself reading 0.18x: a disturbed measurement.
+  t = Summarized({Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift)},
+                 Runs("malloc (again)", Scaled(kDrift, 2 / 0.18)));
+  EXPECT_THAT(NoiseWords(t), HasSubstr("not usable"));
+  EXPECT_EQ(NoiseMargin(t.noise_floor), 0);
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
