@@ -165,6 +165,24 @@ absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas, uint
   return w.Finish();
 }
 
+absl::Status WriteReallocChainTrace(const std::string& path, uint32_t reallocs,
+                                    uint64_t step_bytes) {
+  proto::Header header;
+  header.set_workload("realloc_chain");
+  (*header.mutable_labels())["reallocs"] = std::to_string(reallocs);
+  (*header.mutable_labels())["step_bytes"] = std::to_string(step_bytes);
+  absl::StatusOr<std::unique_ptr<TraceWriter>> writer = TraceWriter::Create(path, header);
+  if (!writer.ok()) return writer.status();
+  TraceWriter& w = **writer;
+  constexpr uint64_t kAddress = 1 << 20;
+  w.Alloc(0, 0, kAddress, Shape{step_bytes, 1, 16});
+  for (uint32_t i = 1; i <= reallocs; ++i) {
+    w.Realloc(0, 0, kAddress, kAddress, Shape{step_bytes * (i + 1), 1, 16});
+  }
+  w.Free(0, 0, kAddress);
+  return w.Finish();
+}
+
 std::vector<CraftedTrace> CraftedTraces() {
   std::vector<CraftedTrace> out;
   const uint64_t kId28 = (uint64_t{1} << 28) - 1;

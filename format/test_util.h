@@ -77,6 +77,13 @@ std::vector<CraftedTrace> CraftedTraces();
 // Too large for the fuzzing seeds; write_crafted_traces --many_arenas=N.
 absl::Status WriteManyArenasTrace(const std::string& path, uint32_t arenas, uint64_t block_bytes);
 
+// A trace whose cost per event is unbounded: one block of the global heap
+// reallocated `reallocs` times, growing by `step_bytes` each time (every
+// realloc may copy all of it: quadratic in bytes). The replayer's test of a
+// bounded command; write_crafted_traces --realloc_chain=N.
+absl::Status WriteReallocChainTrace(const std::string& path, uint32_t reallocs,
+                                    uint64_t step_bytes);
+
 }  // namespace alloctrace::testing_util
 
 #endif  // ALLOCTRACE_FORMAT_TEST_UTIL_H_

@@ -116,6 +116,9 @@ ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
 ABSL_FLAG(int, rss_samples, Defaults().measure.run_options.rss_samples,
           "RSS readings taken over each run's cold pass (its course)");
 ABSL_FLAG(bool, quiet, Defaults().quiet, "no progress lines on standard error");
+ABSL_FLAG(bool, progress_lines, Defaults().measure.progress_lines,
+          "one progress line per round on standard error (rounds done, contenders left, "
+          "seconds of runs and the budget), whatever standard error is: for logs");
 ABSL_FLAG(int, confirm, Defaults().confirm,
           "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program under the "
           "replay's N fastest and the reference; those runs decide");
@@ -269,6 +272,7 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.policies = absl::GetFlag(FLAGS_policies);
   c.list_policies = absl::GetFlag(FLAGS_list_policies);
   c.quiet = absl::GetFlag(FLAGS_quiet);
+  c.measure.progress_lines = absl::GetFlag(FLAGS_progress_lines) && !c.quiet;
   c.confirm = absl::GetFlag(FLAGS_confirm);
   c.in_situ = absl::GetFlag(FLAGS_in_situ);
   c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);

@@ -287,7 +287,11 @@ int Replay(const Command& cmd, const char* argv0) {
     for (int fd : {t.program_fd, t.schedule_fd}) {
       if (fd >= 0) close(fd);
     }
-    any_failed |= reports.back().failed_policies > 0;
+    // A crash or an error of a policy's run, or no verdict at all (every
+    // contender failed or passed a limit), makes exit status 3; a policy
+    // stopped at a limit is a measured outcome (its row says so).
+    const TraceReport& r = reports.back();
+    any_failed |= r.failed_policies > 0 || (!r.no_memory_ops && r.verdict.recommended.empty());
     programs.push_back(std::move(t.program));
   }
   if (cmd.config.confirm > 0 && !reports[0].no_memory_ops) {
@@ -306,8 +310,10 @@ int Replay(const Command& cmd, const char* argv0) {
   }
   if (const int code = WriteReports(cmd, texts); code != kExitOk) return code;
   if (!any_failed) return kExitOk;
-  std::fprintf(stderr, "replayer: a policy FAILED (see the report); exit status %d\n",
-               kExitRunFailed);
+  std::fprintf(
+      stderr,
+      "replayer: a policy FAILED, or none could be recommended (see the report); exit status %d\n",
+      kExitRunFailed);
   return kExitRunFailed;
 }
 

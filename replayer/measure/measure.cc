@@ -147,6 +147,7 @@ class ReplayRunner : public ContenderRunner {
     absl::StatusOr<RunResult>& r = child.result;
     if (!r.ok() || !r->error.empty()) {
       e.runs.whole_run_error = r.ok() ? r->error : std::string(r.status().message());
+      e.runs.whole_run_over_limit = OverLimit(r);
       return child.seconds;
     }
     RunRecord record;
@@ -175,19 +176,29 @@ class ReplayRunner : public ContenderRunner {
     return c;
   }
 
+  // Whether a failed run was stopped at the time or memory limit, or ran
+  // out of memory: what the limits are for, not a fault.
+  static bool OverLimit(const absl::StatusOr<RunResult>& r) {
+    if (!r.ok())
+      return absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status());
+    // (The child names its data limit when an allocation failed under it.)
+    return absl::StrContains(r->error, "out of memory") ||
+           absl::StrContains(r->error, "under the data limit");
+  }
+
   // A failed run of `e`: its error kept, and whether more runs are pointless.
   static RunOutcome Failed(Entry& e, const absl::StatusOr<RunResult>& r, RunOutcome o) {
     o.end = RunOutcome::End::kFailed;
+    // Past the time or memory limit: another run would be too.
+    o.fatal = OverLimit(r);
     if (!r.ok()) {
       o.error = std::string(r.status().message());
-      // Past the time or memory limit: another run would be too.
-      o.fatal = absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status());
     } else {
       o.error = r->error;
-      o.fatal =
-          absl::StrContains(o.error, "failed at op") || absl::StrContains(o.error, "out of memory");
+      o.fatal |= absl::StrContains(o.error, "failed at op");
     }
     ++e.runs.failed;
+    e.runs.over_limit += OverLimit(r);
     if (e.runs.first_error.empty()) {
       e.runs.first_error = absl::StrCat("run ", e.runs.attempts, ": ", o.error);
     }
@@ -447,7 +458,8 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   std::vector<Contender> contenders;
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
   RoundsSettings rounds = s.rounds;
-  if (s.progress) rounds.progress_label = program.path;
+  if (s.progress || s.progress_lines) rounds.progress_label = program.path;
+  rounds.progress_lines = s.progress_lines;
   ReplayRunner runner = runner_for(entries);
   out.rounds = RunRounds(contenders, runner, rounds).rounds;
   if (plans) MakeWholeRuns(entries, contenders, runner, s.rounds, ranking);

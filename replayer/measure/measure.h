@@ -113,8 +113,9 @@ struct MeasureSettings {
   int max_reruns = 2;
   int screen_runs = 3;  // without the race
   WindowsMode windows = WindowsMode::kAuto;
-  bool progress = false;  // progress lines on stderr
-  ChildRunner run_child;  // empty: a fresh child (RunInFreshChild)
+  bool progress = false;        // progress on stderr (rewritten in place)
+  bool progress_lines = false;  // one progress line per round on stderr
+  ChildRunner run_child;        // empty: a fresh child (RunInFreshChild)
 };
 
 // Measures `names` on `program`. With `screen`: with the race, every

@@ -55,7 +55,7 @@ class Rounds {
     round_ = s_.first_round;
     while (RunOneRound()) {
     }
-    if (!s_.progress_label.empty()) std::fprintf(stderr, "\r\033[K");
+    if (!s_.progress_label.empty() && !s_.progress_lines) std::fprintf(stderr, "\r\033[K");
     for (size_t i = 0; i < cs_.size(); ++i) {
       if (!IsNoise(i)) RecheckPrecise(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_.precision);
     }
@@ -67,6 +67,10 @@ class Rounds {
   bool IsNoise(size_t i) const { return i == noise_; }
   bool IsOther(size_t i) const { return i != ref_ && i != noise_; }
   bool Bounded() const { return s_.race && s_.total_budget_seconds > 0; }
+  // The most the total budget can stretch to: no run, not even the first
+  // round's, goes past it (plus kBudgetRunAllowanceSeconds for the run
+  // under way), whatever a trace costs per event.
+  double Cap() const { return std::max(s_.total_budget_seconds, s_.max_total_budget_seconds); }
 
   double TotalSpent() const {
     double spent = 0;
@@ -117,14 +121,31 @@ class Rounds {
       race_limit = RaceTimeLimit(cs_, i, ref_, s_.limits.wall_seconds);
       if (race_limit.seconds > 0) limits.wall_seconds = race_limit.seconds;
     }
-    if (!s_.progress_label.empty()) {
+    // With a total budget, no run may outlast what is left of its cap.
+    double budget_limit = 0;
+    if (Bounded()) {
+      const double left =
+          std::max(kBudgetRunFloorSeconds, Cap() - TotalSpent() + kBudgetRunAllowanceSeconds);
+      if (limits.wall_seconds <= 0 || left < limits.wall_seconds) {
+        limits.wall_seconds = budget_limit = left;
+      }
+    }
+    if (!s_.progress_label.empty() && !s_.progress_lines) {
       std::fprintf(stderr, "\r\033[K%s: round %d, %s (run %d)", s_.progress_label.c_str(),
                    round_ - s_.first_round + 1, c.name.c_str(), c.attempts + 1);
     }
-    const RunOutcome o = runner_.Run(i, round_, limits, race_limit.seconds > 0);
+    const RunOutcome o = runner_.Run(i, round_, limits, race_limit.seconds > 0 || budget_limit > 0);
     Record(c, o, round_);
     if (o.end == RunOutcome::End::kStopped) {
-      EliminateStopped(c, race_limit, round_ - s_.first_round);
+      if (budget_limit > 0) {
+        c.done = c.eliminated = true;
+        c.stop_reason = absl::StrFormat(
+            "stopped in round %d at %.1f s: its run would have outlasted the total budget's cap "
+            "of %.0f s (--total_budget)",
+            round_ - s_.first_round + 1, budget_limit, Cap());
+      } else {
+        EliminateStopped(c, race_limit, round_ - s_.first_round);
+      }
       stopped_spent_ += c.spent;
     }
   }
@@ -137,7 +158,9 @@ class Rounds {
     if (s_.stop_without_reference && cs_[ref_].failed > 0) return false;
     bool budget_spent = false;
     for (size_t i : Order(others_active, ref_active)) {
-      if (Bounded() && round_ > s_.first_round && TotalSpent() >= result_.total_budget) {
+      // After the first round, the budget; in it, the cap (so that every
+      // contender gets a run unless a trace is too costly for that).
+      if (Bounded() && TotalSpent() >= (round_ > s_.first_round ? result_.total_budget : Cap())) {
         budget_spent = true;
         break;
       }
@@ -150,6 +173,7 @@ class Rounds {
       if (!IsNoise(i)) UpdateDone(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_);
     }
     if (s_.race) Look();
+    if (s_.progress_lines) ProgressLine();
     if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget)) {
       StopAll(
           absl::StrFormat("total budget of %.0f s spent (--total_budget)", result_.total_budget));
@@ -176,11 +200,36 @@ class Rounds {
     RaceLook(cs_, FindRaceLeaders(cs_), ref_, margin, ++looks_, entrants_, s_.race_min_runs);
   }
 
+  // "simple_map.trace: round 3 done: 12 of 20 contenders left, 8.1 s of
+  // runs (budget 16 s)", one line, for logs.
+  void ProgressLine() const {
+    int left = 0, all = 0;
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (!IsOther(i)) continue;
+      ++all;
+      left += !cs_[i].done;
+    }
+    const std::string budget =
+        Bounded() ? absl::StrFormat(" (budget %.0f s)", result_.total_budget) : "";
+    std::fprintf(stderr, "%s: round %d done: %d of %d contenders left, %.1f s of runs%s\n",
+                 s_.progress_label.c_str(), round_ - s_.first_round, left, all, TotalSpent(),
+                 budget.c_str());
+  }
+
   void StopAll(const std::string& reason) {
     for (size_t i = 0; i < cs_.size(); ++i) {
       if (cs_[i].done || IsNoise(i)) continue;
       cs_[i].done = true;
       cs_[i].stop_reason = reason;
+      if (cs_[i].attempts == 0) {
+        // The first round's runs spent the cap before its turn: not a
+        // failure, a contender this trace left no time for.
+        cs_[i].eliminated = true;
+        cs_[i].stop_reason = absl::StrFormat(
+            "not run: the first round spent the total budget's cap of %.0f s before its turn "
+            "(--total_budget)",
+            Cap());
+      }
     }
   }
 

@@ -14,7 +14,11 @@
 // before every run after the first round (so every contender gets a run);
 // after the first round the budget stretches, up to
 // RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at
-// the first round's pace, so that no verdict rests on a round or two. With
+// the first round's pace, so that no verdict rests on a round or two. No
+// run, not even in the first round, outlasts the stretched budget's cap
+// (plus kBudgetRunAllowanceSeconds): a trace too costly for every
+// contender to run once leaves the rest "not run", whatever its cost per
+// event. With
 // the race, a run's time limit follows the pace (race.h: RaceTimeLimit),
 // and the reference runs first in the first round so the pace is known
 // before a pathological contender runs.
@@ -77,6 +81,12 @@ class ContenderRunner {
   virtual RunOutcome Run(size_t index, int round, const ChildLimits& limits, bool race_limited) = 0;
 };
 
+// With a total budget, the run under way when the budget's cap is reached
+// may go this far past it, then is stopped (its contender eliminated, its
+// row saying why); and a run's limit is never set below the floor.
+inline constexpr double kBudgetRunAllowanceSeconds = 5;
+inline constexpr double kBudgetRunFloorSeconds = 5;
+
 // When the runs stop. Defaults are the replayer's command line's.
 struct RoundsSettings {
   int min_runs = 10;
@@ -95,7 +105,10 @@ struct RoundsSettings {
   // (in situ), or let the others run on unpaired (a replay).
   bool stop_without_reference = false;
   // Progress on stderr: "" for none, else a label ("simple_map.trace").
+  // With progress_lines, one line per round (for logs); else one line
+  // rewritten in place (for a terminal).
   std::string progress_label;
+  bool progress_lines = false;
 };
 
 struct RoundsResult {

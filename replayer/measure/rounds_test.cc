@@ -237,6 +237,41 @@ TEST(RunRoundsTest, TheTotalBudgetStopsEveryoneWhereTheyAre) {
   EXPECT_LT(spent, 4 + 0.31);  // checked before every run
 }
 
+TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
+  // A trace too costly for the budget: each run would take 40 s, the
+  // reference's 100 s. The first round stops at the cap: the run under way
+  // is stopped at what is left of it (plus the allowance), and those whose
+  // turn did not come are "not run"; none is failed.
+  std::vector<Contender> cs(5);
+  cs[0].name = "ref";
+  cs[0].reference = true;
+  cs[1].name = "noise";
+  cs[1].noise = true;
+  cs[2].name = "a";
+  cs[3].name = "b";
+  cs[4].name = "c";
+  FakeRunner runner({100, 100, 40, 40, 40});
+  RoundsSettings s = TestSettings();
+  s.limits.wall_seconds = 1000;
+  s.total_budget_seconds = 16;
+  s.max_total_budget_seconds = 50;
+  RunRounds(cs, runner, s);
+  double spent = 0;
+  for (const Contender& c : cs) spent += c.spent;
+  EXPECT_LE(spent, 50 + kBudgetRunAllowanceSeconds);
+  // The reference ran first, and was stopped at the cap plus the allowance.
+  EXPECT_EQ(runner.log[0].first, 0u);
+  EXPECT_TRUE(cs[0].eliminated);
+  EXPECT_TRUE(absl::StrContains(cs[0].stop_reason, "outlasted the total budget's cap of 50 s"))
+      << cs[0].stop_reason;
+  int not_run = 0;
+  for (const Contender& c : cs) {
+    EXPECT_EQ(c.failed, 0) << c.name;
+    not_run += absl::StartsWith(c.stop_reason, "not run: the first round spent");
+  }
+  EXPECT_GE(not_run, 2);
+}
+
 TEST(RunRoundsTest, WithoutTheReferenceNothingElseRunsWhenAsked) {
   std::vector<Contender> cs = Three();
   cs.erase(cs.begin() + 1);  // no noise contender

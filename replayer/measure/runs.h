@@ -32,9 +32,14 @@ inline constexpr EnumWord<RankBy> kRankByWords[] = {{RankBy::kCold, "cold"},
                                                     {RankBy::kWarm, "warm"}};
 
 // How a policy's measurement ended, for the replay and in situ alike.
-enum class RunStatus { kOk, kFailed, kSkipped };
-inline constexpr EnumWord<RunStatus> kRunStatusWords[] = {
-    {RunStatus::kOk, "ok"}, {RunStatus::kFailed, "FAILED"}, {RunStatus::kSkipped, "skipped"}};
+// kOverLimit: every failed run was stopped at the time or memory limit (or
+// ran out of memory), an outcome of the measurement like the race's stops;
+// kFailed: a run crashed or erred, which makes the exit status 3.
+enum class RunStatus { kOk, kFailed, kOverLimit, kSkipped };
+inline constexpr EnumWord<RunStatus> kRunStatusWords[] = {{RunStatus::kOk, "ok"},
+                                                          {RunStatus::kFailed, "FAILED"},
+                                                          {RunStatus::kOverLimit, "over limit"},
+                                                          {RunStatus::kSkipped, "skipped"}};
 
 // How a run's ranking figure is read.
 struct Ranking {
@@ -68,6 +73,9 @@ struct PolicyRuns {
   std::vector<RunRecord> runs;  // the successful ones
   int attempts = 0;             // runs started, failed ones included
   int failed = 0;
+  // Of the failed runs, those stopped at the time or memory limit (or out
+  // of memory): an outcome of the measurement, not a fault of the tool.
+  int over_limit = 0;
   std::string first_error;  // "run 2: crashed with signal 11 (...)"
   std::string skipped;      // why it was not run (library not installed)
   std::string stop_reason;  // why its runs stopped (precise, budget, ...)
@@ -77,6 +85,7 @@ struct PolicyRuns {
   // failed in one; why none was made ("" if it had its whole run).
   std::vector<RunRecord> whole_runs;
   std::string whole_run_error;
+  bool whole_run_over_limit = false;  // whole_run_error is a limit's
   std::string whole_run_note;
   // The storage kind if it joined the set as one of the article grid's
   // (--policies=default): only the fastest of its kind, and those tied with

@@ -97,10 +97,9 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
     // draw: a row with its reason, as a failed one has (but not FAILED).
     const bool no_figures = r.ok() && r.runs == 0;
     p.ok = r.ok() && !no_figures;
-    p.status = r.status == PolicyResult::Status::kFailed    ? "FAILED: " + r.failure
-               : r.status == PolicyResult::Status::kSkipped ? "skipped: " + r.failure
-               : no_figures                                 ? r.stop_reason
-                                                            : "";
+    p.status = !r.ok()      ? absl::StrCat(WordOf(kRunStatusWords, r.status), ": ", r.failure)
+               : no_figures ? r.stop_reason
+                            : "";
     p.runs = r.runs;
     p.floor = r.name == "bump";
     if (p.ok) {

@@ -88,8 +88,10 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
     const char* family = WordOf(allocators::kFamilyWords, p.family);
     if (!p.ok()) {
       absl::StrAppend(&o, "| ", p.name, " | ", family, " | ",
-                      p.status == RunStatus::kFailed ? "**FAILED**: " : "skipped: ", p.failure,
-                      " | | | | | | | | | ", MdAdopt(p.adopt), " |\n");
+                      p.status == RunStatus::kFailed
+                          ? "**FAILED**: "
+                          : absl::StrCat(WordOf(kRunStatusWords, p.status), ": "),
+                      p.failure, " | | | | | | | | | ", MdAdopt(p.adopt), " |\n");
       continue;
     }
     const std::string rss =

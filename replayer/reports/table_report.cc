@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -63,6 +64,9 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("FAILED:", absl::StrCat(t.failed_policies, " polic", t.failed_policies == 1 ? "y" : "ies",
                                  " failed (below); they are not ranked"));
   }
+  if (t.over_limit_policies > 0) {
+    line("over limit:", OverLimitWords(t));
+  }
   if (!v.recommended.empty()) line("Adopt:", AdoptWords(v.adopt));
   return o;
 }
@@ -75,11 +79,13 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
                                   warm ? "warm ns" : "cold ns", "+-CI", warm ? "cold" : "warm",
                                   "xmalloc 95% CI", "peakRSS", "n");
   std::vector<std::string> notes, failures, eliminated;
+  // Policies the budget left no time for share one reason: one line.
+  std::vector<std::string> not_run;
+  std::string not_run_reason;
   for (const PolicyResult& p : t.policies) {
     if (!p.ok()) {
-      failures.push_back(Wrap(absl::StrCat(p.status == RunStatus::kFailed ? "FAILED " : "skipped ",
-                                           p.name, ": ", p.failure),
-                              80, 4));
+      failures.push_back(Wrap(
+          absl::StrCat(WordOf(kRunStatusWords, p.status), " ", p.name, ": ", p.failure), 80, 4));
       continue;
     }
     const std::string name =
@@ -95,13 +101,20 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
                           other.has_data() ? Num(other.median) : "-", RatioCell(p.vs_malloc),
                           p.peak_rss.has_data() ? Mib(p.peak_rss.median) : "-",
                           p.tied_smallest_rss ? "*" : " ", p.runs);
-    if (p.eliminated) {
+    if (p.eliminated && absl::StartsWith(p.stop_reason, "not run: ")) {
+      not_run.push_back(p.name);
+      not_run_reason = p.stop_reason.substr(9);
+    } else if (p.eliminated) {
       eliminated.push_back(Wrap(absl::StrCat("  ", p.name, ": ", p.stop_reason), 80, 4));
     } else if (!p.precise && p.name != "bump") {
       notes.push_back(NotPreciseNote(p));
     }
   }
   for (const std::string& f : failures) absl::StrAppend(&o, f, "\n");
+  if (!not_run.empty()) {
+    eliminated.push_back(Wrap(
+        absl::StrCat("  not run (", not_run_reason, "): ", absl::StrJoin(not_run, ", ")), 80, 4));
+  }
   if (!eliminated.empty()) {
     absl::StrAppend(&o,
                     "x eliminated by the race (paired ratio to the leader of the time, 95% "
@@ -178,7 +191,7 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
     const std::string rank = ReplayRank(replay, p.name == s.reference ? "malloc" : p.name);
     if (!p.ok()) {
       absl::StrAppendFormat(&o, "%-30s %5s %s %s\n", p.name, rank,
-                            p.status == RunStatus::kFailed ? "FAILED" : "skipped", p.failure);
+                            WordOf(kRunStatusWords, p.status), p.failure);
       for (const std::string& l : p.stderr_tail) absl::StrAppend(&o, "    stderr: ", l, "\n");
       continue;
     }

@@ -229,6 +229,12 @@ std::string ProvisionalWords(const TraceReport& t) {
       kMinPairedRounds);
 }
 
+std::string OverLimitWords(const TraceReport& t) {
+  const int n = t.over_limit_policies;
+  return absl::StrCat(n, " polic", n == 1 ? "y" : "ies", " passed the time or memory limit of a ",
+                      "run (below): a measured outcome, not a failure; not ranked");
+}
+
 std::string SamplingWords(const TraceReport& t) {
   const SamplingFacts& f = t.sampling;
   if (!f.windowed) return "whole runs: every run replays the whole trace";
@@ -321,6 +327,8 @@ std::string StatusWord(const PolicyResult& p) {
       return p.eliminated && p.runs == 0 ? "eliminated" : "ok";
     case PolicyResult::Status::kFailed:
       return "FAILED";
+    case PolicyResult::Status::kOverLimit:
+      return "over limit";
     case PolicyResult::Status::kSkipped:
       return "skipped";
   }

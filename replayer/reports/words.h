@@ -60,6 +60,9 @@ std::string DisturbanceWords(const TraceReport& t);
 // Why a verdict is provisional: the recommended policy's figures rest on
 // fewer than kMinPairedRounds rounds paired with glibc malloc. "" if not.
 std::string ProvisionalWords(const TraceReport& t);
+// The policies stopped at the time or memory limit: "2 policies passed the
+// time or memory limit of a run (below): an outcome, not ranked".
+std::string OverLimitWords(const TraceReport& t);
 // How the runs sampled the trace: whole runs, or the sampled windows (how
 // many, how long, the share timed) and where the memory figures come from.
 std::string SamplingWords(const TraceReport& t);

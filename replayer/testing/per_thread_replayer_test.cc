@@ -120,7 +120,7 @@ TEST(PerThreadReplayerTest, HungPerThreadChildIsKilledAtItsTimeLimit) {
   const Output o = RunReplayer(
       absl::StrCat(kOneRun, " --run_timeout=2 --format=csv --policies=malloc,new ", trace),
       "ALLOCTRACE_TEST_FAULT=new:1:hang");
-  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_EQ(o.exit_code, 0) << o.err;  // an outcome: the row says so
   EXPECT_NE(o.out.find("killed after the time limit of 2 s per run"), std::string::npos) << o.out;
 }
 

@@ -38,7 +38,10 @@ constexpr bool kAsan = false;
 #endif
 
 // One cold pass, one run per policy: the fastest way through every policy.
-constexpr const char* kOneRun = "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=1 --budget=0";
+// One run of each policy, however long the first round takes (no total
+// budget: on a slow machine its cap would leave some policies not run).
+constexpr const char* kOneRun =
+    "--min_runs=1 --max_runs=1 --max_reruns=0 --passes=1 --budget=0 --total_budget=0";
 // A few runs of two passes: enough for medians, intervals and ties.
 constexpr const char* kFewRuns =
     "--min_runs=3 --max_runs=3 --max_reruns=0 --passes=2 --warm_ms=0 --budget=0";
@@ -74,7 +77,7 @@ bool NeverFreeingPastItsLimit(const std::map<std::string, std::string>& row) {
   // (CsvRows splits at every comma, so the error may end before the words
   // "under the child's memory limit": its allocation failure is the sign.)
   const std::string& error = row.at("error");
-  return never_frees && row.at("status") == "FAILED" &&
+  return never_frees && row.at("status") == "over limit" &&
          (error.find("memory limit") != std::string::npos ||
           error.find("bytes failed at op") != std::string::npos);
 }
@@ -94,17 +97,14 @@ TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
         RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='", policies,
                                  "' traces/", t, ".trace"));
     const auto csv = CsvRows(o.out);
-    bool limit_failed = false;
     int rows = 0;
     for (const auto& row : csv) {
       ++rows;
-      if (NeverFreeingPastItsLimit(row)) {
-        limit_failed = true;
-        continue;
-      }
+      if (NeverFreeingPastItsLimit(row)) continue;
       EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " " << row.at("error");
     }
-    EXPECT_EQ(o.exit_code, limit_failed ? 3 : 0) << t << "\n" << o.err;
+    // A policy past its limit is a measured outcome, not a failure.
+    EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;
     EXPECT_GE(rows, 4) << t;
   }
 }
@@ -278,24 +278,28 @@ TEST(ReplayerTest, ChildPastItsTimeLimitIsKilledAndReported) {
                                " --run_timeout=2 --format=csv --policies=malloc,slab/st/single "
                                "traces/single.trace"),
                   "ALLOCTRACE_TEST_FAULT=slab/st/single:1:hang");
-  EXPECT_EQ(o.exit_code, 3) << o.err;
+  // A policy past the time limit is an outcome of the measurement: its row
+  // says so, and the command succeeds with malloc's verdict.
+  EXPECT_EQ(o.exit_code, 0) << o.err;
   // A time-out stops the policy at once: each would cost the limit again.
-  EXPECT_NE(
-      o.out.find(",slab/st/single,ours,FAILED,1 of 1 runs failed; first: run 1: killed after the "
-                 "time limit of 2 s per run,"),
-      std::string::npos)
+  EXPECT_NE(o.out.find(",slab/st/single,ours,over limit,1 of 1 runs stopped at a limit; first: run "
+                       "1: killed after the time limit of 2 s per run,"),
+            std::string::npos)
       << o.out;
 }
 
-TEST(ReplayerTest, ChildPastItsMemoryLimitFailsWithTheReason) {
+TEST(ReplayerTest, ChildPastItsMemoryLimitIsAnOutcomeWithTheReason) {
   if (kAsan) GTEST_SKIP() << "ASan's shadow memory leaves no room for a memory limit";
   // bump never frees: 50 passes over simple_map need about 60 MiB.
   const Output o = RunReplayer(
       "--min_runs=1 --max_runs=1 --passes=50 --warm_ms=100000 --memory_limit_mb=24 "
       "--policies=bump traces/simple_map.trace");
-  EXPECT_EQ(o.exit_code, 3) << o.err;
-  EXPECT_NE(o.out.find("FAILED bump: 1 of 1 runs failed; first: run 1: killed when its "
-                       "resident memory"),
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("over limit:   1 policy passed the time or memory limit of a run"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("over limit bump: 1 of 1 runs stopped at a limit; first: run 1: killed "
+                       "when its"),
             std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("memory limit of 24 MiB"), std::string::npos) << o.out;
@@ -327,17 +331,13 @@ TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
                                               kPolicies, "' traces/", t, ".trace"));
     const auto rows = CsvRows(o.out);
     ASSERT_GE(rows.size(), 4u) << o.out;
-    bool limit_failed = false;
     for (const auto& row : rows) {
-      if (NeverFreeingPastItsLimit(row)) {
-        limit_failed = true;
-        continue;
-      }
+      if (NeverFreeingPastItsLimit(row)) continue;
       ASSERT_EQ(row.at("status"), "ok") << t << " " << row.at("policy");
       EXPECT_GE(std::stod(row.at("peak_rss_bytes")), std::stod(row.at("ideal_bytes")))
           << t << ": " << row.at("policy");
     }
-    EXPECT_EQ(o.exit_code, limit_failed ? 3 : 0) << t << "\n" << o.err;
+    EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;  // past a limit: an outcome
   }
 }
 

@@ -62,14 +62,19 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
     s.failure = pr.skipped;
   } else if (!pr.whole_run_error.empty()) {
     // Its windows ran, but the whole trace did not: what a user would meet.
-    s.status = PolicyResult::Status::kFailed;
+    s.status =
+        pr.whole_run_over_limit ? PolicyResult::Status::kOverLimit : PolicyResult::Status::kFailed;
     s.failure = absl::StrCat("its whole run failed: ", pr.whole_run_error);
   } else if (pr.failed > 0 || (pr.runs.empty() && !pr.eliminated)) {
     // (A policy the race stopped in its first run is eliminated, not
     // failed: ok, without figures.)
-    s.status = PolicyResult::Status::kFailed;
+    s.status = pr.failed > 0 && pr.over_limit == pr.failed ? PolicyResult::Status::kOverLimit
+                                                           : PolicyResult::Status::kFailed;
     s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
-                                             " runs failed; first: ", pr.first_error)
+                                             s.status == PolicyResult::Status::kOverLimit
+                                                 ? " runs stopped at a limit; first: "
+                                                 : " runs failed; first: ",
+                                             pr.first_error)
                               : "no run was made";
   }
   if (pr.runs.empty()) return s;
@@ -432,13 +437,23 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
     PolicyResult s =
         SummarizePolicy(pr, malloc_cold, malloc_warm, trace.peak_live_bytes, ctx, ranking);
     t.failed_policies += s.status == PolicyResult::Status::kFailed;
+    t.over_limit_policies += s.status == PolicyResult::Status::kOverLimit;
     t.policies.push_back(std::move(s));
   }
   // ok with figures, then ok without (eliminated before a run completed),
-  // failed, skipped.
+  // over limit, failed, skipped.
   auto rank = [](const PolicyResult& p) {
-    if (p.status == PolicyResult::Status::kOk) return p.ns_per_op.has_data() ? 0 : 1;
-    return p.status == PolicyResult::Status::kFailed ? 2 : 3;
+    switch (p.status) {
+      case PolicyResult::Status::kOk:
+        return p.ns_per_op.has_data() ? 0 : 1;
+      case PolicyResult::Status::kOverLimit:
+        return 2;
+      case PolicyResult::Status::kFailed:
+        return 3;
+      case PolicyResult::Status::kSkipped:
+        break;
+    }
+    return 4;
   };
   std::stable_sort(t.policies.begin(), t.policies.end(),
                    [&](const PolicyResult& a, const PolicyResult& b) {
@@ -451,5 +466,6 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   Recommend(&t, ctx);
   return t;
 }
+
 
 }  // namespace alloctrace

@@ -138,7 +138,8 @@ struct TraceReport {
   // apart two identical allocators read here.
   Estimate noise_floor;
   Verdict verdict;
-  int failed_policies = 0;
+  int failed_policies = 0;      // kFailed: a crash or an error (exit status 3)
+  int over_limit_policies = 0;  // kOverLimit: an outcome, not a failure
   DisturbanceCounts disturbance;
   // With replayer --confirm: the program's own runs, whose verdict is the
   // report's recommendation (in_situ_verdict.h: ApplyInSitu).

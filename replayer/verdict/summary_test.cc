@@ -493,6 +493,24 @@ TEST(SummarizeTest, ANoiseFloorFromFewRoundsOrImplausibleIsSaidAndNotUsed) {
   EXPECT_EQ(NoiseMargin(t.noise_floor), 0);
 }
 
+TEST(SummarizeTest, APolicyPastItsLimitIsAnOutcomeNotAFailure) {
+  PolicyRuns keep = Runs("pool/simple/exp/st/single/keep", {});
+  keep.failed = keep.attempts = keep.over_limit = 1;
+  keep.first_error = "run 1: killed when its resident memory passed the memory limit";
+  PolicyRuns crashed = Runs("slab/st/single", {});
+  crashed.failed = crashed.attempts = 1;
+  crashed.over_limit = 0;
+  crashed.first_error = "run 1: crashed with signal 11";
+  const TraceReport t = Summarized({Runs("malloc", kDrift), keep, crashed});
+  EXPECT_EQ(Find(t, "pool/simple/exp/st/single/keep").status, RunStatus::kOverLimit);
+  EXPECT_THAT(Find(t, "pool/simple/exp/st/single/keep").failure,
+              HasSubstr("1 of 1 runs stopped at a limit"));
+  EXPECT_EQ(Find(t, "slab/st/single").status, RunStatus::kFailed);
+  EXPECT_EQ(t.over_limit_policies, 1);
+  EXPECT_EQ(t.failed_policies, 1);
+  EXPECT_EQ(t.verdict.recommended, "malloc");
+}
+
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
   MeasuredTrace m = Measured({}, PolicyRuns{});
   m.trace.memory_ops = 0;
