@@ -1,6 +1,7 @@
 #include "alloctrace/tracer/recorder.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -224,6 +225,16 @@ TEST(RecorderTest, EachEventCarriesTheThreadThatMadeIt) {
     EXPECT_EQ(free_threads[size].size(), 2u);
   }
   EXPECT_EQ(workers.size(), static_cast<size_t>(kThreads)) << "one id per thread";
+  // The footer holds the program's CPU time (less the writer thread's): the
+  // replayer's verdict puts its figures in those terms. The process has run
+  // for longer than it spent in this test's threads' allocations.
+  ASSERT_TRUE((*reader)->has_footer());
+  struct rusage ru;
+  ASSERT_EQ(getrusage(RUSAGE_SELF, &ru), 0);
+  const double now = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  EXPECT_GT((*reader)->footer().program_cpu_ns(), 0u);
+  EXPECT_LE(1e-9 * static_cast<double>((*reader)->footer().program_cpu_ns()), now);
 }
 
 // A thread_local container made lazily (the thread_local is touched before

@@ -1,6 +1,7 @@
 #include "alloctrace/tracer/ring_drainer.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -54,6 +55,15 @@ absl::Status RingDrainer::Finish(uint64_t dropped_events, RecordingStats* stats)
   Drain(/*final=*/true);
   proto::Footer footer;
   footer.set_dropped_events(dropped_events);
+  // The program's CPU time, less the writer thread's (joined: cpu_seconds_
+  // is final).
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0) {
+    const double process = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                           1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    const double program = process - cpu_seconds_;
+    if (program > 0) footer.set_program_cpu_ns(static_cast<uint64_t>(program * 1e9));
+  }
   absl::Status s = out_->Finish(footer);
   if (stats != nullptr) {
     stats->events = out_->events();

@@ -213,6 +213,15 @@ class ProgramBuilder {
     p_.arena_usage = usage_.Summarize(reader_);
     p_.live_at_end = live_objects_;
     if (!reader_.has_footer()) p_.cut_short = reader_.cut_short();
+    const uint64_t start = p_.header.start_unix_ns();
+    const uint64_t end = reader_.has_footer() ? reader_.footer().end_unix_ns() : 0;
+    const uint64_t cpu = reader_.has_footer() ? reader_.footer().program_cpu_ns() : 0;
+    if (cpu > 0) {
+      p_.recorded_seconds = 1e-9 * static_cast<double>(cpu);
+      p_.recorded_cpu = true;
+    } else if (start > 0 && end > start) {
+      p_.recorded_seconds = 1e-9 * static_cast<double>(end - start);
+    }
   }
 
  private:

@@ -77,6 +77,13 @@ struct ReplayProgram {
   uint64_t peak_live_objects = 0;
   uint64_t live_at_end = 0;  // objects the trace never frees (freed after timing)
   std::string cut_short;     // non-empty if the trace ended early
+  // How long the recorded program ran: its CPU time less the recorder's
+  // writer thread's (Footer.program_cpu_ns; recorded_cpu true), else the
+  // wall time from the recorder's start, at the first traced allocation, to
+  // its stop, at exit; the recording threads' own cost of recording
+  // included. 0 if the trace does not say (no footer, or no times).
+  double recorded_seconds = 0;
+  bool recorded_cpu = false;
   uint64_t memory_ops() const { return allocs + frees + reallocs_count; }
 };
 

@@ -406,6 +406,8 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
   t.memory_ops = program.memory_ops();
   t.arena_events = program.arena_events;
   t.arenas_used = program.arena_usage.arenas_used;
+  t.recorded_seconds = program.recorded_seconds;
+  t.recorded_cpu = program.recorded_cpu;
   t.threads = program.threads;
   t.arena_sharing = program.arena_usage.SharingWords();
   t.arena_shape = program.arena_usage.ShapeWords();

@@ -29,7 +29,9 @@ struct TraceFacts {
   std::string arena_shape;
   uint64_t peak_live_bytes = 0;  // the ideal
   uint64_t peak_live_objects = 0;
-  std::string cut_short;  // how a recording cut short ends; "" if complete
+  std::string cut_short;        // how a recording cut short ends; "" if complete
+  double recorded_seconds = 0;  // ReplayProgram::recorded_seconds
+  bool recorded_cpu = false;    // ReplayProgram::recorded_cpu
 };
 
 // How the runs sampled the trace: whole runs, or sampled windows

@@ -88,6 +88,8 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.noise_floor = FromEstimate(report.noise_floor);
   t.sampling = SamplingWords(report);
   t.provisional = ProvisionalWords(report);
+  if (!report.verdict.recommended.empty())
+    t.in_program_terms = ProgramWords(report, /*name_policy=*/false);
   for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
     p.name = r.name;

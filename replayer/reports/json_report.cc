@@ -113,6 +113,24 @@ std::string JsonSampling(const TraceReport& t) {
       f.strata, f.window_ops, f.lead_ops, f.timed_share, JsonString(SamplingWords(t)));
 }
 
+std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }
+
+// The verdict in the program's terms: its figures and words, or null.
+std::string JsonProgram(const TraceReport& t) {
+  if (t.verdict.recommended.empty()) return "null";
+  const ProgramEstimate& e = t.program;
+  if (e.recorded_seconds <= 0) {
+    return absl::StrCat("{\"estimated\": false, \"words\": ", JsonString(ProgramWords(t)), "}");
+  }
+  return absl::StrCat(
+      "{\"estimated\": true, \"recorded_seconds\": ", JsonNumber(e.recorded_seconds),
+      ", \"recorded_clock\": ", JsonString(e.recorded_cpu ? "cpu" : "wall"),
+      ", \"malloc_seconds\": ", JsonNumber(e.malloc_seconds),
+      ", \"recommended_seconds\": ", JsonNumber(e.recommended_seconds),
+      ", \"saved_seconds\": ", JsonEstimate(e.saved_seconds),
+      ", \"speedup\": ", JsonNumber(e.speedup), ", \"words\": ", JsonString(ProgramWords(t)), "}");
+}
+
 std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
   const std::string passed_over = PassedOverWords(t);
@@ -126,6 +144,7 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
       ", \"provisional\": ", ProvisionalWords(t).empty() ? "null" : JsonString(ProvisionalWords(t)),
       ", \"sentence\": ", JsonString(t.no_memory_ops ? NoOpsLine(t) : ReportSentence(t, ctx)),
       ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
+      ", \"program_estimate\": ", JsonProgram(t),
       t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
 }
 

@@ -134,6 +134,9 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
     absl::StrAppend(&o, "**Provisional:** ", p, ".\n\n");
   }
   if (!t.verdict.recommended.empty()) {
+    absl::StrAppend(&o, "**In the program's terms:** ", ProgramWords(t), ".\n\n");
+  }
+  if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
   }
   absl::StrAppend(&o, "Measured: ", SamplingWords(t), ".\n\n");

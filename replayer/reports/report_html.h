@@ -85,8 +85,9 @@ struct HtmlTrace {
   // How far apart two identical allocators read (e.g. malloc against
   // itself), if measured: differences below it are not real.
   HtmlEstimate noise_floor;
-  std::string sampling;     // SamplingWords
-  std::string provisional;  // ProvisionalWords
+  std::string sampling;          // SamplingWords
+  std::string provisional;       // ProvisionalWords
+  std::string in_program_terms;  // ProgramWords, if a policy is recommended
 };
 
 // How the runs were made, for the page's header.

@@ -52,6 +52,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
                       Mib(v.smallest_rss_bytes.median)));
     line("recommended:", v.recommended);
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
+    if (!v.recommended.empty()) line("program:", ProgramWords(t));
     if (const std::string passed_over = PassedOverWords(t); !passed_over.empty()) {
       line("passed over:", passed_over);
     }

@@ -229,6 +229,38 @@ std::string ProvisionalWords(const TraceReport& t) {
       kMinPairedRounds);
 }
 
+std::string ProgramWords(const TraceReport& t, bool name_policy) {
+  const ProgramEstimate& e = t.program;
+  if (e.recorded_seconds <= 0) return absl::StrCat("not estimated: ", e.why_not);
+  // One unit for every figure: ms for a recording under a second.
+  const bool ms = e.recorded_seconds < 1;
+  auto d = [&](double sec) { return absl::StrFormat("%.3g", ms ? 1e3 * sec : sec); };
+  const char* unit = ms ? "ms" : "s";
+  if (e.policy == "malloc") {
+    return absl::StrFormat(
+        "the recorded program ran %s %s%s, of which glibc malloc's calls take about %s %s at the "
+        "replay's rate; the replay keeps malloc",
+        d(e.recorded_seconds), unit, e.recorded_cpu ? " of CPU time" : "", d(e.malloc_seconds),
+        unit);
+  }
+  const Estimate& s = e.saved_seconds;
+  const std::string interval = s.n >= kMinPairedRounds
+                                   ? absl::StrFormat(" [%s, %s]", d(s.lo), d(s.hi))
+                                   : absl::StrFormat(" (n = %d: no interval)", s.n);
+  return absl::StrFormat(
+      "%s about %s %s%s of the recorded program's %s %s%s (about %.2fx its speed): at the "
+      "replay's rates glibc malloc's calls take %s %s, %s's %s %s. An estimate (the recorded "
+      "run includes the recorder's own cost; the program's cache effects are not replayed): "
+      "--confirm measures it",
+      s.median >= 0 ? "saves" : "costs", d(std::abs(s.median)), unit, interval,
+      d(e.recorded_seconds), unit, e.recorded_cpu ? " of CPU time" : "", e.speedup,
+      d(e.malloc_seconds), unit,
+      !name_policy                        ? std::string("the pick")
+      : e.policy == t.verdict.recommended ? e.policy
+                                          : absl::StrCat("the replay's pick ", e.policy),
+      d(e.recommended_seconds), unit);
+}
+
 std::string OverLimitWords(const TraceReport& t) {
   const int n = t.over_limit_policies;
   return absl::StrCat(n, " polic", n == 1 ? "y" : "ies", " passed the time or memory limit of a ",

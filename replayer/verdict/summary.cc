@@ -464,8 +464,49 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   ScreenArticlePolicies(&t, ctx);
   MarkTies(&t, ctx);
   Recommend(&t, ctx);
+  t.program = EstimateForProgram(t, trace.recorded_seconds);
+  t.program.recorded_cpu = trace.recorded_cpu;
   return t;
 }
 
+ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds) {
+  ProgramEstimate e;
+  const Verdict& v = t.verdict;
+  e.policy = v.recommended;
+  const PolicyResult* malloc = nullptr;
+  const PolicyResult* rec = nullptr;
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == "malloc") malloc = &p;
+    if (p.name == v.recommended) rec = &p;
+  }
+  if (recorded_seconds <= 0) {
+    e.why_not = "the trace does not say how long its recording ran";
+  } else if (t.threads > 1) {
+    e.why_not = absl::StrCat("the trace has ", t.threads,
+                             " threads, whose allocator time overlaps in the program");
+  } else if (rec == nullptr || malloc == nullptr || !malloc->ns_per_op.has_data() ||
+             !rec->ns_per_op.has_data()) {
+    e.why_not = "no recommendation with figures";
+  }
+  if (!e.why_not.empty()) return e;
+  const double ops = static_cast<double>(t.ops);
+  e.malloc_seconds = 1e-9 * malloc->ns_per_op.median * ops;
+  e.recommended_seconds = 1e-9 * rec->ns_per_op.median * ops;
+  if (e.malloc_seconds >= recorded_seconds) {
+    e.why_not = absl::StrFormat(
+        "at the replay's rate glibc malloc's calls take %.3g s, no less than the recording's "
+        "%.3g s: the replay does not model this program's time",
+        e.malloc_seconds, recorded_seconds);
+    return e;
+  }
+  e.recorded_seconds = recorded_seconds;
+  // Saved: malloc's time less the pick's, from the ratio paired by round
+  // (the pick's speed over malloc's, r): malloc_seconds x (1 - 1/r).
+  auto saved = [&](double r) { return r > 0 ? e.malloc_seconds * (1 - 1 / r) : 0.0; };
+  const Estimate& r = rec == malloc ? Estimate{1, 1, 1, malloc->runs} : rec->vs_malloc;
+  e.saved_seconds = Estimate{saved(r.median), saved(r.lo), saved(r.hi), r.n};
+  e.speedup = recorded_seconds / (recorded_seconds - e.saved_seconds.median);
+  return e;
+}
 
 }  // namespace alloctrace

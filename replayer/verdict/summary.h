@@ -104,6 +104,21 @@ struct Verdict {
   Estimate passed_over_edge;
 };
 
+// The verdict in the program's own terms, an estimate: the recording's
+// span, and the allocator time the replay's rates give glibc malloc's calls
+// and the recommended policy's over the trace's memory ops. What is saved
+// is malloc_seconds x (1 - 1 / the paired ratio), with that ratio's CI.
+struct ProgramEstimate {
+  std::string policy;           // the replay's recommendation it is for
+  double recorded_seconds = 0;  // 0: no estimate (why_not says why)
+  bool recorded_cpu = false;    // recorded_seconds is CPU time, not wall
+  double malloc_seconds = 0;
+  double recommended_seconds = 0;
+  Estimate saved_seconds;  // median and CI (no CI from fewer than 3 rounds)
+  double speedup = 0;      // recorded / (recorded - saved), at the median
+  std::string why_not;     // "" or why there is no estimate
+};
+
 struct InSituSummary;  // in_situ.h
 
 struct TraceReport {
@@ -121,7 +136,8 @@ struct TraceReport {
   uint64_t sync_points = 0;
   uint64_t cross_thread_frees = 0;
   TimingClock clock = TimingClock::kCpu;
-  SamplingFacts sampling;  // whole runs, or sampled windows
+  SamplingFacts sampling;   // whole runs, or sampled windows
+  ProgramEstimate program;  // the verdict in the program's terms
   // ArenaUsageSummary's words: which arenas several threads use (policies
   // that are not thread-safe are skipped then), and whether most arenas
   // hold one block. "" when there is nothing to say.
@@ -288,6 +304,10 @@ void MarkTies(TraceReport* t, const ReportContext& ctx);
 // kept out. (The reports put the rule and the verdict in words:
 // reports/words.h.)
 void Recommend(TraceReport* t, const ReportContext& ctx);
+
+// The verdict in the program's terms (ProgramEstimate) for t's
+// recommendation and a recording of `recorded_seconds` (0: unknown).
+ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds);
 
 }  // namespace alloctrace
 

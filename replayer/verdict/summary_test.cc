@@ -511,6 +511,31 @@ TEST(SummarizeTest, APolicyPastItsLimitIsAnOutcomeNotAFailure) {
   EXPECT_EQ(t.verdict.recommended, "malloc");
 }
 
+TEST(SummarizeTest, TheVerdictInTheProgramsTermsIsAnEstimateFromTheRecordingsSpan) {
+  // malloc at 20 ns/op (median of 2 x kDrift), the pick twice as fast, over
+  // 1000 ops: malloc's calls take 20 us, the pick's 10 us; of a recording
+  // of 100 us, 10 us saved: 100 / 90 = 1.11x.
+  MeasuredTrace m = Measured({Runs("malloc", Scaled(kDrift, 2)), Runs("a", kDrift)}, PolicyRuns{});
+  m.trace.recorded_seconds = 100e-6;
+  TraceReport t = Summarize(m, Cold());
+  ASSERT_EQ(t.verdict.recommended, "a");
+  EXPECT_NEAR(t.program.malloc_seconds, 2 * Median(kDrift) * 1e-6, 1e-12);
+  EXPECT_NEAR(t.program.saved_seconds.median, t.program.malloc_seconds / 2, 1e-12);
+  EXPECT_NEAR(t.program.speedup, 100 / (100 - 1e6 * t.program.malloc_seconds / 2), 1e-9);
+  EXPECT_THAT(ProgramWords(t), HasSubstr("saves about 0.01 ms [0.01, 0.01] of the recorded "
+                                         "program's 0.1 ms (about 1.11x its speed)"));
+  // No span, several threads, or a span the replay's malloc time exceeds:
+  // no estimate, and why.
+  m.trace.recorded_seconds = 0;
+  EXPECT_THAT(ProgramWords(Summarize(m, Cold())), HasSubstr("does not say how long"));
+  m.trace.recorded_seconds = 100e-6;
+  m.trace.threads = 3;
+  EXPECT_THAT(ProgramWords(Summarize(m, Cold())), HasSubstr("3 threads"));
+  m.trace.threads = 1;
+  m.trace.recorded_seconds = 10e-6;
+  EXPECT_THAT(ProgramWords(Summarize(m, Cold())), HasSubstr("does not model this program"));
+}
+
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
   MeasuredTrace m = Measured({}, PolicyRuns{});
   m.trace.memory_ops = 0;
