@@ -136,6 +136,10 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
     absl::StrAppend(&o, "<p class=\"bad\"><strong>Provisional:</strong> ", Escape(t.provisional),
                     ".</p>");
   }
+  if (!t.if_instrumented.empty()) {
+    absl::StrAppend(&o, "<p class=\"note\">If instrumented: ", Escape(t.if_instrumented),
+                    ".</p>");
+  }
   if (!t.in_program_terms.empty()) {
     absl::StrAppend(&o, "<p class=\"note\">In the program's terms: ", Escape(t.in_program_terms),
                     ".</p>");

@@ -88,6 +88,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.noise_floor = FromEstimate(report.noise_floor);
   t.sampling = SamplingWords(report);
   t.provisional = ProvisionalWords(report);
+  t.if_instrumented = IfInstrumentedWords(report);
   if (!report.verdict.recommended.empty())
     t.in_program_terms = ProgramWords(report, /*name_policy=*/false);
   for (const PolicyResult& r : report.policies) {

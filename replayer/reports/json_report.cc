@@ -144,7 +144,12 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
       ", \"provisional\": ", ProvisionalWords(t).empty() ? "null" : JsonString(ProvisionalWords(t)),
       ", \"sentence\": ", JsonString(t.no_memory_ops ? NoOpsLine(t) : ReportSentence(t, ctx)),
       ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
-      ", \"program_estimate\": ", JsonProgram(t),
+      ", \"program_estimate\": ", JsonProgram(t), ", \"if_instrumented\": ",
+      v.if_instrumented.empty()
+          ? "null"
+          : absl::StrCat("{\"policy\": ", JsonString(v.if_instrumented),
+                         ", \"vs_malloc\": ", JsonEstimate(v.if_instrumented_vs_malloc),
+                         ", \"words\": ", JsonString(IfInstrumentedWords(t)), "}"),
       t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
 }
 

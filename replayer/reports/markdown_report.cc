@@ -136,6 +136,9 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**In the program's terms:** ", ProgramWords(t), ".\n\n");
   }
+  if (const std::string w = IfInstrumentedWords(t); !w.empty()) {
+    absl::StrAppend(&o, "**If instrumented:** ", w, ".\n\n");
+  }
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
   }

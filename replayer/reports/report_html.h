@@ -88,6 +88,7 @@ struct HtmlTrace {
   std::string sampling;          // SamplingWords
   std::string provisional;       // ProvisionalWords
   std::string in_program_terms;  // ProgramWords, if a policy is recommended
+  std::string if_instrumented;   // IfInstrumentedWords
 };
 
 // How the runs were made, for the page's header.

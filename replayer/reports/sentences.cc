@@ -196,8 +196,16 @@ std::string ReportSentence(const TraceReport& t, const ReportContext& ctx) {
 }
 
 std::string ReportRule(const TraceReport& t, const ReportContext& ctx) {
-  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return ReplayRuleWords(ctx);
-  return InSituRuleWords(*t.in_situ);
+  if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
+    return InSituRuleWords(*t.in_situ);
+  }
+  if (t.arena_events == 0 && !t.no_memory_ops) {
+    return absl::StrCat(
+        "no container arenas here (a whole program, or only the global heap), so among what the "
+        "program adopts unchanged, glibc malloc and the mallocs by preload or link: ",
+        ReplayRuleWords(ctx));
+  }
+  return ReplayRuleWords(ctx);
 }
 
 }  // namespace alloctrace

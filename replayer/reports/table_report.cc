@@ -53,6 +53,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("recommended:", v.recommended);
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
     if (!v.recommended.empty()) line("program:", ProgramWords(t));
+    if (const std::string w = IfInstrumentedWords(t); !w.empty()) line("instrumented:", w);
     if (const std::string passed_over = PassedOverWords(t); !passed_over.empty()) {
       line("passed over:", passed_over);
     }

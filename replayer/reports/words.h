@@ -63,6 +63,10 @@ std::string ProvisionalWords(const TraceReport& t);
 // The policies stopped at the time or memory limit: "2 policies passed the
 // time or memory limit of a run (below): an outcome, not ranked".
 std::string OverLimitWords(const TraceReport& t);
+// On a trace with no container arenas, what instrumenting the containers
+// could gain (Verdict::if_instrumented), labelled apart from the
+// recommendation; "" if nothing.
+std::string IfInstrumentedWords(const TraceReport& t);
 // The verdict in the program's terms (TraceReport::program), an estimate:
 // "saves about 0.13 s [0.11, 0.15] of the recording's 0.85 s (about 1.18x
 // the program's speed) ...", or why there is none.

@@ -347,53 +347,89 @@ std::string SingleTwin(const std::string& name) {
 
 }  // namespace
 
-void Recommend(TraceReport* t, const ReportContext& ctx) {
-  // Among contenders whose peak RSS is within the slack of the smallest,
-  // the group a recommendation is made from (FastestRecommendable); of it,
-  // PickFromGroup, so that noise between tied policies cannot change the
-  // pick.
-  Verdict& v = t->verdict;
+namespace {
+
+// What a program adopts without touching its code: glibc malloc, or a
+// malloc by preload or link.
+bool AdoptableUnchanged(const PolicyResult& p) {
+  return p.name == "malloc" || p.family == allocators::Family::kExternal;
+}
+
+bool AnyPolicy(const PolicyResult&) { return true; }
+
+struct Pick {
+  const PolicyResult* rec = nullptr;  // null: nothing to recommend
+  RecommendableGroup group;
+  std::vector<size_t> cand;  // indexes into t.policies
+};
+
+// Among the contenders `allowed` admits whose peak RSS is within the slack
+// of the smallest of them, the group a recommendation is made from
+// (FastestRecommendable); of it, PickFromGroup, so that noise between tied
+// policies cannot change the pick.
+Pick PickAmong(const TraceReport& t, const ReportContext& ctx,
+               bool (*allowed)(const PolicyResult&)) {
+  Pick out;
   double smallest = std::numeric_limits<double>::max();
-  for (const PolicyResult& p : t->policies) {
-    if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
+  for (const PolicyResult& p : t.policies) {
+    if (IsContender(p) && allowed(p)) smallest = std::min(smallest, p.peak_rss.median);
   }
-  std::vector<size_t> cand;
-  for (size_t i = 0; i < t->policies.size(); ++i) {
-    const PolicyResult& p = t->policies[i];
-    if (IsContender(p) && WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
-      cand.push_back(i);
+  for (size_t i = 0; i < t.policies.size(); ++i) {
+    const PolicyResult& p = t.policies[i];
+    if (IsContender(p) && allowed(p) &&
+        WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
+      out.cand.push_back(i);
     }
   }
-  const RecommendableGroup group = FastestRecommendable(
-      ReplaySpeedFigures(t->policies, cand, ctx.RankingFor(t->clock)), NoiseMargin(t->noise_floor));
-  std::vector<size_t> pick;
-  for (size_t k : group.members) pick.push_back(cand[k]);
+  out.group =
+      FastestRecommendable(ReplaySpeedFigures(t.policies, out.cand, ctx.RankingFor(t.clock)),
+                           NoiseMargin(t.noise_floor));
   // Of the group (a policy that frees before one that never does, above),
   // one pick that noise between its members cannot move (PickFromGroup).
   std::vector<GroupMember> members;
-  for (size_t i : pick) {
-    const PolicyResult& p = t->policies[i];
+  for (size_t k : out.group.members) {
+    const PolicyResult& p = t.policies[out.cand[k]];
     members.push_back({p.name, p.peak_rss.median, RecommendationPreference(p)});
   }
-  const size_t chosen = PickFromGroup(members);
-  if (pick.empty()) return;
-  const PolicyResult* rec = &t->policies[pick[chosen]];
+  if (members.empty()) return out;
+  out.rec = &t.policies[out.cand[out.group.members[PickFromGroup(members)]]];
   // On a trace whose blocks all live in one arena, a pool per container
   // (stack) and one per process (single) are the same replay: the pick
   // between them is this rule, never the noise.
-  if (t->arenas_used <= 1) {
-    if (const std::string single = SingleTwin(rec->name); !single.empty()) {
-      for (const PolicyResult& p : t->policies) {
-        if (p.name == single && IsContender(p)) rec = &p;
+  if (t.arenas_used <= 1) {
+    if (const std::string single = SingleTwin(out.rec->name); !single.empty()) {
+      for (const PolicyResult& p : t.policies) {
+        if (p.name == single && IsContender(p)) out.rec = &p;
       }
     }
   }
-  v.recommended = rec->name;
-  v.adopt = rec->adopt;
-  if (group.passed_over) {
-    v.passed_over_name = t->policies[cand[*group.passed_over]].name;
-    v.passed_over_kept = t->policies[cand[group.members[0]]].name;
-    v.passed_over_edge = group.edge;
+  return out;
+}
+
+}  // namespace
+
+void Recommend(TraceReport* t, const ReportContext& ctx) {
+  Verdict& v = t->verdict;
+  // A trace with no container arenas (a whole program captured, or nothing
+  // but the global heap) can adopt a pool only by rewriting its containers:
+  // the recommendation is among what it adopts unchanged, and the best of
+  // all a separate line.
+  const bool unchanged_only = t->arena_events == 0;
+  const Pick pick = PickAmong(*t, ctx, unchanged_only ? AdoptableUnchanged : AnyPolicy);
+  if (pick.rec == nullptr) return;
+  v.recommended = pick.rec->name;
+  v.adopt = pick.rec->adopt;
+  if (pick.group.passed_over) {
+    v.passed_over_name = t->policies[pick.cand[*pick.group.passed_over]].name;
+    v.passed_over_kept = t->policies[pick.cand[pick.group.members[0]]].name;
+    v.passed_over_edge = pick.group.edge;
+  }
+  if (unchanged_only) {
+    const Pick any = PickAmong(*t, ctx, AnyPolicy);
+    if (any.rec != nullptr && any.rec != pick.rec) {
+      v.if_instrumented = any.rec->name;
+      v.if_instrumented_vs_malloc = any.rec->vs_malloc;
+    }
   }
 }
 

@@ -102,6 +102,12 @@ struct Verdict {
   std::string passed_over_name;
   std::string passed_over_kept;
   Estimate passed_over_edge;
+  // On a trace with no container arenas, the recommendation is among what
+  // the program adopts unchanged (malloc, a malloc by preload or link); the
+  // best of all, if another (a pool, which means rewriting its containers),
+  // and its speed over glibc malloc's. "" if none.
+  std::string if_instrumented;
+  Estimate if_instrumented_vs_malloc;
 };
 
 // The verdict in the program's own terms, an estimate: the recording's
@@ -301,7 +307,10 @@ void MarkTies(TraceReport* t, const ReportContext& ctx);
 // peak RSS is within the RSS slack of the smallest (WithinRssSlack,
 // ctx.rss_slack), the FastestRecommendable group; of it, PickFromGroup.
 // Verdict::passed_over_name names a faster never-freeing policy the margin
-// kept out. (The reports put the rule and the verdict in words:
+// kept out. On a trace with no arena events (no container arenas: a whole
+// program captured), only glibc malloc and the mallocs by preload or link
+// are recommended, and Verdict::if_instrumented names the best of all if it
+// differs. (The reports put the rule and the verdict in words:
 // reports/words.h.)
 void Recommend(TraceReport* t, const ReportContext& ctx);
 

@@ -66,6 +66,7 @@ MeasuredTrace Measured(const std::vector<PolicyRuns>& runs, const PolicyRuns& no
   MeasuredTrace m;
   m.trace.path = "synthetic.trace";
   m.trace.memory_ops = 1000;
+  m.trace.arena_events = 2;  // an instrumented container (see AdoptableUnchanged)
   m.trace.peak_live_bytes = 1 << 20;
   m.policies = runs;
   m.noise = noise;
@@ -534,6 +535,28 @@ TEST(SummarizeTest, TheVerdictInTheProgramsTermsIsAnEstimateFromTheRecordingsSpa
   m.trace.threads = 1;
   m.trace.recorded_seconds = 10e-6;
   EXPECT_THAT(ProgramWords(Summarize(m, Cold())), HasSubstr("does not model this program"));
+}
+
+TEST(SummarizeTest, WithoutContainerArenasOnlyWhatAdoptsUnchangedIsRecommended) {
+  // A whole program captured: slab is fastest, but adopting it means
+  // rewriting the containers; tcmalloc, by preload, is recommended, and
+  // slab's figure is a line of its own.
+  PolicyRuns tcmalloc = Runs("tcmalloc", Scaled(kDrift, 1.5));
+  tcmalloc.family = allocators::Family::kExternal;
+  MeasuredTrace m = Measured(
+      {Runs("malloc", Scaled(kDrift, 2)), tcmalloc, Runs("slab/st/single", kDrift)}, PolicyRuns{});
+  m.trace.arena_events = 0;
+  TraceReport t = Summarize(m, Cold());
+  EXPECT_EQ(t.verdict.recommended, "tcmalloc");
+  EXPECT_EQ(t.verdict.if_instrumented, "slab/st/single");
+  EXPECT_THAT(IfInstrumentedWords(t), HasSubstr("not a recommendation"));
+  EXPECT_THAT(IfInstrumentedWords(t), HasSubstr("slab/st/single replayed at 2.00x"));
+  EXPECT_THAT(ReportRule(t, Cold()), HasSubstr("among what the program adopts unchanged"));
+  // With container arenas, the pool is recommended and no line is added.
+  m.trace.arena_events = 2;
+  t = Summarize(m, Cold());
+  EXPECT_EQ(t.verdict.recommended, "slab/st/single");
+  EXPECT_EQ(IfInstrumentedWords(t), "");
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
