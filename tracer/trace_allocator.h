@@ -145,6 +145,11 @@ template <typename T, typename Tag = void, typename Declared = T>
 class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
  public:
   using size_type = std::size_t;
+  // The same allocator with another tag: for code written over an allocator
+  // template of one parameter (tracer/workloads/workload_support.h,
+  // TaggedAllocator) to name its containers' classes.
+  template <typename NewTag>
+  using with_tag = TraceAllocator<T, NewTag>;
 
   // A new arena, of the class of (Declared, Tag). Record with kNoArena for
   // arena 0 (which has no class).
