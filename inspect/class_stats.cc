@@ -120,8 +120,10 @@ std::string Blocks(const ClassSummary& c) {
   return absl::StrCat(c.min_block, "/", c.median_block, "/", c.max_block);
 }
 
-// "2 of 3 shared" / "one thread each".
+// Threads per arena: "2 of 3 shared", "one thread each"; for one arena
+// "one thread" or "several threads".
 std::string Threads(const ClassSummary& c) {
+  if (c.arenas == 1) return c.shared_arenas == 0 ? "one thread" : "several threads";
   if (c.shared_arenas == 0) return "one thread each";
   return absl::StrCat(c.shared_arenas, " of ", c.arenas, " shared");
 }
@@ -133,6 +135,24 @@ std::string Lifetime(const ClassSummary& c) {
 }
 
 }  // namespace
+
+std::vector<std::string> ClassHeaders() {
+  return {"id",     "by",        "arenas",  "mem ops",  "share",
+          "blocks", "peak live", "threads", "lifetime", "class"};
+}
+
+std::vector<std::string> ClassRow(const ClassSummary& c) {
+  return {absl::StrCat(c.def.id),
+          c.def.id == 0 ? "-" : (c.def.tagged ? "tag" : "type"),
+          absl::StrCat(c.arenas),
+          absl::StrCat(c.memory_ops),
+          absl::StrFormat("%.1f%%", 100.0 * c.share),
+          Blocks(c),
+          absl::StrCat(c.peak_live_bytes),
+          Threads(c),
+          Lifetime(c),
+          ClassName(c)};
+}
 
 std::string FormatClassTable(const std::vector<ClassSummary>& classes, bool has_class_table,
                              bool captured) {
@@ -155,17 +175,13 @@ std::string FormatClassTable(const std::vector<ClassSummary>& classes, bool has_
                   " (tag names or value types as the compiler spells them; blocks: "
                   "min/median/max bytes; built once: at most 10% of an arena's frees before "
                   "its last allocation)\n");
-  absl::StrAppendFormat(&o, "  %-4s %-4s %7s %10s %6s %-17s %12s  %-18s %-26s %s\n", "id", "by",
-                        "arenas", "mem ops", "share", "blocks", "peak live", "threads", "lifetime",
-                        "class");
-  for (const ClassSummary& c : classes) {
-    absl::StrAppendFormat(&o, "  %-4d %-4s %7d %10d %5.1f%% %-17s %12d  %-18s %-26s %s\n", c.def.id,
-                          c.def.id == 0  ? "-"
-                          : c.def.tagged ? "tag"
-                                         : "type",
-                          c.arenas, c.memory_ops, 100.0 * c.share, Blocks(c), c.peak_live_bytes,
-                          Threads(c), Lifetime(c), ClassName(c));
-  }
+  const std::vector<std::string> headers = ClassHeaders();
+  auto line = [&o](const std::vector<std::string>& f) {
+    absl::StrAppendFormat(&o, "  %-4s %-4s %7s %10s %6s %-17s %12s  %-18s %-26s %s\n", f[0], f[1],
+                          f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]);
+  };
+  line(headers);
+  for (const ClassSummary& c : classes) line(ClassRow(c));
   return o;
 }
 

@@ -88,6 +88,13 @@ class ClassStatsBuilder {
   uint64_t memory_ops_ = 0;
 };
 
+// The columns of the per-class table, and one class's row of it: id, how
+// it is named (tag, type, or - for the unnamed class), arenas, memory ops,
+// share, blocks (min/median/max bytes, or the one size), peak live bytes,
+// threads per arena, lifetime shape, name.
+std::vector<std::string> ClassHeaders();
+std::vector<std::string> ClassRow(const ClassSummary& c);
+
 // The per-class table for people: one line per class, or "one class
 // (unnamed): ..." for a trace without a class table (`captured`: a
 // whole-program capture, which is always one class).

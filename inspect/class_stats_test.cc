@@ -7,6 +7,7 @@
 
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_writer.h"
+#include "alloctrace/inspect/trace_html.h"
 #include "alloctrace/inspect/trace_stats.h"
 #include "gtest/gtest.h"
 
@@ -82,11 +83,15 @@ TEST(ClassStatsTest, TwoClasses) {
   const std::string text = FormatTraceStatsText(*st);
   EXPECT_NE(text.find("classes: 2 "), std::string::npos) << text;
   EXPECT_NE(text.find("built once                 app::OrderIndex\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 of 1 shared"), std::string::npos) << text;
+  EXPECT_NE(text.find("several threads"), std::string::npos) << text;
+  EXPECT_NE(text.find("one thread each"), std::string::npos) << text;
   EXPECT_NE(text.find("churned                    std::pair<const int, double>\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("32/32/96"), std::string::npos) << text;
+  const std::string html = FormatTraceStatsHtml(*st, "two_classes.trace");
+  EXPECT_NE(html.find("id=\"class-table\""), std::string::npos);
+  EXPECT_NE(html.find("<td>std::pair&lt;const int, double&gt;</td>"), std::string::npos);
   const std::string json = FormatTraceStatsJson(*st);
   EXPECT_NE(json.find("\"name\": \"app::OrderIndex\", \"tagged\": true, \"elem_size\": 48"),
             std::string::npos)
