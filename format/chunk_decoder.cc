@@ -35,6 +35,8 @@ std::vector<uint64_t>* Column(ChunkColumns* c, uint32_t field) {
       return &c->ids;
     case proto::Chunk::kArgsFieldNumber:
       return &c->args;
+    case proto::Chunk::kArenaClassFieldNumber:
+      return &c->arena_class;
     default:
       return nullptr;
   }
@@ -94,6 +96,13 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
         own_ops();
         out->owned_ops.append(piece.data(), piece.size());
       }
+    } else if (field == proto::Chunk::kClassDefFieldNumber) {
+      proto::ClassDef def;
+      if (!def.ParseFromArray(p, static_cast<int>(len))) {
+        return absl::DataLossError(absl::StrCat("class definition ", out->class_defs.size(),
+                                                " of the chunk does not parse"));
+      }
+      out->class_defs.push_back(ClassDef{def.id(), def.name(), def.elem_size(), def.tagged()});
     } else if (std::vector<uint64_t>* column = Column(out, field)) {
       if (!ReadPacked(p, field_end, column)) {
         return absl::DataLossError(absl::StrCat("corrupt varint in chunk column ", field));
@@ -172,6 +181,45 @@ absl::Status ChunkDecoder::AddShapes(const ChunkColumns& chunk, const ChunkLocat
     const bool zeroed = !chunk.shape_flags.empty() && (chunk.shape_flags[i] & kShapeZeroed);
     shapes_.push_back(Shape{elem_size, count, align, zeroed});
   }
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::AddClasses(const ChunkColumns& chunk, const ChunkLocation& where) {
+  for (const ClassDef& def : chunk.class_defs) {
+    if (def.id == 0) {
+      return ShapeError(where, chunk,
+                        absl::StrCat("class \"", def.name,
+                                     "\", defined with this chunk, has id 0, the unnamed class's"));
+    }
+    auto [it, inserted] = classes_.try_emplace(def.id, def);
+    if (!inserted && it->second != def) {
+      const ClassDef& old = it->second;
+      return ShapeError(
+          where, chunk,
+          absl::StrCat("class ", def.id, " is defined again with different content: \"", old.name,
+                       "\" (", old.elem_size, " bytes", old.tagged ? ", tagged" : "",
+                       ") before, \"", def.name, "\" (", def.elem_size, " bytes",
+                       def.tagged ? ", tagged" : "", ") in this chunk"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::ArenaClass(Cursor& c, uint32_t index, Event* e) {
+  uint64_t cls = 0;
+  if (!c.chunk.arena_class.empty()) {
+    if (c.next_arena_class >= c.chunk.arena_class.size()) {
+      return EventError(c, "ARENA_CREATE without its class: the arena_class column is exhausted");
+    }
+    cls = c.chunk.arena_class[c.next_arena_class++];
+    if (cls != 0 && (cls > UINT32_MAX || !classes_.contains(static_cast<uint32_t>(cls)))) {
+      return EventError(c, absl::StrCat("ARENA_CREATE of arena ", arena_id(index), " names class ",
+                                        cls, ", which is not defined"));
+    }
+  }
+  if (cls != 0 && index >= arena_classes_.size()) arena_classes_.resize(size_t{index} + 1, 0);
+  if (index < arena_classes_.size()) arena_classes_[index] = static_cast<uint32_t>(cls);
+  e->shape = static_cast<uint32_t>(cls);
   return absl::OkStatus();
 }
 
@@ -280,7 +328,7 @@ absl::Status ChunkDecoder::Arena(Cursor& c, OpKind kind, uint64_t payload, Event
   }
   e->arena = index;
   e->object = 0;
-  return absl::OkStatus();
+  return creating ? ArenaClass(c, index, e) : absl::OkStatus();
 }
 
 absl::Status ChunkDecoder::SetArena(Cursor& c, uint64_t payload) {
@@ -310,12 +358,18 @@ absl::Status ChunkDecoder::BeginChunk(const ChunkColumns& chunk, const ChunkLoca
         where, absl::StrCat("chunk starts at event ", chunk.first_event, " but ", events_read_,
                             " events precede it (a chunk is missing or repeated)"));
   }
-  return AddShapes(chunk, where);
+  if (absl::Status s = AddShapes(chunk, where); !s.ok()) return s;
+  return AddClasses(chunk, where);
 }
 
 absl::Status ChunkDecoder::EndChunk(const Cursor& c) {
   if (c.next_id != c.chunk.ids.size() || c.next_arg != c.chunk.args.size()) {
     return ChunkError(c.where, "chunk has unused values in its ids or args column");
+  }
+  if (c.next_arena_class != c.chunk.arena_class.size()) {
+    return ChunkError(c.where, absl::StrCat("chunk has ", c.chunk.arena_class.size(),
+                                            " values in its arena_class column but creates ",
+                                            c.next_arena_class, " arenas"));
   }
   events_read_ = c.event;
   return absl::OkStatus();

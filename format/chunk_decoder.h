@@ -38,7 +38,8 @@ struct Event {
                         // was never created)
   uint32_t object;      // kAlloc/kFree: the object; kRealloc: the new object
   uint32_t old_object;  // kRealloc: the object it replaces
-  uint32_t shape;       // kAlloc/kRealloc: index into the shape table
+  uint32_t shape;       // kAlloc/kRealloc: index into the shape table;
+                        // kArenaCreate: the arena's class id (0: unnamed)
   uint64_t time_ns;     // last TIMESTAMP before the event, 0 if none
 };
 
@@ -48,6 +49,8 @@ struct ChunkColumns {
   uint64_t first_event = 0;
   absl::string_view ops;  // packed varints
   std::vector<uint64_t> shape_elem_size, shape_count, shape_align, shape_flags, ids, args;
+  std::vector<uint64_t> arena_class;  // empty: every arena created here is unnamed
+  std::vector<ClassDef> class_defs;
   // Backs `ops` when the column was not one packed record in the input.
   std::string owned_ops;
 };
@@ -143,6 +146,13 @@ class ChunkDecoder {
   uint32_t arena_index_limit() const { return arenas_.size() + 1; }
   // The trace's id of arena index `index` (0 for 0).
   uint32_t arena_id(uint32_t index) const { return index == 0 ? 0 : arenas_.ids()[index - 1]; }
+  // The class table so far, by id (class 0, unnamed, is not in it).
+  const absl::flat_hash_map<uint32_t, ClassDef>& classes() const { return classes_; }
+  // The class of arena index `index` at its latest creation (0: unnamed,
+  // also for index 0 and arenas never created).
+  uint32_t arena_class(uint32_t index) const {
+    return index < arena_classes_.size() ? arena_classes_[index] : 0;
+  }
   // Thread indexes used so far: the size a table by Event::thread needs.
   uint32_t thread_index_limit() const { return threads_.size(); }
   // The trace's id of thread index `index`.
@@ -155,6 +165,7 @@ class ChunkDecoder {
     const ChunkLocation& where;
     size_t next_id = 0;
     size_t next_arg = 0;
+    size_t next_arena_class = 0;
     int64_t prev_free = 0;
     uint64_t event = 0;
   };
@@ -213,6 +224,9 @@ class ChunkDecoder {
   // Checks the side columns were used up; counts the chunk's events.
   absl::Status EndChunk(const Cursor& c);
   absl::Status AddShapes(const ChunkColumns& chunk, const ChunkLocation& where);
+  absl::Status AddClasses(const ChunkColumns& chunk, const ChunkLocation& where);
+  // The class of the ARENA_CREATE at hand, from the arena_class column.
+  absl::Status ArenaClass(Cursor& c, uint32_t index, Event* e);
   absl::Status Alloc(Cursor& c, uint64_t payload, Event* e);
   absl::Status FreeOrRealloc(Cursor& c, OpKind kind, uint64_t payload, Event* e);
   absl::Status Arena(Cursor& c, OpKind kind, uint64_t payload, Event* e);
@@ -232,10 +246,12 @@ class ChunkDecoder {
   std::vector<uint32_t> free_ids_;
   DenseIdMap arenas_;                 // trace id -> index - 1
   std::vector<uint8_t> live_arenas_;  // by arena index
-  DenseIdMap threads_;                // trace id -> index
-  uint32_t cur_thread_ = 0;           // index
-  uint32_t cur_arena_id_ = 0;         // the trace's id
-  uint32_t cur_arena_ = 0;            // its index, 0 if it was never created
+  absl::flat_hash_map<uint32_t, ClassDef> classes_;
+  std::vector<uint32_t> arena_classes_;  // by arena index, grown as classes are named
+  DenseIdMap threads_;                   // trace id -> index
+  uint32_t cur_thread_ = 0;              // index
+  uint32_t cur_arena_id_ = 0;            // the trace's id
+  uint32_t cur_arena_ = 0;               // its index, 0 if it was never created
   // cur_arena_id_ is 0 (the global heap) or a live arena: an ALLOC there is
   // valid. Kept up to date by SET_ARENA and ARENA_CREATE/DESTROY, so the
   // inline ALLOC needs one test (traces whose every event is in an arena

@@ -56,6 +56,21 @@ struct Shape {
   }
 };
 
+// One entry of a trace's class table (proto ClassDef): a class of
+// containers, named by a tag type or by the containers' value type. Class 0
+// is the unnamed class: every arena of a trace without a class table, and
+// every arena created without a class.
+struct ClassDef {
+  uint32_t id = 0;
+  std::string name;        // as the compiler spells it
+  uint64_t elem_size = 0;  // sizeof the declared value type
+  bool tagged = false;     // `name` is a tag type's
+  friend bool operator==(const ClassDef& a, const ClassDef& b) {
+    return a.id == b.id && a.name == b.name && a.elem_size == b.elem_size && a.tagged == b.tagged;
+  }
+  friend bool operator!=(const ClassDef& a, const ClassDef& b) { return !(a == b); }
+};
+
 // Bits of Chunk.shape_flags.
 inline constexpr uint64_t kShapeZeroed = 1;
 

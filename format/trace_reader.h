@@ -10,7 +10,8 @@
 // format newer than this reader, bad framing or varints, packets that do not
 // parse, chunks out of order, shape and id references out of range, frees
 // of objects that are not live, allocations of ids already live, arena
-// misuse, and a footer that disagrees with what was read.
+// misuse, arenas of classes never defined, classes defined twice with
+// different content, and a footer that disagrees with what was read.
 //
 // A recording that was cut short (no footer, or a last packet that ends
 // early) is not an error: every complete chunk is delivered, then NextChunk
@@ -98,6 +99,11 @@ class TraceReader {
   uint32_t arena_id(uint32_t index) const { return decoder_.arena_id(index); }
   uint32_t thread_index_limit() const { return decoder_.thread_index_limit(); }
   uint32_t thread_id(uint32_t index) const { return decoder_.thread_id(index); }
+  // The class table so far, by id (format/trace_format.h). Empty for a
+  // trace without classes: every arena is then of class 0, unnamed.
+  const absl::flat_hash_map<uint32_t, ClassDef>& classes() const { return decoder_.classes(); }
+  // The class id of arena index `index` (0: unnamed, and for index 0).
+  uint32_t arena_class(uint32_t index) const { return decoder_.arena_class(index); }
   // Distinct threads that had events so far.
   uint64_t threads_seen() const { return threads_seen_; }
 

@@ -196,13 +196,21 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
   EndEvent();
 }
 
-void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena) {
+void TraceWriter::DefineClass(const ClassDef& c) {
+  if (c.id == 0 || !classes_.insert(c.id).second) return;
+  new_classes_.push_back(c);
+}
+
+void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t class_id) {
   if (raw_arena == 0) return;
   auto [it, inserted] = arena_ids_.try_emplace(raw_arena, next_arena_id_);
   if (!inserted) return;
   ++next_arena_id_;
   BeginEvent(thread, cur_arena_);
   Op(OpKind::kArenaCreate, it->second);
+  if (class_id != 0 && !classes_.contains(class_id)) class_id = 0;
+  arena_classes_.push_back(class_id);
+  chunk_has_class_ |= class_id != 0;
   ++arenas_;
   EndEvent();
 }
@@ -248,6 +256,15 @@ absl::Status TraceWriter::FlushChunk() {
     if (any_flags) AppendPackedVarints(C::kShapeFlagsFieldNumber, flags, &chunk);
   }
   AppendPackedVarints(C::kArgsFieldNumber, args_, &chunk);
+  if (chunk_has_class_) AppendPackedVarints(C::kArenaClassFieldNumber, arena_classes_, &chunk);
+  for (const ClassDef& c : new_classes_) {
+    proto::ClassDef def;
+    def.set_id(c.id);
+    def.set_name(c.name);
+    def.set_elem_size(c.elem_size);
+    def.set_tagged(c.tagged);
+    AppendLengthDelimited(C::kClassDefFieldNumber, def.SerializeAsString(), &chunk);
+  }
   std::string framed;
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);
   AppendFramedPacketBody(proto::Packet::kChunkFieldNumber, chunk, &framed);
@@ -257,6 +274,9 @@ absl::Status TraceWriter::FlushChunk() {
   ops_in_chunk_ = 0;
   new_shapes_.clear();
   args_.clear();
+  arena_classes_.clear();
+  chunk_has_class_ = false;
+  new_classes_.clear();
   prev_free_id_ = 0;
   chunk_first_event_ = events_;
   events_in_chunk_ = 0;

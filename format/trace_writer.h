@@ -50,7 +50,14 @@ class TraceWriter {
   // Frees old_address (if live) and allocates new_address with `shape`.
   void Realloc(uint32_t thread, uint32_t arena, uint64_t old_address, uint64_t new_address,
                const Shape& shape);
-  void ArenaCreate(uint32_t thread, uint32_t arena);
+  // Creates `arena` of class `class_id` (0: unnamed). A class id not
+  // defined with DefineClass is recorded as 0, so the trace stays valid.
+  void ArenaCreate(uint32_t thread, uint32_t arena, uint32_t class_id = 0);
+  // Adds `c` to the trace's class table; it is written with the next chunk.
+  // Ids are the caller's (any but 0, which is ignored); a second definition
+  // of an id already defined is ignored.
+  void DefineClass(const ClassDef& c);
+  bool class_defined(uint32_t id) const { return classes_.contains(id); }
   void ArenaDestroy(uint32_t thread, uint32_t arena);
   // Applies to the events that follow.
   void Timestamp(uint64_t ns);
@@ -100,6 +107,11 @@ class TraceWriter {
   uint32_t events_in_chunk_ = 0;
   std::vector<Shape> new_shapes_;
   std::vector<uint64_t> args_;  // REALLOC shape ids, in op order
+  // The class of each ARENA_CREATE of the chunk, in op order; written only
+  // if one of them is not 0.
+  std::vector<uint64_t> arena_classes_;
+  bool chunk_has_class_ = false;
+  std::vector<ClassDef> new_classes_;
   int64_t prev_free_id_ = 0;
 
   // Encoder state that carries across chunks (mirrored by the reader).
@@ -117,6 +129,7 @@ class TraceWriter {
   uint32_t last_raw_arena_ = 0;
   uint32_t last_trace_arena_ = 0;
   absl::flat_hash_set<uint32_t> threads_;
+  absl::flat_hash_set<uint32_t> classes_;  // defined so far
 
   // Counts.
   uint64_t events_ = 0;

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "alloctrace/charts/html.h"
 #include "alloctrace/charts/svg.h"
+#include "alloctrace/inspect/class_stats.h"
 
 namespace alloctrace {
 namespace {
@@ -109,6 +110,22 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
          b == 0 ? "zero-byte requests" : absl::StrCat(b, " to ", 2 * b - 1, " bytes")});
   }
   page.AddSection("sizes", "Allocation sizes", charts::RenderBarChart(sizes));
+
+  // Classes of containers: one row each, or the one unnamed class's line.
+  if (st.has_class_table) {
+    charts::HtmlTable classes(ClassHeaders(),
+                              {true, false, true, true, true, false, true, false, false, false});
+    for (const ClassSummary& c : st.classes) classes.AddRow(ClassRow(c));
+    page.AddSection("classes", absl::StrCat("Classes (", st.classes.size(), ")"),
+                    absl::StrCat(classes.Render("id=\"class-table\""),
+                                 "<p class=\"note\">Blocks: min/median/max bytes. Built once: at "
+                                 "most 10% of an arena's frees come before its last "
+                                 "allocation.</p>"));
+  } else {
+    page.AddSection(
+        "classes", "Classes",
+        absl::StrCat("<p>", Escape(FormatClassTable(st.classes, false, st.captured())), "</p>"));
+  }
 
   // Arenas: each one's lifetime, and the table.
   charts::SpanChart life;

@@ -43,6 +43,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   uint64_t stride = 1;  // events per point of the live course
   LivePoint span;       // the point being filled
   ArenaUsage usage;     // threads and blocks by arena (arena_usage.h)
+  ClassStatsBuilder classes;
   // The stats of the arena with dense index `dense`, noting its first and
   // latest use; keyed by the id the trace gave it.
   auto arena = [&](uint32_t dense) -> ArenaStats& {
@@ -69,11 +70,14 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
           --live_objects;
           arena(object_arena[e.old_object]).live_bytes -= old;
           usage.Free(object_arena[e.old_object], e.thread);
+          classes.Realloc(object_arena[e.old_object], old, e.arena, e.thread,
+                          reader.shapes()[e.shape].bytes());
         } else {
           ++st.allocs;
           ++a.allocs;
         }
         const uint64_t bytes = reader.shapes()[e.shape].bytes();
+        if (e.kind == OpKind::kAlloc) classes.Alloc(e.arena, e.thread, bytes);
         object_bytes[e.object] = bytes;
         object_arena[e.object] = e.arena;
         usage.Alloc(e.arena, e.thread);
@@ -93,6 +97,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
         const uint64_t bytes = object_bytes[e.object];
         ArenaStats& a = arena(object_arena[e.object]);
         usage.Free(object_arena[e.object], e.thread);
+        classes.Free(object_arena[e.object], e.thread, bytes);
         ++a.frees;
         a.live_bytes -= bytes;
         live_bytes -= bytes;
@@ -102,6 +107,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
       case OpKind::kArenaCreate:
         ++st.arenas_created;
         arena(e.arena);
+        classes.ArenaCreated(e.arena, e.shape);  // its class
         break;
       case OpKind::kArenaDestroy:
         ++st.arenas_destroyed;
@@ -142,6 +148,8 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   st.cut_short = reader.cut_short();
   st.threads = reader.threads_seen();
   st.arena_usage = usage.Summarize(reader);
+  st.has_class_table = !reader.classes().empty();
+  st.classes = classes.Summarize(reader.classes());
   st.live_objects_at_end = live_objects;
   st.live_bytes_at_end = live_bytes;
   return st;
@@ -192,6 +200,8 @@ std::string FormatTraceStatsText(const TraceStats& st) {
   absl::StrAppendFormat(&o, "%-22s %d\n", "peak live objects", st.peak_live_objects);
   absl::StrAppendFormat(&o, "%-22s %d objects, %s\n", "live at end", st.live_objects_at_end,
                         HumanBytes(st.live_bytes_at_end));
+
+  absl::StrAppend(&o, "\n", FormatClassTable(st.classes, st.has_class_table, st.captured()));
 
   absl::StrAppend(&o, "\nallocation sizes (bytes)        count\n");
   uint64_t max_count = 1;
@@ -265,6 +275,8 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
     hist.push_back(absl::StrCat("{\"min_bytes\": ", b, ", \"count\": ", n, "}"));
   }
   absl::StrAppend(&o, "  \"size_histogram\": [", absl::StrJoin(hist, ", "), "],\n");
+  absl::StrAppend(&o, "  \"has_class_table\": ", st.has_class_table ? "true" : "false",
+                  ",\n  \"classes\": ", FormatClassTableJson(st.classes), ",\n");
   std::vector<std::string> arenas;
   for (const auto& [id, a] : st.arenas) {
     arenas.push_back(absl::StrCat(

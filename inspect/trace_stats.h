@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/inspect/class_stats.h"
 #include "alloctrace/proto/trace.pb.h"
 
 namespace alloctrace {
@@ -58,6 +59,12 @@ struct TraceStats {
   std::map<uint32_t, ArenaStats> arenas;  // arena 0 = no arena (global heap)
   // Which arenas several threads use; how many hold one block at most.
   ArenaUsageSummary arena_usage;
+  // One per class of containers (class_stats.h), class 0 (unnamed) first
+  // if it has arenas or ops; has_class_table: the trace defines classes.
+  std::vector<ClassSummary> classes;
+  bool has_class_table = false;
+  // Recorded by the whole-program capture (its header's "capture" label).
+  bool captured() const { return header.labels().contains("capture"); }
   // The live course: kLiveCoursePoints to 2x as many points of equal spans
   // (each the maximum over its span, so no peak is lost), in event order.
   static constexpr size_t kLiveCoursePoints = 1024;

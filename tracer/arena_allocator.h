@@ -13,12 +13,14 @@
 //   the arena along, so a container's nodes never change arenas;
 // - two allocators compare equal iff they share an arena.
 //
-// Use (CRTP): `template <typename T> class A : public ArenaAllocator<A, T>`.
-// A<T> must be default-constructible (a new arena) and provide, for the base
-// (befriend it as below):
+// Use (CRTP): `template <typename T> class A : public ArenaAllocator<A, T>`,
+// or, for an allocator with more parameters that rebinding keeps,
+// `template <typename T, typename X> class A : public ArenaAllocator<A, T, X>`
+// (rebind<U> is then A<U, X>). A<T, Extra...> must be default-constructible
+// (a new arena) and provide, for the base (befriend it as below):
 //   uint32_t arena_id() const;        // 0 for arena 0
 //   const void* arena_key() const;    // the same for exactly the copies of one arena
-//   template <template <typename> class, typename>
+//   template <template <typename...> class, typename, typename...>
 //   friend class ::alloctrace::ArenaAllocator;
 #ifndef ALLOCTRACE_TRACER_ARENA_ALLOCATOR_H_
 #define ALLOCTRACE_TRACER_ARENA_ALLOCATOR_H_
@@ -30,7 +32,7 @@
 
 namespace alloctrace {
 
-template <template <typename> class Alloc, typename T>
+template <template <typename...> class Alloc, typename T, typename... Extra>
 class ArenaAllocator {
  public:
   using value_type = T;
@@ -43,26 +45,26 @@ class ArenaAllocator {
 
   template <typename U>
   struct rebind {
-    using other = Alloc<U>;
+    using other = Alloc<U, Extra...>;
   };
 
-  Alloc<T> select_on_container_copy_construction() const {
-    const Alloc<T>& self = static_cast<const Alloc<T>&>(*this);
-    return self.arena_id() == 0 ? self : Alloc<T>();
+  Alloc<T, Extra...> select_on_container_copy_construction() const {
+    const Alloc<T, Extra...>& self = static_cast<const Alloc<T, Extra...>&>(*this);
+    return self.arena_id() == 0 ? self : Alloc<T, Extra...>();
   }
 
-  template <typename U>
-  friend bool operator==(const Alloc<T>& a, const Alloc<U>& b) {
+  template <typename... U>
+  friend bool operator==(const Alloc<T, Extra...>& a, const Alloc<U...>& b) {
     return Key(a) == Key(b);
   }
-  template <typename U>
-  friend bool operator!=(const Alloc<T>& a, const Alloc<U>& b) {
+  template <typename... U>
+  friend bool operator!=(const Alloc<T, Extra...>& a, const Alloc<U...>& b) {
     return Key(a) != Key(b);
   }
 
  private:
-  template <typename U>
-  static const void* Key(const Alloc<U>& a) {
+  template <typename... U>
+  static const void* Key(const Alloc<U...>& a) {
     return a.arena_key();
   }
 };

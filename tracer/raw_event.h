@@ -10,7 +10,7 @@ namespace alloctrace {
 enum class RawKind : uint8_t {
   kAlloc = 0,         // ptr, elem_size, count, align_log2, arena
   kFree = 1,          // ptr, arena
-  kArenaCreate = 2,   // arena
+  kArenaCreate = 2,   // arena, aux = class id (0: unnamed)
   kArenaDestroy = 3,  // arena
   kRealloc = 4,       // aux = old ptr, ptr = new ptr, new shape as kAlloc
 };

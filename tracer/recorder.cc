@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <mutex>
 #include <new>
@@ -234,12 +235,48 @@ void Recorder::DetachThread(ThreadRing* ring) {
   delete ring;
 }
 
-uint32_t Recorder::CreateArena() {
+namespace {
+
+// The process's classes, never destroyed (static destructors may still
+// create arenas). A deque, so a RecordedClass never moves.
+struct ClassRegistry {
+  std::mutex mu;
+  std::deque<RecordedClass> classes;  // id - 1 -> class
+};
+
+ClassRegistry& Classes() {
+  static ClassRegistry* const registry = new ClassRegistry;
+  return *registry;
+}
+
+}  // namespace
+
+uint32_t Recorder::RegisterClass(std::string_view name, uint64_t elem_size, bool tagged) {
+  ClassRegistry& r = Classes();
+  std::lock_guard<std::mutex> l(r.mu);
+  for (size_t i = 0; i < r.classes.size(); ++i) {
+    const RecordedClass& c = r.classes[i];
+    if (c.name == name && c.elem_size == elem_size && c.tagged == tagged) {
+      return static_cast<uint32_t>(i + 1);
+    }
+  }
+  r.classes.push_back(RecordedClass{std::string(name), elem_size, tagged});
+  return static_cast<uint32_t>(r.classes.size());
+}
+
+const RecordedClass* Recorder::RegisteredClass(uint32_t id) {
+  ClassRegistry& r = Classes();
+  std::lock_guard<std::mutex> l(r.mu);
+  return id == 0 || id > r.classes.size() ? nullptr : &r.classes[id - 1];
+}
+
+uint32_t Recorder::CreateArena(uint32_t class_id) {
   const uint32_t id = next_arena_.fetch_add(1, std::memory_order_relaxed);
   RawEvent* e = BeginEvent();
   if (e != nullptr) {
     e->kind = RawKind::kArenaCreate;
     e->arena = id;
+    e->aux = class_id;
     EndEvent();
   }
   return id;

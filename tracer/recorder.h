@@ -35,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "alloctrace/tracer/raw_event.h"
@@ -49,6 +50,13 @@ struct RecordingOptions {
   bool timestamps = false;          // add a steady-clock timestamp to every event
   uint32_t chunk_events = 1 << 16;  // events per chunk (the unit that survives a crash)
   uint32_t flush_ms = 100;          // write a partial chunk at least this often
+};
+
+// A class of containers as registered (see Recorder::RegisterClass).
+struct RecordedClass {
+  std::string name;
+  uint64_t elem_size = 0;
+  bool tagged = false;
 };
 
 // What a finished recording did; filled in by Stop.
@@ -84,8 +92,10 @@ class Recorder {
   bool recording() const { return active_.load(std::memory_order_acquire); }
 
   // Arena (allocator instance) lifetime. Ids are dense from 1 within a
-  // process; 0 means "no arena" (a global allocator).
-  uint32_t CreateArena();
+  // process; 0 means "no arena" (a global allocator). `class_id` is the
+  // arena's class from RegisterClass (0: unnamed); the recording defines the
+  // class in the trace the first time one of its arenas is created.
+  uint32_t CreateArena(uint32_t class_id = 0);
   void DestroyArena(uint32_t arena);
 
   // The hot path. elem_size * count is the allocation's size in bytes.
@@ -120,6 +130,16 @@ class Recorder {
     e->align_log2 = align_log2;
     EndEvent();
   }
+
+  // Classes of containers (tracer/trace_allocator.h). Returns the class's
+  // id, dense from 1 in order of registration within the process; the same
+  // name, size and tag flag always give the same id. Takes a lock: call it
+  // once per class (TraceAllocator does, per instantiation), not per event.
+  // Works whether or not a recording is running.
+  static uint32_t RegisterClass(std::string_view name, uint64_t elem_size, bool tagged);
+  // The class registered as `id`; nullptr for 0 or an id never registered.
+  // The pointer stays valid for the life of the process.
+  static const RecordedClass* RegisteredClass(uint32_t id);
 
   // Threads marked excluded record nothing through the preload hooks: the
   // drainer thread marks itself, and a hook marks the thread while it is

@@ -117,9 +117,17 @@ void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
       out_->Realloc(thread, e.arena, e.aux, e.ptr,
                     Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2});
       break;
-    case RawKind::kArenaCreate:
-      out_->ArenaCreate(thread, e.arena);
+    case RawKind::kArenaCreate: {
+      const uint32_t cls = static_cast<uint32_t>(e.aux);
+      if (cls != 0 && !out_->class_defined(cls)) {
+        // First arena of its class in this recording: define the class.
+        if (const RecordedClass* c = Recorder::RegisteredClass(cls)) {
+          out_->DefineClass(ClassDef{cls, c->name, c->elem_size, c->tagged});
+        }
+      }
+      out_->ArenaCreate(thread, e.arena, cls);
       break;
+    }
     case RawKind::kArenaDestroy:
       out_->ArenaDestroy(thread, e.arena);
       break;

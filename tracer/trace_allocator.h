@@ -1,10 +1,30 @@
-// TraceAllocator<T>: a drop-in std allocator that records every allocate and
-// deallocate it serves into the current alloctrace recording.
+// TraceAllocator<T, Tag = void>: a drop-in std allocator that records every
+// allocate and deallocate it serves into the current alloctrace recording.
 //
 // Change one template argument and run the program:
 //
 //   std::map<int, int, std::less<int>,
 //            alloctrace::TraceAllocator<std::pair<const int, int>>> m;
+//
+// Classes: every arena (below) belongs to a class, the role its container
+// plays, recorded once in the trace's class table with the arena's creation
+// (proto/trace.proto, ClassDef). A tag type names the class:
+//
+//   struct OrderIndex;  // declared only; never defined or instantiated
+//   std::map<K, V, std::less<K>,
+//            alloctrace::TraceAllocator<std::pair<const K, V>, OrderIndex>> by_id;
+//
+// and every container tagged OrderIndex is one class, "OrderIndex" (with
+// its namespaces: "app::OrderIndex"). Untagged, the class is named after
+// the value type written, "std::pair<const long int, Msg>": the name is
+// the compiler's spelling of the type (tracer/type_name.h), so GCC and
+// Clang may spell one type differently. A class's element size is sizeof
+// of that declared value type. Rebinding keeps the class: the map's node
+// allocator, TraceAllocator<Node, Tag, Declared>, carries the declared
+// value type as its third parameter (leave it at its default), so even a
+// node allocator the container default-constructs belongs to the class the
+// user wrote, not to one named after the node type. Containers of one class
+// share its id and have arenas of their own.
 //
 // Memory comes from ::operator new / ::operator delete (aligned overloads for
 // over-aligned types), exactly as std::allocator would get it.
@@ -36,12 +56,14 @@
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <type_traits>
 
 #include "absl/base/optimization.h"
 #include "alloctrace/base/bits.h"
 #include "alloctrace/tracer/arena_allocator.h"
 #include "alloctrace/tracer/policy_switch.h"
 #include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/type_name.h"
 
 namespace alloctrace {
 
@@ -50,17 +72,30 @@ namespace alloctrace {
 
 namespace trace_allocator_internal {
 
+// The class of the containers whose declared value type is `Declared`,
+// tagged `Tag` (void: untagged). Registered with the recorder once per
+// instantiation, on first use.
+template <typename Declared, typename Tag>
+struct ClassOf {
+  static constexpr bool kTagged = !std::is_void_v<Tag>;
+  static constexpr std::string_view kName = TypeName<std::conditional_t<kTagged, Tag, Declared>>();
+  static uint32_t Id() {
+    static const uint32_t id = Recorder::RegisterClass(kName, sizeof(Declared), kTagged);
+    return id;
+  }
+};
+
 // The shared identity of one allocator instance and all its copies: its
 // arena id when recording, or the policy and pool that serve it when the
 // switch chose one (ops_ non-null; then nothing is recorded).
 // Not allocated through a TraceAllocator, so never recorded itself.
 class ArenaHandle {
  public:
-  static ArenaHandle* Create() {
+  static ArenaHandle* Create(uint32_t class_id) {
     policy_switch::Resolve();
     const policy_switch::Ops* ops = policy_switch::Active();
-    if (ops != nullptr) return new ArenaHandle(0, ops, ops->make_pool());
-    return new ArenaHandle(Recorder::Global().CreateArena(), nullptr, nullptr);
+    if (ops != nullptr) return new ArenaHandle(0, 0, ops, ops->make_pool());
+    return new ArenaHandle(Recorder::Global().CreateArena(class_id), class_id, nullptr, nullptr);
   }
   // Arena 0, "no container": a global heap such as plain new or make_shared.
   // Holds one reference of its own, so it is never destroyed (nor its pool).
@@ -68,7 +103,7 @@ class ArenaHandle {
     static ArenaHandle* const kNoArena = [] {
       policy_switch::Resolve();
       const policy_switch::Ops* ops = policy_switch::Active();
-      return new ArenaHandle(0, ops, ops != nullptr ? ops->make_pool() : nullptr);
+      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool() : nullptr);
     }();
     kNoArena->Ref();
     return kNoArena;
@@ -85,32 +120,47 @@ class ArenaHandle {
     }
   }
   uint32_t id() const { return id_; }
+  // Its class (Recorder::RegisterClass); 0 for arena 0 and under the switch.
+  uint32_t class_id() const { return class_id_; }
   // nullptr: recording. Otherwise the policy serving this arena from pool().
   const policy_switch::Ops* ops() const { return ops_; }
   void* pool() const { return pool_; }
 
  private:
-  ArenaHandle(uint32_t id, const policy_switch::Ops* ops, void* pool)
-      : id_(id), ops_(ops), pool_(pool) {}
+  ArenaHandle(uint32_t id, uint32_t class_id, const policy_switch::Ops* ops, void* pool)
+      : id_(id), class_id_(class_id), ops_(ops), pool_(pool) {}
   std::atomic<uint32_t> refs_{1};
   const uint32_t id_;
+  const uint32_t class_id_;
   const policy_switch::Ops* const ops_;
   void* const pool_;
 };
 
 }  // namespace trace_allocator_internal
 
-template <typename T>
-class TraceAllocator : public ArenaAllocator<TraceAllocator, T> {
+// Tag: a type naming the class (declared only), or void: the class is named
+// after Declared. Declared: the value type the container was declared with;
+// rebinding sets it, leave it at its default.
+template <typename T, typename Tag = void, typename Declared = T>
+class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
  public:
   using size_type = std::size_t;
+  // The same allocator with another tag: for code written over an allocator
+  // template of one parameter (tracer/workloads/workload_support.h,
+  // TaggedAllocator) to name its containers' classes.
+  template <typename NewTag>
+  using with_tag = TraceAllocator<T, NewTag>;
 
-  // A new arena. Record with kNoArena for arena 0.
-  TraceAllocator() : arena_(trace_allocator_internal::ArenaHandle::Create()) {}
+  // A new arena, of the class of (Declared, Tag). Record with kNoArena for
+  // arena 0 (which has no class).
+  TraceAllocator()
+      : arena_(trace_allocator_internal::ArenaHandle::Create(
+            trace_allocator_internal::ClassOf<Declared, Tag>::Id())) {}
   explicit TraceAllocator(NoArenaTag) : arena_(trace_allocator_internal::ArenaHandle::NoArena()) {}
   TraceAllocator(const TraceAllocator& other) noexcept : arena_(other.arena_) { arena_->Ref(); }
-  template <typename U>
-  TraceAllocator(const TraceAllocator<U>& other) noexcept  // NOLINT: implicit by design
+  // From an allocator of the same tag: shares its arena, and so its class.
+  template <typename U, typename D>
+  TraceAllocator(const TraceAllocator<U, Tag, D>& other) noexcept  // NOLINT: implicit by design
       : arena_(other.arena_) {
     arena_->Ref();
   }
@@ -155,14 +205,17 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T> {
   }
 
   uint32_t arena_id() const { return arena_->id(); }
+  // The arena's class, shared by copies and rebound copies; 0 for arena 0
+  // and under ALLOCTRACE_POLICY (nothing is recorded then).
+  uint32_t class_id() const { return arena_->class_id(); }
   // Under ALLOCTRACE_POLICY: the pool serving this allocator and its copies
   // (nullptr for std); nullptr when recording.
   const void* policy_pool() const { return arena_->pool(); }
 
  private:
-  template <typename U>
+  template <typename, typename, typename>
   friend class TraceAllocator;
-  template <template <typename> class, typename>
+  template <template <typename...> class, typename, typename...>
   friend class ArenaAllocator;
   const void* arena_key() const { return arena_; }
 

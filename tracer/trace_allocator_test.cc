@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "alloctrace/format/trace_reader.h"
@@ -225,6 +226,139 @@ TEST(TraceAllocatorTest, OverAlignedTypesAreAlignedAndRecorded) {
   });
   EXPECT_EQ(c.allocs, 1u);
   EXPECT_EQ(c.bytes, 640u);
+}
+
+// Classes: tag types and value types name them.
+struct Msg {
+  char text[24];
+};
+
+}  // namespace
+
+namespace app {
+struct OrderIndex;  // a tag: declared only
+}  // namespace app
+
+namespace {
+
+struct PriceLevels;
+
+template <typename K, typename V, typename Tag = void>
+using TracedMap = std::map<K, V, std::less<K>, TraceAllocator<std::pair<const K, V>, Tag>>;
+
+TEST(TraceAllocatorClassTest, TypeNamesAreTheCompilersSpelling) {
+  EXPECT_EQ(TypeName<app::OrderIndex>(), "alloctrace::app::OrderIndex");
+  EXPECT_EQ(TypeName<PriceLevels>().substr(TypeName<PriceLevels>().rfind("::") + 2), "PriceLevels");
+  EXPECT_EQ(TypeName<int>(), "int");
+  const std::string_view pair = TypeName<std::pair<const long, Msg>>();
+  // GCC spells `long` as `long int`; both keep the namespaces.
+  EXPECT_EQ(pair.substr(0, 20), "std::pair<const long");
+  EXPECT_NE(pair.find("Msg>"), std::string_view::npos) << pair;
+  EXPECT_EQ(pair.back(), '>');
+}
+
+TEST(TraceAllocatorClassTest, RebindKeepsTheClassOfTheDeclaredValueType) {
+  TraceAllocator<std::pair<const long, Msg>> untagged;
+  TraceAllocator<std::pair<const long, Msg>, app::OrderIndex> tagged;
+  EXPECT_NE(untagged.class_id(), 0u);
+  EXPECT_NE(tagged.class_id(), 0u);
+  EXPECT_NE(untagged.class_id(), tagged.class_id());
+  struct Node {
+    void* links[3];
+    std::pair<const long, Msg> value;
+  };
+  // A rebound copy shares the arena, hence the class.
+  using Traits = std::allocator_traits<decltype(tagged)>;
+  typename Traits::template rebind_alloc<Node> node_copy(tagged);
+  EXPECT_EQ(node_copy.arena_id(), tagged.arena_id());
+  EXPECT_EQ(node_copy.class_id(), tagged.class_id());
+  // A rebound allocator default-constructed (as std::map does for its nodes)
+  // is a new arena of the original class, not of a class named after Node.
+  typename Traits::template rebind_alloc<Node> node_fresh;
+  EXPECT_NE(node_fresh.arena_id(), tagged.arena_id());
+  EXPECT_EQ(node_fresh.class_id(), tagged.class_id());
+  typename std::allocator_traits<decltype(untagged)>::template rebind_alloc<Node> untagged_node;
+  EXPECT_EQ(untagged_node.class_id(), untagged.class_id());
+  EXPECT_NE(TraceAllocator<Node>().class_id(), untagged.class_id()) << "Node written by hand";
+  // Rebinding twice still names the declared type; the container's copy is
+  // a new arena of the same class.
+  typename std::allocator_traits<decltype(node_fresh)>::template rebind_alloc<int> twice;
+  EXPECT_EQ(twice.class_id(), tagged.class_id());
+  auto copy = Traits::select_on_container_copy_construction(tagged);
+  EXPECT_EQ(copy.class_id(), tagged.class_id());
+  EXPECT_NE(copy.arena_id(), tagged.arena_id());
+  EXPECT_EQ(TraceAllocator<int>(kNoArena).class_id(), 0u);
+}
+
+// What a recorded trace says of its classes and arenas.
+struct RecordedClasses {
+  absl::flat_hash_map<uint32_t, ClassDef> classes;
+  std::map<uint32_t, uint32_t> arena_class;             // arena index -> class id
+  std::map<uint32_t, std::set<uint32_t>> alloc_arenas;  // class id -> arenas with allocations
+};
+
+template <typename F>
+RecordedClasses RecordClasses(const std::string& name, F body) {
+  const std::string path = std::string(testing::TempDir()) + "/" + name + ".trace";
+  RecordingOptions options;
+  options.path = path;
+  EXPECT_TRUE(Recorder::Global().Start(options).ok());
+  body();
+  EXPECT_TRUE(Recorder::Global().Stop().ok());
+  RecordedClasses r;
+  auto reader = TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return r;
+  absl::Status s =
+      (*reader)->ForEachEvent([](const std::vector<Event>&) {},
+                              [&](const Event& e) {
+                                if (e.kind == OpKind::kArenaCreate)
+                                  r.arena_class[e.arena] = e.shape;
+                                if (e.kind == OpKind::kAlloc)
+                                  r.alloc_arenas[(*reader)->arena_class(e.arena)].insert(e.arena);
+                                return absl::OkStatus();
+                              });
+  EXPECT_TRUE(s.ok()) << s;
+  r.classes = (*reader)->classes();
+  return r;
+}
+
+TEST(TraceAllocatorClassTest, TheTraceNamesEachClassOnceAndEachArenaItsClass) {
+  const RecordedClasses r = RecordClasses("classes", [] {
+    TracedMap<long, Msg, app::OrderIndex> by_id, by_time;  // one class, two arenas
+    TracedMap<long, Msg> untagged;
+    std::list<int, TraceAllocator<int, PriceLevels>> levels;
+    for (long i = 0; i < 8; ++i) {
+      by_id[i];
+      by_time[-i];
+      untagged[i];
+      levels.push_back(static_cast<int>(i));
+    }
+  });
+  ASSERT_EQ(r.classes.size(), 3u);
+  const uint32_t order_index =
+      TraceAllocator<std::pair<const long, Msg>, app::OrderIndex>().class_id();
+  const uint32_t pair = TraceAllocator<std::pair<const long, Msg>>().class_id();
+  const uint32_t levels = TraceAllocator<int, PriceLevels>().class_id();
+  ASSERT_TRUE(r.classes.contains(order_index));
+  ASSERT_TRUE(r.classes.contains(pair));
+  ASSERT_TRUE(r.classes.contains(levels));
+  const ClassDef& oi = r.classes.at(order_index);
+  EXPECT_EQ(oi.name, "alloctrace::app::OrderIndex");
+  EXPECT_TRUE(oi.tagged);
+  EXPECT_EQ(oi.elem_size, sizeof(std::pair<const long, Msg>));
+  const ClassDef& p = r.classes.at(pair);
+  EXPECT_EQ(p.name, (TypeName<std::pair<const long, Msg>>()))
+      << "named from the value type, not the node";
+  EXPECT_FALSE(p.tagged);
+  EXPECT_EQ(p.elem_size, sizeof(std::pair<const long, Msg>));
+  EXPECT_EQ(r.classes.at(levels).elem_size, sizeof(int));
+  // Two containers of one class: one class id, two arenas.
+  EXPECT_EQ(r.alloc_arenas.at(order_index).size(), 2u);
+  EXPECT_EQ(r.alloc_arenas.at(pair).size(), 1u);
+  EXPECT_EQ(r.alloc_arenas.at(levels).size(), 1u);
+  EXPECT_FALSE(r.alloc_arenas.count(0) > 0) << "no container's allocations are unnamed";
+  for (const auto& [arena, cls] : r.arena_class) EXPECT_TRUE(r.classes.contains(cls)) << arena;
 }
 
 }  // namespace

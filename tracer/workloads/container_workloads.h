@@ -1,5 +1,6 @@
-// Two more container shapes beside the sources' maps and sets: a churning
-// std::list and a std::unordered_map whose bucket arrays are allocations too.
+// More container shapes beside the sources' maps and sets: a churning
+// std::list, a std::unordered_map whose bucket arrays are allocations too,
+// and an order book whose containers are named classes.
 #ifndef ALLOCTRACE_TRACER_WORKLOADS_CONTAINER_WORKLOADS_H_
 #define ALLOCTRACE_TRACER_WORKLOADS_CONTAINER_WORKLOADS_H_
 
@@ -7,6 +8,7 @@
 #include <functional>
 #include <iterator>
 #include <list>
+#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -27,7 +29,16 @@ typename List::iterator RandomPosition(List& list, WorkloadRng& rng) {
   return std::prev(list.end(), static_cast<long>(size - index));
 }
 
+struct Order {
+  int price;
+  int quantity;
+};
+
 }  // namespace container_internal
+
+// The order book's classes of containers (tags: declared, never defined).
+struct OrderIndex;
+struct PriceLevels;
 
 // list_churn: two std::list<int> of `initial` elements each, then
 // `operations` random steps on a random one of them: push_front (20%),
@@ -99,6 +110,52 @@ void RunUnorderedMap(const WorkloadParams& params, uint64_t seed) {
     it = erase ? m.erase(it) : std::next(it);
   }
   m.rehash(0);
+}
+
+// order_book: a limit order book, one side for bids and one for asks, each
+// an index of its resting orders by id (std::map<int64_t, Order>, tagged
+// OrderIndex) and the quantity resting at each price (std::map<int,
+// int64_t>, tagged PriceLevels): two named classes of two arenas each
+// (tracer/trace_allocator.h). `orders` random steps on a random side: add an
+// order at one of `levels` prices (50%), cancel a random earlier order if it
+// is still resting (30%), or fill the side's oldest order (20%); a price
+// level goes when its last order does. Then everything is let go.
+template <template <typename> class Alloc>
+void RunOrderBook(const WorkloadParams& params, uint64_t seed) {
+  using container_internal::Order;
+  using Orders = std::map<int64_t, Order, std::less<int64_t>,
+                          TaggedAllocator<Alloc, std::pair<const int64_t, Order>, OrderIndex>>;
+  using Levels = std::map<int, int64_t, std::less<int>,
+                          TaggedAllocator<Alloc, std::pair<const int, int64_t>, PriceLevels>>;
+  struct Side {
+    Orders orders;
+    Levels levels;
+    void Remove(typename Orders::iterator it) {
+      auto level = levels.find(it->second.price);
+      if ((level->second -= it->second.quantity) == 0) levels.erase(level);
+      orders.erase(it);
+    }
+  };
+  const int64_t steps = params.Get("orders");
+  const int64_t prices = params.Get("levels");
+  WorkloadRng rng(seed);
+  Side sides[2];
+  int64_t next_id = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    Side& side = sides[rng.Below(2)];
+    const uint64_t roll = rng.Below(100);
+    if (roll < 50 || next_id == 0) {
+      const Order order{static_cast<int>(rng.Below(static_cast<uint64_t>(prices))),
+                        static_cast<int>(1 + rng.Below(100))};
+      side.orders.emplace(next_id++, order);
+      side.levels[order.price] += order.quantity;
+    } else if (roll < 80) {
+      auto it = side.orders.find(static_cast<int64_t>(rng.Below(static_cast<uint64_t>(next_id))));
+      if (it != side.orders.end()) side.Remove(it);
+    } else if (!side.orders.empty()) {
+      side.Remove(side.orders.begin());
+    }
+  }
 }
 
 }  // namespace alloctrace::workloads

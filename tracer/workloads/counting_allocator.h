@@ -201,7 +201,7 @@ class CountingAllocator : public ArenaAllocator<CountingAllocator, T> {
  private:
   template <typename U>
   friend class CountingAllocator;
-  template <template <typename> class, typename>
+  template <template <typename...> class, typename, typename...>
   friend class ::alloctrace::ArenaAllocator;
   const void* arena_key() const { return state_.get(); }
 

@@ -2,14 +2,16 @@
 // TraceAllocator and Recorder, reads the trace back, and checks that every
 // free is recorded in the arena that allocated the object, and that no arena
 // is used after it was destroyed: what a replay with one pool per arena
-// needs.
+// needs. And that a workload with tagged containers records their classes.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/workloads/container_workloads.h"
 #include "alloctrace/tracer/workloads/workloads.h"
 #include "gtest/gtest.h"
 
@@ -73,6 +75,41 @@ void ExpectArenasKept(const std::string& workload, const std::vector<std::string
 
 TEST(RecordedArenasTest, SwapSpliceKeepsEachNodeInItsArena) {
   ExpectArenasKept("swap_splice", {"entries=300", "operations=20000"}, 5);
+}
+
+TEST(RecordedClassesTest, OrderBookRecordsTwoTaggedClassesOfTwoArenasEach) {
+  const WorkloadInfo* info = FindWorkload("order_book");
+  ASSERT_NE(info, nullptr);
+  absl::StatusOr<WorkloadParams> params = info->ParseParams({"orders=5000"});
+  ASSERT_TRUE(params.ok()) << params.status();
+  RecordingOptions options;
+  options.path = absl::StrCat(::testing::TempDir(), "/order_book.trace");
+  ASSERT_TRUE(Recorder::Global().Start(options).ok());
+  info->run_traced(*params, 1);
+  ASSERT_TRUE(Recorder::Global().Stop().ok());
+
+  auto reader = TraceReader::Open(options.path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::map<std::string, int> arenas_by_class;  // class name -> arenas created
+  absl::Status s = (*reader)->ForEachEvent(
+      [](const std::vector<Event>&) {},
+      [&](const Event& e) {
+        if (e.kind == OpKind::kArenaCreate) {
+          ++arenas_by_class[e.shape == 0 ? "" : (*reader)->classes().at(e.shape).name];
+        }
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(arenas_by_class,
+            (std::map<std::string, int>{{"alloctrace::workloads::OrderIndex", 2},
+                                        {"alloctrace::workloads::PriceLevels", 2}}));
+  for (const auto& [id, c] : (*reader)->classes()) {
+    EXPECT_TRUE(c.tagged) << c.name;
+    EXPECT_EQ(c.elem_size, c.name == "alloctrace::workloads::OrderIndex"
+                               ? sizeof(std::pair<const int64_t, container_internal::Order>)
+                               : sizeof(std::pair<const int, int64_t>))
+        << c.name;
+  }
 }
 
 TEST(RecordedArenasTest, ListChurnKeepsEachNodeInItsArena) {

@@ -159,7 +159,7 @@ class EventLogAllocator : public ArenaAllocator<EventLogAllocator, T> {
  private:
   template <typename U>
   friend class EventLogAllocator;
-  template <template <typename> class, typename>
+  template <template <typename...> class, typename, typename...>
   friend class ::alloctrace::ArenaAllocator;
   const void* arena_key() const { return state_; }
 

@@ -82,6 +82,23 @@ Alloc<T> GlobalHeapAllocator() {
   }
 }
 
+namespace support_internal {
+template <typename A, typename Tag, typename = void>
+struct Tagged {
+  using type = A;
+};
+template <typename A, typename Tag>
+struct Tagged<A, Tag, std::void_t<typename A::template with_tag<Tag>>> {
+  using type = typename A::template with_tag<Tag>;
+};
+}  // namespace support_internal
+
+// Alloc<T> naming its containers' class with the tag type `Tag` where the
+// allocator can (TraceAllocator's with_tag, tracer/trace_allocator.h), else
+// Alloc<T> itself: a workload tags its containers once for every allocator.
+template <template <typename> class Alloc, typename T, typename Tag>
+using TaggedAllocator = typename support_internal::Tagged<Alloc<T>, Tag>::type;
+
 // Destroys and frees an object made by SharedFromNew.
 template <template <typename> class Alloc, typename T>
 struct GlobalHeapDelete {

@@ -240,6 +240,14 @@ const std::vector<WorkloadDef>& WorkloadDefs() {
         {"operations", 40000, "", "random lookups, inserts and erases (a third each)"}},
        true,
        &RunUnorderedMap<Alloc>},
+      {"order_book",
+       "a limit order book: per side, orders by id (tagged OrderIndex) and quantity by price "
+       "(tagged PriceLevels); random adds, cancels and fills: two named classes of containers",
+       kSourceAlloctrace,
+       {{"orders", 50000, "", "random steps (add 50%, cancel 30%, fill 20%)"},
+        {"levels", 200, "", "distinct prices"}},
+       true,
+       &RunOrderBook<Alloc>},
   };
   return *kDefs;
 }

@@ -454,6 +454,7 @@ TEST(RegistryTest, NamesAreTheAgreedOnes) {
                                        "records_make_shared",
                                        "list_churn",
                                        "unordered_map",
+                                       "order_book",
                                        "producer_consumer",
                                        "larson",
                                        "migration",
