@@ -28,12 +28,16 @@
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -52,25 +56,42 @@ namespace thread_replay_internal {
 
 using Clock = std::chrono::steady_clock;
 
-// One per thread, on a cache line of its own: waiters read it, its thread
-// writes it.
+// The words threads wait on (a thread's progress, the start barrier) hold
+// a count in their low 31 bits; kStopBit, set on every word by StopAll, says
+// that a thread failed and the pass is ending. Counts stay below it (a
+// stream of 2^31 ops or more is refused).
+inline constexpr uint32_t kStopBit = uint32_t{1} << 31;
+inline constexpr uint32_t kCountMask = kStopBit - 1;
+
+// How long a wait spins (checking the word, with a pause between reads)
+// before it sleeps on a futex, when the replay threads fit in the cores the
+// process may run on. With more threads than cores, a waiter does not spin:
+// the thread it waits for may need its core.
+inline constexpr int64_t kSpinNs = 2000;
+
+// One per thread, on a cache line of its own: its thread advances `done`
+// (ops done so far, published only after ops another thread waits for);
+// `waiters` counts the threads that are asleep on `done`, or about to be.
 struct alignas(64) Progress {
   std::atomic<uint32_t> done{0};
+  std::atomic<uint32_t> waiters{0};
 };
 
 // What a pass shares between its threads.
 struct PassShared {
-  explicit PassShared(size_t threads) : progress(threads) {}
+  PassShared(size_t threads, int64_t spin) : progress(threads), spin_ns(spin) {}
   std::vector<Progress> progress;
-  std::atomic<uint32_t> arrived{0};  // at the start barrier
+  std::atomic<uint32_t> arrived{0};  // at the start barrier (a futex word, as done)
+  std::atomic<uint32_t> arrived_waiters{0};
   std::atomic<bool> abort{false};    // a thread failed: the others stop
   std::atomic<int64_t> start_ns{0};  // when the last thread passed the barrier
+  const int64_t spin_ns;             // kSpinNs or 0 (more threads than cores)
 };
 
 struct ThreadFigures {
-  double cpu = 0;        // over the stream, waits included
-  double wait_cpu = 0;   // CPU time spent in waits
-  double wait_wall = 0;  // wall time spent in waits
+  double cpu = 0;        // over the stream, waits and wakes included
+  double wait_cpu = 0;   // CPU time spent in waits and in waking waiters
+  double wait_wall = 0;  // wall time spent in waits and in waking waiters
   int64_t end_ns = 0;    // steady clock at the end of the stream
   UsageCounts usage{};   // over the stream
   int64_t migrations = 0;
@@ -88,18 +109,81 @@ inline void CpuRelax() {
 #endif
 }
 
-// Spins briefly, then yields, until pred() or an abort. Returns false on abort.
-template <typename Pred>
-bool SpinUntil(const PassShared& shared, Pred pred) {
-  for (int spins = 0; !pred(); ++spins) {
-    if (shared.abort.load(std::memory_order_relaxed)) return false;
-    if (spins < 100) {
-      CpuRelax();
-    } else {
-      sched_yield();
-    }
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
+
+// Sleeps while *word == expected (the kernel compares atomically with the
+// sleep, so a change made before it is never slept through). May return
+// early (a wake, a signal, a changed value): the caller re-checks.
+inline void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
+}
+
+// Wakes every thread asleep on `word`.
+inline void FutexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+          nullptr, 0);
+}
+
+// Waits until ready(count) holds for `word`'s count, or its kStopBit is set:
+// spins up to spin_ns, then registers in `waiters` and sleeps on the word,
+// re-reading it after registering and after every wake-up. Returns false if
+// stopped. No wake-up is lost: the waker changes the word, then reads
+// `waiters`; the waiter registers, then reads the word (both seq_cst), so
+// one of them sees the other; and FutexWait does not sleep on a value that
+// has changed.
+template <typename Ready>
+bool WaitOn(std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiters, int64_t spin_ns,
+            Ready ready) {
+  uint32_t v = word.load(std::memory_order_acquire);
+  if (spin_ns > 0) {
+    const int64_t until = NowNs() + spin_ns;
+    do {
+      for (int k = 0; k < 16; ++k) {
+        if (ready(v & kCountMask)) return true;
+        if ((v & kStopBit) != 0) return false;
+        CpuRelax();
+        v = word.load(std::memory_order_acquire);
+      }
+    } while (NowNs() < until);
   }
-  return true;
+  waiters.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    v = word.load(std::memory_order_seq_cst);
+    if (ready(v & kCountMask) || (v & kStopBit) != 0) break;
+    FutexWait(word, v);
+  }
+  waiters.fetch_sub(1, std::memory_order_relaxed);
+  return ready(v & kCountMask);
+}
+
+// Publishes `count` ops done (release: the ops before are visible to whoever
+// reads it), from `*published`, and wakes the waiters if any. The common
+// path is one atomic add (it keeps a kStopBit) and one load, no system call;
+// the add is a full barrier, which the check of `waiters` needs. A wake's
+// time is the replay's, not the allocator's: added to the thread's waits.
+inline void Publish(Progress& mine, uint32_t count, uint32_t* published, ThreadFigures* f) {
+  mine.done.fetch_add(count - *published, std::memory_order_seq_cst);
+  *published = count;
+  if (__builtin_expect(mine.waiters.load(std::memory_order_seq_cst) == 0, 1)) return;
+  const double c0 = replay_internal::ThreadCpuSeconds();
+  const int64_t t0 = NowNs();
+  FutexWakeAll(mine.done);
+  f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
+  f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
+}
+
+// Stops the pass: every waiter, asleep or not, returns false from WaitOn
+// (at once, or at its next wait). Safe to call from any thread, more than
+// once.
+inline void StopAll(PassShared& shared) {
+  shared.abort.store(true, std::memory_order_seq_cst);
+  for (Progress& p : shared.progress) {
+    p.done.fetch_or(kStopBit, std::memory_order_seq_cst);
+    FutexWakeAll(p.done);
+  }
+  shared.arrived.fetch_or(kStopBit, std::memory_order_seq_cst);
+  FutexWakeAll(shared.arrived);
 }
 
 // Runs one stream. Returns "" or an error message.
@@ -112,19 +196,20 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
   const SyncWait* waits = stream.waits;
   size_t w = 0;
   uint64_t read_sink = 0;
-  std::atomic<uint32_t>& mine = shared.progress[self].done;
+  Progress& mine = shared.progress[self];
+  uint32_t published = 0;
   for (uint32_t i = 0; i < stream.num_ops; ++i) {
     const ReplayOp& op = ops[i];
     const uint8_t kind = static_cast<uint8_t>(op.kind);
     if (__builtin_expect((kind & kWaitFlag) != 0, 0)) {
       for (; w < stream.num_waits && waits[w].op == i; ++w) {
-        const std::atomic<uint32_t>& theirs = shared.progress[waits[w].thread].done;
+        Progress& theirs = shared.progress[waits[w].thread];
         const uint32_t count = waits[w].count;
-        if (theirs.load(std::memory_order_acquire) >= count) continue;
+        if ((theirs.done.load(std::memory_order_acquire) & kCountMask) >= count) continue;
         const double c0 = replay_internal::ThreadCpuSeconds();
         const int64_t t0 = NowNs();
-        const bool ok =
-            SpinUntil(shared, [&] { return theirs.load(std::memory_order_acquire) >= count; });
+        const bool ok = WaitOn(theirs.done, theirs.waiters, shared.spin_ns,
+                               [count](uint32_t done) { return done >= count; });
         f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
         f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
         if (!ok) return "stopped: another thread failed";
@@ -142,7 +227,7 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
       return replay_internal::OpFailureWords(failure, failed_bytes);
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
-      mine.store(i + 1, std::memory_order_release);
+      Publish(mine, i + 1, &published, f);
     }
   }
   asm volatile("" : : "r"(read_sink));
@@ -156,11 +241,14 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
                 ThreadFigures* f) {
   const int64_t migrations0 = ReadMigrations();
   const UsageCounts u0 = ReadUsageCounts();
-  if (shared.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) {
+  if (shared.arrived.fetch_add(1, std::memory_order_seq_cst) + 1 == threads) {
     shared.start_ns.store(NowNs(), std::memory_order_relaxed);
+    if (shared.arrived_waiters.load(std::memory_order_seq_cst) != 0) {
+      FutexWakeAll(shared.arrived);
+    }
   }
-  if (!SpinUntil(shared,
-                 [&] { return shared.arrived.load(std::memory_order_acquire) == threads; })) {
+  if (!WaitOn(shared.arrived, shared.arrived_waiters, shared.spin_ns,
+              [threads](uint32_t arrived) { return arrived == threads; })) {
     f->error = "stopped: a thread could not start";
     return;
   }
@@ -168,12 +256,23 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
   f->error = RunStream(allocator, program, schedule, self, ptrs, touch, shared, f);
   f->end_ns = NowNs();
   f->cpu = replay_internal::ThreadCpuSeconds() - c0;
-  if (!f->error.empty()) shared.abort.store(true, std::memory_order_relaxed);
+  if (!f->error.empty()) StopAll(shared);
   const UsageCounts u1 = ReadUsageCounts();
   f->usage = UsageCounts{u1.minor_faults - u0.minor_faults, u1.major_faults - u0.major_faults,
                          u1.involuntary_switches - u0.involuntary_switches,
                          u1.voluntary_switches - u0.voluntary_switches};
   f->migrations = ReadMigrations() - migrations0;
+}
+
+// The CPUs this process may run on (its affinity mask), at least 1.
+inline uint32_t UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<uint32_t>(CPU_COUNT(&set));
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<uint32_t>(online) : 1;
 }
 
 // Replay threads get small stacks: the loop needs little, and 1024 threads
@@ -207,7 +306,10 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
                            const ThreadScheduleView& schedule, void** ptrs, Touch touch,
                            PassFigures* pass, int64_t* migrations) {
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
-  PassShared shared(n);
+  for (const StreamView& stream : schedule.streams) {
+    if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
+  }
+  PassShared shared(n, n <= UsableCores() ? kSpinNs : 0);
   std::vector<ThreadFigures> figures(n);
   std::vector<std::function<void()>> bodies(n);
   std::vector<pthread_t> threads;
@@ -227,7 +329,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
       } catch (const std::bad_alloc&) {
         figures[t].error.assign(shared.abort.load() ? "stopped: another thread failed"
                                                     : "out of memory (std::bad_alloc)");
-        shared.abort.store(true);
+        StopAll(shared);
       }
     };
     pthread_t thread;
@@ -235,7 +337,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
     if (!StartThread(&bodies[t], &thread, &code)) {
       error = std::string("cannot start replay thread ") + std::to_string(t) + " of " +
               std::to_string(n) + ": " + std::strerror(code);
-      shared.abort.store(true);
+      StopAll(shared);
       break;
     }
     threads.push_back(thread);
