@@ -5,26 +5,51 @@
 // theirs. Meant to run in a child process of its own, like ReplayWith
 // (replay_loop.h); its setup, passes and teardown are replay_setup.h's.
 //
-// Timed, per pass: the wall time of the concurrent section, from the moment
-// every thread has passed the barrier to the end of the last thread's
-// stream (PassFigures::wall_seconds: what the program would feel, and what
-// ranks multi-threaded traces); each thread's CPU time over its stream
-// minus what it spent waiting (PassFigures::thread_cpu_seconds, summed in
-// cpu_seconds); the time spent waiting at sync points, summed over the
-// threads (wait_seconds), measured apart and not charged to the allocator.
+// Timed, per pass (what each figure includes):
+//  - PassFigures::wall_seconds: the wall time of the concurrent section,
+//    from the moment every thread has passed the barrier to the end of the
+//    last thread's stream. It includes everything the program would feel:
+//    the allocator's calls, contention in it, threads waiting for one
+//    another at sync points, and, whenever threads outnumber the cores free
+//    to run them, the time they wait for a core (other processes' work, or
+//    the other replay threads'). That part is the scheduler's, not the
+//    allocator's: wall time ranks well only when the threads fit in idle
+//    cores.
+//  - PassFigures::thread_cpu_seconds, one per thread, summed in
+//    cpu_seconds: the thread's CPU time (user + system, its page faults
+//    included) over its stream, minus the CPU time of its waits and of the
+//    wakes it issued. What is left is the allocator's calls and the loop
+//    around them; it does not grow while a thread is preempted or asleep.
+//    A lock the allocator sleeps on is not in it (it is in the wall time).
+//  - PassFigures::wait_seconds: the wall time of the waits at sync points
+//    and of the wakes, summed over the threads, measured apart and charged
+//    to no allocator. A wait that sleeps includes the time the awaited
+//    thread took to run, and on a busy machine the time to get a core back.
 // Page faults, context switches and CPU migrations are the threads' own
-// (read in each thread, outside the timed stretch). RSS: the peak (the
-// kernel's mark) and one reading at the end of the cold pass; no course.
+// (read in each thread, outside the timed stretch): involuntary switches
+// count preemptions, voluntary ones mostly waits that slept. RSS: the peak
+// (the kernel's mark) and one reading at the end of the cold pass; no
+// course.
 //
-// Synchronization: one release counter per thread (its ops done so far,
-// stored only after ops another thread waits for) and acquire loads by the
-// waiters, spinning briefly and then yielding (there may be more threads
-// than cores). No lock, no barrier per op. A thread that fails stops the
-// others at their next wait (they never wait for an op that will not come).
+// Synchronization: one counter per thread (its ops done so far, advanced
+// only after ops another thread waits for, with release semantics) read by
+// the waiters with acquire loads; no lock, no barrier per op. A wait whose
+// op is done goes on without a call. Otherwise it spins up to kSpinNs
+// (only when the threads fit in the cores the process may use: with more
+// threads than cores the awaited thread may need the waiter's core), then
+// sleeps on the counter (a futex) until the thread advances it. A thread
+// wakes sleepers only when one is registered, so without waiters
+// publishing is one atomic add and a load, no system call. A thread that
+// fails sets a stop bit on every counter and wakes every sleeper: the
+// others stop at once, or at their next wait (they never wait for an op
+// that will not come). The start barrier is a counter waited on the same
+// way.
 //
 // Thread-safety: a run starts one thread per stream and joins them all before
 // it returns; the allocator is shared by those threads, the pointer table too
 // (each slot used by one thread at a time, as the schedule orders).
+// PassShared is shared by a pass's threads through the functions below;
+// everything else in a ThreadFigures belongs to its one thread.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 
