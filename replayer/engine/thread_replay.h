@@ -14,7 +14,9 @@
 //    to run them, the time they wait for a core (other processes' work, or
 //    the other replay threads'). That part is the scheduler's, not the
 //    allocator's: wall time ranks well only when the threads fit in idle
-//    cores.
+//    cores (--clock=auto ranks a per-thread replay by it only when its
+//    threads fit in the cores the process may use: ResolveClock, in
+//    replayer/measure/runs.h).
 //  - PassFigures::thread_cpu_seconds, one per thread, summed in
 //    cpu_seconds: the thread's CPU time (user + system, its page faults
 //    included) over its stream, minus the CPU time of its waits and of the
@@ -287,17 +289,6 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
                          u1.involuntary_switches - u0.involuntary_switches,
                          u1.voluntary_switches - u0.voluntary_switches};
   f->migrations = ReadMigrations() - migrations0;
-}
-
-// The CPUs this process may run on (its affinity mask), at least 1.
-inline uint32_t UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-    return static_cast<uint32_t>(CPU_COUNT(&set));
-  }
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? static_cast<uint32_t>(online) : 1;
 }
 
 // Replay threads get small stacks: the loop needs little, and 1024 threads
