@@ -21,7 +21,11 @@
 //    cpu_seconds: the thread's CPU time (user + system, its page faults
 //    included) over its stream, minus the CPU time of its waits and of the
 //    wakes it issued. What is left is the allocator's calls and the loop
-//    around them; it does not grow while a thread is preempted or asleep.
+//    around them; it does not grow while a thread is preempted or asleep,
+//    but keeps what sleeping costs after the fact (the CPU clock's readings
+//    around a sleep or wake, caches and predictors cold after a context
+//    switch): a few microseconds per sleep, which the deferred wakes keep
+//    rare.
 //    A lock the allocator sleeps on is not in it (it is in the wall time).
 //  - PassFigures::wait_seconds: the wall time of the waits at sync points
 //    and of the wakes, summed over the threads, measured apart and charged
@@ -41,7 +45,11 @@
 // threads than cores the awaited thread may need the waiter's core), then
 // sleeps on the counter (a futex) until the thread advances it. A thread
 // wakes sleepers only when one is registered, so without waiters
-// publishing is one atomic add and a load, no system call. A thread that
+// publishing is one atomic add and a load, no system call; with more
+// threads than cores it wakes them once it has published kWakeBatch more
+// ops (or after kWakeDelayNs), and before it waits or ends, rather than on
+// every op (Publisher). A spin's CPU time is its wall time; a sleep's and
+// a wake's are read from the thread's CPU clock. A thread that
 // fails sets a stop bit on every counter and wakes every sleeper: the
 // others stop at once, or at their next wait (they never wait for an op
 // that will not come). The start barrier is a counter waited on the same
@@ -95,6 +103,10 @@ inline constexpr uint32_t kCountMask = kStopBit - 1;
 // process may run on. With more threads than cores, a waiter does not spin:
 // the thread it waits for may need its core.
 inline constexpr int64_t kSpinNs = 2000;
+// With more threads than cores, how many ops, or how long, a thread may
+// publish before it wakes threads asleep on its counter (Publisher).
+inline constexpr uint32_t kWakeBatch = 64;
+inline constexpr int64_t kWakeDelayNs = 50000;
 
 // One per thread, on a cache line of its own: its thread advances `done`
 // (ops done so far, published only after ops another thread waits for);
@@ -106,13 +118,15 @@ struct alignas(64) Progress {
 
 // What a pass shares between its threads.
 struct PassShared {
-  PassShared(size_t threads, int64_t spin) : progress(threads), spin_ns(spin) {}
+  PassShared(size_t threads, bool fit)
+      : progress(threads), spin_ns(fit ? kSpinNs : 0), wake_batch(fit ? 0 : kWakeBatch) {}
   std::vector<Progress> progress;
   std::atomic<uint32_t> arrived{0};  // at the start barrier (a futex word, as done)
   std::atomic<uint32_t> arrived_waiters{0};
   std::atomic<bool> abort{false};    // a thread failed: the others stop
   std::atomic<int64_t> start_ns{0};  // when the last thread passed the barrier
   const int64_t spin_ns;             // kSpinNs or 0 (more threads than cores)
+  const uint32_t wake_batch;         // 0 or kWakeBatch (more threads than cores)
 };
 
 struct ThreadFigures {
@@ -159,21 +173,34 @@ inline void FutexWakeAll(std::atomic<uint32_t>& word) {
 // `waiters`; the waiter registers, then reads the word (both seq_cst), so
 // one of them sees the other; and FutexWait does not sleep on a value that
 // has changed.
+// Adds the wait's wall time to *wall and its CPU time to *cpu: a spin is on
+// the CPU, so its CPU time is its wall time (at most spin_ns plus a
+// microsecond: a spin preempted midway is not charged the preemption), read
+// without a system call; a sleep's is read from the thread's CPU clock,
+// whose two readings cost a few microseconds more (only waits that sleep
+// pay them).
 template <typename Ready>
 bool WaitOn(std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiters, int64_t spin_ns,
-            Ready ready) {
+            Ready ready, double* cpu, double* wall) {
+  const int64_t t0 = NowNs();
   uint32_t v = word.load(std::memory_order_acquire);
+  int64_t now = t0;
   if (spin_ns > 0) {
-    const int64_t until = NowNs() + spin_ns;
     do {
       for (int k = 0; k < 16; ++k) {
-        if (ready(v & kCountMask)) return true;
-        if ((v & kStopBit) != 0) return false;
+        if (ready(v & kCountMask) || (v & kStopBit) != 0) {
+          now = NowNs();
+          *wall += 1e-9 * static_cast<double>(now - t0);
+          *cpu += 1e-9 * static_cast<double>(std::min(now - t0, spin_ns + 1000));
+          return ready(v & kCountMask);
+        }
         CpuRelax();
         v = word.load(std::memory_order_acquire);
       }
-    } while (NowNs() < until);
+      now = NowNs();
+    } while (now - t0 < spin_ns);
   }
+  const double c0 = replay_internal::ThreadCpuSeconds();
   waiters.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     v = word.load(std::memory_order_seq_cst);
@@ -181,24 +208,67 @@ bool WaitOn(std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiters, int64_t
     FutexWait(word, v);
   }
   waiters.fetch_sub(1, std::memory_order_relaxed);
+  *cpu += replay_internal::ThreadCpuSeconds() - c0 +
+          1e-9 * static_cast<double>(std::min(now - t0, spin_ns + 1000));
+  *wall += 1e-9 * static_cast<double>(NowNs() - t0);
   return ready(v & kCountMask);
 }
 
-// Publishes `count` ops done (release: the ops before are visible to whoever
-// reads it), from `*published`, and wakes the waiters if any. The common
-// path is one atomic add (it keeps a kStopBit) and one load, no system call;
-// the add is a full barrier, which the check of `waiters` needs. A wake's
-// time is the replay's, not the allocator's: added to the thread's waits.
-inline void Publish(Progress& mine, uint32_t count, uint32_t* published, ThreadFigures* f) {
-  mine.done.fetch_add(count - *published, std::memory_order_seq_cst);
-  *published = count;
-  if (__builtin_expect(mine.waiters.load(std::memory_order_seq_cst) == 0, 1)) return;
-  const double c0 = replay_internal::ThreadCpuSeconds();
-  const int64_t t0 = NowNs();
-  FutexWakeAll(mine.done);
-  f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
-  f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
-}
+// A thread's side of its progress counter. Publish(count): `count` ops
+// done (release: the ops before are visible to whoever reads it). The
+// common path is one atomic add (it keeps a kStopBit) and one load, no
+// system call; the add is a full barrier, which the check of `waiters`
+// needs. With sleepers, it wakes them at once when the threads fit in the
+// cores (wake_batch 0). With more threads than cores it defers the wake
+// until wake_batch more ops are published or kWakeDelayNs have passed, and
+// always wakes before its thread waits or ends (Flush), so no sleeper is
+// left behind: woken on every op, a consumer that caught up with its
+// producer would sleep and wake once per message, each a system call and a
+// context switch on both sides that the cores' sharing makes slow. A wake's
+// time (the system call, only when a waiter slept) is the replay's, not the
+// allocator's: added to the thread's waits, wall and CPU (what the two
+// readings of the CPU clock around it cost outside them stays in the
+// thread's CPU time).
+class Publisher {
+ public:
+  Publisher(Progress& progress, uint32_t wake_batch, ThreadFigures* f)
+      : p_(progress), batch_(wake_batch), f_(f) {}
+
+  void Publish(uint32_t count) {
+    p_.done.fetch_add(count - published_, std::memory_order_seq_cst);
+    published_ = count;
+    if (__builtin_expect(p_.waiters.load(std::memory_order_seq_cst) == 0, 1)) return;
+    if (batch_ == 0) return Wake();
+    const int64_t now = NowNs();
+    if (!deferred_) {
+      deferred_ = true;
+      deferred_count_ = count;
+      deferred_ns_ = now;
+    }
+    if (count - deferred_count_ >= batch_ || now - deferred_ns_ >= kWakeDelayNs) Wake();
+  }
+  void Flush() {
+    if (deferred_) Wake();
+  }
+
+ private:
+  void Wake() {
+    const double c0 = replay_internal::ThreadCpuSeconds();
+    const int64_t t0 = NowNs();
+    FutexWakeAll(p_.done);
+    f_->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
+    f_->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
+    deferred_ = false;
+  }
+
+  Progress& p_;
+  const uint32_t batch_;
+  ThreadFigures* const f_;
+  uint32_t published_ = 0;
+  bool deferred_ = false;
+  uint32_t deferred_count_ = 0;
+  int64_t deferred_ns_ = 0;
+};
 
 // Stops the pass: every waiter, asleep or not, returns false from WaitOn
 // (at once, or at its next wait). Safe to call from any thread, more than
@@ -223,8 +293,7 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
   const SyncWait* waits = stream.waits;
   size_t w = 0;
   uint64_t read_sink = 0;
-  Progress& mine = shared.progress[self];
-  uint32_t published = 0;
+  Publisher mine(shared.progress[self], shared.wake_batch, f);
   for (uint32_t i = 0; i < stream.num_ops; ++i) {
     const ReplayOp& op = ops[i];
     const uint8_t kind = static_cast<uint8_t>(op.kind);
@@ -233,13 +302,12 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         Progress& theirs = shared.progress[waits[w].thread];
         const uint32_t count = waits[w].count;
         if ((theirs.done.load(std::memory_order_acquire) & kCountMask) >= count) continue;
-        const double c0 = replay_internal::ThreadCpuSeconds();
-        const int64_t t0 = NowNs();
-        const bool ok = WaitOn(theirs.done, theirs.waiters, shared.spin_ns,
-                               [count](uint32_t done) { return done >= count; });
-        f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
-        f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
-        if (!ok) return "stopped: another thread failed";
+        mine.Flush();
+        if (!WaitOn(
+                theirs.done, theirs.waiters, shared.spin_ns,
+                [count](uint32_t done) { return done >= count; }, &f->wait_cpu, &f->wait_wall)) {
+          return "stopped: another thread failed";
+        }
       }
     }
     size_t failed_bytes = 0;
@@ -254,9 +322,10 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
       return replay_internal::OpFailureWords(failure, failed_bytes);
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
-      Publish(mine, i + 1, &published, f);
+      mine.Publish(i + 1);
     }
   }
+  mine.Flush();
   asm volatile("" : : "r"(read_sink));
   return "";
 }
@@ -274,8 +343,11 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
       FutexWakeAll(shared.arrived);
     }
   }
-  if (!WaitOn(shared.arrived, shared.arrived_waiters, shared.spin_ns,
-              [threads](uint32_t arrived) { return arrived == threads; })) {
+  double untimed_cpu = 0, untimed_wall = 0;  // before the timed stretch
+  if (!WaitOn(
+          shared.arrived, shared.arrived_waiters, shared.spin_ns,
+          [threads](uint32_t arrived) { return arrived == threads; }, &untimed_cpu,
+          &untimed_wall)) {
     f->error = "stopped: a thread could not start";
     return;
   }
@@ -325,7 +397,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   for (const StreamView& stream : schedule.streams) {
     if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
   }
-  PassShared shared(n, n <= UsableCores() ? kSpinNs : 0);
+  PassShared shared(n, /*fit=*/n <= UsableCores());
   std::vector<ThreadFigures> figures(n);
   std::vector<std::function<void()>> bodies(n);
   std::vector<pthread_t> threads;
