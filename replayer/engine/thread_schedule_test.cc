@@ -438,8 +438,8 @@ TEST(ThreadReplayTest, AFailedThreadWakesSleepingWaiters) {
   (*w)->Alloc(0, 0, 0x8000, Shape{777, 1, 8});
   for (uint64_t t = 1; t <= 5; ++t) (*w)->Alloc(0, 0, 0x10000 + 0x100 * t, Shape{32, 1, 8});
   for (uint32_t t = 1; t <= 5; ++t) {
-    ASSERT_TRUE((*w)->Free(t, 0, 0x10000 + 0x100 * t));
-    ASSERT_TRUE((*w)->Free(t, 0, 0x1000 + 0x100 * (t - 1)));
+    ASSERT_TRUE((*w)->Free(t, 0, 0x1000 + 0x100 * (t - 1)));  // before the failure: freed
+    ASSERT_TRUE((*w)->Free(t, 0, 0x10000 + 0x100 * t));       // after it: never comes
   }
   ASSERT_TRUE((*w)->Free(0, 0, 0x8000));
   ASSERT_TRUE((*w)->Finish().ok());
