@@ -53,7 +53,7 @@ InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress) {
   in.rss_slack = ReportContext().rss_slack;
   // --clock=auto is CPU time here: an in-situ run's cpu_s is the whole
   // process's, every thread's (auto's wall time is for the per-thread replay).
-  in.clock = ResolveClock(c.measure.clock, /*per_thread=*/false);
+  in.clock = ResolveClock(c.measure.clock, /*replay_threads=*/1, /*cores=*/1);
   in.seed = r.seed;
   in.progress = progress;
   in.log_path = c.in_situ_log.empty() ? "" : ResolveUserPath(c.in_situ_log);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <malloc.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -126,6 +127,16 @@ int64_t ReadMigrations() {
   if (at == nullptr) return 0;
   at = std::strchr(at, ':');
   return at == nullptr ? 0 : std::strtoll(at + 1, nullptr, 10);
+}
+
+uint32_t UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<uint32_t>(CPU_COUNT(&set));
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<uint32_t>(online) : 1;
 }
 
 std::string DescribeMachine() {

@@ -48,6 +48,10 @@ bool ResetPeakRss();
 // VmHWM from /proc/self/status, in bytes; -1 if unavailable.
 int64_t PeakRssBytes();
 
+// The CPUs this process may run on (its affinity mask; the online CPUs if
+// that cannot be read), at least 1.
+uint32_t UsableCores();
+
 struct FaultCounts {
   int64_t minor = 0;
   int64_t major = 0;

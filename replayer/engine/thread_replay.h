@@ -5,35 +5,74 @@
 // theirs. Meant to run in a child process of its own, like ReplayWith
 // (replay_loop.h); its setup, passes and teardown are replay_setup.h's.
 //
-// Timed, per pass: the wall time of the concurrent section, from the moment
-// every thread has passed the barrier to the end of the last thread's
-// stream (PassFigures::wall_seconds: what the program would feel, and what
-// ranks multi-threaded traces); each thread's CPU time over its stream
-// minus what it spent waiting (PassFigures::thread_cpu_seconds, summed in
-// cpu_seconds); the time spent waiting at sync points, summed over the
-// threads (wait_seconds), measured apart and not charged to the allocator.
+// Timed, per pass (what each figure includes):
+//  - PassFigures::wall_seconds: the wall time of the concurrent section,
+//    from the moment every thread has passed the barrier to the end of the
+//    last thread's stream. It includes everything the program would feel:
+//    the allocator's calls, contention in it, threads waiting for one
+//    another at sync points, and, whenever threads outnumber the cores free
+//    to run them, the time they wait for a core (other processes' work, or
+//    the other replay threads'). That part is the scheduler's, not the
+//    allocator's: wall time ranks well only when the threads fit in idle
+//    cores (--clock=auto ranks a per-thread replay by it only when its
+//    threads fit in the cores the process may use: ResolveClock, in
+//    replayer/measure/runs.h).
+//  - PassFigures::thread_cpu_seconds, one per thread, summed in
+//    cpu_seconds: the thread's CPU time (user + system, its page faults
+//    included) over its stream, minus the CPU time of its waits and of the
+//    wakes it issued. What is left is the allocator's calls and the loop
+//    around them; it does not grow while a thread is preempted or asleep,
+//    but keeps what sleeping costs after the fact (the CPU clock's readings
+//    around a sleep or wake, caches and predictors cold after a context
+//    switch): a few microseconds per sleep, which the deferred wakes keep
+//    rare.
+//    A lock the allocator sleeps on is not in it (it is in the wall time).
+//  - PassFigures::wait_seconds: the wall time of the waits at sync points
+//    and of the wakes, summed over the threads, measured apart and charged
+//    to no allocator. A wait that sleeps includes the time the awaited
+//    thread took to run, and on a busy machine the time to get a core back.
 // Page faults, context switches and CPU migrations are the threads' own
-// (read in each thread, outside the timed stretch). RSS: the peak (the
-// kernel's mark) and one reading at the end of the cold pass; no course.
+// (read in each thread, outside the timed stretch): involuntary switches
+// count preemptions, voluntary ones mostly waits that slept. RSS: the peak
+// (the kernel's mark) and one reading at the end of the cold pass; no
+// course.
 //
-// Synchronization: one release counter per thread (its ops done so far,
-// stored only after ops another thread waits for) and acquire loads by the
-// waiters, spinning briefly and then yielding (there may be more threads
-// than cores). No lock, no barrier per op. A thread that fails stops the
-// others at their next wait (they never wait for an op that will not come).
+// Synchronization: one counter per thread (its ops done so far, advanced
+// only after ops another thread waits for, with release semantics) read by
+// the waiters with acquire loads; no lock, no barrier per op. A wait whose
+// op is done goes on without a call. Otherwise it spins up to kSpinNs
+// (only when the threads fit in the cores the process may use: with more
+// threads than cores the awaited thread may need the waiter's core), then
+// sleeps on the counter (a futex) until the thread advances it. A thread
+// wakes sleepers only when one is registered, so without waiters
+// publishing is one atomic add and a load, no system call; with more
+// threads than cores it wakes them once it has published kWakeBatch more
+// ops (or after kWakeDelayNs), and before it waits or ends, rather than on
+// every op (Publisher). A spin's CPU time is its wall time; a sleep's and
+// a wake's are read from the thread's CPU clock. A thread that
+// fails sets a stop bit on every counter and wakes every sleeper: the
+// others stop at once, or at their next wait (they never wait for an op
+// that will not come). The start barrier is a counter waited on the same
+// way.
 //
 // Thread-safety: a run starts one thread per stream and joins them all before
 // it returns; the allocator is shared by those threads, the pointer table too
 // (each slot used by one thread at a time, as the schedule orders).
+// PassShared is shared by a pass's threads through the functions below;
+// everything else in a ThreadFigures belongs to its one thread.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_REPLAY_H_
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -52,25 +91,48 @@ namespace thread_replay_internal {
 
 using Clock = std::chrono::steady_clock;
 
-// One per thread, on a cache line of its own: waiters read it, its thread
-// writes it.
+// The words threads wait on (a thread's progress, the start barrier) hold
+// a count in their low 31 bits; kStopBit, set on every word by StopAll, says
+// that a thread failed and the pass is ending. Counts stay below it (a
+// stream of 2^31 ops or more is refused).
+inline constexpr uint32_t kStopBit = uint32_t{1} << 31;
+inline constexpr uint32_t kCountMask = kStopBit - 1;
+
+// How long a wait spins (checking the word, with a pause between reads)
+// before it sleeps on a futex, when the replay threads fit in the cores the
+// process may run on. With more threads than cores, a waiter does not spin:
+// the thread it waits for may need its core.
+inline constexpr int64_t kSpinNs = 2000;
+// With more threads than cores, how many ops, or how long, a thread may
+// publish before it wakes threads asleep on its counter (Publisher).
+inline constexpr uint32_t kWakeBatch = 64;
+inline constexpr int64_t kWakeDelayNs = 50000;
+
+// One per thread, on a cache line of its own: its thread advances `done`
+// (ops done so far, published only after ops another thread waits for);
+// `waiters` counts the threads that are asleep on `done`, or about to be.
 struct alignas(64) Progress {
   std::atomic<uint32_t> done{0};
+  std::atomic<uint32_t> waiters{0};
 };
 
 // What a pass shares between its threads.
 struct PassShared {
-  explicit PassShared(size_t threads) : progress(threads) {}
+  PassShared(size_t threads, bool fit)
+      : progress(threads), spin_ns(fit ? kSpinNs : 0), wake_batch(fit ? 0 : kWakeBatch) {}
   std::vector<Progress> progress;
-  std::atomic<uint32_t> arrived{0};  // at the start barrier
+  std::atomic<uint32_t> arrived{0};  // at the start barrier (a futex word, as done)
+  std::atomic<uint32_t> arrived_waiters{0};
   std::atomic<bool> abort{false};    // a thread failed: the others stop
   std::atomic<int64_t> start_ns{0};  // when the last thread passed the barrier
+  const int64_t spin_ns;             // kSpinNs or 0 (more threads than cores)
+  const uint32_t wake_batch;         // 0 or kWakeBatch (more threads than cores)
 };
 
 struct ThreadFigures {
-  double cpu = 0;        // over the stream, waits included
-  double wait_cpu = 0;   // CPU time spent in waits
-  double wait_wall = 0;  // wall time spent in waits
+  double cpu = 0;        // over the stream, waits and wakes included
+  double wait_cpu = 0;   // CPU time spent in waits and in waking waiters
+  double wait_wall = 0;  // wall time spent in waits and in waking waiters
   int64_t end_ns = 0;    // steady clock at the end of the stream
   UsageCounts usage{};   // over the stream
   int64_t migrations = 0;
@@ -88,18 +150,137 @@ inline void CpuRelax() {
 #endif
 }
 
-// Spins briefly, then yields, until pred() or an abort. Returns false on abort.
-template <typename Pred>
-bool SpinUntil(const PassShared& shared, Pred pred) {
-  for (int spins = 0; !pred(); ++spins) {
-    if (shared.abort.load(std::memory_order_relaxed)) return false;
-    if (spins < 100) {
-      CpuRelax();
-    } else {
-      sched_yield();
-    }
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
+
+// Sleeps while *word == expected (the kernel compares atomically with the
+// sleep, so a change made before it is never slept through). May return
+// early (a wake, a signal, a changed value): the caller re-checks.
+inline void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
+          nullptr, 0);
+}
+
+// Wakes every thread asleep on `word`.
+inline void FutexWakeAll(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+          nullptr, 0);
+}
+
+// Waits until ready(count) holds for `word`'s count, or its kStopBit is set:
+// spins up to spin_ns, then registers in `waiters` and sleeps on the word,
+// re-reading it after registering and after every wake-up. Returns false if
+// stopped. No wake-up is lost: the waker changes the word, then reads
+// `waiters`; the waiter registers, then reads the word (both seq_cst), so
+// one of them sees the other; and FutexWait does not sleep on a value that
+// has changed.
+// Adds the wait's wall time to *wall and its CPU time to *cpu: a spin is on
+// the CPU, so its CPU time is its wall time (at most spin_ns plus a
+// microsecond: a spin preempted midway is not charged the preemption), read
+// without a system call; a sleep's is read from the thread's CPU clock,
+// whose two readings cost a few microseconds more (only waits that sleep
+// pay them).
+template <typename Ready>
+bool WaitOn(std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiters, int64_t spin_ns,
+            Ready ready, double* cpu, double* wall) {
+  const int64_t t0 = NowNs();
+  uint32_t v = word.load(std::memory_order_acquire);
+  int64_t now = t0;
+  if (spin_ns > 0) {
+    do {
+      for (int k = 0; k < 16; ++k) {
+        if (ready(v & kCountMask) || (v & kStopBit) != 0) {
+          now = NowNs();
+          *wall += 1e-9 * static_cast<double>(now - t0);
+          *cpu += 1e-9 * static_cast<double>(std::min(now - t0, spin_ns + 1000));
+          return ready(v & kCountMask);
+        }
+        CpuRelax();
+        v = word.load(std::memory_order_acquire);
+      }
+      now = NowNs();
+    } while (now - t0 < spin_ns);
   }
-  return true;
+  const double c0 = replay_internal::ThreadCpuSeconds();
+  waiters.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    v = word.load(std::memory_order_seq_cst);
+    if (ready(v & kCountMask) || (v & kStopBit) != 0) break;
+    FutexWait(word, v);
+  }
+  waiters.fetch_sub(1, std::memory_order_relaxed);
+  *cpu += replay_internal::ThreadCpuSeconds() - c0 +
+          1e-9 * static_cast<double>(std::min(now - t0, spin_ns + 1000));
+  *wall += 1e-9 * static_cast<double>(NowNs() - t0);
+  return ready(v & kCountMask);
+}
+
+// A thread's side of its progress counter. Publish(count): `count` ops
+// done (release: the ops before are visible to whoever reads it). The
+// common path is one atomic add (it keeps a kStopBit) and one load, no
+// system call; the add is a full barrier, which the check of `waiters`
+// needs. With sleepers, it wakes them at once when the threads fit in the
+// cores (wake_batch 0). With more threads than cores it defers the wake
+// until wake_batch more ops are published or kWakeDelayNs have passed, and
+// always wakes before its thread waits or ends (Flush), so no sleeper is
+// left behind: woken on every op, a consumer that caught up with its
+// producer would sleep and wake once per message, each a system call and a
+// context switch on both sides that the cores' sharing makes slow. A wake's
+// time (the system call, only when a waiter slept) is the replay's, not the
+// allocator's: added to the thread's waits, wall and CPU (what the two
+// readings of the CPU clock around it cost outside them stays in the
+// thread's CPU time).
+class Publisher {
+ public:
+  Publisher(Progress& progress, uint32_t wake_batch, ThreadFigures* f)
+      : p_(progress), batch_(wake_batch), f_(f) {}
+
+  void Publish(uint32_t count) {
+    p_.done.fetch_add(count - published_, std::memory_order_seq_cst);
+    published_ = count;
+    if (__builtin_expect(p_.waiters.load(std::memory_order_seq_cst) == 0, 1)) return;
+    if (batch_ == 0) return Wake();
+    const int64_t now = NowNs();
+    if (!deferred_) {
+      deferred_ = true;
+      deferred_count_ = count;
+      deferred_ns_ = now;
+    }
+    if (count - deferred_count_ >= batch_ || now - deferred_ns_ >= kWakeDelayNs) Wake();
+  }
+  void Flush() {
+    if (deferred_) Wake();
+  }
+
+ private:
+  void Wake() {
+    const double c0 = replay_internal::ThreadCpuSeconds();
+    const int64_t t0 = NowNs();
+    FutexWakeAll(p_.done);
+    f_->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
+    f_->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
+    deferred_ = false;
+  }
+
+  Progress& p_;
+  const uint32_t batch_;
+  ThreadFigures* const f_;
+  uint32_t published_ = 0;
+  bool deferred_ = false;
+  uint32_t deferred_count_ = 0;
+  int64_t deferred_ns_ = 0;
+};
+
+// Stops the pass: every waiter, asleep or not, returns false from WaitOn
+// (at once, or at its next wait). Safe to call from any thread, more than
+// once.
+inline void StopAll(PassShared& shared) {
+  shared.abort.store(true, std::memory_order_seq_cst);
+  for (Progress& p : shared.progress) {
+    p.done.fetch_or(kStopBit, std::memory_order_seq_cst);
+    FutexWakeAll(p.done);
+  }
+  shared.arrived.fetch_or(kStopBit, std::memory_order_seq_cst);
+  FutexWakeAll(shared.arrived);
 }
 
 // Runs one stream. Returns "" or an error message.
@@ -112,22 +293,21 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
   const SyncWait* waits = stream.waits;
   size_t w = 0;
   uint64_t read_sink = 0;
-  std::atomic<uint32_t>& mine = shared.progress[self].done;
+  Publisher mine(shared.progress[self], shared.wake_batch, f);
   for (uint32_t i = 0; i < stream.num_ops; ++i) {
     const ReplayOp& op = ops[i];
     const uint8_t kind = static_cast<uint8_t>(op.kind);
     if (__builtin_expect((kind & kWaitFlag) != 0, 0)) {
       for (; w < stream.num_waits && waits[w].op == i; ++w) {
-        const std::atomic<uint32_t>& theirs = shared.progress[waits[w].thread].done;
+        Progress& theirs = shared.progress[waits[w].thread];
         const uint32_t count = waits[w].count;
-        if (theirs.load(std::memory_order_acquire) >= count) continue;
-        const double c0 = replay_internal::ThreadCpuSeconds();
-        const int64_t t0 = NowNs();
-        const bool ok =
-            SpinUntil(shared, [&] { return theirs.load(std::memory_order_acquire) >= count; });
-        f->wait_wall += 1e-9 * static_cast<double>(NowNs() - t0);
-        f->wait_cpu += replay_internal::ThreadCpuSeconds() - c0;
-        if (!ok) return "stopped: another thread failed";
+        if ((theirs.done.load(std::memory_order_acquire) & kCountMask) >= count) continue;
+        mine.Flush();
+        if (!WaitOn(
+                theirs.done, theirs.waiters, shared.spin_ns,
+                [count](uint32_t done) { return done >= count; }, &f->wait_cpu, &f->wait_wall)) {
+          return "stopped: another thread failed";
+        }
       }
     }
     size_t failed_bytes = 0;
@@ -142,9 +322,10 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
       return replay_internal::OpFailureWords(failure, failed_bytes);
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
-      mine.store(i + 1, std::memory_order_release);
+      mine.Publish(i + 1);
     }
   }
+  mine.Flush();
   asm volatile("" : : "r"(read_sink));
   return "";
 }
@@ -156,11 +337,17 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
                 ThreadFigures* f) {
   const int64_t migrations0 = ReadMigrations();
   const UsageCounts u0 = ReadUsageCounts();
-  if (shared.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == threads) {
+  if (shared.arrived.fetch_add(1, std::memory_order_seq_cst) + 1 == threads) {
     shared.start_ns.store(NowNs(), std::memory_order_relaxed);
+    if (shared.arrived_waiters.load(std::memory_order_seq_cst) != 0) {
+      FutexWakeAll(shared.arrived);
+    }
   }
-  if (!SpinUntil(shared,
-                 [&] { return shared.arrived.load(std::memory_order_acquire) == threads; })) {
+  double untimed_cpu = 0, untimed_wall = 0;  // before the timed stretch
+  if (!WaitOn(
+          shared.arrived, shared.arrived_waiters, shared.spin_ns,
+          [threads](uint32_t arrived) { return arrived == threads; }, &untimed_cpu,
+          &untimed_wall)) {
     f->error = "stopped: a thread could not start";
     return;
   }
@@ -168,7 +355,7 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
   f->error = RunStream(allocator, program, schedule, self, ptrs, touch, shared, f);
   f->end_ns = NowNs();
   f->cpu = replay_internal::ThreadCpuSeconds() - c0;
-  if (!f->error.empty()) shared.abort.store(true, std::memory_order_relaxed);
+  if (!f->error.empty()) StopAll(shared);
   const UsageCounts u1 = ReadUsageCounts();
   f->usage = UsageCounts{u1.minor_faults - u0.minor_faults, u1.major_faults - u0.major_faults,
                          u1.involuntary_switches - u0.involuntary_switches,
@@ -207,7 +394,10 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
                            const ThreadScheduleView& schedule, void** ptrs, Touch touch,
                            PassFigures* pass, int64_t* migrations) {
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
-  PassShared shared(n);
+  for (const StreamView& stream : schedule.streams) {
+    if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
+  }
+  PassShared shared(n, /*fit=*/n <= UsableCores());
   std::vector<ThreadFigures> figures(n);
   std::vector<std::function<void()>> bodies(n);
   std::vector<pthread_t> threads;
@@ -227,7 +417,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
       } catch (const std::bad_alloc&) {
         figures[t].error.assign(shared.abort.load() ? "stopped: another thread failed"
                                                     : "out of memory (std::bad_alloc)");
-        shared.abort.store(true);
+        StopAll(shared);
       }
     };
     pthread_t thread;
@@ -235,7 +425,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
     if (!StartThread(&bodies[t], &thread, &code)) {
       error = std::string("cannot start replay thread ") + std::to_string(t) + " of " +
               std::to_string(n) + ": " + std::strerror(code);
-      shared.abort.store(true);
+      StopAll(shared);
       break;
     }
     threads.push_back(thread);

@@ -1,6 +1,13 @@
 #include "alloctrace/replayer/engine/thread_schedule.h"
 
+#include <dirent.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <new>
 #include <string>
 #include <utility>
@@ -275,6 +282,177 @@ TEST(ThreadScheduleTest, BadAllocOnAThreadFailsTheRun) {
   options.max_passes = 1;
   const RunResult r = ReplayPerThreadWith<ThrowingAllocator>(ViewOf(*p), ViewOf(*s), options);
   EXPECT_EQ(r.error, "out of memory (std::bad_alloc)");
+}
+
+// Counts the calls it serves (over every instance, from any thread).
+class CountingAllocator : public allocators::MallocAllocator {
+ public:
+  static std::atomic<uint64_t> allocs, frees, reallocs;
+  static void Reset() { allocs = frees = reallocs = 0; }
+
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    allocs.fetch_add(1, std::memory_order_relaxed);
+    return MallocAllocator::Allocate(bytes, align, arena);
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
+    frees.fetch_add(1, std::memory_order_relaxed);
+    MallocAllocator::Deallocate(p, bytes, align, arena);
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
+    reallocs.fetch_add(1, std::memory_order_relaxed);
+    return MallocAllocator::Reallocate(p, old_bytes, new_bytes, align, arena);
+  }
+};
+std::atomic<uint64_t> CountingAllocator::allocs{0};
+std::atomic<uint64_t> CountingAllocator::frees{0};
+std::atomic<uint64_t> CountingAllocator::reallocs{0};
+
+// Confines the calling thread, and the threads it starts, to one CPU for its
+// lifetime, so that replay threads outnumber cores on any machine.
+class OneCpu {
+ public:
+  OneCpu() {
+    CPU_ZERO(&saved_);
+    ok_ = sched_getaffinity(0, sizeof(saved_), &saved_) == 0;
+    int cpu = 0;
+    while (ok_ && cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved_)) ++cpu;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ok_ = ok_ && cpu < CPU_SETSIZE && sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  ~OneCpu() {
+    if (ok_) sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+};
+
+// Objects passed around a ring of `threads` threads, each allocated on one,
+// reallocated on it, freed on the next: every thread waits for its
+// neighbour over and over.
+std::vector<Step> Ring(uint32_t threads, uint64_t rounds) {
+  std::vector<Step> steps;
+  for (uint64_t i = 0; i < rounds; ++i) {
+    const uint32_t a = static_cast<uint32_t>(i % threads), b = (a + 1) % threads,
+                   c = (a + 2) % threads;
+    steps.push_back({Step::kAlloc, a, 0, 0x100000 + 16 * i});
+    steps.push_back({Step::kAlloc, b, 0, 0x900000 + 16 * i});
+    steps.push_back({Step::kRealloc, a, 0, 0x900000 + 16 * i, 0x2000000 + 16 * i});
+    steps.push_back({Step::kFree, b, 0, 0x100000 + 16 * i});
+    steps.push_back({Step::kFree, c, 0, 0x2000000 + 16 * i});
+  }
+  return steps;
+}
+
+// Six replay threads on one CPU, passing objects around a ring: every
+// wait's thread needs the CPU the waiter holds. The replay completes (no
+// lost wake-up, no thread left asleep) and makes every call the serialized
+// replay makes.
+TEST(ThreadReplayTest, MoreThreadsThanCoresCompleteWithTheSameCalls) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(Write("ring6.trace", Ring(6, 600)));
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->streams.size(), 6u);
+  CheckInvariants(*p, *s);
+  EXPECT_GT(s->sync_points, 600u);
+  RunOptions options;
+  options.touch = Touch::kProgram;
+  options.max_passes = 3;
+  options.min_warm_seconds = 1e9;  // all three passes
+  CountingAllocator::Reset();
+  const RunResult serial = ReplayWith<CountingAllocator>(ViewOf(*p), options);
+  ASSERT_EQ(serial.error, "");
+  const uint64_t allocs = CountingAllocator::allocs, frees = CountingAllocator::frees,
+                 reallocs = CountingAllocator::reallocs;
+  EXPECT_EQ(allocs, 3u * 1200);
+  EXPECT_EQ(reallocs, 3u * 600);
+  EXPECT_EQ(frees, 3u * 1200);
+  CountingAllocator::Reset();
+  RunResult r;
+  {
+    OneCpu one_cpu;
+    ASSERT_TRUE(one_cpu.ok());
+    r = ReplayPerThreadWith<CountingAllocator>(ViewOf(*p), ViewOf(*s), options);
+  }
+  EXPECT_EQ(r.error, "");
+  ASSERT_EQ(r.passes.size(), 3u);
+  EXPECT_EQ(r.threads, 6u);
+  EXPECT_EQ(r.ops, serial.ops);
+  EXPECT_EQ(r.passes[0].thread_cpu_seconds.size(), 6u);
+  EXPECT_EQ(CountingAllocator::allocs, allocs);
+  EXPECT_EQ(CountingAllocator::reallocs, reallocs);
+  EXPECT_EQ(CountingAllocator::frees, frees);
+  for (const PassFigures& pass : r.passes) {
+    EXPECT_GE(pass.cpu_seconds, 0);
+    EXPECT_GE(pass.wait_seconds, 0);
+  }
+}
+
+// This process's threads other than the caller that are asleep (state S).
+int OtherThreadsAsleep() {
+  int asleep = 0;
+  const std::string self = std::to_string(syscall(SYS_gettid));
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.' || self == e->d_name) continue;
+    std::ifstream stat(std::string("/proc/self/task/") + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S') {
+      ++asleep;
+    }
+  }
+  closedir(dir);
+  return asleep;
+}
+
+// Fails the allocation of 777 bytes, once every other thread of the
+// process is asleep (the replay's waiters and the thread joining them), or
+// after about 10 s.
+class FailWhenOthersSleep : public allocators::MallocAllocator {
+ public:
+  static int others;
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    if (bytes != 777) return MallocAllocator::Allocate(bytes, align, arena);
+    for (int i = 0; i < 10000 && OtherThreadsAsleep() < others; ++i) usleep(1000);
+    return nullptr;
+  }
+};
+int FailWhenOthersSleep::others = 0;
+
+// Thread 0 fails while the five others are asleep waiting for its later
+// ops: they are woken and stop, and the run ends with thread 0's error
+// (a lost wake-up would hang the test until its time limit).
+TEST(ThreadReplayTest, AFailedThreadWakesSleepingWaiters) {
+  const std::string path = TempPath("abort.trace");
+  auto w = TraceWriter::Create(path, proto::Header(), 64);
+  ASSERT_TRUE(w.ok()) << w.status();
+  for (uint64_t i = 0; i < 5; ++i) (*w)->Alloc(0, 0, 0x1000 + 0x100 * i, Shape{32, 1, 8});
+  (*w)->Alloc(0, 0, 0x8000, Shape{777, 1, 8});
+  for (uint64_t t = 1; t <= 5; ++t) (*w)->Alloc(0, 0, 0x10000 + 0x100 * t, Shape{32, 1, 8});
+  for (uint32_t t = 1; t <= 5; ++t) {
+    ASSERT_TRUE((*w)->Free(t, 0, 0x1000 + 0x100 * (t - 1)));  // before the failure: freed
+    ASSERT_TRUE((*w)->Free(t, 0, 0x10000 + 0x100 * t));       // after it: never comes
+  }
+  ASSERT_TRUE((*w)->Free(0, 0, 0x8000));
+  ASSERT_TRUE((*w)->Finish().ok());
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(path);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->streams.size(), 6u);
+  RunOptions options;
+  options.max_passes = 1;
+  FailWhenOthersSleep::others = 5 + 1;  // the waiters and the joining thread
+  const RunResult r = ReplayPerThreadWith<FailWhenOthersSleep>(ViewOf(*p), ViewOf(*s), options);
+  EXPECT_EQ(r.error, "allocation of 777 bytes failed");
 }
 
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {

@@ -423,7 +423,9 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
                            int schedule_fd) {
   MeasuredTrace out;
   out.trace = TraceFactsOf(program);
-  out.clock = ResolveClock(s.clock, schedule != nullptr);
+  out.clock = ResolveClock(
+      s.clock, schedule != nullptr ? static_cast<uint32_t>(schedule->streams.size()) : 1,
+      UsableCores());
   const Ranking ranking{s.rank_by, s.run_options.max_passes, out.clock};
   const int schedule_in = schedule != nullptr ? schedule_fd : -1;
   Disturbance disturbance;

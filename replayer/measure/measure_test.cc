@@ -47,11 +47,15 @@ TEST(RankFiguresTest, TakesTheRankingPassByTheClock) {
   EXPECT_EQ(RankFigures(runs, ranking), (std::vector<double>{100, 100}));
 }
 
-TEST(ResolveClockTest, AutoIsWallPerThreadAndCpuSerialized) {
-  EXPECT_EQ(ResolveClock(TimingClock::kAuto, true), TimingClock::kWall);
-  EXPECT_EQ(ResolveClock(TimingClock::kAuto, false), TimingClock::kCpu);
-  EXPECT_EQ(ResolveClock(TimingClock::kCpu, true), TimingClock::kCpu);
-  EXPECT_EQ(ResolveClock(TimingClock::kWall, false), TimingClock::kWall);
+TEST(ResolveClockTest, AutoIsWallPerThreadOnFreeCoresAndCpuOtherwise) {
+  EXPECT_EQ(ResolveClock(TimingClock::kAuto, 4, 8), TimingClock::kWall);
+  EXPECT_EQ(ResolveClock(TimingClock::kAuto, 2, 2), TimingClock::kWall);
+  // More replay threads than cores: the wall clock would time the scheduler.
+  EXPECT_EQ(ResolveClock(TimingClock::kAuto, 3, 2), TimingClock::kCpu);
+  EXPECT_EQ(ResolveClock(TimingClock::kAuto, 1, 8), TimingClock::kCpu);  // serialized
+  EXPECT_EQ(ResolveClock(TimingClock::kCpu, 4, 8), TimingClock::kCpu);
+  EXPECT_EQ(ResolveClock(TimingClock::kWall, 1, 1), TimingClock::kWall);
+  EXPECT_EQ(ResolveClock(TimingClock::kWall, 3, 2), TimingClock::kWall);
 }
 
 // Fake children for MeasureTrace: a run of policy P takes seconds[P] (its

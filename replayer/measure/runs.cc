@@ -2,9 +2,9 @@
 
 namespace alloctrace {
 
-TimingClock ResolveClock(TimingClock clock, bool per_thread) {
+TimingClock ResolveClock(TimingClock clock, uint32_t replay_threads, uint32_t cores) {
   if (clock != TimingClock::kAuto) return clock;
-  return per_thread ? TimingClock::kWall : TimingClock::kCpu;
+  return replay_threads > 1 && replay_threads <= cores ? TimingClock::kWall : TimingClock::kCpu;
 }
 
 double RunNsPerOp(const RunResult& r, bool warm, TimingClock clock) {

@@ -8,6 +8,7 @@
 #ifndef ALLOCTRACE_REPLAYER_MEASURE_RUNS_H_
 #define ALLOCTRACE_REPLAYER_MEASURE_RUNS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,8 +21,11 @@ namespace alloctrace {
 
 // What times a pass and ranks (--clock). kAuto is the command line's
 // default, resolved per trace before any figure is read (ResolveClock): CPU
-// time for one-thread (serialized) replays, wall-clock time for per-thread
-// ones, where contention and waiting are part of the cost.
+// time for one-thread (serialized) replays; for per-thread ones, wall-clock
+// time when the replay threads fit in the cores the replayer may run on
+// (contention and waiting are then part of the cost), CPU time (the threads'
+// own, without their waits) when they outnumber them: the wall clock would
+// then time how the scheduler shares the cores out, not the allocator.
 enum class TimingClock { kAuto, kCpu, kWall };
 inline constexpr EnumWord<TimingClock> kTimingClockWords[] = {
     {TimingClock::kAuto, "auto"}, {TimingClock::kCpu, "cpu"}, {TimingClock::kWall, "wall"}};
@@ -51,9 +55,10 @@ struct Ranking {
   bool warm() const { return rank_by == RankBy::kWarm && passes > 1; }
 };
 
-// `clock` as it applies to a trace: kAuto is kWall for a per-thread replay,
-// kCpu for a serialized one.
-TimingClock ResolveClock(TimingClock clock, bool per_thread);
+// `clock` as it applies to a trace replayed on `replay_threads` threads (1:
+// serialized) by a process that may use `cores` CPUs: kAuto is kWall for a
+// per-thread replay whose threads fit in the cores, kCpu otherwise.
+TimingClock ResolveClock(TimingClock clock, uint32_t replay_threads, uint32_t cores);
 
 // One successful run as measured.
 struct RunRecord {

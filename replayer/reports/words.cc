@@ -77,8 +77,9 @@ std::string WrapIndented(const std::string& text, size_t indent) {
 std::string ClockWords(TimingClock clock) {
   switch (clock) {
     case TimingClock::kAuto:
-      return "thread CPU time on one-thread replays, wall-clock time of the concurrent section "
-             "on per-thread replays";
+      return "thread CPU time on one-thread replays and on per-thread replays with more threads "
+             "than cores, wall-clock time of the concurrent section on the other per-thread "
+             "replays";
     case TimingClock::kWall:
       return "wall-clock time";
     case TimingClock::kCpu:
@@ -124,8 +125,10 @@ std::string PerThreadNote(const TraceReport& t) {
       "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",
       t.sync_points, " sync points (", t.cross_thread_frees, " cross-thread frees); ranked by ",
       ClockWords(t.clock),
-      t.clock == TimingClock::kWall ? " of the concurrent section, what the program would feel"
-                                    : "",
+      t.clock == TimingClock::kWall
+          ? " of the concurrent section, what the program would feel"
+          : " of the threads without their waits, the allocator's work however the threads "
+            "share the cores",
       "; waits are timed apart and not charged to the allocators' CPU time");
 }
 
