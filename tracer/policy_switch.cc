@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <optional>
+#include <string_view>
 
 #include "alloctrace/base/type_list.h"
 #include "alloctrace/pool/catalog.h"
@@ -90,7 +93,7 @@ void Acknowledge(const char* name) {
   char* end = nullptr;
   const long fd = std::strtol(fd_text, &end, 10);
   if (*end != '\0' || fd < 0) return;
-  char line[256];
+  char line[4096];
   const int n = std::snprintf(line, sizeof line, "%s%s\n", kAckPrefix, name);
   if (n > 0 && n < static_cast<int>(sizeof line)) {
     ssize_t ignored = write(static_cast<int>(fd), line, static_cast<size_t>(n));
@@ -100,7 +103,133 @@ void Acknowledge(const char* name) {
 
 std::once_flag resolve_once;
 
+// Classes seen under an assignment, for Assignment::For's table: a class's
+// ops by id (ids are small and dense: one per instantiation), the names in
+// order of first sight.
+constexpr uint32_t kCachedClasses = 4096;
+std::atomic<const Ops*> class_ops[kCachedClasses];
+std::mutex seen_mu;
+std::vector<std::string>& SeenNames() {
+  static auto* const names = new std::vector<std::string>();
+  return *names;
+}
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+[[noreturn]] void ExitBad(const std::string& what) {
+  std::fprintf(stderr, "alloctrace: %s\n", what.c_str());
+  std::fflush(stderr);
+  // No destructors or atexit handlers: the program is mid-construction.
+  std::_Exit(kUnknownPolicyExit);
+}
+
+// At exit, under an assignment: a class it names that no container used
+// is a mistake (a typo, or a class the program spells otherwise).
+void CheckAssignmentAtExit() {
+  const Assignment* a = Assigned();
+  if (a == nullptr) return;
+  const std::vector<std::string> unused = a->Unused();
+  if (unused.empty()) return;
+  std::string seen;
+  for (const std::string& n : a->Seen()) seen += (seen.empty() ? "" : ", ") + n;
+  std::string names;
+  for (const std::string& n : unused) names += (names.empty() ? "'" : ", '") + n + "'";
+  std::fprintf(stderr,
+               "alloctrace: %s names class %s, which no container of this program used; its "
+               "classes: %s\n",
+               kEnvPolicy, names.c_str(), seen.empty() ? "none" : seen.c_str());
+  std::fflush(stderr);
+  std::_Exit(kUnknownPolicyExit);
+}
+
 }  // namespace
+
+std::optional<Assignment> Assignment::Parse(const std::string& text, std::string* error) {
+  Assignment a;
+  a.text_ = text;
+  bool have_rest = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(';', start), text.size());
+    const std::string entry = Trim(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+    if (entry.empty()) {
+      if (end == text.size()) break;  // a trailing ';'
+      *error = "an empty entry (';;')";
+      return std::nullopt;
+    }
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      *error = "entry '" + entry + "' has no '=' (CLASS=POLICY)";
+      return std::nullopt;
+    }
+    const std::string cls = Trim(std::string_view(entry).substr(0, eq));
+    const std::string policy = Trim(std::string_view(entry).substr(eq + 1));
+    if (cls.empty()) {
+      *error = "entry '" + entry + "' names no class";
+      return std::nullopt;
+    }
+    const Ops* ops = Find(policy);
+    if (ops == nullptr) {
+      *error =
+          "unknown policy '" + policy + "' in entry '" + entry + "'; see replayer --list-policies";
+      return std::nullopt;
+    }
+    if (cls == "*") {
+      if (have_rest) {
+        *error = "'*' is assigned twice";
+        return std::nullopt;
+      }
+      have_rest = true;
+      a.rest_ = ops;
+      continue;
+    }
+    for (const Entry& e : a.entries_) {
+      if (e.class_name == cls) {
+        *error = "class '" + cls + "' is assigned twice";
+        return std::nullopt;
+      }
+    }
+    a.entries_.push_back(Entry{cls, ops});
+  }
+  if (!have_rest) a.rest_ = Find(kStdName);
+  return a;
+}
+
+const Ops* Assignment::For(uint32_t class_id, std::string_view name) const {
+  if (class_id < kCachedClasses) {
+    if (const Ops* ops = class_ops[class_id].load(std::memory_order_acquire)) return ops;
+  }
+  const Ops* ops = rest_;
+  for (const Entry& e : entries_) {
+    if (e.class_name == name) ops = e.ops;
+  }
+  std::lock_guard<std::mutex> l(seen_mu);
+  std::vector<std::string>& seen = SeenNames();
+  if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.emplace_back(name);
+  if (class_id < kCachedClasses) class_ops[class_id].store(ops, std::memory_order_release);
+  return ops;
+}
+
+std::vector<std::string> Assignment::Seen() const {
+  std::lock_guard<std::mutex> l(seen_mu);
+  return SeenNames();
+}
+
+std::vector<std::string> Assignment::Unused() const {
+  const std::vector<std::string> seen = Seen();
+  std::vector<std::string> unused;
+  for (const Entry& e : entries_) {
+    if (std::find(seen.begin(), seen.end(), e.class_name) == seen.end()) {
+      unused.push_back(e.class_name);
+    }
+  }
+  return unused;
+}
 
 const Ops* Find(const std::string& name) {
   const Table& t = TheTable();
@@ -116,6 +245,18 @@ void ResolveSlow() {
   std::call_once(resolve_once, [] {
     const char* name = std::getenv(kEnvPolicy);
     const Ops* ops = nullptr;
+    if (name != nullptr && std::string_view(name).find('=') != std::string_view::npos) {
+      std::string error;
+      std::optional<Assignment> a = Assignment::Parse(name, &error);
+      if (!a) ExitBad(std::string(kEnvPolicy) + "='" + name + "': " + error);
+      const Assignment* kept = new Assignment(*std::move(a));  // never destroyed
+      internal::assignment.store(kept, std::memory_order_relaxed);
+      internal::active.store(kept->rest(), std::memory_order_relaxed);
+      Acknowledge(name);
+      std::atexit(&CheckAssignmentAtExit);
+      internal::resolved.store(true, std::memory_order_release);
+      return;
+    }
     if (name != nullptr && *name != '\0') {
       ops = Find(name);
       if (ops == nullptr) {

@@ -6,6 +6,13 @@
 //   ALLOCTRACE_POLICY unset or empty   record, as without the switch
 //   ALLOCTRACE_POLICY=std              ::operator new / delete, no recording
 //   ALLOCTRACE_POLICY=slab/st/single   the catalog's policy of that name
+//   ALLOCTRACE_POLICY='OrderIndex=slab/st/stack;Registry=slab/mt/stack;*=std'
+//                                      an assignment: a policy per class of
+//                                      containers (TraceAllocator's tag, or
+//                                      its value type as the compiler spells
+//                                      it, as inspect lists them); `*` for
+//                                      every other class and arena 0 (std if
+//                                      absent)
 //
 // Holding is exactly the catalog's: a `stack` policy gives each
 // default-constructed TraceAllocator (each arena) a pool of its own, shared
@@ -17,11 +24,16 @@
 // constructed (before its first allocation: an arena must know whether it
 // records before it exists). An unknown name prints
 //   alloctrace: unknown policy 'x' in ALLOCTRACE_POLICY; see replayer --list-policies
-// on stderr and exits with status 2; never a silent fallback.
+// on stderr and exits with status 2; never a silent fallback. A malformed
+// assignment (an entry without `=`, an empty class, a class or `*` named
+// twice) or one naming an unknown policy exits 2 the same way, naming the
+// entry. A class the assignment names that no container of the program
+// used is known only at exit: then the switch prints the classes the
+// program did use and exits with status 2.
 //
 // Handshake: with ALLOCTRACE_POLICY_ACK_FD=N also set, the resolution writes
 // "alloctrace-policy <name>\n" to file descriptor N (name "record" when
-// unset), so a parent (replayer --confirm) learns that the program is
+// unset; an assignment as given), so a parent (replayer --confirm) learns that the program is
 // instrumented and took the policy.
 //
 // Cost: recording pays one load and one predictable branch per call; a
@@ -35,7 +47,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace alloctrace::policy_switch {
@@ -58,10 +72,40 @@ struct Ops {
   void (*destroy_pool)(void* pool);
 };
 
+// A policy per class of containers (ALLOCTRACE_POLICY with `=`).
+class Assignment {
+ public:
+  struct Entry {
+    std::string class_name;
+    const Ops* ops;
+  };
+  // Parses "Class=policy;...;*=policy". On error, nullopt and *error says
+  // which entry and why.
+  static std::optional<Assignment> Parse(const std::string& text, std::string* error);
+
+  const std::string& text() const { return text_; }
+  const Ops* rest() const { return rest_; }
+  const std::vector<Entry>& entries() const { return entries_; }
+  // The policy of a new arena of class `class_id` named `name`: one table
+  // lookup once its class has been seen. Thread-safe.
+  const Ops* For(uint32_t class_id, std::string_view name) const;
+  // The assigned classes no arena has been created for, and the classes
+  // seen, in order of first sight. Thread-safe.
+  std::vector<std::string> Unused() const;
+  std::vector<std::string> Seen() const;
+
+ private:
+  std::string text_;
+  std::vector<Entry> entries_;
+  const Ops* rest_ = nullptr;
+};
+
 namespace internal {
 // nullptr: record. Written once by Resolve, before any TraceAllocator exists.
 inline std::atomic<const Ops*> active{nullptr};
 inline std::atomic<bool> resolved{false};
+// Set with `active` (then the rest's ops) when ALLOCTRACE_POLICY assigns.
+inline std::atomic<const Assignment*> assignment{nullptr};
 }  // namespace internal
 
 // Reads ALLOCTRACE_POLICY once per process (see above); exits with status 2
@@ -71,8 +115,12 @@ inline void Resolve() {
   if (!internal::resolved.load(std::memory_order_acquire)) ResolveSlow();
 }
 
-// The policy in force, nullptr to record. Valid after Resolve().
+// The policy in force, nullptr to record; under an assignment, the rest's
+// (`*`). Valid after Resolve().
 inline const Ops* Active() { return internal::active.load(std::memory_order_relaxed); }
+
+// The assignment in force, nullptr if none. Valid after Resolve().
+inline const Assignment* Assigned() { return internal::assignment.load(std::memory_order_relaxed); }
 
 // The ops of `name` ("std" or a catalog policy name), nullptr if unknown.
 const Ops* Find(const std::string& name);

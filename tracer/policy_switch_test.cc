@@ -14,6 +14,11 @@
 #include "alloctrace/tracer/trace_allocator.h"
 #include "gtest/gtest.h"
 
+// Tags naming classes of containers (at global scope, so their names are
+// plain: "MixIndex", "MixRegistry").
+struct MixIndex;
+struct MixRegistry;
+
 namespace alloctrace {
 namespace {
 
@@ -88,6 +93,39 @@ void Require(bool ok, const char* what) {
   std::_Exit(0);
 }
 
+// An assignment: each class its policy, the rest (untagged int here) `*`.
+[[noreturn]] void ServeAMix() {
+  setenv(policy_switch::kEnvPolicy, " MixIndex = slab/st/stack ; MixRegistry=slab/mt/single;*=std",
+         1);
+  TraceAllocator<int, MixIndex> i1, i2;
+  TraceAllocator<int, MixRegistry> r;
+  TraceAllocator<int> rest;
+  std::list<int, TraceAllocator<int, MixIndex>> l = {1, 2, 3};
+  Require(policy_switch::Assigned() != nullptr, "an assignment is in force");
+  Require(i1.policy_pool() != nullptr && i1.policy_pool() != i2.policy_pool(),
+          "MixIndex: slab/st/stack, a pool per container");
+  using SlabMt = pool::SlabPool<pool::MultiThreaded>;
+  Require(r.policy_pool() == &pool::HoldingSingleton::Instance<SlabMt>(),
+          "MixRegistry: slab/mt/single, the adopted type's pool");
+  Require(rest.policy_pool() == nullptr, "the rest: std");
+  Require(i1.arena_id() == 0, "nothing recorded");
+  std::_Exit(0);
+}
+
+// A class the assignment names but no container used: exit 2 at exit,
+// listing the classes that were used.
+[[noreturn]] void UnusedClass() {
+  setenv(policy_switch::kEnvPolicy, "MixIdx=slab/st/stack;*=std", 1);
+  TraceAllocator<int, MixIndex> used;
+  std::exit(0);
+}
+
+[[noreturn]] void BadAssignment(const char* text) {
+  setenv(policy_switch::kEnvPolicy, text, 1);
+  TraceAllocator<int> a;
+  std::_Exit(0);
+}
+
 [[noreturn]] void Unknown() {
   setenv(policy_switch::kEnvPolicy, "no/such/policy", 1);
   TraceAllocator<int> a;
@@ -129,6 +167,27 @@ TEST(PolicySwitchDeathTest, SinglePoliciesShareTheCatalogsPool) {
 
 TEST(PolicySwitchDeathTest, AcknowledgesOnTheHandshakeFd) {
   EXPECT_EXIT(AcknowledgeOnce(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, AnAssignmentServesEachClassItsPolicy) {
+  EXPECT_EXIT(ServeAMix(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, AMalformedAssignmentExitsWithStatus2NamingTheEntry) {
+  EXPECT_EXIT(BadAssignment("MixIndex=slab/st/stack;MixRegistry"), ExitedWithCode(2),
+              "entry 'MixRegistry' has no '='");
+  EXPECT_EXIT(BadAssignment("MixIndex=slab/st/stak"), ExitedWithCode(2),
+              "unknown policy 'slab/st/stak' in entry 'MixIndex=slab/st/stak'");
+  EXPECT_EXIT(BadAssignment("MixIndex=std;MixIndex=slab/st/stack"), ExitedWithCode(2),
+              "class 'MixIndex' is assigned twice");
+  EXPECT_EXIT(BadAssignment("=std"), ExitedWithCode(2), "names no class");
+  EXPECT_EXIT(BadAssignment("*=std;*=slab/st/single"), ExitedWithCode(2), "assigned twice");
+}
+
+TEST(PolicySwitchDeathTest, AClassNoContainerUsedExitsWithStatus2ListingTheClasses) {
+  EXPECT_EXIT(UnusedClass(), ExitedWithCode(2),
+              "names class 'MixIdx', which no container of this program used; its classes: "
+              "MixIndex");
 }
 
 TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }

@@ -91,10 +91,16 @@ struct ClassOf {
 // Not allocated through a TraceAllocator, so never recorded itself.
 class ArenaHandle {
  public:
-  static ArenaHandle* Create(uint32_t class_id) {
+  static ArenaHandle* Create(uint32_t class_id, std::string_view class_name) {
     policy_switch::Resolve();
     const policy_switch::Ops* ops = policy_switch::Active();
-    if (ops != nullptr) return new ArenaHandle(0, 0, ops, ops->make_pool());
+    if (ops != nullptr) {
+      // Under an assignment, the policy of this arena's class.
+      if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
+        ops = a->For(class_id, class_name);
+      }
+      return new ArenaHandle(0, 0, ops, ops->make_pool());
+    }
     return new ArenaHandle(Recorder::Global().CreateArena(class_id), class_id, nullptr, nullptr);
   }
   // Arena 0, "no container": a global heap such as plain new or make_shared.
@@ -155,7 +161,8 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
   // arena 0 (which has no class).
   TraceAllocator()
       : arena_(trace_allocator_internal::ArenaHandle::Create(
-            trace_allocator_internal::ClassOf<Declared, Tag>::Id())) {}
+            trace_allocator_internal::ClassOf<Declared, Tag>::Id(),
+            trace_allocator_internal::ClassOf<Declared, Tag>::kName)) {}
   explicit TraceAllocator(NoArenaTag) : arena_(trace_allocator_internal::ArenaHandle::NoArena()) {}
   TraceAllocator(const TraceAllocator& other) noexcept : arena_(other.arena_) { arena_->Ref(); }
   // From an allocator of the same tag: shares its arena, and so its class.
