@@ -137,8 +137,7 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
                     ".</p>");
   }
   if (!t.if_instrumented.empty()) {
-    absl::StrAppend(&o, "<p class=\"note\">If instrumented: ", Escape(t.if_instrumented),
-                    ".</p>");
+    absl::StrAppend(&o, "<p class=\"note\">If instrumented: ", Escape(t.if_instrumented), ".</p>");
   }
   if (!t.in_program_terms.empty()) {
     absl::StrAppend(&o, "<p class=\"note\">In the program's terms: ", Escape(t.in_program_terms),

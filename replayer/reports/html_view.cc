@@ -88,9 +88,16 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.noise_floor = FromEstimate(report.noise_floor);
   t.sampling = SamplingWords(report);
   t.provisional = ProvisionalWords(report);
-  t.if_instrumented = IfInstrumentedWords(report);
-  if (!report.verdict.recommended.empty())
+  {
+    const std::vector<std::string>& fastest = report.verdict.fastest;
+    const bool named =
+        std::find(fastest.begin(), fastest.end(), report.verdict.if_instrumented) != fastest.end();
+    t.if_instrumented = IfInstrumentedWords(report, /*name_policy=*/!named);
+  }
+  // (When malloc stays, the page's verdict says so: nothing to add.)
+  if (!report.verdict.recommended.empty() && report.program.policy != "malloc") {
     t.in_program_terms = ProgramWords(report, /*name_policy=*/false);
+  }
   for (const PolicyResult& r : report.policies) {
     HtmlPolicy p;
     p.name = r.name;

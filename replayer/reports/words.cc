@@ -264,15 +264,15 @@ std::string ProgramWords(const TraceReport& t, bool name_policy) {
       d(e.recommended_seconds), unit);
 }
 
-std::string IfInstrumentedWords(const TraceReport& t) {
+std::string IfInstrumentedWords(const TraceReport& t, bool name_policy) {
   const Verdict& v = t.verdict;
   if (v.if_instrumented.empty()) return "";
   return absl::StrCat(
       "not a recommendation: this trace has no container arenas, so only what the program adopts "
       "unchanged (a malloc) is recommended; with its containers on alloctrace::TraceAllocator "
       "and then on a pool (a code change; docs/adopt.md), ",
-      v.if_instrumented, " replayed at ", Times(v.if_instrumented_vs_malloc),
-      " glibc malloc's speed here");
+      name_policy ? v.if_instrumented : "the fastest above", " replayed at ",
+      Times(v.if_instrumented_vs_malloc), " glibc malloc's speed here");
 }
 
 std::string OverLimitWords(const TraceReport& t) {

@@ -66,7 +66,8 @@ std::string OverLimitWords(const TraceReport& t);
 // On a trace with no container arenas, what instrumenting the containers
 // could gain (Verdict::if_instrumented), labelled apart from the
 // recommendation; "" if nothing.
-std::string IfInstrumentedWords(const TraceReport& t);
+// `name_policy` false: "the fastest above" (where it is named beside it).
+std::string IfInstrumentedWords(const TraceReport& t, bool name_policy = true);
 // The verdict in the program's terms (TraceReport::program), an estimate:
 // "saves about 0.13 s [0.11, 0.15] of the recording's 0.85 s (about 1.18x
 // the program's speed) ...", or why there is none.
