@@ -218,9 +218,12 @@ std::string DisturbanceWords(const TraceReport& t) {
 std::string ProvisionalWords(const TraceReport& t) {
   const Verdict& v = t.verdict;
   if (v.recommended.empty()) return "";
+  // In situ decides from its own rounds (its table gives their n): the
+  // replay's pick is what rests on the replay's.
+  const std::string& pick = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
   int n = 0;
   for (const PolicyResult& p : t.policies) {
-    if (p.name == v.recommended) n = p.name == "malloc" ? p.runs : p.vs_malloc.n;
+    if (p.name == pick) n = p.name == "malloc" ? p.runs : p.vs_malloc.n;
   }
   if (n >= kMinPairedRounds) return "";
   return absl::StrFormat(
@@ -228,7 +231,7 @@ std::string ProvisionalWords(const TraceReport& t) {
       "difference among these policies is a result yet, and the pick may change on the next "
       "invocation; give the trace more time (--total_budget=SECONDS) or fewer policies "
       "(--policies=...)",
-      n, n == 1 ? "" : "s", v.recommended == "malloc" ? "" : " paired with glibc malloc's",
+      n, n == 1 ? "" : "s", pick == "malloc" ? "" : " paired with glibc malloc's",
       kMinPairedRounds);
 }
 

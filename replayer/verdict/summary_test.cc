@@ -474,6 +474,12 @@ TEST(SummarizeTest, AVerdictFromFewerThanThreeRoundsIsProvisional) {
   // which keeps its place, and the verdict says it is provisional.
   EXPECT_EQ(t.verdict.recommended, "malloc");
   EXPECT_THAT(ProvisionalWords(t), HasSubstr("rest on 2 rounds"));
+  // After in situ chose its reference (std), the replay's pick is what the
+  // replay's rounds carry.
+  TraceReport confirmed = t;
+  confirmed.verdict.replay_recommended = confirmed.verdict.recommended;
+  confirmed.verdict.recommended = "std";
+  EXPECT_THAT(ProvisionalWords(confirmed), HasSubstr("rest on 2 rounds"));
   EXPECT_THAT(Times(Find(t, "a").vs_malloc), HasSubstr("n = 2: not measured enough"));
   EXPECT_EQ(Pct(Find(t, "a").vs_malloc), "n<3");
   // Twelve rounds make an interval, and the verdict is not provisional.
