@@ -35,6 +35,31 @@ std::vector<double> Values(const std::map<int, double>& m) {
 // kMinPairedRounds rounds: PairedTie).
 bool ExcludesOne(const Estimate& e) { return e.n >= kMinPairedRounds && (e.lo > 1 || e.hi < 1); }
 
+// How `pr`'s measurement ended: skipped, failed, over limit (every failed
+// run stopped at a limit: an outcome), or ok; and the words of why.
+void SetStatus(const PolicyRuns& pr, PolicyResult* s) {
+  using Status = PolicyResult::Status;
+  if (!pr.skipped.empty()) {
+    s->status = Status::kSkipped;
+    s->failure = pr.skipped;
+  } else if (!pr.whole_run_error.empty()) {
+    // Its windows ran, but the whole trace did not: what a user would meet.
+    s->status = pr.whole_run_over_limit ? Status::kOverLimit : Status::kFailed;
+    s->failure = absl::StrCat("its whole run failed: ", pr.whole_run_error);
+  } else if (pr.failed > 0) {
+    const bool limits = pr.over_limit == pr.failed;
+    s->status = limits ? Status::kOverLimit : Status::kFailed;
+    s->failure = absl::StrCat(
+        pr.failed, " of ", pr.attempts,
+        limits ? " runs stopped at a limit; first: " : " runs failed; first: ", pr.first_error);
+  } else if (pr.runs.empty() && !pr.eliminated) {
+    // (A policy the race stopped in its first run is eliminated, not
+    // failed: ok, without figures.)
+    s->status = Status::kFailed;
+    s->failure = "no run was made";
+  }
+}
+
 }  // namespace
 
 PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& malloc_cold,
@@ -57,26 +82,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
     s.reruns += rr.reruns;
     s.disturbed_kept += rr.disturbed;
   }
-  if (!pr.skipped.empty()) {
-    s.status = PolicyResult::Status::kSkipped;
-    s.failure = pr.skipped;
-  } else if (!pr.whole_run_error.empty()) {
-    // Its windows ran, but the whole trace did not: what a user would meet.
-    s.status =
-        pr.whole_run_over_limit ? PolicyResult::Status::kOverLimit : PolicyResult::Status::kFailed;
-    s.failure = absl::StrCat("its whole run failed: ", pr.whole_run_error);
-  } else if (pr.failed > 0 || (pr.runs.empty() && !pr.eliminated)) {
-    // (A policy the race stopped in its first run is eliminated, not
-    // failed: ok, without figures.)
-    s.status = pr.failed > 0 && pr.over_limit == pr.failed ? PolicyResult::Status::kOverLimit
-                                                           : PolicyResult::Status::kFailed;
-    s.failure = pr.failed > 0 ? absl::StrCat(pr.failed, " of ", pr.attempts,
-                                             s.status == PolicyResult::Status::kOverLimit
-                                                 ? " runs stopped at a limit; first: "
-                                                 : " runs failed; first: ",
-                                             pr.first_error)
-                              : "no run was made";
-  }
+  SetStatus(pr, &s);
   if (pr.runs.empty()) return s;
   const bool rank_warm = ranking.warm();
   const std::map<int, double> cold = FiguresByRound(pr.runs, false, ranking.clock);
@@ -500,15 +506,16 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   ScreenArticlePolicies(&t, ctx);
   MarkTies(&t, ctx);
   Recommend(&t, ctx);
-  t.program = EstimateForProgram(t, trace.recorded_seconds);
-  t.program.recorded_cpu = trace.recorded_cpu;
+  t.program = EstimateForProgram(t, trace.recorded_seconds, trace.recorded_cpu);
   return t;
 }
 
-ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds) {
+ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds,
+                                   bool recorded_cpu) {
   ProgramEstimate e;
   const Verdict& v = t.verdict;
   e.policy = v.recommended;
+  e.recorded_cpu = recorded_cpu;
   const PolicyResult* malloc = nullptr;
   const PolicyResult* rec = nullptr;
   for (const PolicyResult& p : t.policies) {
@@ -521,13 +528,12 @@ ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds
     e.why_not = absl::StrCat("the trace has ", t.threads,
                              " threads, whose allocator time overlaps in the program");
   } else if (rec == nullptr || malloc == nullptr || !malloc->ns_per_op.has_data() ||
-             !rec->ns_per_op.has_data()) {
+             (rec != malloc && !rec->vs_malloc.has_data())) {
     e.why_not = "no recommendation with figures";
   }
   if (!e.why_not.empty()) return e;
   const double ops = static_cast<double>(t.ops);
   e.malloc_seconds = 1e-9 * malloc->ns_per_op.median * ops;
-  e.recommended_seconds = 1e-9 * rec->ns_per_op.median * ops;
   if (e.malloc_seconds >= recorded_seconds) {
     e.why_not = absl::StrFormat(
         "at the replay's rate glibc malloc's calls take %.3g s, no less than the recording's "
@@ -541,6 +547,8 @@ ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds
   auto saved = [&](double r) { return r > 0 ? e.malloc_seconds * (1 - 1 / r) : 0.0; };
   const Estimate& r = rec == malloc ? Estimate{1, 1, 1, malloc->runs} : rec->vs_malloc;
   e.saved_seconds = Estimate{saved(r.median), saved(r.lo), saved(r.hi), r.n};
+  // From the same paired ratio, so that the words' three figures add up.
+  e.recommended_seconds = e.malloc_seconds - e.saved_seconds.median;
   e.speedup = recorded_seconds / (recorded_seconds - e.saved_seconds.median);
   return e;
 }

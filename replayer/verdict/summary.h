@@ -119,7 +119,7 @@ struct ProgramEstimate {
   double recorded_seconds = 0;  // 0: no estimate (why_not says why)
   bool recorded_cpu = false;    // recorded_seconds is CPU time, not wall
   double malloc_seconds = 0;
-  double recommended_seconds = 0;
+  double recommended_seconds = 0;  // malloc_seconds less the saved median
   Estimate saved_seconds;  // median and CI (no CI from fewer than 3 rounds)
   double speedup = 0;      // recorded / (recorded - saved), at the median
   std::string why_not;     // "" or why there is no estimate
@@ -316,7 +316,9 @@ void Recommend(TraceReport* t, const ReportContext& ctx);
 
 // The verdict in the program's terms (ProgramEstimate) for t's
 // recommendation and a recording of `recorded_seconds` (0: unknown).
-ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds);
+// `recorded_cpu`: recorded_seconds is CPU time (else wall).
+ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds,
+                                   bool recorded_cpu);
 
 }  // namespace alloctrace
 
