@@ -12,36 +12,51 @@
 
 #include "alloctrace/format/test_util.h"
 
-int main(int argc, char** argv) {
-  if (argc == 3 && std::strncmp(argv[1], "--many_arenas=", 14) == 0) {
-    const unsigned long n = std::strtoul(argv[1] + 14, nullptr, 10);
-    if (n == 0 || n >= (1ul << 31)) {
-      std::fprintf(stderr, "write_crafted_traces: --many_arenas=N: N from 1 to 2^31 - 1\n");
-      return 2;
-    }
-    const absl::Status s =
-        alloctrace::testing_util::WriteManyArenasTrace(argv[2], static_cast<uint32_t>(n), 1024);
-    if (!s.ok()) {
-      std::fprintf(stderr, "write_crafted_traces: %s\n", std::string(s.message()).c_str());
-      return 1;
-    }
-    std::printf("%s\n", argv[2]);
-    return 0;
+namespace {
+
+// One large crafted trace of N of something, written by `write`.
+struct LargeTrace {
+  const char* flag;  // "--many_arenas="
+  absl::Status (*write)(const std::string& path, uint32_t n);
+};
+
+constexpr LargeTrace kLargeTraces[] = {
+    {"--many_arenas=",
+     [](const std::string& path, uint32_t n) {
+       return alloctrace::testing_util::WriteManyArenasTrace(path, n, 1024);
+     }},
+    {"--realloc_chain=",
+     [](const std::string& path, uint32_t n) {
+       return alloctrace::testing_util::WriteReallocChainTrace(path, n, 4096);
+     }},
+};
+
+// Writes `t` for the flag's value `value` to `path`; the exit status.
+int WriteLarge(const LargeTrace& t, const char* value, const char* path) {
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(value, &end, 10);
+  if (end == value || *end != '\0' || n == 0 || n >= (1ul << 31)) {
+    std::fprintf(stderr, "write_crafted_traces: %sN: N from 1 to 2^31 - 1, not '%s'\n", t.flag,
+                 value);
+    return 2;
   }
-  if (argc == 3 && std::strncmp(argv[1], "--realloc_chain=", 16) == 0) {
-    const unsigned long n = std::strtoul(argv[1] + 16, nullptr, 10);
-    if (n == 0 || n >= (1ul << 31)) {
-      std::fprintf(stderr, "write_crafted_traces: --realloc_chain=N: N from 1 to 2^31 - 1\n");
-      return 2;
+  const absl::Status s = t.write(path, static_cast<uint32_t>(n));
+  if (!s.ok()) {
+    std::fprintf(stderr, "write_crafted_traces: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", path);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const LargeTrace& t : kLargeTraces) {
+    const size_t len = std::strlen(t.flag);
+    if (argc == 3 && std::strncmp(argv[1], t.flag, len) == 0) {
+      return WriteLarge(t, argv[1] + len, argv[2]);
     }
-    const absl::Status s =
-        alloctrace::testing_util::WriteReallocChainTrace(argv[2], static_cast<uint32_t>(n), 4096);
-    if (!s.ok()) {
-      std::fprintf(stderr, "write_crafted_traces: %s\n", std::string(s.message()).c_str());
-      return 1;
-    }
-    std::printf("%s\n", argv[2]);
-    return 0;
   }
   if (argc != 2) {
     std::fprintf(stderr,

@@ -72,7 +72,8 @@ struct Ops {
   void (*destroy_pool)(void* pool);
 };
 
-// A policy per class of containers (ALLOCTRACE_POLICY with `=`).
+// A policy per class of containers (ALLOCTRACE_POLICY with `=`). One per
+// process: For's table of classes seen is the process's.
 class Assignment {
  public:
   struct Entry {

@@ -242,14 +242,8 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
   // reference's 100 s. The first round stops at the cap: the run under way
   // is stopped at what is left of it (plus the allowance), and those whose
   // turn did not come are "not run"; none is failed.
-  std::vector<Contender> cs(5);
-  cs[0].name = "ref";
-  cs[0].reference = true;
-  cs[1].name = "noise";
-  cs[1].noise = true;
-  cs[2].name = "a";
-  cs[3].name = "b";
-  cs[4].name = "c";
+  std::vector<Contender> cs = Three();
+  cs.emplace_back().name = "third";
   FakeRunner runner({100, 100, 40, 40, 40});
   RoundsSettings s = TestSettings();
   s.limits.wall_seconds = 1000;
