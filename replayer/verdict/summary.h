@@ -120,9 +120,9 @@ struct ProgramEstimate {
   bool recorded_cpu = false;    // recorded_seconds is CPU time, not wall
   double malloc_seconds = 0;
   double recommended_seconds = 0;  // malloc_seconds less the saved median
-  Estimate saved_seconds;  // median and CI (no CI from fewer than 3 rounds)
-  double speedup = 0;      // recorded / (recorded - saved), at the median
-  std::string why_not;     // "" or why there is no estimate
+  Estimate saved_seconds;          // median and CI (no CI from fewer than 3 rounds)
+  double speedup = 0;              // recorded / (recorded - saved), at the median
+  std::string why_not;             // "" or why there is no estimate
 };
 
 struct InSituSummary;  // in_situ.h
