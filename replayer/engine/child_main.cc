@@ -57,11 +57,12 @@ int Fail(int code, const std::string& message) {
 }
 
 // The run itself, its failures in the result.
-RunResult Run(const RunnablePolicy& policy, const ReplayView& program,
+// `preload`: the library the request's policy (a mix's rest) is preloaded
+// with, "" for none.
+RunResult Run(const RunnablePolicy& policy, const std::string& preload, const ReplayView& program,
               const std::optional<ThreadScheduleView>& schedule,
               const std::vector<ReplayWindow>& windows, const RunOptions& options) {
   RunResult r;
-  const std::string& preload = policy.info.preload;
   const std::string provider = MallocProvider();
   if (!preload.empty() && provider.find(preload) == std::string::npos) {
     r.error = absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ",
@@ -113,8 +114,23 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
     if (!w.ok()) return Fail(2, std::string(w.status().message()));
     windows = *std::move(w);
   }
+  // A mix: its plan from the policies' makers, and MixAllocator's loops.
+  RunnablePolicy runnable = policy->second;
+  MixPlan plan;
+  if (!request->mix.empty()) {
+    absl::StatusOr<MixSpec> spec = ParseMixSpecWord(request->mix);
+    if (!spec.ok()) return Fail(2, std::string(spec.status().message()));
+    std::map<std::string, MakeErasedFn> makers;
+    for (const auto& [name, p] : policies) makers[name] = p.make_erased;
+    absl::StatusOr<MixPlan> made = MakeMixPlan(*spec, *program, makers);
+    if (!made.ok()) return Fail(2, std::string(made.status().message()));
+    plan = *std::move(made);
+    MixAllocator::UsePlan(&plan);
+    runnable = MixRunnablePolicy();
+  }
   MaybeInjectFault(request->policy, request->attempt);
-  const RunResult r = Run(policy->second, *program, schedule, windows, request->options);
+  const RunResult r =
+      Run(runnable, policy->second.info.preload, *program, schedule, windows, request->options);
   return WriteRunResult(request->result_fd, r) ? 0 : 1;
 }
 

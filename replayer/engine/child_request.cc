@@ -26,7 +26,8 @@ std::vector<std::string> ChildArgs(const ChildRequest& r) {
           absl::StrCat("rss_samples=", r.options.rss_samples),
           absl::StrCat("passes=", r.options.max_passes),
           absl::StrCat("warm_s=", Exact(r.options.min_warm_seconds)),
-          absl::StrCat("windows=", r.windows)};
+          absl::StrCat("windows=", r.windows),
+          absl::StrCat("mix=", r.mix)};
 }
 
 bool IsChildInvocation(int argc, char** argv) {
@@ -62,6 +63,9 @@ absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
   auto windows = words.find("windows");
   if (windows == words.end()) return bad("windows");
   r.windows = windows->second;
+  auto mix = words.find("mix");
+  if (mix == words.end()) return bad("mix");
+  r.mix = mix->second;
   auto touch = words.find("touch");
   std::optional<Touch> t =
       touch == words.end() ? std::nullopt : ParseWord(kTouchWords, touch->second);

@@ -35,12 +35,16 @@ struct ChildRequest {
   // A windowed run's windows (engine/windows.h: WindowsWord); "" for a
   // whole run.
   std::string windows;
+  // A replay per class of containers (mix_allocator.h: MixSpecWord); ""
+  // for one policy. With a mix, `policy` is the mix's rest (`*`): the
+  // process's malloc, which decides its preload.
+  std::string mix;
   RunOptions options;
 };
 
 // The words after the program's path, result_fd excluded (the runner
 // appends it): kChildMarker, then policy=, program_fd=, schedule_fd=,
-// attempt=, touch=, rss_samples=, passes=, warm_s=, windows=.
+// attempt=, touch=, rss_samples=, passes=, warm_s=, windows=, mix=.
 std::vector<std::string> ChildArgs(const ChildRequest& request);
 
 // Whether argv is a child run (argv[1] is kChildMarker).

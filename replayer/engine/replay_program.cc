@@ -211,6 +211,8 @@ class ProgramBuilder {
     p_.arena_limit = reader_.arena_index_limit();
     p_.threads = reader_.threads_seen();
     p_.arena_usage = usage_.Summarize(reader_);
+    p_.arena_classes.resize(p_.arena_limit, 0);
+    for (const auto& [id, def] : reader_.classes()) p_.classes[id] = def;
     p_.live_at_end = live_objects_;
     if (!reader_.has_footer()) p_.cut_short = reader_.cut_short();
     const uint64_t start = p_.header.start_unix_ns();
@@ -336,6 +338,16 @@ class ProgramBuilder {
     op.kind = ReplayKind::kArenaCreate;
     op.arena = e.arena;
     ++p_.arena_events;
+    if (e.arena >= arena_created_.size()) {
+      arena_created_.resize(size_t{e.arena} + 1, 0);
+      p_.arena_classes.resize(size_t{e.arena} + 1, 0);
+    }
+    if (!arena_created_[e.arena]) {
+      arena_created_[e.arena] = 1;
+      p_.arena_classes[e.arena] = e.shape;
+    } else if (p_.arena_classes[e.arena] != e.shape) {
+      ++p_.arena_class_conflicts;
+    }
   }
 
   // Returns false if the arena still holds live objects: its destroy then
@@ -444,6 +456,7 @@ class ProgramBuilder {
   // Threads and live blocks by arena (inspect/arena_usage.h).
   ArenaUsage usage_;
   std::vector<uint8_t> arena_pending_destroy_;  // by dense arena index
+  std::vector<uint8_t> arena_created_;          // by dense arena index: its class is known
   uint64_t event_index_ = 0;
   uint64_t ops_appended_ = 0;  // Append calls so far
   absl::Status error_;         // why the last On* method returned false

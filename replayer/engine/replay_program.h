@@ -18,10 +18,12 @@
 #define ALLOCTRACE_REPLAYER_ENGINE_REPLAY_PROGRAM_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "alloctrace/format/trace_format.h"
 #include "alloctrace/inspect/arena_usage.h"
 #include "alloctrace/proto/trace.pb.h"
 
@@ -72,6 +74,15 @@ struct ReplayProgram {
   uint64_t threads = 0;
   // Which arenas several threads use, and how many blocks arenas hold.
   ArenaUsageSummary arena_usage;
+  // The class of containers of each arena index (the trace's class table,
+  // tracer/trace_allocator.h), at its first creation: 0 for arena 0, for
+  // arenas created without a class and for traces without a table. Sized
+  // arena_limit. An index created again with another class counts in
+  // arena_class_conflicts (a replay per class then refuses the trace).
+  std::vector<uint32_t> arena_classes;
+  uint64_t arena_class_conflicts = 0;
+  // The trace's class table, by id (empty for a trace without one).
+  std::map<uint32_t, ClassDef> classes;
   // The ideal: the most bytes ever live at once, as requested.
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;
@@ -99,11 +110,15 @@ struct ReplayView {
   uint32_t arena_limit = 1;
   uint64_t memory_ops = 0;
   uint64_t live_at_end = 0;
+  // ReplayProgram::arena_classes: arena_limit entries (what a replay per
+  // class of containers routes by).
+  const uint32_t* arena_classes = nullptr;
 };
 
 inline ReplayView ViewOf(const ReplayProgram& p) {
-  return ReplayView{p.ops.data(),   p.ops.size(),  p.big_sizes.data(), p.reallocs.data(),
-                    p.object_limit, p.arena_limit, p.memory_ops(),     p.live_at_end};
+  return ReplayView{p.ops.data(),      p.ops.size(),   p.big_sizes.data(),
+                    p.reallocs.data(), p.object_limit, p.arena_limit,
+                    p.memory_ops(),    p.live_at_end,  p.arena_classes.data()};
 }
 
 // Writes the view's arrays into an anonymous in-memory file (memfd) that a

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/mix_allocator.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
@@ -42,9 +43,15 @@ struct RunnablePolicy {
   RunFn run;
   PerThreadRunFn run_per_thread = nullptr;
   WindowsRunFn run_windows = nullptr;
+  // The policy as one slot of a mix (mix_allocator.h).
+  MakeErasedFn make_erased = nullptr;
 };
 
 std::map<std::string, RunnablePolicy> RunnablePolicies();
+
+// The loops of MixAllocator, for a run whose request names a mix; the
+// plan is set by MixAllocator::UsePlan before it runs.
+RunnablePolicy MixRunnablePolicy();
 
 namespace runnable_policies_internal {
 

@@ -25,7 +25,7 @@ struct AddPolicy {
     allocators::AllocatorInfo info = allocators::allocators_internal::InfoOf<A>();
     std::string name = info.name;
     (*out)[name] = RunnablePolicy{std::move(info), &ReplayWith<A>, &ReplayPerThreadWith<A>,
-                                  &ReplayWindowsWith<A>};
+                                  &ReplayWindowsWith<A>, &MakeErased<A>};
   }
 };
 

@@ -9,7 +9,7 @@
 namespace alloctrace {
 namespace {
 
-constexpr uint64_t kProgramKind = 0x70726f6772616d33;  // "program3": its layout's version
+constexpr uint64_t kProgramKind = 0x70726f6772616d34;  // "program4": its layout's version
 constexpr char kWhat[] = "replay program";
 
 }  // namespace
@@ -24,13 +24,15 @@ absl::StatusOr<int> ShareReplayView(const ReplayView& v) {
       "alloctrace-replay", kWhat, kProgramKind,
       {v.object_limit, v.arena_limit, v.memory_ops, v.live_at_end},
       {SharedSection::Of(v.ops, v.num_ops), SharedSection::Of(v.big_sizes, num_big),
-       SharedSection::Of(v.reallocs, num_reallocs)});
+       SharedSection::Of(v.reallocs, num_reallocs),
+       SharedSection::Of(v.arena_classes, v.arena_classes != nullptr ? v.arena_limit : 0)});
 }
 
 absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
   absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kProgramKind);
   if (!m.ok()) return m.status();
-  if (!m->Has(4, {sizeof(ReplayOp), sizeof(uint64_t), sizeof(ReallocInfo)})) {
+  if (!m->Has(4, {sizeof(ReplayOp), sizeof(uint64_t), sizeof(ReallocInfo), sizeof(uint32_t)}) ||
+      (m->sections[3].count != 0 && m->sections[3].count != m->scalars[1])) {
     return absl::InvalidArgumentError("shared replay program is malformed");
   }
   ReplayView v;
@@ -38,6 +40,7 @@ absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
   v.num_ops = m->sections[0].count;
   v.big_sizes = m->As<uint64_t>(1);
   v.reallocs = m->As<ReallocInfo>(2);
+  v.arena_classes = m->sections[3].count != 0 ? m->As<uint32_t>(3) : nullptr;
   v.object_limit = static_cast<uint32_t>(m->scalars[0]);
   v.arena_limit = static_cast<uint32_t>(m->scalars[1]);
   v.memory_ops = m->scalars[2];
