@@ -122,6 +122,13 @@ ABSL_FLAG(bool, progress_lines, Defaults().measure.progress_lines,
 ABSL_FLAG(int, confirm, Defaults().confirm,
           "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program under the "
           "replay's N fastest and the reference; those runs decide");
+ABSL_FLAG(bool, per_container, Defaults().per_container,
+          "after the verdict, a policy per class of containers (the trace's class table): "
+          "each class's candidates raced with the others held, then the mix against the best "
+          "single choice and std; about twice the verdict's time");
+ABSL_FLAG(double, min_share, 100 * Defaults().min_share,
+          "with --per_container: classes with fewer than this percentage of the memory ops "
+          "keep the single choice (listed)");
 ABSL_FLAG(bool, in_situ, Defaults().in_situ,
           "with -- PROGRAM [ARGS...], no trace: run it under --policies");
 ABSL_FLAG(std::string, in_situ_log, Defaults().in_situ_log,
@@ -275,6 +282,12 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.measure.progress_lines = absl::GetFlag(FLAGS_progress_lines) && !c.quiet;
   c.confirm = absl::GetFlag(FLAGS_confirm);
   c.in_situ = absl::GetFlag(FLAGS_in_situ);
+  c.per_container = absl::GetFlag(FLAGS_per_container);
+  const double min_share = absl::GetFlag(FLAGS_min_share);
+  if (!(min_share >= 0 && min_share <= 100)) {
+    return Usage("--min_share=", min_share, ": must be a percentage, 0 to 100");
+  }
+  c.min_share = min_share / 100;
   c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
   if (c.list_policies) {
     // The policy list has formats of its own, and runs nothing.

@@ -57,6 +57,11 @@ struct ReplayerConfig {
   // replay's top `confirm` policies, or (in_situ) under --policies alone.
   int confirm = 0;
   bool in_situ = false;
+  // After the single verdict, a policy per class of containers
+  // (replayer/per_container/search.h); classes below min_share (a
+  // fraction) are held.
+  bool per_container = false;
+  double min_share = 0.05;
   std::string in_situ_log;  // "": alloctrace-insitu.PID.log
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -37,6 +38,7 @@
 #include "alloctrace/replayer/in_situ_cli.h"
 #include "alloctrace/replayer/measure/measure.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
+#include "alloctrace/replayer/per_container/search.h"
 #include "alloctrace/replayer/reports/reporters.h"
 #include "alloctrace/replayer/verdict/adopt.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -141,6 +143,9 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
     if (!st.ok())
       return Fail(absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput,
                   std::string(st.message()));
+  }
+  if (cmd.config.per_container && cmd.config.in_situ) {
+    return Fail(kExitUsage, "--per_container needs a trace (its class table); not with --in_situ");
   }
   if (!cmd.config.in_situ && cmd.traces.empty()) {
     return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
@@ -260,9 +265,22 @@ TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::stri
   }
   const std::vector<std::string> names =
       cmd.use_default ? SafeVariants(cmd.selected, program.arena_usage) : cmd.selected;
-  measured = MeasureTrace(program, names, cmd.use_default, allocators::AllocatorInfosByName(), self,
-                          s, t.program_fd, t.schedule ? &*t.schedule : nullptr, t.schedule_fd);
-  return Summarize(measured, ctx);
+  const PolicyInfos infos = allocators::AllocatorInfosByName();
+  const auto t0 = std::chrono::steady_clock::now();
+  measured = MeasureTrace(program, names, cmd.use_default, infos, self, s, t.program_fd,
+                          t.schedule ? &*t.schedule : nullptr, t.schedule_fd);
+  TraceReport report = Summarize(measured, ctx);
+  if (cmd.config.per_container) {
+    SearchSettings search;
+    search.min_share = cmd.config.min_share;
+    search.single_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const SharedProgram shared{&program, t.schedule ? &*t.schedule : nullptr, t.program_fd,
+                               t.schedule_fd};
+    report.per_container = std::make_shared<const PerContainerVerdict>(
+        SearchPerContainer(shared, report, infos, self, s, ctx, search));
+  }
+  return report;
 }
 
 // The replay of every trace (and with --confirm, the program in situ).

@@ -33,25 +33,11 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/mix_spec.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 
 namespace alloctrace {
-
-// A policy assigned per class: class id -> registry name, and `rest` for
-// every other class and arena 0.
-struct MixSpec {
-  std::map<uint32_t, std::string> by_class;
-  std::string rest = "malloc";
-  friend bool operator==(const MixSpec& a, const MixSpec& b) {
-    return a.by_class == b.by_class && a.rest == b.rest;
-  }
-};
-
-// "3=slab/st/stack;5=slab/mt/stack;*=malloc" (classes by id, ascending,
-// then `*`), and back: InvalidArgument naming the entry that is malformed.
-std::string MixSpecWord(const MixSpec& spec);
-absl::StatusOr<MixSpec> ParseMixSpecWord(const std::string& word);
 
 // One allocator of the registry behind virtual calls (the concept's
 // members: allocator_concept.h).

@@ -27,7 +27,8 @@ constexpr char kNoiseName[] = "malloc (again)";
 
 // A policy as the replay measures it: what runs it, and its runs.
 struct Entry {
-  std::string policy;  // the registry name to run (kNoiseName's runs malloc)
+  std::string policy;  // the registry name to run (kNoiseName's runs malloc; a mix's rest)
+  std::string mix;     // a mix's MixSpecWord, "" for one policy
   std::string preload_path;
   PolicyRuns runs;
 };
@@ -166,6 +167,7 @@ class ReplayRunner : public ContenderRunner {
     request.schedule_fd = schedule_fd_;
     request.attempt = e.runs.attempts;
     request.windows = windows;
+    request.mix = e.mix;
     request.options = options;
     std::vector<std::string> argv = ChildArgs(request);
     argv.insert(argv.begin(), self_);
@@ -231,11 +233,31 @@ class ReplayRunner : public ContenderRunner {
   WindowPlans* plans_;
 };
 
+// A mix named `name` (MeasureSettings::mixes): run by its rest's process
+// (that malloc's preload), MixAllocator serving each class. Its safety
+// per class is the caller's rule.
+Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const MixSpec& spec) {
+  Entry e;
+  const allocators::AllocatorInfo& rest = policies.at(spec.rest);
+  e.policy = spec.rest;
+  e.mix = MixSpecWord(spec);
+  e.runs.name = name;
+  e.runs.family = allocators::Family::kOurs;
+  if (!rest.preload.empty()) {
+    e.preload_path = FindPreloadLibrary(rest.preload);
+    if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(rest.preload, " is not installed");
+  }
+  return e;
+}
+
 // A policy to measure on `program`, or skipped (with the reason) if it may
 // not serve it (policy_safety.h) or its library is not installed.
 Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
-                const std::string& display_name, const ReplayProgram& program) {
+                const std::string& display_name, const ReplayProgram& program,
+                const std::map<std::string, MixSpec>& mixes = {}) {
   Entry e;
+  auto mix = mixes.find(name);
+  if (mix != mixes.end()) return MakeMixEntry(policies, name, mix->second);
   const allocators::AllocatorInfo& info = policies.at(name);
   e.policy = name;
   e.runs.name = display_name;
@@ -255,7 +277,7 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
 
 bool Has(const std::vector<Entry>& entries, const std::string& policy) {
   return std::any_of(entries.begin(), entries.end(),
-                     [&](const Entry& e) { return e.policy == policy; });
+                     [&](const Entry& e) { return e.policy == policy && e.mix.empty(); });
 }
 
 // The article policies of storage `kind` that may serve the trace.
@@ -449,7 +471,9 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   // from the seed itself.
   std::mt19937_64 rng(s.rounds.seed ^ 0x73637265656eULL);
   std::vector<Entry> entries;
-  for (const std::string& name : names) entries.push_back(MakeEntry(policies, name, name, program));
+  for (const std::string& name : names) {
+    entries.push_back(MakeEntry(policies, name, name, program, s.mixes));
+  }
   if (screen && s.rounds.race) AddArticleGridToRace(entries, policies, program);
   if (screen && !s.rounds.race) {
     ScreenArticleGrid(entries, policies, program, rng, runner_for, s, ranking);

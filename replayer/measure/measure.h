@@ -53,6 +53,7 @@
 #include "absl/status/statusor.h"
 #include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/mix_spec.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
@@ -116,6 +117,11 @@ struct MeasureSettings {
   bool progress = false;        // progress on stderr (rewritten in place)
   bool progress_lines = false;  // one progress line per round on stderr
   ChildRunner run_child;        // empty: a fresh child (RunInFreshChild)
+  // Names MeasureTrace measures as mixes (a policy per class of
+  // containers, engine/mix_allocator.h) rather than registry policies:
+  // run in the process of the mix's rest (its malloc's preload), their
+  // safety per class checked by the caller (per_container/search.h).
+  std::map<std::string, MixSpec> mixes;
 };
 
 // Measures `names` on `program`. With `screen`: with the race, every

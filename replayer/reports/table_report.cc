@@ -12,6 +12,7 @@
 #include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/words.h"
 #include "alloctrace/replayer/verdict/adopt.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 namespace {
@@ -130,6 +131,32 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
   return o;
 }
 
+// The verdict per container (--per_container): each class's policy and
+// why, the whole program, and the lines that adopt the mix.
+std::string PerContainerText(const PerContainerVerdict& v) {
+  std::string o = "PER CONTAINER (a policy per class of containers)\n";
+  auto para = [&o](const std::string& text) {
+    absl::StrAppend(&o, Wrap("  " + text, 80, 4), "\n");
+  };
+  para(MixSentence(v));
+  if (!v.why_not.empty()) return o + "\n";
+  para(absl::StrCat("searched: ", MixCostWords(v)));
+  absl::StrAppendFormat(&o, "  %-30s %6s  %s\n", "class", "share", "policy");
+  for (const ClassVerdict& c : v.classes) {
+    absl::StrAppendFormat(&o, "  %-30s %5.1f%%  %s\n", ClassLabel(c), 100 * c.share,
+                          ClassPolicyWords(v, c));
+    absl::StrAppend(&o, Wrap("      " + ClassChoiceWords(c), 80, 6), "\n");
+  }
+  absl::StrAppend(&o, "  Adopt, per container (T: the container's element type):\n");
+  for (const ClassVerdict& c : v.classes) {
+    if (!c.alias.empty()) absl::StrAppend(&o, Wrap("    " + c.alias, 80, 8), "\n");
+  }
+  para(HeapWords(v));
+  para(absl::StrCat("in situ, unchanged: ALLOCTRACE_POLICY='", v.assignment, "'",
+                    v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
+  return o + "\n";
+}
+
 std::string TraceTable(const TraceReport& t, const ReportContext& ctx) {
   std::string o = TraceTitle(t);
   if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
@@ -137,7 +164,9 @@ std::string TraceTable(const TraceReport& t, const ReportContext& ctx) {
     absl::StrAppend(&o, Wrap("note: " + note, 80, 6), "\n");
   }
   if (t.no_memory_ops) return absl::StrCat(o, NoOpsLine(t), "\n\n");
-  absl::StrAppend(&o, "\n", VerdictText(t, ctx), "\n", PolicyRows(t, ctx));
+  absl::StrAppend(&o, "\n", VerdictText(t, ctx), "\n");
+  if (t.per_container != nullptr) absl::StrAppend(&o, PerContainerText(*t.per_container));
+  absl::StrAppend(&o, PolicyRows(t, ctx));
   // The contenders' types (every policy's: --format=markdown, csv, json).
   absl::StrAppend(&o, "adopt (T: your container's element type):\n");
   for (const PolicyResult& p : t.policies) {

@@ -57,6 +57,20 @@ std::string PerThreadNote(const TraceReport& t);
 std::vector<std::string> TraceNotes(const TraceReport& t);
 std::string NoiseWords(const TraceReport& t);
 std::string DisturbanceWords(const TraceReport& t);
+// The verdict per container (per_container_words.cc). A class as the
+// reports name it ("OrderIndex"; "(the rest)" for id 0); its policy
+// ("heap (malloc)" for the heap); why it is as it is (its race's gain over
+// the policy it held, or the note); the whole program's sentence; what the
+// search cost; the heap and how to adopt it.
+struct ClassVerdict;
+struct PerContainerVerdict;
+std::string ClassLabel(const ClassVerdict& c);
+std::string ClassPolicyWords(const PerContainerVerdict& v, const ClassVerdict& c);
+std::string ClassChoiceWords(const ClassVerdict& c);
+std::string MixSentence(const PerContainerVerdict& v);
+std::string MixCostWords(const PerContainerVerdict& v);
+std::string HeapWords(const PerContainerVerdict& v);
+
 // Why a verdict is provisional: the recommended policy's figures rest on
 // fewer than kMinPairedRounds rounds paired with glibc malloc. "" if not.
 std::string ProvisionalWords(const TraceReport& t);

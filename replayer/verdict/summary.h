@@ -125,7 +125,8 @@ struct ProgramEstimate {
   std::string why_not;             // "" or why there is no estimate
 };
 
-struct InSituSummary;  // in_situ.h
+struct InSituSummary;        // in_situ.h
+struct PerContainerVerdict;  // per_container_verdict.h
 
 struct TraceReport {
   std::string trace_path;
@@ -166,6 +167,8 @@ struct TraceReport {
   // With replayer --confirm: the program's own runs, whose verdict is the
   // report's recommendation (in_situ_verdict.h: ApplyInSitu).
   std::shared_ptr<const InSituSummary> in_situ;
+  // With replayer --per_container: a policy per class of containers.
+  std::shared_ptr<const PerContainerVerdict> per_container;
 };
 
 // The verdict on one measured trace (measure.h: MeasureTrace). The steps,

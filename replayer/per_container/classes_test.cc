@@ -1,0 +1,76 @@
+#include "alloctrace/replayer/per_container/classes.h"
+
+#include "alloctrace/replayer/engine/allocators/registry.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+TEST(ClassFactsTest, OrderBookHasItsTwoTaggedClasses) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/order_book.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::vector<ClassFacts> classes = ClassFactsOf(*p);
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(classes[0].def.name, "alloctrace::workloads::OrderIndex");
+  EXPECT_EQ(classes[0].memory_ops, 49834u);
+  EXPECT_NEAR(classes[0].share, 0.964, 0.001);
+  EXPECT_EQ(classes[0].arenas, 2u);
+  EXPECT_EQ(classes[0].shared_arenas, 0u);
+  EXPECT_EQ(classes[0].threads, std::vector<uint32_t>{0});
+  EXPECT_EQ(classes[1].def.name, "alloctrace::workloads::PriceLevels");
+  MixSpec spec;
+  spec.by_class[1] = "slab/st/stack";
+  EXPECT_EQ(MixName(spec, classes), "OrderIndex=slab/st/stack");
+  EXPECT_EQ(MixName(MixSpec(), classes), "heap");
+  EXPECT_EQ(MixUnsafeReason(spec, classes, allocators::AllocatorInfosByName()), "");
+}
+
+// A service: class 1 per thread (arena 1 thread 0's, arena 2 thread 1's),
+// class 2 one registry (arena 3) both threads use.
+ReplayProgram Service() {
+  ReplayProgram p;
+  p.arena_limit = 4;
+  p.arena_classes = {0, 1, 1, 2};
+  p.classes[1] = ClassDef{1, "app::Worker", 32, true};
+  p.classes[2] = ClassDef{2, "app::Registry", 32, true};
+  auto op = [&](uint32_t object, ReplayKind kind, uint32_t arena, uint32_t thread) {
+    p.ops.push_back(ReplayOp{object, 32, arena, kind, 3, 0});
+    p.op_threads.push_back(thread);
+    (kind == ReplayKind::kAlloc ? p.allocs : p.frees) += 1;
+  };
+  op(0, ReplayKind::kAlloc, 1, 0);
+  op(1, ReplayKind::kAlloc, 2, 1);
+  op(2, ReplayKind::kAlloc, 3, 0);
+  op(2, ReplayKind::kFree, 3, 1);
+  op(0, ReplayKind::kFree, 1, 0);
+  op(1, ReplayKind::kFree, 2, 1);
+  return p;
+}
+
+TEST(MixSafetyTest, ASingleThreadedPoolServesOnlyWhatOneThreadReaches) {
+  const ReplayProgram p = Service();
+  const std::vector<ClassFacts> classes = ClassFactsOf(p);
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(classes[0].def.id, 1u);
+  EXPECT_EQ(classes[0].threads, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(classes[0].shared_arenas, 0u);
+  EXPECT_EQ(classes[1].shared_arenas, 1u);
+  const auto infos = allocators::AllocatorInfosByName();
+  MixSpec spec;
+  spec.by_class[1] = "slab/st/stack";  // a pool per container: each one thread's
+  EXPECT_EQ(MixUnsafeReason(spec, classes, infos), "");
+  spec.by_class[2] = "slab/mt/stack";
+  EXPECT_EQ(MixUnsafeReason(spec, classes, infos), "");
+  spec.by_class[2] = "slab/st/stack";
+  EXPECT_EQ(MixUnsafeReason(spec, classes, infos),
+            "slab/st/stack is not thread-safe, and 1 of Registry's arenas are used by several "
+            "threads");
+  spec.by_class.erase(2);
+  spec.by_class[1] = "slab/st/single";  // one pool, reached by both threads
+  EXPECT_EQ(MixUnsafeReason(spec, classes, infos),
+            "slab/st/single keeps one pool for the process, and threads 0, 1 reach it (through "
+            "Worker)");
+}
+
+}  // namespace
+}  // namespace alloctrace

@@ -1,0 +1,315 @@
+#include "alloctrace/replayer/per_container/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "alloctrace/replayer/per_container/classes.h"
+
+namespace alloctrace {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool IsMalloc(const allocators::AllocatorInfo& info) {
+  return info.name == "malloc" || info.family == allocators::Family::kExternal;
+}
+
+// `spec` with class `id` on `policy` (kHeapPolicy: the heap).
+MixSpec With(MixSpec spec, uint32_t id, const std::string& policy) {
+  if (policy == kHeapPolicy) {
+    spec.by_class.erase(id);
+  } else {
+    spec.by_class[id] = policy;
+  }
+  return spec;
+}
+
+std::string PolicyOf(const MixSpec& spec, uint32_t id) {
+  auto it = spec.by_class.find(id);
+  return it == spec.by_class.end() ? kHeapPolicy : it->second;
+}
+
+// One race of mixes, by label, in the order given; glibc malloc (plain) the
+// reference. The report's policies carry the labels.
+class Racer {
+ public:
+  Racer(const SharedProgram& shared, const PolicyInfos& infos, const std::string& self,
+        const MeasureSettings& s, const ReportContext& ctx)
+      : shared_(shared), infos_(infos), self_(self), s_(s), ctx_(ctx) {}
+
+  TraceReport Run(const std::vector<std::pair<std::string, MixSpec>>& mixes, double budget,
+                  uint64_t seed) {
+    MeasureSettings s = s_;
+    std::vector<std::string> names;
+    for (const auto& [label, spec] : mixes) {
+      names.push_back(label);
+      s.mixes[label] = spec;
+    }
+    s.rounds.total_budget_seconds = budget;
+    s.rounds.max_total_budget_seconds = budget;
+    s.rounds.seed = seed;
+    const MeasuredTrace m =
+        MeasureTrace(*shared_.program, names, /*screen=*/false, infos_, self_, s,
+                     shared_.program_fd, shared_.schedule, shared_.schedule_fd);
+    return Summarize(m, ctx_);
+  }
+
+  Ranking RankingOf(const TraceReport& r) const { return ctx_.RankingFor(r.clock); }
+
+ private:
+  const SharedProgram& shared_;
+  const PolicyInfos& infos_;
+  const std::string& self_;
+  const MeasureSettings& s_;
+  const ReportContext& ctx_;
+};
+
+const PolicyResult* Find(const TraceReport& r, const std::string& name) {
+  for (const PolicyResult& p : r.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+// Of the race's `labels` that ran, the fastest tied group (indexes into
+// r.policies).
+std::vector<size_t> TiedGroup(const TraceReport& r, const std::vector<std::string>& labels,
+                              const Ranking& ranking) {
+  std::vector<size_t> members;
+  for (size_t i = 0; i < r.policies.size(); ++i) {
+    const PolicyResult& p = r.policies[i];
+    if (p.ok() && p.ns_per_op.has_data() &&
+        std::find(labels.begin(), labels.end(), p.name) != labels.end()) {
+      members.push_back(i);
+    }
+  }
+  if (members.empty()) return {};
+  return FastestTiedGroup(r.policies, members, ranking, NoiseMargin(r.noise_floor));
+}
+
+// The chosen policy's figure against the held one's, paired (>1: faster).
+Estimate Contribution(const TraceReport& r, const std::string& held, const std::string& chosen,
+                      const Ranking& ranking) {
+  const PolicyResult* h = Find(r, held);
+  const PolicyResult* c = Find(r, chosen);
+  if (h == nullptr || c == nullptr) return {};
+  return PairedRatio(FiguresByRound(h->raw, ranking.warm(), ranking.clock),
+                     FiguresByRound(c->raw, ranking.warm(), ranking.clock));
+}
+
+// The class's race: the held policy and every safe candidate, the others
+// held. Updates `cv` (candidates, contribution) and returns the policy the
+// class takes.
+std::string RaceClass(Racer& racer, const ClassFacts& c, const MixSpec& mix,
+                      const std::vector<ClassFacts>& classes, const PolicyInfos& infos,
+                      double budget, uint64_t seed, ClassVerdict& cv) {
+  const std::string held = PolicyOf(mix, c.def.id);
+  std::vector<std::string> candidates = {kHeapPolicy};
+  for (const char* pool : kCandidatePools) {
+    if (infos.count(pool) > 0) candidates.push_back(pool);
+  }
+  if (std::find(candidates.begin(), candidates.end(), held) == candidates.end()) {
+    candidates.insert(candidates.begin(), held);
+  }
+  std::vector<std::pair<std::string, MixSpec>> mixes;
+  std::vector<std::string> labels;
+  cv.candidates.clear();
+  for (const std::string& candidate : candidates) {
+    const MixSpec spec = With(mix, c.def.id, candidate);
+    const std::string why = MixUnsafeReason(spec, classes, infos);
+    if (!why.empty()) {
+      ClassCandidate skipped;
+      skipped.policy = candidate;
+      skipped.skipped = why;
+      cv.candidates.push_back(std::move(skipped));
+      continue;
+    }
+    mixes.emplace_back(candidate, spec);
+    labels.push_back(candidate);
+  }
+  const TraceReport r = racer.Run(mixes, budget, seed);
+  const Ranking ranking = racer.RankingOf(r);
+  const std::vector<size_t> group = TiedGroup(r, labels, ranking);
+  std::vector<ClassCandidate> ran;
+  for (const std::string& label : labels) {
+    const PolicyResult* p = Find(r, label);
+    ClassCandidate cc;
+    cc.policy = label;
+    if (p == nullptr || !p->ok() || !p->ns_per_op.has_data()) {
+      cc.skipped =
+          p == nullptr ? "not run" : absl::StrCat("no figure: ", p->failure, p->stop_reason);
+    } else {
+      cc.ns_per_op = p->ns_per_op;
+      cc.vs_malloc = p->vs_malloc;
+      cc.tied_fastest = std::any_of(group.begin(), group.end(),
+                                    [&](size_t i) { return r.policies[i].name == label; });
+    }
+    ran.push_back(std::move(cc));
+  }
+  std::stable_sort(ran.begin(), ran.end(), [](const ClassCandidate& a, const ClassCandidate& b) {
+    const bool ha = a.ns_per_op.has_data(), hb = b.ns_per_op.has_data();
+    if (ha != hb) return ha;
+    return ha && a.ns_per_op.median < b.ns_per_op.median;
+  });
+  ran.insert(ran.end(), cv.candidates.begin(), cv.candidates.end());
+  cv.candidates = std::move(ran);
+  if (group.empty()) {
+    cv.note = "no candidate of its race has a figure: held";
+    return held;
+  }
+  const bool held_tied =
+      std::any_of(group.begin(), group.end(), [&](size_t i) { return r.policies[i].name == held; });
+  if (held_tied) {
+    cv.note = absl::StrCat("its race did not show a policy faster than ", held,
+                           " (tied with the fastest): held");
+    return held;
+  }
+  const std::string chosen = r.policies[group[0]].name;
+  cv.held = held;
+  cv.contribution = Contribution(r, held, chosen, ranking);
+  cv.note = "";
+  return chosen;
+}
+
+// The whole program: the mix, the best single choice and std.
+void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double budget,
+               uint64_t seed, PerContainerVerdict& v) {
+  const MixSpec std_mix;  // every class on glibc malloc
+  std::vector<std::pair<std::string, MixSpec>> mixes;
+  if (!v.mix_is_single) mixes.emplace_back("mix", mix);
+  mixes.emplace_back("best single", single);
+  if (!(single == std_mix)) mixes.emplace_back("std", std_mix);
+  const TraceReport r = racer.Run(mixes, budget, seed);
+  const Ranking ranking = racer.RankingOf(r);
+  v.final_rounds = r.rounds;
+  auto figures = [&](const char* label) {
+    const PolicyResult* p = Find(r, label);
+    return p != nullptr ? FiguresByRound(p->raw, ranking.warm(), ranking.clock)
+                        : std::map<int, double>();
+  };
+  auto vs_malloc = [&](const char* label) {
+    const PolicyResult* p = Find(r, label);
+    return p != nullptr ? p->vs_malloc : Estimate();
+  };
+  v.single_vs_malloc = vs_malloc("best single");
+  v.std_vs_malloc = single == std_mix ? v.single_vs_malloc : vs_malloc("std");
+  const char* mix_label = v.mix_is_single ? "best single" : "mix";
+  v.mix_vs_malloc = vs_malloc(mix_label);
+  v.mix_vs_single =
+      v.mix_is_single ? Estimate() : PairedRatio(figures("best single"), figures(mix_label));
+  v.mix_vs_std =
+      PairedRatio(figures(single == std_mix ? "best single" : "std"), figures(mix_label));
+  v.mix_faster = v.mix_vs_single.n >= kMinPairedRounds && v.mix_vs_single.lo > 1;
+}
+
+}  // namespace
+
+PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceReport& single,
+                                       const PolicyInfos& infos, const std::string& self,
+                                       const MeasureSettings& s, const ReportContext& ctx,
+                                       const SearchSettings& search) {
+  const Clock::time_point t0 = Clock::now();
+  PerContainerVerdict v;
+  v.single_seconds = search.single_seconds;
+  v.min_share = search.min_share;
+  const ReplayProgram& program = *shared.program;
+  const std::vector<ClassFacts> classes = ClassFactsOf(program);
+  const size_t named = std::count_if(classes.begin(), classes.end(),
+                                     [](const ClassFacts& c) { return c.def.id != 0; });
+  v.best_single = single.verdict.recommended;
+  if (v.best_single.empty()) {
+    v.why_not = "the single verdict recommended nothing, so there is no start for the search";
+  } else if (program.arena_class_conflicts > 0) {
+    v.why_not = absl::StrCat(program.arena_class_conflicts,
+                             " arena creations reuse an arena id with another class: the trace "
+                             "cannot tell which class such an arena's blocks belong to");
+  } else if (named < 2) {
+    v.why_not = named == 0 ? "the trace names no class of containers (recorded before classes, "
+                             "or captured): the single verdict is the verdict"
+                           : "the trace has one class of containers: the single verdict is its "
+                             "verdict";
+  }
+  const allocators::AllocatorInfo& pick =
+      infos.at(v.best_single.empty() ? "malloc" : v.best_single);
+  v.heap = IsMalloc(pick) ? pick.name : "malloc";
+  v.heap_adopt = infos.at(v.heap).adopt;
+  // The start: the single pick on every class (or the heap for all).
+  MixSpec start;
+  start.rest = v.heap;
+  for (const ClassFacts& c : classes) {
+    if (c.def.id != 0 && !IsMalloc(pick)) start.by_class[c.def.id] = pick.name;
+  }
+  MixSpec mix = start;
+  std::vector<ClassVerdict> verdicts;
+  for (const ClassFacts& c : classes) {
+    ClassVerdict cv;
+    cv.def = c.def;
+    cv.memory_ops = c.memory_ops;
+    cv.share = c.share;
+    cv.arenas = c.arenas;
+    cv.shared_arenas = c.shared_arenas;
+    cv.threads = static_cast<uint32_t>(c.threads.size());
+    cv.searched = v.why_not.empty() && c.def.id != 0 && c.share >= search.min_share;
+    if (c.def.id == 0) {
+      cv.note = "the global heap and unnamed arenas: the process's malloc";
+    } else if (!cv.searched && v.why_not.empty()) {
+      cv.note = absl::StrFormat("%.1f%% of the memory ops, below the %.0f%% searched: held",
+                                100 * c.share, 100 * search.min_share);
+    }
+    verdicts.push_back(std::move(cv));
+  }
+  if (v.why_not.empty()) {
+    Racer racer(shared, infos, self, s, ctx);
+    const size_t searched = std::count_if(verdicts.begin(), verdicts.end(),
+                                          [](const ClassVerdict& cv) { return cv.searched; });
+    const double budget = std::max(search.min_race_seconds,
+                                   search.single_seconds / static_cast<double>(searched + 1));
+    uint64_t seed = s.rounds.seed;
+    bool changed = true;
+    while (changed && v.sweeps < search.max_sweeps &&
+           (v.sweeps == 0 || SecondsSince(t0) < search.single_seconds)) {
+      changed = false;
+      ++v.sweeps;
+      for (size_t i = 0; i < classes.size(); ++i) {
+        if (!verdicts[i].searched) continue;
+        const std::string before = PolicyOf(mix, classes[i].def.id);
+        const std::string after =
+            RaceClass(racer, classes[i], mix, classes, infos, budget, ++seed, verdicts[i]);
+        ++v.races;
+        if (after != before) {
+          mix = With(mix, classes[i].def.id, after);
+          changed = true;
+        }
+      }
+    }
+    v.mix_is_single = mix == start;
+    FinalRace(racer, mix, start, budget, ++seed, v);
+    ++v.races;
+  }
+  // The mix in the program's terms: each class's policy and alias line,
+  // and ALLOCTRACE_POLICY.
+  std::string assignment;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    ClassVerdict& cv = verdicts[i];
+    cv.policy = cv.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.def.id);
+    if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
+    if (cv.def.id != 0) {
+      cv.alias = AliasLine(cv.def, cv.adopt);
+      if (cv.policy != kHeapPolicy) absl::StrAppend(&assignment, cv.def.name, "=", cv.policy, ";");
+    }
+  }
+  v.assignment = absl::StrCat(assignment, "*=std");
+  v.classes = std::move(verdicts);
+  v.seconds = SecondsSince(t0);
+  return v;
+}
+
+}  // namespace alloctrace

@@ -1,0 +1,56 @@
+// The verdict per container in words (words.h), for every format.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/adopt.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
+
+namespace alloctrace {
+
+std::string ClassLabel(const ClassVerdict& c) {
+  if (c.def.id == 0) return "(the rest)";
+  const std::string alias = AliasName(c.def);
+  return alias.substr(0, alias.size() - 5);
+}
+
+std::string ClassPolicyWords(const PerContainerVerdict& v, const ClassVerdict& c) {
+  return c.policy == kHeapPolicy ? absl::StrCat("heap (", v.heap, ")") : c.policy;
+}
+
+std::string ClassChoiceWords(const ClassVerdict& c) {
+  if (c.contribution.has_data()) {
+    return absl::StrCat(Times(c.contribution), " the speed with ", c.held);
+  }
+  return c.note;
+}
+
+std::string MixSentence(const PerContainerVerdict& v) {
+  if (!v.why_not.empty()) return absl::StrCat("no per-container verdict: ", v.why_not, ".");
+  if (v.mix_is_single) {
+    return absl::StrCat("no class ran faster on another policy than on the best single choice (",
+                        v.best_single, "): the mix is that choice, at ", Times(v.mix_vs_malloc),
+                        " glibc malloc's speed.");
+  }
+  std::string o = absl::StrCat("the mix replays at ", Times(v.mix_vs_single),
+                               " the speed of the best single choice (", v.best_single, ") and ",
+                               Times(v.mix_vs_std), " std's (every class on glibc malloc); ",
+                               Times(v.mix_vs_malloc), " glibc malloc's speed");
+  if (v.mix_faster) return o + ".";
+  return absl::StrCat(o, "; not shown faster than the best single choice: adopt ", v.best_single,
+                      " for every class unless --confirm shows the mix faster in the program.");
+}
+
+std::string MixCostWords(const PerContainerVerdict& v) {
+  return absl::StrFormat(
+      "%d sweep%s, %d race%s, %.1f s (the single verdict: %.1f s); classes below %.0f%% of the "
+      "memory ops held",
+      v.sweeps, v.sweeps == 1 ? "" : "s", v.races, v.races == 1 ? "" : "s", v.seconds,
+      v.single_seconds, 100 * v.min_share);
+}
+
+std::string HeapWords(const PerContainerVerdict& v) {
+  return absl::StrCat(
+      "heap: ", v.heap == "malloc" ? "glibc malloc, nothing to link" : AdoptWords(v.heap_adopt));
+}
+
+}  // namespace alloctrace

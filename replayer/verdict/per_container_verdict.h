@@ -1,0 +1,91 @@
+// The verdict per container, as data: for each class of containers (the
+// trace's class table: tracer/trace_allocator.h names them), the policy the
+// per-container search (replayer/per_container/search.h) settled on and
+// the line that adopts it, then the whole program: the mix against the
+// best single choice and against std, paired. The reports render it;
+// nothing here runs anything.
+//
+// Thread-safety: plain structs and pure functions.
+#ifndef ALLOCTRACE_REPLAYER_VERDICT_PER_CONTAINER_VERDICT_H_
+#define ALLOCTRACE_REPLAYER_VERDICT_PER_CONTAINER_VERDICT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/measure/stats.h"
+
+namespace alloctrace {
+
+// What "the heap" means in a mix: the process's one malloc, which every
+// class not given a pool shares (and which the pools get their chunks
+// from).
+inline constexpr char kHeapPolicy[] = "heap";
+
+// One candidate of a class's race: its figure with that class on it, the
+// others held.
+struct ClassCandidate {
+  std::string policy;  // a registry name, or kHeapPolicy
+  Estimate ns_per_op;  // the whole trace's, as the race ranks it
+  Estimate vs_malloc;  // glibc malloc's figure over this one's, paired (>1: faster)
+  bool tied_fastest = false;
+  std::string skipped;  // why it did not run (the safety rule), "" if it ran
+};
+
+struct ClassVerdict {
+  ClassDef def;                // id 0: the rest (the global heap, unnamed arenas)
+  uint64_t memory_ops = 0;     // in its arenas
+  double share = 0;            // of the trace's memory ops
+  uint64_t arenas = 0;         // its arenas
+  uint64_t shared_arenas = 0;  // used by more than one thread
+  uint32_t threads = 0;        // threads that use its arenas
+  std::string policy;          // the mix's: a registry name, or kHeapPolicy
+  allocators::Adoption adopt;  // of `policy` (empty for the heap)
+  std::string alias;           // the alias template line to paste
+  bool searched = false;       // false: below the share, held (note says)
+  std::string note;            // why it is as it is, when not searched or not changed
+  // Its race: the chosen policy against the one the class held before it,
+  // paired (>1: the change made the program's replay faster); no data if
+  // it did not change.
+  std::string held;  // the policy it held when its race began
+  Estimate contribution;
+  std::vector<ClassCandidate> candidates;  // its last race, fastest first
+};
+
+struct PerContainerVerdict {
+  std::string why_not;      // "" or why there is no per-container verdict
+  std::string best_single;  // the single verdict's pick
+  std::string heap;         // the process's malloc: "malloc" or a preloaded one
+  allocators::Adoption heap_adopt;
+  std::vector<ClassVerdict> classes;  // by share, largest first; the rest last
+  // ALLOCTRACE_POLICY for the mix: the classes by the trace's names, the
+  // heap's as std (its malloc preloaded or linked: heap_adopt).
+  std::string assignment;
+  bool mix_is_single = false;  // no class changed: the mix is the best single choice
+  // The final race, glibc malloc the reference (>1: faster than it).
+  Estimate mix_vs_malloc, single_vs_malloc, std_vs_malloc;
+  Estimate mix_vs_single;  // the best single choice's figure over the mix's, paired
+  Estimate mix_vs_std;
+  bool mix_faster = false;  // mix_vs_single's CI above 1: the mix is shown faster
+  int races = 0;
+  int sweeps = 0;
+  int final_rounds = 0;
+  double seconds = 0;         // the search's wall time
+  double single_seconds = 0;  // the single verdict's
+  double min_share = 0;       // classes below it are held
+};
+
+// The alias template's name for a class: a tag's last name ("OrderIndex"
+// from "app::OrderIndex") or the value type's words joined
+// ("pair_const_long_Msg"), then "Alloc".
+std::string AliasName(const ClassDef& def);
+
+// "template <class T> using OrderIndexAlloc = <type>;" for a class on
+// `adopt` (std::allocator<T> for the heap).
+std::string AliasLine(const ClassDef& def, const allocators::Adoption& adopt);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_VERDICT_PER_CONTAINER_VERDICT_H_
