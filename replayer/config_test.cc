@@ -129,7 +129,7 @@ TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
       {[] { absl::SetFlag(&FLAGS_passes, 0); }, "--passes=0: must be 1 to 1000"},
       {[] { absl::SetFlag(&FLAGS_rank_by, "best"); }, "--rank_by=best: must be cold or warm"},
       {[] { absl::SetFlag(&FLAGS_format, "xml"); },
-       "--format=xml: must be table, markdown, csv, csv-runs, json or html"},
+       "--format=xml: must be table, markdown, csv, csv-runs, csv-classes, json or html"},
       {[] { absl::SetFlag(&FLAGS_format, "csv,json"); },
        "--format=csv,json needs 2 comma-separated --out files"},
       {[] { absl::SetFlag(&FLAGS_max_runs, 3); },

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <utility>
 
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/verdict/in_situ_verdict.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 
@@ -77,15 +79,75 @@ absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& 
   return r;
 }
 
+namespace {
+
+// The per-container mix as an in-situ candidate: the assignment through
+// ALLOCTRACE_POLICY, the heap's malloc preloaded.
+InSituCandidate MixCandidate(const PerContainerVerdict& v) {
+  InSituCandidate c;
+  c.name = kMixCandidate;
+  c.policy = v.assignment;
+  c.pool_policy = true;
+  c.family = allocators::Family::kOurs;
+  if (v.heap != "malloc") c.preload = CandidateFor(v.heap).preload;
+  return c;
+}
+
+// The mix's in-situ runs against the best single choice's and the
+// reference's, paired by round, into a copy of `v`.
+std::shared_ptr<const PerContainerVerdict> WithInSitu(const PerContainerVerdict& v,
+                                                      const InSituSummary& s) {
+  auto out = std::make_shared<PerContainerVerdict>(v);
+  out->confirmed = true;
+  auto by_round = [&](const std::string& name) {
+    std::map<int, double> m;
+    for (const InSituPolicy& p : s.policies) {
+      if (p.name != name) continue;
+      for (const InSituRun& r : p.runs) {
+        m[r.round] = s.clock == TimingClock::kWall ? r.wall_s : r.cpu_s;
+      }
+    }
+    return m;
+  };
+  for (const InSituPolicy& p : s.policies) {
+    if (p.name == kMixCandidate && !p.ok()) out->in_situ_failure = p.failure;
+  }
+  const std::map<int, double> mix = by_round(kMixCandidate);
+  out->in_situ_vs_single = PairedRatio(by_round(InSituNameOf(v.best_single, s.reference)), mix);
+  out->in_situ_vs_std = PairedRatio(by_round(s.reference), mix);
+  return out;
+}
+
+}  // namespace
+
 absl::Status Confirm(TraceReport& replay, int n, const std::vector<std::string>& argv,
                      const InSituSettings& settings) {
   std::vector<InSituCandidate> candidates;
   for (const std::string& name : ConfirmCandidates(replay, n)) {
     candidates.push_back(CandidateFor(name));
   }
+  // With a per-container verdict whose mix is not the single choice, the
+  // mix runs in the same rounds; it is not one of the single verdict's
+  // candidates, so it leaves the summary before the decision and joins it
+  // after, for its row.
+  const PerContainerVerdict* per_container = replay.per_container.get();
+  const bool with_mix =
+      per_container != nullptr && per_container->why_not.empty() && !per_container->mix_is_single;
+  if (with_mix) candidates.push_back(MixCandidate(*per_container));
   absl::StatusOr<InSituSummary> r = MeasureInSitu(argv, std::move(candidates), settings);
   if (!r.ok()) return r.status();
+  std::vector<InSituPolicy> mix;
+  for (auto it = r->policies.begin(); it != r->policies.end();) {
+    if (with_mix && it->name == kMixCandidate) {
+      mix.push_back(std::move(*it));
+      it = r->policies.erase(it);
+    } else {
+      ++it;
+    }
+  }
   DecideInSitu(*r, replay.verdict.recommended, settings.rss_slack);
+  for (InSituPolicy& p : mix) r->policies.push_back(std::move(p));
+  if (with_mix) replay.per_container = WithInSitu(*per_container, *r);
   ApplyInSitu(replay, std::make_shared<const InSituSummary>(*std::move(r)));
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 namespace {
@@ -122,6 +123,27 @@ std::string InSituCsvOf(const ReportInput& in) {
 }
 
 }  // namespace
+
+std::string CsvClassesReport(const ReportInput& in) {
+  std::string o =
+      "trace,class,id,tagged,share,memory_ops,arenas,shared_arenas,threads,policy,searched,held,"
+      "contribution,contribution_lo,contribution_hi,contribution_n,cpp_type,alias,note\n";
+  for (const TraceReport& t : in.reports) {
+    if (t.per_container == nullptr) continue;
+    const PerContainerVerdict& v = *t.per_container;
+    for (const ClassVerdict& c : v.classes) {
+      absl::StrAppend(
+          &o, CsvField(t.trace_path), ",", CsvField(c.def.name), ",", c.def.id, ",",
+          c.def.tagged ? 1 : 0, ",", absl::StrFormat("%.4f", c.share), ",", c.memory_ops, ",",
+          c.arenas, ",", c.shared_arenas, ",", c.threads, ",",
+          CsvField(c.policy == kHeapPolicy ? absl::StrCat("heap:", v.heap) : c.policy), ",",
+          c.searched ? 1 : 0, ",", CsvField(c.held), ",", CsvEstimate(c.contribution), ",",
+          c.contribution.has_data() ? std::to_string(c.contribution.n) : "", ",",
+          CsvField(c.adopt.cpp_type), ",", CsvField(c.alias), ",", CsvField(c.note), "\n");
+    }
+  }
+  return o;
+}
 
 std::string CsvReport(const ReportInput& in) {
   const std::string in_situ = InSituCsvOf(in);

@@ -18,8 +18,10 @@ std::string TableReport(const ReportInput& in);     // table_report.cc: 80 colum
 std::string MarkdownReport(const ReportInput& in);  // markdown_report.cc
 std::string CsvReport(const ReportInput& in);       // csv_report.cc: a row per policy
 std::string CsvRunsReport(const ReportInput& in);   // csv_report.cc: a row per run and pass
-std::string JsonReport(const ReportInput& in);      // json_report.cc
-std::string HtmlReport(const ReportInput& in);      // html_page.cc: one page with charts
+std::string CsvClassesReport(
+    const ReportInput& in);                     // csv_report.cc: a row per class (--per_container)
+std::string JsonReport(const ReportInput& in);  // json_report.cc
+std::string HtmlReport(const ReportInput& in);  // html_page.cc: one page with charts
 
 }  // namespace alloctrace
 

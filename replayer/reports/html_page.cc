@@ -350,6 +350,10 @@ std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlConte
     const HtmlTrace& t = traces[i];
     const std::string id = absl::StrCat("trace-", i);
     std::string body = VerdictHtml(t, id + "-verdict");
+    if (t.per_container != nullptr) {
+      absl::StrAppend(&body,
+                      html_internal::PerContainerHtml(*t.per_container, id + "-per-container"));
+    }
     absl::StrAppend(
         &body, FactsHtml(t), html_internal::ProfileChart(t, id + "-profile"),
         html_internal::SpeedChart(t, id + "-speed"), html_internal::ScatterChart(t, id + "-pareto"),

@@ -41,6 +41,8 @@ std::string ProfileChart(const HtmlTrace& t, const std::string& id);
 std::string SpeedChart(const HtmlTrace& t, const std::string& id);
 std::string ScatterChart(const HtmlTrace& t, const std::string& id);
 std::string EffectsHtml(const HtmlTrace& t, const std::string& id);
+// html_per_container.cc: the verdict per container.
+std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id);
 
 }  // namespace alloctrace::html_internal
 

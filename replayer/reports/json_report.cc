@@ -10,6 +10,7 @@
 #include "alloctrace/base/json.h"
 #include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 namespace {
@@ -131,6 +132,58 @@ std::string JsonProgram(const TraceReport& t) {
       ", \"speedup\": ", JsonNumber(e.speedup), ", \"words\": ", JsonString(ProgramWords(t)), "}");
 }
 
+// verdict.per_container (a row per class) and verdict.mix (the whole
+// program), or nulls without --per_container.
+std::string JsonPerContainer(const TraceReport& t) {
+  if (t.per_container == nullptr) return ", \"per_container\": null, \"mix\": null";
+  const PerContainerVerdict& v = *t.per_container;
+  std::vector<std::string> rows;
+  for (const ClassVerdict& c : v.classes) {
+    std::vector<std::string> candidates;
+    for (const ClassCandidate& k : c.candidates) {
+      candidates.push_back(absl::StrCat(
+          "{\"policy\": ", JsonString(k.policy), ", \"ns_per_op\": ", JsonEstimate(k.ns_per_op),
+          ", \"vs_malloc\": ", JsonEstimate(k.vs_malloc),
+          ", \"tied_fastest\": ", k.tied_fastest ? "true" : "false",
+          ", \"skipped\": ", k.skipped.empty() ? "null" : JsonString(k.skipped), "}"));
+    }
+    rows.push_back(absl::StrCat(
+        "\n        {\"class\": ", JsonString(c.def.name), ", \"id\": ", c.def.id, ", \"tagged\": ",
+        c.def.tagged ? "true" : "false", ", \"label\": ", JsonString(ClassLabel(c)),
+        ", \"memory_ops\": ", c.memory_ops, ", \"share\": ", JsonNumber(c.share),
+        ", \"arenas\": ", c.arenas, ", \"shared_arenas\": ", c.shared_arenas,
+        ", \"threads\": ", c.threads, ", \"policy\": ", JsonString(c.policy), ", \"adopt\": ",
+        c.policy == kHeapPolicy ? JsonAdopt(v.heap, v.heap_adopt) : JsonAdopt(c.policy, c.adopt),
+        ", \"alias\": ", c.alias.empty() ? "null" : JsonString(c.alias), ", \"searched\": ",
+        c.searched ? "true" : "false", ", \"held\": ", c.held.empty() ? "null" : JsonString(c.held),
+        ", \"contribution\": ", JsonEstimate(c.contribution),
+        ", \"words\": ", JsonString(ClassChoiceWords(c)), ", \"candidates\": [",
+        absl::StrJoin(candidates, ", "), "]}"));
+  }
+  return absl::StrCat(
+      ", \"per_container\": [", absl::StrJoin(rows, ","), "]",
+      ", \"mix\": {\"why_not\": ", v.why_not.empty() ? "null" : JsonString(v.why_not),
+      ", \"assignment\": ", JsonString(v.assignment), ", \"heap\": ", JsonString(v.heap),
+      ", \"best_single\": ", JsonString(v.best_single),
+      ", \"mix_is_single\": ", v.mix_is_single ? "true" : "false",
+      ", \"mix_faster\": ", v.mix_faster ? "true" : "false",
+      ", \"vs_malloc\": ", JsonEstimate(v.mix_vs_malloc),
+      ", \"single_vs_malloc\": ", JsonEstimate(v.single_vs_malloc),
+      ", \"std_vs_malloc\": ", JsonEstimate(v.std_vs_malloc),
+      ", \"vs_single\": ", JsonEstimate(v.mix_vs_single),
+      ", \"vs_std\": ", JsonEstimate(v.mix_vs_std), ", \"sweeps\": ", v.sweeps,
+      ", \"races\": ", v.races, ", \"seconds\": ", JsonNumber(v.seconds),
+      ", \"single_seconds\": ", JsonNumber(v.single_seconds),
+      ", \"min_share\": ", JsonNumber(v.min_share), ", \"in_situ\": ",
+      !v.confirmed
+          ? "null"
+          : absl::StrCat("{\"vs_single\": ", JsonEstimate(v.in_situ_vs_single),
+                         ", \"vs_std\": ", JsonEstimate(v.in_situ_vs_std), ", \"failure\": ",
+                         v.in_situ_failure.empty() ? "null" : JsonString(v.in_situ_failure),
+                         ", \"words\": ", JsonString(MixInSituWords(v)), "}"),
+      ", \"sentence\": ", JsonString(MixSentence(v)), "}");
+}
+
 std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
   const std::string passed_over = PassedOverWords(t);
@@ -150,7 +203,7 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
           : absl::StrCat("{\"policy\": ", JsonString(v.if_instrumented),
                          ", \"vs_malloc\": ", JsonEstimate(v.if_instrumented_vs_malloc),
                          ", \"words\": ", JsonString(IfInstrumentedWords(t)), "}"),
-      t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
+      JsonPerContainer(t), t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
 }
 
 std::string JsonRun(const RunRecord& rr) {

@@ -10,6 +10,7 @@
 #include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/words.h"
 #include "alloctrace/replayer/verdict/adopt.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 namespace {
@@ -121,6 +122,28 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
   return o;
 }
 
+// The verdict per container: a row per class, the whole program, the
+// alias lines.
+std::string PerContainerMarkdown(const PerContainerVerdict& v) {
+  std::string o = absl::StrCat("**Per container:** ", MixSentence(v), "\n\n");
+  if (!v.why_not.empty()) return o;
+  if (const std::string w = MixInSituWords(v); !w.empty())
+    absl::StrAppend(&o, "**In situ:** ", w, ".\n\n");
+  absl::StrAppend(&o, "Searched: ", MixCostWords(v), ".\n\n",
+                  "| class | share of memory ops | policy | why |\n|---|---:|---|---|\n");
+  for (const ClassVerdict& c : v.classes) {
+    absl::StrAppendFormat(&o, "| `%s` | %.1f%% | %s | %s |\n", ClassLabel(c), 100 * c.share,
+                          ClassPolicyWords(v, c), ClassChoiceWords(c));
+  }
+  absl::StrAppend(&o, "\nAdopt, per container (`T`: the container's element type):\n\n```cpp\n");
+  for (const ClassVerdict& c : v.classes) {
+    if (!c.alias.empty()) absl::StrAppend(&o, c.alias, "\n");
+  }
+  absl::StrAppend(&o, "```\n\n", HeapWords(v), ". In situ, unchanged: `ALLOCTRACE_POLICY='",
+                  v.assignment, "'`.\n\n");
+  return o;
+}
+
 std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   const std::string title = TraceTitle(t);
   std::string o =
@@ -142,6 +165,7 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**Adopt:** ", MdAdopt(t.verdict.adopt), "\n\n");
   }
+  if (t.per_container != nullptr) absl::StrAppend(&o, PerContainerMarkdown(*t.per_container));
   absl::StrAppend(&o, "Measured: ", SamplingWords(t), ".\n\n");
   absl::StrAppend(&o, "Noise floor: ", NoiseWords(t), ". Disturbed runs: ", DisturbanceWords(t),
                   ".\n\n", PolicyRows(t, ctx), "\n");

@@ -40,6 +40,21 @@ std::string MixSentence(const PerContainerVerdict& v) {
                       " for every class unless --confirm shows the mix faster in the program.");
 }
 
+std::string MixInSituWords(const PerContainerVerdict& v) {
+  if (!v.confirmed) return "";
+  if (!v.in_situ_failure.empty()) {
+    return absl::StrCat("in the program (--confirm), the mix did not run: ", v.in_situ_failure);
+  }
+  const Estimate& e = v.in_situ_vs_single;
+  const bool held = e.n >= kMinPairedRounds && e.lo > 1;
+  const bool lost = e.n >= kMinPairedRounds && e.hi < 1;
+  return absl::StrCat("in the program (--confirm), the mix ran at ", Times(e),
+                      " the best single choice's speed and ", Times(v.in_situ_vs_std), " std's: ",
+                      held   ? "the mix held"
+                      : lost ? "the mix did not hold: the best single choice is faster there"
+                             : "not told apart from the best single choice there");
+}
+
 std::string MixCostWords(const PerContainerVerdict& v) {
   return absl::StrFormat(
       "%d sweep%s, %d race%s, %.1f s (the single verdict: %.1f s); classes below %.0f%% of the "

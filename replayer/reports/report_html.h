@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
+
+struct PerContainerVerdict;  // verdict/per_container_verdict.h
 
 // A figure with, when the statistics give one, its interval.
 struct HtmlEstimate {
@@ -89,6 +92,8 @@ struct HtmlTrace {
   std::string provisional;       // ProvisionalWords
   std::string in_program_terms;  // ProgramWords, if a policy is recommended
   std::string if_instrumented;   // IfInstrumentedWords
+  // With --per_container: the verdict per container (null otherwise).
+  std::shared_ptr<const PerContainerVerdict> per_container;
 };
 
 // How the runs were made, for the page's header.

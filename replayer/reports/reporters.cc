@@ -8,8 +8,9 @@ namespace {
 
 // The order is the one --help and the usage errors list.
 constexpr ReportFormat kFormats[] = {
-    {"table", &TableReport},      {"markdown", &MarkdownReport}, {"csv", &CsvReport},
-    {"csv-runs", &CsvRunsReport}, {"json", &JsonReport},         {"html", &HtmlReport},
+    {"table", &TableReport},      {"markdown", &MarkdownReport},      {"csv", &CsvReport},
+    {"csv-runs", &CsvRunsReport}, {"csv-classes", &CsvClassesReport}, {"json", &JsonReport},
+    {"html", &HtmlReport},
 };
 
 }  // namespace

@@ -22,8 +22,8 @@ MeasuredTrace Measured(const ReplayProgram& program, std::vector<PolicyRuns> run
 }
 
 TEST(ReportersTest, EveryFormatIsFoundByItsNameAndNothingElse) {
-  EXPECT_EQ(ReportFormatNames(),
-            (std::vector<std::string>{"table", "markdown", "csv", "csv-runs", "json", "html"}));
+  EXPECT_EQ(ReportFormatNames(), (std::vector<std::string>{"table", "markdown", "csv", "csv-runs",
+                                                           "csv-classes", "json", "html"}));
   for (const std::string& name : ReportFormatNames()) {
     const ReportFormat* f = FindReportFormat(name);
     ASSERT_NE(f, nullptr) << name;
@@ -31,7 +31,7 @@ TEST(ReportersTest, EveryFormatIsFoundByItsNameAndNothingElse) {
   }
   EXPECT_EQ(FindReportFormat("xml"), nullptr);
   EXPECT_EQ(FindReportFormat(""), nullptr);
-  EXPECT_EQ(ReportFormatList(), "table, markdown, csv, csv-runs, json or html");
+  EXPECT_EQ(ReportFormatList(), "table, markdown, csv, csv-runs, csv-classes, json or html");
 }
 
 // Each entry renders what its format's renderer renders, byte for byte.

@@ -69,6 +69,9 @@ std::string ClassPolicyWords(const PerContainerVerdict& v, const ClassVerdict& c
 std::string ClassChoiceWords(const ClassVerdict& c);
 std::string MixSentence(const PerContainerVerdict& v);
 std::string MixCostWords(const PerContainerVerdict& v);
+// With --confirm: the mix in the program against the best single choice
+// and std, and whether it held; "" without.
+std::string MixInSituWords(const PerContainerVerdict& v);
 std::string HeapWords(const PerContainerVerdict& v);
 
 // Why a verdict is provisional: the recommended policy's figures rest on
