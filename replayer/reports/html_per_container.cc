@@ -58,10 +58,11 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
   for (const ClassVerdict& c : v.classes) {
     table.AddRow({ClassLabel(c), absl::StrFormat("%.1f%%", 100 * c.share), absl::StrCat(c.arenas),
                   absl::StrCat(c.threads), ClassPolicyWords(v, c), ClassChoiceWords(c)},
-                 c.contribution.has_data() ? "tied" : "");
+                 "");
   }
   absl::StrAppend(&o, table.Render(absl::StrCat("id=\"", Escape(id), "-table\"")),
-                  "<p>Adopt, per container (T: the container's element type):</p><pre>");
+                  "<p>Adopt, per container (T: the container's element type):</p>"
+                  "<pre style=\"white-space: pre-wrap\">");
   for (const ClassVerdict& c : v.classes) {
     if (!c.alias.empty()) absl::StrAppend(&o, Escape(c.alias), "\n");
   }
