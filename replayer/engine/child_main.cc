@@ -61,7 +61,8 @@ int Fail(int code, const std::string& message) {
 // with, "" for none.
 RunResult Run(const RunnablePolicy& policy, const std::string& preload, const ReplayView& program,
               const std::optional<ThreadScheduleView>& schedule,
-              const std::vector<ReplayWindow>& windows, const RunOptions& options) {
+              const std::vector<ReplayWindow>& windows, const WindowStatesView* states,
+              const RunOptions& options) {
   RunResult r;
   const std::string provider = MallocProvider();
   if (!preload.empty() && provider.find(preload) == std::string::npos) {
@@ -71,7 +72,7 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
   }
   try {
     if (!windows.empty()) {
-      r = policy.run_windows(program, windows, options);
+      r = policy.run_windows(program, windows, states, options);
     } else if (schedule) {
       r = policy.run_per_thread(program, *schedule, options);
     } else {
@@ -114,6 +115,13 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
     if (!w.ok()) return Fail(2, std::string(w.status().message()));
     windows = *std::move(w);
   }
+  std::optional<WindowStatesView> states;
+  if (request->states_fd >= 0) {
+    absl::StatusOr<WindowStatesView> v = MapSharedWindowStates(request->states_fd);
+    if (!v.ok()) return Fail(1, std::string(v.status().message()));
+    if (v->windows != windows.size()) return Fail(2, "window states do not match the windows");
+    states = *v;
+  }
   // A mix: its plan from the policies' makers, and MixAllocator's loops.
   RunnablePolicy runnable = policy->second;
   MixPlan plan;
@@ -129,8 +137,8 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
     runnable = MixRunnablePolicy();
   }
   MaybeInjectFault(request->policy, request->attempt);
-  const RunResult r =
-      Run(runnable, policy->second.info.preload, *program, schedule, windows, request->options);
+  const RunResult r = Run(runnable, policy->second.info.preload, *program, schedule, windows,
+                          states ? &*states : nullptr, request->options);
   return WriteRunResult(request->result_fd, r) ? 0 : 1;
 }
 

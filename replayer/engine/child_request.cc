@@ -27,6 +27,7 @@ std::vector<std::string> ChildArgs(const ChildRequest& r) {
           absl::StrCat("passes=", r.options.max_passes),
           absl::StrCat("warm_s=", Exact(r.options.min_warm_seconds)),
           absl::StrCat("windows=", r.windows),
+          absl::StrCat("states_fd=", r.states_fd),
           absl::StrCat("mix=", r.mix)};
 }
 
@@ -54,6 +55,7 @@ absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
   if (!integer("schedule_fd", &r.schedule_fd)) return bad("schedule_fd");
   if (!integer("result_fd", &r.result_fd) || r.result_fd < 0) return bad("result_fd");
   if (!integer("attempt", &r.attempt)) return bad("attempt");
+  if (!integer("states_fd", &r.states_fd)) return bad("states_fd");
   if (!integer("rss_samples", &r.options.rss_samples)) return bad("rss_samples");
   if (!integer("passes", &r.options.max_passes)) return bad("passes");
   auto warm = words.find("warm_s");

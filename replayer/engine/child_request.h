@@ -35,6 +35,9 @@ struct ChildRequest {
   // A windowed run's windows (engine/windows.h: WindowsWord); "" for a
   // whole run.
   std::string windows;
+  // The windows' start states (windows.h: ShareWindowStates); -1: the
+  // child works them out.
+  int states_fd = -1;
   // A replay per class of containers (mix_allocator.h: MixSpecWord); ""
   // for one policy. With a mix, `policy` is the mix's rest (`*`): the
   // process's malloc, which decides its preload.
@@ -44,7 +47,7 @@ struct ChildRequest {
 
 // The words after the program's path, result_fd excluded (the runner
 // appends it): kChildMarker, then policy=, program_fd=, schedule_fd=,
-// attempt=, touch=, rss_samples=, passes=, warm_s=, windows=, mix=.
+// attempt=, touch=, rss_samples=, passes=, warm_s=, windows=, states_fd=, mix=.
 std::vector<std::string> ChildArgs(const ChildRequest& request);
 
 // Whether argv is a child run (argv[1] is kChildMarker).

@@ -24,6 +24,7 @@ TEST(ChildRequestTest, WordsReadBackAsTheRequest) {
   r.attempt = 12;
   r.windows = "0:10:20:15,20:30:40:15";
   r.mix = "3=slab/st/stack;*=malloc";
+  r.states_fd = 7;
   r.options.touch = Touch::kWhole;
   r.options.rss_samples = 17;
   r.options.max_passes = 3;
@@ -43,6 +44,7 @@ TEST(ChildRequestTest, WordsReadBackAsTheRequest) {
   EXPECT_EQ(back->attempt, 12);
   EXPECT_EQ(back->windows, r.windows);
   EXPECT_EQ(back->mix, r.mix);
+  EXPECT_EQ(back->states_fd, 7);
   EXPECT_EQ(back->options.touch, Touch::kWhole);
   EXPECT_EQ(back->options.rss_samples, 17);
   EXPECT_EQ(back->options.max_passes, 3);
@@ -51,7 +53,7 @@ TEST(ChildRequestTest, WordsReadBackAsTheRequest) {
 
 TEST(ChildRequestTest, AMissingOrMalformedWordIsNamed) {
   std::vector<std::string> words =
-      ChildArgs(ChildRequest{"malloc", 3, -1, -1, 1, "", "", RunOptions()});
+      ChildArgs(ChildRequest{"malloc", 3, -1, -1, 1, "", -1, "", RunOptions()});
   words.insert(words.begin(), "replayer");
   std::vector<char*> argv = Argv(words);
   absl::StatusOr<ChildRequest> r = ParseChildArgs(static_cast<int>(words.size()), argv.data());

@@ -35,7 +35,7 @@ using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView
 
 // One windowed run (window_loop.h).
 using WindowsRunFn = RunResult (*)(const ReplayView&, const std::vector<ReplayWindow>&,
-                                   const RunOptions&);
+                                   const WindowStatesView*, const RunOptions&);
 
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {

@@ -59,9 +59,10 @@ std::string RunOps(A& allocator, const ReplayView& program, uint64_t from, uint6
 // The trace's state `s` rebuilt in `allocator`: arenas created, objects
 // allocated and touched. Returns "" or what failed.
 template <typename A>
-std::string Rebuild(A& allocator, const TraceState& s, void** ptrs, Touch touch) {
-  for (uint32_t arena : s.arenas) allocator.ArenaCreated(arena);
-  for (const LiveObject& o : s.objects) {
+std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
+  for (size_t i = 0; i < s.num_arenas; ++i) allocator.ArenaCreated(s.arenas[i]);
+  for (size_t i = 0; i < s.num_objects; ++i) {
+    const LiveObject& o = s.objects[i];
     void* p = allocator.Allocate(o.bytes, size_t{1} << o.align_log2, o.arena);
     if (p == nullptr && o.bytes > 0) {
       return replay_internal::OpFailureWords(replay_internal::OpFailure::kAlloc, o.bytes) +
@@ -73,28 +74,46 @@ std::string Rebuild(A& allocator, const TraceState& s, void** ptrs, Touch touch)
   return "";
 }
 
-// Frees what is live in `s` (the state after the window) and clears the
-// table. Objects of an arena no longer live went with it.
+// Frees what window [from, to) left live, from its start state `start`,
+// and clears the table. Every object id is allocated once in a trace (a
+// realloc's result is a new id), so what is live is what the start state
+// and the window's allocations left in the table; objects of an arena no
+// longer live went with it.
 template <typename A>
-void FreeState(A& allocator, const TraceState& s, void** ptrs, size_t slots) {
+void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, uint64_t from,
+              uint64_t to, void** ptrs, size_t slots) {
   std::vector<uint8_t> arena_live;
-  for (uint32_t a : s.arenas) {
+  for (uint32_t a : ArenasAfter(program, start, from, to)) {
     if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
     arena_live[a] = 1;
   }
-  for (const LiveObject& o : s.objects) {
-    const bool arena_gone = o.arena != 0 && (o.arena >= arena_live.size() || !arena_live[o.arena]);
-    if (ptrs[o.object] == nullptr || arena_gone) continue;
-    allocator.Deallocate(ptrs[o.object], o.bytes, size_t{1} << o.align_log2, o.arena);
+  auto free_if_live = [&](uint32_t id, uint32_t arena, uint64_t bytes, uint8_t align_log2) {
+    const bool arena_gone = arena != 0 && (arena >= arena_live.size() || !arena_live[arena]);
+    if (ptrs[id] == nullptr || arena_gone) return;
+    allocator.Deallocate(ptrs[id], bytes, size_t{1} << align_log2, arena);
+    ptrs[id] = nullptr;
+  };
+  for (size_t i = 0; i < start.num_objects; ++i) {
+    const LiveObject& o = start.objects[i];
+    free_if_live(o.object, o.arena, o.bytes, o.align_log2);
+  }
+  size_t realloc_index = start.realloc_index;
+  for (uint64_t i = from; i < to && i < program.num_ops; ++i) {
+    const ReplayOp& op = program.ops[i];
+    if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed) {
+      free_if_live(op.object, op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux],
+                   op.align_log2);
+    } else if (op.kind == ReplayKind::kRealloc) {
+      free_if_live(op.object, op.arena, program.reallocs[realloc_index++].new_bytes, op.align_log2);
+    }
   }
   std::memset(ptrs, 0, slots * sizeof(void*));
 }
 
-// One window: its figures in *f; "" or what failed.
+// One window from its start state: its figures in *f; "" or what failed.
 template <typename A>
-std::string RunWindow(const ReplayView& program, const ReplayWindow& w, StateScanner& scanner,
+std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const StateRef& start,
                       void** ptrs, Touch touch, WindowFigures* f) {
-  const TraceState start = scanner.StateAt(w.lead_begin);
   auto allocator = std::make_unique<A>();
   if constexpr (replay_internal::HasReserveArenas<A>::value) {
     allocator->ReserveArenas(program.arena_limit);
@@ -105,7 +124,6 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, StateSca
     error = RunOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch, &realloc_index);
   }
   if (!error.empty()) return error;
-  scanner.Advance(w.begin);
   const UsageCounts u0 = ReadUsageCounts();
   const double c0 = replay_internal::ThreadCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
@@ -120,33 +138,44 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, StateSca
   f->figures.major_faults = u1.major_faults - u0.major_faults;
   f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
   f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-  f->ops = scanner.Advance(w.end);
-  FreeState(*allocator, scanner.StateAt(w.end), ptrs, program.object_limit + 1);
+  f->ops = MemoryOpsIn(program, w.begin, w.end);
+  FreeLeft(*allocator, program, start, w.lead_begin, w.end, ptrs, program.object_limit + 1);
   allocator.reset();
   return "";
 }
 
 }  // namespace window_internal
 
+// `states`: the windows' start states as the parent shared them
+// (windows.h); null: the run works them out itself (a walk of the trace up
+// to the last window, before its baseline).
 template <typename A>
 RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayWindow>& windows,
-                            const RunOptions& options) {
+                            const WindowStatesView* states, const RunOptions& options) {
   RunResult r;
-  // The table and the scanner's are built before the baseline, as a whole
-  // run's table is.
+  WindowStates own;
+  WindowStatesView view;
+  if (states != nullptr && states->windows == windows.size()) {
+    view = *states;
+  } else {
+    own = StartStates(program, windows);
+    view = ViewOf(own);
+  }
+  // The table is built before the baseline, as a whole run's is.
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
-  StateScanner scanner(program);
   RssReader rss;
   PrefaultSharedMappings();
   ReleaseFreeMallocMemory();
   ResetPeakRss();
   r.baseline_rss = rss.ResidentBytes();
   const int64_t migrations0 = ReadMigrations();
-  for (const ReplayWindow& w : windows) {
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const ReplayWindow& w = windows[i];
     WindowFigures f;
     f.weight = w.weight;
-    r.error = window_internal::RunWindow<A>(program, w, scanner, ptrs.data(), options.touch, &f);
+    r.error =
+        window_internal::RunWindow<A>(program, w, StateOf(view, i), ptrs.data(), options.touch, &f);
     r.windows.push_back(f);
     if (!r.error.empty()) return r;
     ReleaseFreeMallocMemory();

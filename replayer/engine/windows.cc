@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/base/shared_arrays.h"
 
 namespace alloctrace {
 namespace {
@@ -185,6 +187,87 @@ TraceState StateScanner::StateAt(uint64_t at) {
   live_objects_.ForEachBefore(
       position_, [&](uint64_t i) { s.objects.push_back(objects_[program_.ops[i].object]); });
   return s;
+}
+
+WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWindow>& windows) {
+  WindowStates out;
+  StateScanner scanner(program);
+  for (const ReplayWindow& w : windows) {
+    const TraceState s = scanner.StateAt(w.lead_begin);
+    out.arenas.insert(out.arenas.end(), s.arenas.begin(), s.arenas.end());
+    out.objects.insert(out.objects.end(), s.objects.begin(), s.objects.end());
+    out.arena_end.push_back(out.arenas.size());
+    out.object_end.push_back(out.objects.size());
+    out.realloc_index.push_back(s.realloc_index);
+  }
+  return out;
+}
+
+WindowStatesView ViewOf(const WindowStates& s) {
+  return WindowStatesView{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
+                          s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
+}
+
+StateRef StateOf(const WindowStatesView& s, size_t i) {
+  const uint64_t a0 = i == 0 ? 0 : s.arena_end[i - 1];
+  const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
+  return StateRef{s.arenas + a0, s.arena_end[i] - a0, s.objects + o0, s.object_end[i] - o0,
+                  s.realloc_index[i]};
+}
+
+std::vector<uint32_t> ArenasAfter(const ReplayView& program, const StateRef& start, uint64_t from,
+                                  uint64_t to) {
+  absl::flat_hash_set<uint32_t> arenas(start.arenas, start.arenas + start.num_arenas);
+  for (uint64_t i = from; i < to && i < program.num_ops; ++i) {
+    const ReplayOp& op = program.ops[i];
+    if (op.kind == ReplayKind::kArenaCreate) arenas.insert(op.arena);
+    if (op.kind == ReplayKind::kArenaDestroy) arenas.erase(op.arena);
+  }
+  return std::vector<uint32_t>(arenas.begin(), arenas.end());
+}
+
+uint64_t MemoryOpsIn(const ReplayView& program, uint64_t from, uint64_t to) {
+  uint64_t n = 0;
+  for (uint64_t i = from; i < to && i < program.num_ops; ++i) n += IsMemoryOp(program.ops[i].kind);
+  return n;
+}
+
+namespace {
+
+constexpr uint64_t kStatesKind = 0x77696e7374617431;  // "winstat1": its layout's version
+constexpr char kStatesWhat[] = "window states";
+
+}  // namespace
+
+absl::StatusOr<int> ShareWindowStates(const WindowStates& s) {
+  return WriteSharedArrays("alloctrace-windows", kStatesWhat, kStatesKind, {s.arena_end.size()},
+                           {SharedSection::Of(s.arenas.data(), s.arenas.size()),
+                            SharedSection::Of(s.objects.data(), s.objects.size()),
+                            SharedSection::Of(s.arena_end.data(), s.arena_end.size()),
+                            SharedSection::Of(s.object_end.data(), s.object_end.size()),
+                            SharedSection::Of(s.realloc_index.data(), s.realloc_index.size())});
+}
+
+absl::StatusOr<WindowStatesView> MapSharedWindowStates(int fd) {
+  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kStatesWhat, kStatesKind);
+  if (!m.ok()) return m.status();
+  const bool sized = m->Has(1, {sizeof(uint32_t), sizeof(LiveObject), sizeof(uint64_t),
+                                sizeof(uint64_t), sizeof(uint64_t)});
+  const uint64_t n = sized ? m->scalars[0] : 0;
+  if (!sized || m->sections[2].count != n || m->sections[3].count != n ||
+      m->sections[4].count != n ||
+      (n > 0 && (m->As<uint64_t>(2)[n - 1] != m->sections[0].count ||
+                 m->As<uint64_t>(3)[n - 1] != m->sections[1].count))) {
+    return absl::InvalidArgumentError("shared window states are malformed");
+  }
+  for (uint64_t i = 1; i < n; ++i) {
+    if (m->As<uint64_t>(2)[i] < m->As<uint64_t>(2)[i - 1] ||
+        m->As<uint64_t>(3)[i] < m->As<uint64_t>(3)[i - 1]) {
+      return absl::InvalidArgumentError("shared window states are malformed");
+    }
+  }
+  return WindowStatesView{m->As<uint32_t>(0), m->As<LiveObject>(1), m->As<uint64_t>(2),
+                          m->As<uint64_t>(3), m->As<uint64_t>(4),   n};
 }
 
 void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r) {

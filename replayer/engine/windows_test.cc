@@ -1,5 +1,7 @@
 #include "alloctrace/replayer/engine/windows.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -131,6 +133,44 @@ TraceState NaiveStateAt(const ReplayProgram& p, uint64_t at) {
   return s;
 }
 
+// The arenas a window leaves, worked out from its start state and its ops,
+// are the trace's at its end; the shared start states are the scanner's.
+TEST(WindowStatesTest, StartStatesAndArenasAfterAreTheTraces) {
+  for (const char* path :
+       {"traces/swap_splice.trace", "traces/random.trace", "traces/records_pod_vector.trace"}) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<ReplayProgram> p = LoadReplayProgram(path);
+    ASSERT_TRUE(p.ok()) << p.status();
+    const ReplayView view = ViewOf(*p);
+    const std::vector<ReplayWindow> plan = PlanWindows(
+        view.num_ops, ShapeFor(view.num_ops), StratumWeights(view, ShapeFor(view.num_ops)), 3, 1);
+    const WindowStates states = StartStates(view, plan);
+    ASSERT_EQ(ViewOf(states).windows, plan.size());
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const StateRef start = StateOf(ViewOf(states), i);
+      const TraceState naive = NaiveStateAt(*p, plan[i].lead_begin);
+      ASSERT_EQ(start.num_objects, naive.objects.size());
+      for (size_t k = 0; k < start.num_objects; ++k) {
+        EXPECT_EQ(start.objects[k].object, naive.objects[k].object);
+      }
+      EXPECT_EQ(std::vector<uint32_t>(start.arenas, start.arenas + start.num_arenas), naive.arenas);
+      EXPECT_EQ(start.realloc_index, naive.realloc_index);
+      std::vector<uint32_t> after = ArenasAfter(view, start, plan[i].lead_begin, plan[i].end);
+      std::vector<uint32_t> expected = NaiveStateAt(*p, plan[i].end).arenas;
+      std::sort(after.begin(), after.end());
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(after, expected);
+    }
+  }
+}
+
+TEST(WindowStatesTest, AMalformedSharingIsRefused) {
+  absl::StatusOr<int> fd = ShareReplayView(ReplayView());
+  ASSERT_TRUE(fd.ok());
+  EXPECT_FALSE(MapSharedWindowStates(*fd).ok());
+  close(*fd);
+}
+
 class StateScannerTest : public testing::TestWithParam<const char*> {};
 
 TEST_P(StateScannerTest, TheStateAtAnyPointIsWhatTheOpsBeforeItLeft) {
@@ -181,8 +221,18 @@ void ExpectWindowedRunOf(const char* path) {
   const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 1, 2);
   RunOptions options;
   options.touch = Touch::kFirst;
-  const RunResult r = ReplayWindowsWith<A>(view, plan, options);
+  // The states as a child maps them from the parent's memfd.
+  absl::StatusOr<int> fd = ShareWindowStates(StartStates(view, plan));
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  absl::StatusOr<WindowStatesView> shared = MapSharedWindowStates(*fd);
+  close(*fd);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  const RunResult own = ReplayWindowsWith<A>(view, plan, nullptr, options);
+  ASSERT_TRUE(own.error.empty()) << own.error;
+  const RunResult r = ReplayWindowsWith<A>(view, plan, &*shared, options);
   ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_EQ(own.windows.size(), r.windows.size());
+  for (size_t i = 0; i < r.windows.size(); ++i) EXPECT_EQ(own.windows[i].ops, r.windows[i].ops);
   ASSERT_TRUE(r.windowed());
   ASSERT_EQ(r.windows.size(), plan.size());
   EXPECT_EQ(r.ops, p->memory_ops());
@@ -208,7 +258,7 @@ TEST(ReplayWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryOp) {
   ASSERT_TRUE(p.ok()) << p.status();
   const ReplayView view = ViewOf(*p);
   const std::vector<ReplayWindow> whole = {{0, 0, view.num_ops, p->memory_ops()}};
-  const RunResult r = ReplayWindowsWith<SlabSingle>(view, whole, RunOptions());
+  const RunResult r = ReplayWindowsWith<SlabSingle>(view, whole, nullptr, RunOptions());
   ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_EQ(r.windows.size(), 1u);
   EXPECT_EQ(r.windows[0].ops, p->memory_ops());

@@ -1,5 +1,7 @@
 #include "alloctrace/replayer/measure/measure.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -50,22 +52,32 @@ struct Disturbance {
 };
 
 // The windows of each round (engine/windows.h): drawn once per round from
-// the seed, the same for every contender of the round.
+// the seed, the same for every contender of the round, and their start
+// states worked out once per round and shared with its children.
 class WindowPlans {
  public:
   WindowPlans(const ReplayProgram& program, uint64_t seed)
-      : num_ops_(program.ops.size()),
+      : program_(program),
+        num_ops_(program.ops.size()),
         shape_(ShapeFor(num_ops_)),
         weights_(StratumWeights(ViewOf(program), shape_)),
         seed_(seed) {}
+  ~WindowPlans() {
+    if (states_fd_ >= 0) close(states_fd_);
+  }
+  WindowPlans(const WindowPlans&) = delete;
+  WindowPlans& operator=(const WindowPlans&) = delete;
 
   const std::string& WordFor(int round) {
-    auto it = words_.find(round);
-    if (it == words_.end()) {
-      it = words_.emplace(round, WindowsWord(PlanWindows(num_ops_, shape_, weights_, seed_, round)))
-               .first;
-    }
-    return it->second;
+    Plan(round);
+    return word_;
+  }
+
+  // The round's shared start states; -1 if they could not be shared (the
+  // children then work them out).
+  int StatesFdFor(int round) {
+    Plan(round);
+    return states_fd_;
   }
 
   SamplingFacts Facts() const {
@@ -82,11 +94,26 @@ class WindowPlans {
   }
 
  private:
+  // Round `round`'s windows and states, made when it is first asked for
+  // (the rounds ask in order: the previous round's are dropped).
+  void Plan(int round) {
+    if (round == round_) return;
+    round_ = round;
+    const std::vector<ReplayWindow> windows = PlanWindows(num_ops_, shape_, weights_, seed_, round);
+    word_ = WindowsWord(windows);
+    if (states_fd_ >= 0) close(states_fd_);
+    absl::StatusOr<int> fd = ShareWindowStates(StartStates(ViewOf(program_), windows));
+    states_fd_ = fd.ok() ? *fd : -1;
+  }
+
+  const ReplayProgram& program_;
   uint64_t num_ops_;
   WindowShape shape_;
   std::vector<uint64_t> weights_;
   uint64_t seed_;
-  std::map<int, std::string> words_;
+  int round_ = -1;
+  std::string word_;
+  int states_fd_ = -1;
 };
 
 // The replay's runs for the rounds: one child per run of a policy.
@@ -112,7 +139,8 @@ class ReplayRunner : public ContenderRunner {
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
       ChildRun child =
-          RunChild(e, limits, plans_ != nullptr ? plans_->WordFor(round) : "", s_.run_options);
+          RunChild(e, limits, plans_ != nullptr ? plans_->WordFor(round) : "",
+                   plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options);
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
       if (race_limited && absl::IsDeadlineExceeded(r.status())) {
@@ -144,7 +172,7 @@ class ReplayRunner : public ContenderRunner {
     Entry& e = entries_[i];
     RunOptions one_pass = s_.run_options;
     one_pass.max_passes = 1;
-    ChildRun child = RunChild(e, limits, "", one_pass);
+    ChildRun child = RunChild(e, limits, "", -1, one_pass);
     absl::StatusOr<RunResult>& r = child.result;
     if (!r.ok() || !r->error.empty()) {
       e.runs.whole_run_error = r.ok() ? r->error : std::string(r.status().message());
@@ -160,13 +188,14 @@ class ReplayRunner : public ContenderRunner {
 
  private:
   ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
-                    const RunOptions& options) {
+                    int states_fd, const RunOptions& options) {
     ChildRequest request;
     request.policy = e.policy;
     request.program_fd = shared_fd_;
     request.schedule_fd = schedule_fd_;
     request.attempt = e.runs.attempts;
     request.windows = windows;
+    request.states_fd = states_fd;
     request.mix = e.mix;
     request.options = options;
     std::vector<std::string> argv = ChildArgs(request);
