@@ -286,6 +286,7 @@ void ResolveSlow() {
 void ForceForTesting(const Ops* ops) {
   std::call_once(resolve_once, [] {});
   internal::active.store(ops, std::memory_order_relaxed);
+  internal::every_arena.store(nullptr, std::memory_order_relaxed);
   internal::resolved.store(true, std::memory_order_release);
 }
 

@@ -121,6 +121,10 @@ inline std::atomic<const Ops*> active{nullptr};
 inline std::atomic<bool> resolved{false};
 // Set with `active` (then the rest's ops) when ALLOCTRACE_POLICY assigns.
 inline std::atomic<const Assignment*> assignment{nullptr};
+// TraceAllocator's shared handle (Ops::shared_arena) for every new arena,
+// once one policy without a pool per arena serves them all; nullptr
+// otherwise.
+inline std::atomic<void*> every_arena{nullptr};
 }  // namespace internal
 
 // Reads ALLOCTRACE_POLICY once per process (see above); exits with status 2

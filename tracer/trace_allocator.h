@@ -108,6 +108,18 @@ class ArenaHandle {
     kPool,    // ops_->allocate / deallocate over pool_
   };
 
+  // The handle of a new arena of ClassT (ClassOf). Inline and one load
+  // once a std or `single` policy serves every arena (no assignment): the
+  // shared handle, without resolving or registering the class again.
+  template <typename ClassT>
+  static ArenaHandle* ForNewArena() {
+    if (void* h = policy_switch::internal::every_arena.load(std::memory_order_acquire);
+        ABSL_PREDICT_TRUE(h != nullptr)) {
+      return static_cast<ArenaHandle*>(h);
+    }
+    return Create(ClassT::Id(), ClassT::kName);
+  }
+
   static ArenaHandle* Create(uint32_t class_id, std::string_view class_name) {
     policy_switch::Resolve();
     const policy_switch::Ops* ops = policy_switch::Active();
@@ -119,7 +131,13 @@ class ArenaHandle {
     if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
       ops = a->For(class_id, class_name);
     }
-    if (!ops->pool_per_instance) return Shared(ops);
+    if (!ops->pool_per_instance) {
+      ArenaHandle* h = Shared(ops);
+      // One policy for every class: later arenas take h without asking.
+      if (policy_switch::Assigned() == nullptr)
+        policy_switch::internal::every_arena.store(h, std::memory_order_release);
+      return h;
+    }
     return new ArenaHandle(0, 0, ops, ops->make_pool(), /*counted=*/true);
   }
   // Arena 0, "no container": a global heap such as plain new or make_shared.
@@ -153,6 +171,11 @@ class ArenaHandle {
   // nullptr: recording. Otherwise the policy serving this arena from pool().
   const policy_switch::Ops* ops() const { return ops_; }
   void* pool() const { return pool_; }
+  // ops()->allocate and ->deallocate, kept here: one load less per call.
+  void* Allocate(size_t bytes, size_t align) const { return allocate_(pool_, bytes, align); }
+  void Deallocate(void* p, size_t bytes, size_t align) const {
+    deallocate_(pool_, p, bytes, align);
+  }
 
  private:
   ArenaHandle(uint32_t id, uint32_t class_id, const policy_switch::Ops* ops, void* pool,
@@ -164,7 +187,9 @@ class ArenaHandle {
         id_(id),
         class_id_(class_id),
         ops_(ops),
-        pool_(pool) {}
+        pool_(pool),
+        allocate_(ops != nullptr ? ops->allocate : nullptr),
+        deallocate_(ops != nullptr ? ops->deallocate : nullptr) {}
 
   // The one handle of every arena of `ops` (std or a `single` policy).
   static ArenaHandle* Shared(const policy_switch::Ops* ops) {
@@ -186,6 +211,8 @@ class ArenaHandle {
   const uint32_t class_id_;
   const policy_switch::Ops* const ops_;
   void* const pool_;
+  void* (*const allocate_)(void* pool, size_t bytes, size_t align);
+  void (*const deallocate_)(void* pool, void* p, size_t bytes, size_t align);
 };
 
 }  // namespace trace_allocator_internal
@@ -206,9 +233,8 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
   // A new arena, of the class of (Declared, Tag). Record with kNoArena for
   // arena 0 (which has no class).
   TraceAllocator()
-      : arena_(trace_allocator_internal::ArenaHandle::Create(
-            trace_allocator_internal::ClassOf<Declared, Tag>::Id(),
-            trace_allocator_internal::ClassOf<Declared, Tag>::kName)) {}
+      : arena_(trace_allocator_internal::ArenaHandle::ForNewArena<
+               trace_allocator_internal::ClassOf<Declared, Tag>>()) {}
   explicit TraceAllocator(NoArenaTag) : arena_(trace_allocator_internal::ArenaHandle::NoArena()) {}
   TraceAllocator(const TraceAllocator& other) noexcept : arena_(other.arena_) { arena_->Ref(); }
   // From an allocator of the same tag: shares its arena, and so its class.
@@ -234,7 +260,7 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
     using Mode = trace_allocator_internal::ArenaHandle::Mode;
     const Mode mode = arena->mode();
     if (ABSL_PREDICT_FALSE(mode == Mode::kPool)) {
-      void* q = arena->ops()->allocate(arena->pool(), n * sizeof(T), alignof(T));
+      void* q = arena->Allocate(n * sizeof(T), alignof(T));
       if (q == nullptr) throw std::bad_alloc();
       return static_cast<T*>(q);
     }
@@ -255,7 +281,7 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
     using Mode = trace_allocator_internal::ArenaHandle::Mode;
     const Mode mode = arena->mode();
     if (ABSL_PREDICT_FALSE(mode == Mode::kPool)) {
-      arena->ops()->deallocate(arena->pool(), p, n * sizeof(T), alignof(T));
+      arena->Deallocate(p, n * sizeof(T), alignof(T));
       return;
     }
     // Recorded before the block is freed, so its address cannot be reused
