@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -66,17 +67,25 @@ struct PolicyFns {
 struct Table {
   std::vector<std::string> names;  // owns the strings Ops::name points into
   std::vector<Ops> ops;
+  std::unique_ptr<std::atomic<void*>[]> shared_arenas;  // Ops::shared_arena points here
 };
 
 template <typename... A>
 Table BuildTable(TypeList<A...>) {
   Table t;
   t.names = {kStdName, pool::EntryOf<A>().name...};
-  t.ops.push_back(Ops{nullptr, &StdAllocate, &StdDeallocate, &NoPool, &NoDestroy});
+  t.ops.push_back(Ops{nullptr, &StdAllocate, &StdDeallocate, &NoPool, &NoDestroy,
+                      /*is_std=*/true, /*pool_per_instance=*/false, nullptr});
   (t.ops.push_back(Ops{nullptr, &PolicyFns<A>::Allocate, &PolicyFns<A>::Deallocate,
-                       &PolicyFns<A>::MakePool, &PolicyFns<A>::DestroyPool}),
+                       &PolicyFns<A>::MakePool, &PolicyFns<A>::DestroyPool, /*is_std=*/false,
+                       PolicyFns<A>::kPerInstance, nullptr}),
    ...);
-  for (size_t i = 0; i < t.ops.size(); ++i) t.ops[i].name = t.names[i].c_str();
+  t.shared_arenas = std::make_unique<std::atomic<void*>[]>(t.ops.size());
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    t.ops[i].name = t.names[i].c_str();
+    t.shared_arenas[i].store(nullptr, std::memory_order_relaxed);
+    t.ops[i].shared_arena = &t.shared_arenas[i];
+  }
   return t;
 }
 
@@ -277,6 +286,7 @@ void ResolveSlow() {
 void ForceForTesting(const Ops* ops) {
   std::call_once(resolve_once, [] {});
   internal::active.store(ops, std::memory_order_relaxed);
+  internal::every_arena.store(nullptr, std::memory_order_relaxed);
   internal::resolved.store(true, std::memory_order_release);
 }
 

@@ -36,9 +36,13 @@
 // unset; an assignment as given), so a parent (replayer --confirm) learns that the program is
 // instrumented and took the policy.
 //
-// Cost: recording pays one load and one predictable branch per call; a
-// policy pays that plus one indirect call through a per-process table
-// (Ops), chosen once.
+// Cost: recording pays one load and one predictable branch per call; std
+// pays the same and then calls ::operator new / delete inline, as
+// std::allocator does; a pool policy pays one more indirect call through a
+// per-process table (Ops), chosen once. Creating an arena under std or a
+// `single` policy allocates nothing and counts no references (every such
+// arena shares one handle); under a `stack` policy it allocates the pool,
+// as the adopted HoldingStack does.
 //
 // Thread-safety: Resolve may race from several threads; exactly one
 // resolves, the others wait for it (std::call_once).
@@ -70,6 +74,16 @@ struct Ops {
   // nullptr for std. Released by destroy_pool when the arena goes.
   void* (*make_pool)();
   void (*destroy_pool)(void* pool);
+  // std: ::operator new / delete, which TraceAllocator calls inline, as
+  // std::allocator does, rather than through allocate/deallocate.
+  bool is_std;
+  // stack: a pool per arena. Otherwise (std, single) every arena of the
+  // policy is served alike, so TraceAllocator gives them all one handle,
+  // kept here (created on first use, never destroyed): no allocation and
+  // no reference counting per arena, as std::allocator and
+  // HoldingSingleton have none.
+  bool pool_per_instance;
+  std::atomic<void*>* shared_arena;
 };
 
 // A policy per class of containers (ALLOCTRACE_POLICY with `=`). One per
@@ -107,6 +121,10 @@ inline std::atomic<const Ops*> active{nullptr};
 inline std::atomic<bool> resolved{false};
 // Set with `active` (then the rest's ops) when ALLOCTRACE_POLICY assigns.
 inline std::atomic<const Assignment*> assignment{nullptr};
+// TraceAllocator's shared handle (Ops::shared_arena) for every new arena,
+// once one policy without a pool per arena serves them all; nullptr
+// otherwise.
+inline std::atomic<void*> every_arena{nullptr};
 }  // namespace internal
 
 // Reads ALLOCTRACE_POLICY once per process (see above); exits with status 2

@@ -40,7 +40,9 @@
 // Run-time switch (tracer/policy_switch.h): with ALLOCTRACE_POLICY=<name>
 // set, every TraceAllocator serves its memory from that pool policy of
 // pool/catalog.h, a pool per arena for `stack` policies and the shared one
-// for `single`, or from ::operator new for `std`, and records nothing. The
+// for `single`, or from ::operator new for `std`, and records nothing
+// (then, as with std::allocator and HoldingSingleton, all the allocators of
+// a std or `single` policy share one handle and compare equal). The
 // name is read when the first TraceAllocator is constructed; an unknown one
 // exits with status 2.
 //
@@ -89,34 +91,71 @@ struct ClassOf {
 // arena id when recording, or the policy and pool that serve it when the
 // switch chose one (ops_ non-null; then nothing is recorded).
 // Not allocated through a TraceAllocator, so never recorded itself.
+//
+// Under std and `single` policies every arena of a policy is served alike,
+// so all share one handle that is never destroyed and counts no references
+// (Ops::shared_arena): creating, copying and destroying such an allocator
+// then costs what std::allocator's or HoldingSingleton's does, next to
+// nothing, rather than a heap allocation and atomic reference counts per
+// arena (a program that default-constructs a string's allocator per string
+// makes millions of arenas). Arena 0's handle is never destroyed either.
 class ArenaHandle {
  public:
+  // How the arena's memory is served.
+  enum class Mode : uint8_t {
+    kRecord,  // ::operator new / delete, recorded
+    kStd,     // ::operator new / delete, inline, as std::allocator
+    kPool,    // ops_->allocate / deallocate over pool_
+  };
+
+  // The handle of a new arena of ClassT (ClassOf). Inline and one load
+  // once a std or `single` policy serves every arena (no assignment): the
+  // shared handle, without resolving or registering the class again.
+  template <typename ClassT>
+  static ArenaHandle* ForNewArena() {
+    if (void* h = policy_switch::internal::every_arena.load(std::memory_order_acquire);
+        ABSL_PREDICT_TRUE(h != nullptr)) {
+      return static_cast<ArenaHandle*>(h);
+    }
+    return Create(ClassT::Id(), ClassT::kName);
+  }
+
   static ArenaHandle* Create(uint32_t class_id, std::string_view class_name) {
     policy_switch::Resolve();
     const policy_switch::Ops* ops = policy_switch::Active();
-    if (ops != nullptr) {
-      // Under an assignment, the policy of this arena's class.
-      if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
-        ops = a->For(class_id, class_name);
-      }
-      return new ArenaHandle(0, 0, ops, ops->make_pool());
+    if (ops == nullptr) {
+      return new ArenaHandle(Recorder::Global().CreateArena(class_id), class_id, nullptr, nullptr,
+                             /*counted=*/true);
     }
-    return new ArenaHandle(Recorder::Global().CreateArena(class_id), class_id, nullptr, nullptr);
+    // Under an assignment, the policy of this arena's class.
+    if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
+      ops = a->For(class_id, class_name);
+    }
+    if (!ops->pool_per_instance) {
+      ArenaHandle* h = Shared(ops);
+      // One policy for every class: later arenas take h without asking.
+      if (policy_switch::Assigned() == nullptr)
+        policy_switch::internal::every_arena.store(h, std::memory_order_release);
+      return h;
+    }
+    return new ArenaHandle(0, 0, ops, ops->make_pool(), /*counted=*/true);
   }
   // Arena 0, "no container": a global heap such as plain new or make_shared.
-  // Holds one reference of its own, so it is never destroyed (nor its pool).
+  // Never destroyed (nor its pool).
   static ArenaHandle* NoArena() {
     static ArenaHandle* const kNoArena = [] {
       policy_switch::Resolve();
       const policy_switch::Ops* ops = policy_switch::Active();
-      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool() : nullptr);
+      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool() : nullptr,
+                             /*counted=*/false);
     }();
-    kNoArena->Ref();
     return kNoArena;
   }
-  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Ref() {
+    if (counted_) refs_.fetch_add(1, std::memory_order_relaxed);
+  }
   void Unref() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (counted_ && refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       if (ops_ == nullptr) {
         Recorder::Global().DestroyArena(id_);
       } else {
@@ -125,21 +164,55 @@ class ArenaHandle {
       delete this;
     }
   }
+  Mode mode() const { return mode_; }
   uint32_t id() const { return id_; }
   // Its class (Recorder::RegisterClass); 0 for arena 0 and under the switch.
   uint32_t class_id() const { return class_id_; }
   // nullptr: recording. Otherwise the policy serving this arena from pool().
   const policy_switch::Ops* ops() const { return ops_; }
   void* pool() const { return pool_; }
+  // ops()->allocate and ->deallocate, kept here: one load less per call.
+  void* Allocate(size_t bytes, size_t align) const { return allocate_(pool_, bytes, align); }
+  void Deallocate(void* p, size_t bytes, size_t align) const {
+    deallocate_(pool_, p, bytes, align);
+  }
 
  private:
-  ArenaHandle(uint32_t id, uint32_t class_id, const policy_switch::Ops* ops, void* pool)
-      : id_(id), class_id_(class_id), ops_(ops), pool_(pool) {}
+  ArenaHandle(uint32_t id, uint32_t class_id, const policy_switch::Ops* ops, void* pool,
+              bool counted)
+      : mode_(ops == nullptr ? Mode::kRecord
+              : ops->is_std  ? Mode::kStd
+                             : Mode::kPool),
+        counted_(counted),
+        id_(id),
+        class_id_(class_id),
+        ops_(ops),
+        pool_(pool),
+        allocate_(ops != nullptr ? ops->allocate : nullptr),
+        deallocate_(ops != nullptr ? ops->deallocate : nullptr) {}
+
+  // The one handle of every arena of `ops` (std or a `single` policy).
+  static ArenaHandle* Shared(const policy_switch::Ops* ops) {
+    void* h = ops->shared_arena->load(std::memory_order_acquire);
+    if (ABSL_PREDICT_TRUE(h != nullptr)) return static_cast<ArenaHandle*>(h);
+    auto* fresh = new ArenaHandle(0, 0, ops, ops->make_pool(), /*counted=*/false);
+    if (ops->shared_arena->compare_exchange_strong(h, fresh, std::memory_order_acq_rel,
+                                                   std::memory_order_acquire)) {
+      return fresh;
+    }
+    delete fresh;  // another thread's won; the pool is the process's, not fresh's
+    return static_cast<ArenaHandle*>(h);
+  }
+
+  const Mode mode_;
+  const bool counted_;  // false: shared or arena 0, never destroyed
   std::atomic<uint32_t> refs_{1};
   const uint32_t id_;
   const uint32_t class_id_;
   const policy_switch::Ops* const ops_;
   void* const pool_;
+  void* (*const allocate_)(void* pool, size_t bytes, size_t align);
+  void (*const deallocate_)(void* pool, void* p, size_t bytes, size_t align);
 };
 
 }  // namespace trace_allocator_internal
@@ -160,9 +233,8 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
   // A new arena, of the class of (Declared, Tag). Record with kNoArena for
   // arena 0 (which has no class).
   TraceAllocator()
-      : arena_(trace_allocator_internal::ArenaHandle::Create(
-            trace_allocator_internal::ClassOf<Declared, Tag>::Id(),
-            trace_allocator_internal::ClassOf<Declared, Tag>::kName)) {}
+      : arena_(trace_allocator_internal::ArenaHandle::ForNewArena<
+               trace_allocator_internal::ClassOf<Declared, Tag>>()) {}
   explicit TraceAllocator(NoArenaTag) : arena_(trace_allocator_internal::ArenaHandle::NoArena()) {}
   TraceAllocator(const TraceAllocator& other) noexcept : arena_(other.arena_) { arena_->Ref(); }
   // From an allocator of the same tag: shares its arena, and so its class.
@@ -181,10 +253,14 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
 
   T* allocate(size_type n) {
     if (n > std::numeric_limits<size_type>::max() / sizeof(T)) throw std::bad_array_new_length();
-    // The switch: one predictable branch when recording, plus one indirect
-    // call when a policy serves the arena.
-    if (const policy_switch::Ops* ops = arena_->ops(); ABSL_PREDICT_FALSE(ops != nullptr)) {
-      void* q = ops->allocate(arena_->pool(), n * sizeof(T), alignof(T));
+    // The switch: one load and one predictable branch, plus one indirect
+    // call when a pool policy serves the arena. std and recording call
+    // ::operator new inline, as std::allocator does.
+    const trace_allocator_internal::ArenaHandle* arena = arena_;
+    using Mode = trace_allocator_internal::ArenaHandle::Mode;
+    const Mode mode = arena->mode();
+    if (ABSL_PREDICT_FALSE(mode == Mode::kPool)) {
+      void* q = arena->Allocate(n * sizeof(T), alignof(T));
       if (q == nullptr) throw std::bad_alloc();
       return static_cast<T*>(q);
     }
@@ -194,16 +270,23 @@ class TraceAllocator : public ArenaAllocator<TraceAllocator, T, Tag, Declared> {
     } else {
       p = ::operator new(n * sizeof(T));
     }
-    Recorder::Global().RecordAlloc(p, arena_->id(), sizeof(T), n, kAlignLog2);
+    if (mode == Mode::kRecord) {
+      Recorder::Global().RecordAlloc(p, arena->id(), sizeof(T), n, kAlignLog2);
+    }
     return static_cast<T*>(p);
   }
 
   void deallocate(T* p, size_type n) noexcept {
-    if (const policy_switch::Ops* ops = arena_->ops(); ABSL_PREDICT_FALSE(ops != nullptr)) {
-      ops->deallocate(arena_->pool(), p, n * sizeof(T), alignof(T));
+    const trace_allocator_internal::ArenaHandle* arena = arena_;
+    using Mode = trace_allocator_internal::ArenaHandle::Mode;
+    const Mode mode = arena->mode();
+    if (ABSL_PREDICT_FALSE(mode == Mode::kPool)) {
+      arena->Deallocate(p, n * sizeof(T), alignof(T));
       return;
     }
-    Recorder::Global().RecordFree(p, arena_->id());
+    // Recorded before the block is freed, so its address cannot be reused
+    // (and recorded) by another thread first.
+    if (mode == Mode::kRecord) Recorder::Global().RecordFree(p, arena->id());
     if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
       ::operator delete (p, n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
