@@ -7,6 +7,7 @@
 #include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/runnable_policies.h"
+#include "alloctrace/replayer/engine/windows.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -93,6 +94,30 @@ TEST(MixAllocatorTest, EveryRegistryPolicyReplaysAsASlot) {
     const RunResult r = MixRunnablePolicy().run(ViewOf(*p), options);
     EXPECT_TRUE(r.error.empty()) << word << ": " << r.error;
     EXPECT_EQ(r.ops, p->memory_ops()) << word;
+  }
+}
+
+// Windows of a mix: each window's rebuilt heap and what it leaves go to the
+// pool of each block's class (a small-node pool CHECKs a block it did not
+// serve), whatever ids the trace reused.
+TEST(MixAllocatorTest, WindowsOfAMixFreeEachBlockIntoItsOwnPool) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/order_book.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::map<std::string, MakeErasedFn> makers;
+  for (const auto& [name, policy] : RunnablePolicies()) makers[name] = policy.make_erased;
+  absl::StatusOr<MixSpec> spec = ParseMixSpecWord("1=small_node/st/stack;*=small_node/st/single");
+  ASSERT_TRUE(spec.ok());
+  const ReplayView view = ViewOf(*p);
+  absl::StatusOr<MixPlan> plan = MakeMixPlan(*spec, view, makers);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  MixAllocator::UsePlan(&*plan);
+  const WindowShape shape = ShapeFor(view.num_ops);
+  for (int round = 1; round <= 3; ++round) {
+    const std::vector<ReplayWindow> windows =
+        PlanWindows(view.num_ops, shape, StratumWeights(view, shape), 7, round);
+    const RunResult r = MixRunnablePolicy().run_windows(view, windows, nullptr, RunOptions());
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.ops, p->memory_ops());
   }
 }
 

@@ -15,6 +15,7 @@
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_WINDOW_LOOP_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_WINDOW_LOOP_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -75,10 +76,11 @@ std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
 }
 
 // Frees what window [from, to) left live, from its start state `start`,
-// and clears the table. Every object id is allocated once in a trace (a
-// realloc's result is a new id), so what is live is what the start state
-// and the window's allocations left in the table; objects of an arena no
-// longer live went with it.
+// and clears the table. Object ids are reused once freed, so the ops are
+// walked backwards: each id's latest allocation is freed first, with its
+// own size and arena, and the earlier ones then find its slot empty (the
+// start state's objects last). Objects of an arena no longer live went
+// with it.
 template <typename A>
 void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, uint64_t from,
               uint64_t to, void** ptrs, size_t slots) {
@@ -89,23 +91,26 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
   }
   auto free_if_live = [&](uint32_t id, uint32_t arena, uint64_t bytes, uint8_t align_log2) {
     const bool arena_gone = arena != 0 && (arena >= arena_live.size() || !arena_live[arena]);
-    if (ptrs[id] == nullptr || arena_gone) return;
-    allocator.Deallocate(ptrs[id], bytes, size_t{1} << align_log2, arena);
+    if (ptrs[id] != nullptr && !arena_gone) {
+      allocator.Deallocate(ptrs[id], bytes, size_t{1} << align_log2, arena);
+    }
     ptrs[id] = nullptr;
   };
-  for (size_t i = 0; i < start.num_objects; ++i) {
-    const LiveObject& o = start.objects[i];
-    free_if_live(o.object, o.arena, o.bytes, o.align_log2);
-  }
+  to = std::min<uint64_t>(to, program.num_ops);
   size_t realloc_index = start.realloc_index;
-  for (uint64_t i = from; i < to && i < program.num_ops; ++i) {
+  for (uint64_t i = from; i < to; ++i) realloc_index += program.ops[i].kind == ReplayKind::kRealloc;
+  for (uint64_t i = to; i-- > from;) {
     const ReplayOp& op = program.ops[i];
     if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed) {
       free_if_live(op.object, op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux],
                    op.align_log2);
     } else if (op.kind == ReplayKind::kRealloc) {
-      free_if_live(op.object, op.arena, program.reallocs[realloc_index++].new_bytes, op.align_log2);
+      free_if_live(op.object, op.arena, program.reallocs[--realloc_index].new_bytes, op.align_log2);
     }
+  }
+  for (size_t i = 0; i < start.num_objects; ++i) {
+    const LiveObject& o = start.objects[i];
+    free_if_live(o.object, o.arena, o.bytes, o.align_log2);
   }
   std::memset(ptrs, 0, slots * sizeof(void*));
 }

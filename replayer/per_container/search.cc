@@ -56,6 +56,9 @@ class Racer {
     s.rounds.total_budget_seconds = budget;
     s.rounds.max_total_budget_seconds = budget;
     s.rounds.seed = seed;
+    // Ranked by the cold pass, a race needs nothing else of a run: one pass
+    // each, twice the rounds in the budget.
+    if (s.rank_by == RankBy::kCold) s.run_options.max_passes = 1;
     const MeasuredTrace m =
         MeasureTrace(*shared_.program, names, /*screen=*/false, infos_, self_, s,
                      shared_.program_fd, shared_.schedule, shared_.schedule_fd);

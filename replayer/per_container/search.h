@@ -18,7 +18,8 @@
 //  4. Race the final mix against the best single choice and std (every
 //     class on the heap), all three as mixes, glibc malloc the reference.
 // Every contender of every race is a mix, the single choices too, so all
-// pay the mix's dispatch alike.
+// pay the mix's dispatch alike. Ranked by the cold pass (the default), a
+// race's runs make that pass only.
 //
 // Cost: each race gets an equal part of the single verdict's measuring
 // time (at least SearchSettings::min_race_seconds), so the per-container
