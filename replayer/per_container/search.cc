@@ -215,6 +215,70 @@ void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double b
 
 }  // namespace
 
+namespace {
+
+// Why there is no per-container verdict for `program`, or "".
+std::string WhyNot(const ReplayProgram& program, const std::vector<ClassFacts>& classes,
+                   const std::string& best_single) {
+  const size_t named = std::count_if(classes.begin(), classes.end(),
+                                     [](const ClassFacts& c) { return c.def.id != 0; });
+  if (best_single.empty()) {
+    return "the single verdict recommended nothing, so there is no start for the search";
+  }
+  if (program.arena_class_conflicts > 0) {
+    return absl::StrCat(program.arena_class_conflicts,
+                        " arena creations reuse an arena id with another class: the trace "
+                        "cannot tell which class such an arena's blocks belong to");
+  }
+  if (named == 0) {
+    return "the trace names no class of containers (recorded before classes, or captured): the "
+           "single verdict is the verdict";
+  }
+  if (named == 1) return "the trace has one class of containers: the single verdict is its verdict";
+  return "";
+}
+
+// A row per class, before the search: its facts, whether it is searched.
+std::vector<ClassVerdict> ClassRows(const std::vector<ClassFacts>& classes, bool search,
+                                    double min_share) {
+  std::vector<ClassVerdict> rows;
+  for (const ClassFacts& c : classes) {
+    ClassVerdict cv;
+    cv.def = c.def;
+    cv.memory_ops = c.memory_ops;
+    cv.share = c.share;
+    cv.arenas = c.arenas;
+    cv.shared_arenas = c.shared_arenas;
+    cv.threads = static_cast<uint32_t>(c.threads.size());
+    cv.searched = search && c.def.id != 0 && c.share >= min_share;
+    if (c.def.id == 0) {
+      cv.note = "the global heap and unnamed arenas: the process's malloc";
+    } else if (search && !cv.searched) {
+      cv.note = absl::StrFormat("%.1f%% of the memory ops, below the %.0f%% searched: held",
+                                100 * c.share, 100 * min_share);
+    }
+    rows.push_back(std::move(cv));
+  }
+  return rows;
+}
+
+// The rows completed with `mix`: each class's policy and alias line; and
+// ALLOCTRACE_POLICY for it.
+std::string Adopt(const MixSpec& mix, const PolicyInfos& infos, std::vector<ClassVerdict>& rows) {
+  std::string assignment;
+  for (ClassVerdict& cv : rows) {
+    cv.policy = cv.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.def.id);
+    if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
+    if (cv.def.id != 0) {
+      cv.alias = AliasLine(cv.def, cv.adopt);
+      if (cv.policy != kHeapPolicy) absl::StrAppend(&assignment, cv.def.name, "=", cv.policy, ";");
+    }
+  }
+  return absl::StrCat(assignment, "*=std");
+}
+
+}  // namespace
+
 PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceReport& single,
                                        const PolicyInfos& infos, const std::string& self,
                                        const MeasureSettings& s, const ReportContext& ctx,
@@ -223,23 +287,9 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
   PerContainerVerdict v;
   v.single_seconds = search.single_seconds;
   v.min_share = search.min_share;
-  const ReplayProgram& program = *shared.program;
-  const std::vector<ClassFacts> classes = ClassFactsOf(program);
-  const size_t named = std::count_if(classes.begin(), classes.end(),
-                                     [](const ClassFacts& c) { return c.def.id != 0; });
+  const std::vector<ClassFacts> classes = ClassFactsOf(*shared.program);
   v.best_single = single.verdict.recommended;
-  if (v.best_single.empty()) {
-    v.why_not = "the single verdict recommended nothing, so there is no start for the search";
-  } else if (program.arena_class_conflicts > 0) {
-    v.why_not = absl::StrCat(program.arena_class_conflicts,
-                             " arena creations reuse an arena id with another class: the trace "
-                             "cannot tell which class such an arena's blocks belong to");
-  } else if (named < 2) {
-    v.why_not = named == 0 ? "the trace names no class of containers (recorded before classes, "
-                             "or captured): the single verdict is the verdict"
-                           : "the trace has one class of containers: the single verdict is its "
-                             "verdict";
-  }
+  v.why_not = WhyNot(*shared.program, classes, v.best_single);
   const allocators::AllocatorInfo& pick =
       infos.at(v.best_single.empty() ? "malloc" : v.best_single);
   v.heap = IsMalloc(pick) ? pick.name : "malloc";
@@ -251,28 +301,11 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
     if (c.def.id != 0 && !IsMalloc(pick)) start.by_class[c.def.id] = pick.name;
   }
   MixSpec mix = start;
-  std::vector<ClassVerdict> verdicts;
-  for (const ClassFacts& c : classes) {
-    ClassVerdict cv;
-    cv.def = c.def;
-    cv.memory_ops = c.memory_ops;
-    cv.share = c.share;
-    cv.arenas = c.arenas;
-    cv.shared_arenas = c.shared_arenas;
-    cv.threads = static_cast<uint32_t>(c.threads.size());
-    cv.searched = v.why_not.empty() && c.def.id != 0 && c.share >= search.min_share;
-    if (c.def.id == 0) {
-      cv.note = "the global heap and unnamed arenas: the process's malloc";
-    } else if (!cv.searched && v.why_not.empty()) {
-      cv.note = absl::StrFormat("%.1f%% of the memory ops, below the %.0f%% searched: held",
-                                100 * c.share, 100 * search.min_share);
-    }
-    verdicts.push_back(std::move(cv));
-  }
+  std::vector<ClassVerdict> rows = ClassRows(classes, v.why_not.empty(), search.min_share);
   if (v.why_not.empty()) {
     Racer racer(shared, infos, self, s, ctx);
-    const size_t searched = std::count_if(verdicts.begin(), verdicts.end(),
-                                          [](const ClassVerdict& cv) { return cv.searched; });
+    const size_t searched =
+        std::count_if(rows.begin(), rows.end(), [](const ClassVerdict& cv) { return cv.searched; });
     const double budget = std::max(search.min_race_seconds,
                                    search.single_seconds / static_cast<double>(searched + 1));
     uint64_t seed = s.rounds.seed;
@@ -282,10 +315,10 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
       changed = false;
       ++v.sweeps;
       for (size_t i = 0; i < classes.size(); ++i) {
-        if (!verdicts[i].searched) continue;
+        if (!rows[i].searched) continue;
         const std::string before = PolicyOf(mix, classes[i].def.id);
         const std::string after =
-            RaceClass(racer, classes[i], mix, classes, infos, budget, ++seed, verdicts[i]);
+            RaceClass(racer, classes[i], mix, classes, infos, budget, ++seed, rows[i]);
         ++v.races;
         if (after != before) {
           mix = With(mix, classes[i].def.id, after);
@@ -297,20 +330,8 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
     FinalRace(racer, mix, start, budget, ++seed, v);
     ++v.races;
   }
-  // The mix in the program's terms: each class's policy and alias line,
-  // and ALLOCTRACE_POLICY.
-  std::string assignment;
-  for (size_t i = 0; i < classes.size(); ++i) {
-    ClassVerdict& cv = verdicts[i];
-    cv.policy = cv.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.def.id);
-    if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
-    if (cv.def.id != 0) {
-      cv.alias = AliasLine(cv.def, cv.adopt);
-      if (cv.policy != kHeapPolicy) absl::StrAppend(&assignment, cv.def.name, "=", cv.policy, ";");
-    }
-  }
-  v.assignment = absl::StrCat(assignment, "*=std");
-  v.classes = std::move(verdicts);
+  v.assignment = Adopt(mix, infos, rows);
+  v.classes = std::move(rows);
   v.seconds = SecondsSince(t0);
   return v;
 }
