@@ -12,11 +12,21 @@ std::string AliasName(const ClassDef& def) {
     const size_t colons = name.rfind("::");
     if (colons != std::string::npos) name = name.substr(colons + 2);
   } else {
-    // The type's identifiers joined by '_', std:: and punctuation dropped.
+    // The type's identifiers joined by '_': std::, the library's inline
+    // namespaces (__cxx11::) and punctuation dropped, and no word starting
+    // with '_' (names with "__" or "_X" are the implementation's).
     std::string words;
     for (size_t i = 0; i < name.size();) {
       if (name.compare(i, 5, "std::") == 0) {
         i += 5;
+        continue;
+      }
+      if (name.compare(i, 9, "__cxx11::") == 0) {
+        i += 9;
+        continue;
+      }
+      if (name[i] == '_' && (words.empty() || words.back() == '_')) {
+        ++i;
         continue;
       }
       const unsigned char c = static_cast<unsigned char>(name[i]);

@@ -24,6 +24,12 @@ TEST(AliasTest, AValueTypeIsNamedByItsWords) {
   EXPECT_EQ(AliasName(ClassDef{4, "", 4, false}), "Class4Alloc");
   EXPECT_EQ(AliasName(ClassDef{5, "(anonymous namespace)::Key", 4, false}),
             "anonymous_namespace_KeyAlloc");
+  EXPECT_EQ(AliasName(ClassDef{6,
+                               "std::__cxx11::basic_string<char, std::char_traits<char>, "
+                               "alloctrace::TraceAllocator<char, void, char> >",
+                               32, false}),
+            "basic_string_char_char_traits_char_alloctrace_TraceAllocator_char_void_charAlloc");
+  EXPECT_EQ(AliasName(ClassDef{7, "_Node<__int128>", 16, false}), "Node_int128Alloc");
 }
 
 }  // namespace
