@@ -15,8 +15,10 @@ ClassStatsBuilder::Arena& ClassStatsBuilder::Touch(uint32_t arena, uint32_t thre
   a.used = true;
   if (a.thread == kNone) {
     a.thread = thread;
+    classes_[a.class_id].threads.insert(thread);
   } else if (a.thread != thread) {
     a.shared = true;
+    classes_[a.class_id].threads.insert(thread);
   }
   return a;
 }
@@ -86,6 +88,7 @@ std::vector<ClassSummary> ClassStatsBuilder::Summarize(
     s.memory_ops = c.memory_ops;
     s.share = memory_ops_ == 0 ? 0.0 : static_cast<double>(c.memory_ops) / memory_ops_;
     s.peak_live_bytes = c.peak_live_bytes;
+    s.threads.assign(c.threads.begin(), c.threads.end());
     for (const auto& [bytes, n] : c.blocks) s.allocs += n;
     if (!c.blocks.empty()) {
       s.min_block = c.blocks.begin()->first;

@@ -5,7 +5,8 @@
 // Per class: its arenas, its memory ops (ALLOC, FREE, REALLOC) and their
 // share of the trace's, its block sizes (min, median, max over
 // allocations), the most bytes its arenas held live at once, how many of
-// its arenas several threads used, and its lifetime shape:
+// its arenas several threads used (and which threads use them), and its
+// lifetime shape:
 //  - an arena is *built once* when at most 10% of its frees come before its
 //    last allocation (the rest come after it: the container is cleared or
 //    destroyed, or it is never freed);
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,7 @@ struct ClassSummary {
   uint64_t min_block = 0, median_block = 0, max_block = 0;  // bytes, over allocations
   uint64_t peak_live_bytes = 0;
   uint64_t shared_arenas = 0;      // used by more than one thread
+  std::vector<uint32_t> threads;   // that use its arenas, ascending
   uint64_t built_once_arenas = 0;  // see the file comment
   uint64_t churned_arenas = 0;
 };
@@ -78,6 +81,7 @@ class ClassStatsBuilder {
     uint64_t memory_ops = 0;
     uint64_t live_bytes = 0, peak_live_bytes = 0;
     std::map<uint64_t, uint64_t> blocks;  // bytes -> allocations
+    std::set<uint32_t> threads;
   };
   Arena& Touch(uint32_t arena, uint32_t thread);
   void AllocIn(Arena& a, uint64_t bytes);

@@ -65,6 +65,7 @@ TEST(ClassStatsTest, TwoClasses) {
   EXPECT_EQ(orders.max_block, 64u);
   EXPECT_EQ(orders.peak_live_bytes, 640u) << "one arena after the other, never both full";
   EXPECT_EQ(orders.shared_arenas, 0u);
+  EXPECT_EQ(orders.threads, (std::vector<uint32_t>{0, 1})) << "an arena each, one thread each";
   EXPECT_EQ(orders.built_once_arenas, 2u);
   EXPECT_EQ(orders.churned_arenas, 0u);
 
@@ -78,6 +79,7 @@ TEST(ClassStatsTest, TwoClasses) {
   EXPECT_EQ(levels.max_block, 96u);
   EXPECT_EQ(levels.peak_live_bytes, 96u);
   EXPECT_EQ(levels.shared_arenas, 1u);
+  EXPECT_EQ(levels.threads, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(levels.churned_arenas, 1u);
 
   const std::string text = FormatTraceStatsText(*st);

@@ -1,5 +1,5 @@
 // What the per-container search needs to know of each class of containers
-// in a replay program (ClassFactsOf), a mix's name in the trace's words
+// in a replay program (ClassSummaryOf), a mix's name in the trace's words
 // (MixName), and the safety rule per class (MixUnsafeReason).
 //
 // The safety rule, per class, in the terms of the adopted types:
@@ -23,34 +23,28 @@
 #include <vector>
 
 #include "alloctrace/format/trace_format.h"
+#include "alloctrace/inspect/class_stats.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/engine/mix_spec.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 
 namespace alloctrace {
 
-struct ClassFacts {
-  ClassDef def;  // id 0: the rest (arena 0, arenas created without a class)
-  uint64_t memory_ops = 0;
-  double share = 0;  // of the program's memory ops
-  uint64_t arenas = 0;
-  uint64_t shared_arenas = 0;     // used by more than one thread
-  std::vector<uint32_t> threads;  // that use its arenas, ascending
-};
-
-// The classes with a memory op or an arena, by share (largest first), the
-// rest (id 0) last if it has memory ops.
-std::vector<ClassFacts> ClassFactsOf(const ReplayProgram& program);
+// Each class's summary as `inspect` gives it (inspect/class_stats.h: its
+// arenas, memory ops and share, shared arenas, the threads that use them),
+// from the program's ops: the classes with a memory op or an arena, by
+// share (largest first), the rest (id 0) last if it has memory ops.
+std::vector<ClassSummary> ClassesOf(const ReplayProgram& program);
 
 // "OrderIndex=slab/st/stack;PriceLevels=heap" (the classes' short names,
 // AliasName without "Alloc", in `classes` order; classes not in the spec
 // are the heap's and not named): a mix as a report names it. A spec with
 // no class is "heap".
-std::string MixName(const MixSpec& spec, const std::vector<ClassFacts>& classes);
+std::string MixName(const MixSpec& spec, const std::vector<ClassSummary>& classes);
 
 // Why `spec` may not serve the program (see above), naming the class and
 // the threads, or "" if it may. `infos` has every policy the spec names.
-std::string MixUnsafeReason(const MixSpec& spec, const std::vector<ClassFacts>& classes,
+std::string MixUnsafeReason(const MixSpec& spec, const std::vector<ClassSummary>& classes,
                             const std::map<std::string, allocators::AllocatorInfo>& infos);
 
 }  // namespace alloctrace

@@ -6,10 +6,10 @@
 namespace alloctrace {
 namespace {
 
-TEST(ClassFactsTest, OrderBookHasItsTwoTaggedClasses) {
+TEST(ClassSummaryTest, OrderBookHasItsTwoTaggedClasses) {
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/order_book.trace");
   ASSERT_TRUE(p.ok()) << p.status();
-  const std::vector<ClassFacts> classes = ClassFactsOf(*p);
+  const std::vector<ClassSummary> classes = ClassesOf(*p);
   ASSERT_EQ(classes.size(), 2u);
   EXPECT_EQ(classes[0].def.name, "alloctrace::workloads::OrderIndex");
   EXPECT_EQ(classes[0].memory_ops, 49834u);
@@ -26,7 +26,8 @@ TEST(ClassFactsTest, OrderBookHasItsTwoTaggedClasses) {
 }
 
 // A service: class 1 per thread (arena 1 thread 0's, arena 2 thread 1's),
-// class 2 one registry (arena 3) both threads use.
+// class 2 one registry (arena 3) both threads use; each arena created, as
+// a recorded trace creates every arena of a class.
 ReplayProgram Service() {
   ReplayProgram p;
   p.arena_limit = 4;
@@ -36,8 +37,12 @@ ReplayProgram Service() {
   auto op = [&](uint32_t object, ReplayKind kind, uint32_t arena, uint32_t thread) {
     p.ops.push_back(ReplayOp{object, 32, arena, kind, 3, 0});
     p.op_threads.push_back(thread);
-    (kind == ReplayKind::kAlloc ? p.allocs : p.frees) += 1;
+    if (kind == ReplayKind::kAlloc) ++p.allocs;
+    if (kind == ReplayKind::kFree) ++p.frees;
   };
+  op(0, ReplayKind::kArenaCreate, 1, 0);
+  op(0, ReplayKind::kArenaCreate, 2, 1);
+  op(0, ReplayKind::kArenaCreate, 3, 0);
   op(0, ReplayKind::kAlloc, 1, 0);
   op(1, ReplayKind::kAlloc, 2, 1);
   op(2, ReplayKind::kAlloc, 3, 0);
@@ -49,7 +54,7 @@ ReplayProgram Service() {
 
 TEST(MixSafetyTest, ASingleThreadedPoolServesOnlyWhatOneThreadReaches) {
   const ReplayProgram p = Service();
-  const std::vector<ClassFacts> classes = ClassFactsOf(p);
+  const std::vector<ClassSummary> classes = ClassesOf(p);
   ASSERT_EQ(classes.size(), 2u);
   EXPECT_EQ(classes[0].def.id, 1u);
   EXPECT_EQ(classes[0].threads, (std::vector<uint32_t>{0, 1}));

@@ -111,8 +111,8 @@ Estimate Contribution(const TraceReport& r, const std::string& held, const std::
 // The class's race: the held policy and every safe candidate, the others
 // held. Updates `cv` (candidates, contribution) and returns the policy the
 // class takes.
-std::string RaceClass(Racer& racer, const ClassFacts& c, const MixSpec& mix,
-                      const std::vector<ClassFacts>& classes, const PolicyInfos& infos,
+std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
+                      const std::vector<ClassSummary>& classes, const PolicyInfos& infos,
                       double budget, uint64_t seed, ClassVerdict& cv) {
   const std::string held = PolicyOf(mix, c.def.id);
   std::vector<std::string> candidates = {kHeapPolicy};
@@ -218,10 +218,10 @@ void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double b
 namespace {
 
 // Why there is no per-container verdict for `program`, or "".
-std::string WhyNot(const ReplayProgram& program, const std::vector<ClassFacts>& classes,
+std::string WhyNot(const ReplayProgram& program, const std::vector<ClassSummary>& classes,
                    const std::string& best_single) {
   const size_t named = std::count_if(classes.begin(), classes.end(),
-                                     [](const ClassFacts& c) { return c.def.id != 0; });
+                                     [](const ClassSummary& c) { return c.def.id != 0; });
   if (best_single.empty()) {
     return "the single verdict recommended nothing, so there is no start for the search";
   }
@@ -239,17 +239,12 @@ std::string WhyNot(const ReplayProgram& program, const std::vector<ClassFacts>& 
 }
 
 // A row per class, before the search: its facts, whether it is searched.
-std::vector<ClassVerdict> ClassRows(const std::vector<ClassFacts>& classes, bool search,
+std::vector<ClassVerdict> ClassRows(const std::vector<ClassSummary>& classes, bool search,
                                     double min_share) {
   std::vector<ClassVerdict> rows;
-  for (const ClassFacts& c : classes) {
+  for (const ClassSummary& c : classes) {
     ClassVerdict cv;
-    cv.def = c.def;
-    cv.memory_ops = c.memory_ops;
-    cv.share = c.share;
-    cv.arenas = c.arenas;
-    cv.shared_arenas = c.shared_arenas;
-    cv.threads = static_cast<uint32_t>(c.threads.size());
+    cv.facts = c;
     cv.searched = search && c.def.id != 0 && c.share >= min_share;
     if (c.def.id == 0) {
       cv.note = "the global heap and unnamed arenas: the process's malloc";
@@ -267,11 +262,12 @@ std::vector<ClassVerdict> ClassRows(const std::vector<ClassFacts>& classes, bool
 std::string Adopt(const MixSpec& mix, const PolicyInfos& infos, std::vector<ClassVerdict>& rows) {
   std::string assignment;
   for (ClassVerdict& cv : rows) {
-    cv.policy = cv.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.def.id);
+    cv.policy = cv.facts.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.facts.def.id);
     if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
-    if (cv.def.id != 0) {
-      cv.alias = AliasLine(cv.def, cv.adopt);
-      if (cv.policy != kHeapPolicy) absl::StrAppend(&assignment, cv.def.name, "=", cv.policy, ";");
+    if (cv.facts.def.id != 0) {
+      cv.alias = AliasLine(cv.facts.def, cv.adopt);
+      if (cv.policy != kHeapPolicy)
+        absl::StrAppend(&assignment, cv.facts.def.name, "=", cv.policy, ";");
     }
   }
   return absl::StrCat(assignment, "*=std");
@@ -287,7 +283,7 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
   PerContainerVerdict v;
   v.single_seconds = search.single_seconds;
   v.min_share = search.min_share;
-  const std::vector<ClassFacts> classes = ClassFactsOf(*shared.program);
+  const std::vector<ClassSummary> classes = ClassesOf(*shared.program);
   v.best_single = single.verdict.recommended;
   v.why_not = WhyNot(*shared.program, classes, v.best_single);
   const allocators::AllocatorInfo& pick =
@@ -297,7 +293,7 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
   // The start: the single pick on every class (or the heap for all).
   MixSpec start;
   start.rest = v.heap;
-  for (const ClassFacts& c : classes) {
+  for (const ClassSummary& c : classes) {
     if (c.def.id != 0 && !IsMalloc(pick)) start.by_class[c.def.id] = pick.name;
   }
   MixSpec mix = start;

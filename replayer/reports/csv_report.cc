@@ -133,9 +133,10 @@ std::string CsvClassesReport(const ReportInput& in) {
     const PerContainerVerdict& v = *t.per_container;
     for (const ClassVerdict& c : v.classes) {
       absl::StrAppend(
-          &o, CsvField(t.trace_path), ",", CsvField(c.def.name), ",", c.def.id, ",",
-          c.def.tagged ? 1 : 0, ",", absl::StrFormat("%.4f", c.share), ",", c.memory_ops, ",",
-          c.arenas, ",", c.shared_arenas, ",", c.threads, ",",
+          &o, CsvField(t.trace_path), ",", CsvField(c.facts.def.name), ",", c.facts.def.id, ",",
+          c.facts.def.tagged ? 1 : 0, ",", absl::StrFormat("%.4f", c.facts.share), ",",
+          c.facts.memory_ops, ",", c.facts.arenas, ",", c.facts.shared_arenas, ",",
+          c.facts.threads.size(), ",",
           CsvField(c.policy == kHeapPolicy ? absl::StrCat("heap:", v.heap) : c.policy), ",",
           c.searched ? 1 : 0, ",", CsvField(c.held), ",", CsvEstimate(c.contribution), ",",
           c.contribution.has_data() ? std::to_string(c.contribution.n) : "", ",",

@@ -56,8 +56,9 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
   charts::HtmlTable table({"class", "share of memory ops", "arenas", "threads", "policy", "why"},
                           {false, true, true, true, false, false});
   for (const ClassVerdict& c : v.classes) {
-    table.AddRow({ClassLabel(c), absl::StrFormat("%.1f%%", 100 * c.share), absl::StrCat(c.arenas),
-                  absl::StrCat(c.threads), ClassPolicyWords(v, c), ClassChoiceWords(c)},
+    table.AddRow({ClassLabel(c), absl::StrFormat("%.1f%%", 100 * c.facts.share),
+                  absl::StrCat(c.facts.arenas), absl::StrCat(c.facts.threads.size()),
+                  ClassPolicyWords(v, c), ClassChoiceWords(c)},
                  "");
   }
   absl::StrAppend(&o, table.Render(absl::StrCat("id=\"", Escape(id), "-table\"")),

@@ -148,11 +148,12 @@ std::string JsonPerContainer(const TraceReport& t) {
           ", \"skipped\": ", k.skipped.empty() ? "null" : JsonString(k.skipped), "}"));
     }
     rows.push_back(absl::StrCat(
-        "\n        {\"class\": ", JsonString(c.def.name), ", \"id\": ", c.def.id, ", \"tagged\": ",
-        c.def.tagged ? "true" : "false", ", \"label\": ", JsonString(ClassLabel(c)),
-        ", \"memory_ops\": ", c.memory_ops, ", \"share\": ", JsonNumber(c.share),
-        ", \"arenas\": ", c.arenas, ", \"shared_arenas\": ", c.shared_arenas,
-        ", \"threads\": ", c.threads, ", \"policy\": ", JsonString(c.policy), ", \"adopt\": ",
+        "\n        {\"class\": ", JsonString(c.facts.def.name), ", \"id\": ", c.facts.def.id,
+        ", \"tagged\": ", c.facts.def.tagged ? "true" : "false",
+        ", \"label\": ", JsonString(ClassLabel(c)), ", \"memory_ops\": ", c.facts.memory_ops,
+        ", \"share\": ", JsonNumber(c.facts.share), ", \"arenas\": ", c.facts.arenas,
+        ", \"shared_arenas\": ", c.facts.shared_arenas, ", \"threads\": ", c.facts.threads.size(),
+        ", \"policy\": ", JsonString(c.policy), ", \"adopt\": ",
         c.policy == kHeapPolicy ? JsonAdopt(v.heap, v.heap_adopt) : JsonAdopt(c.policy, c.adopt),
         ", \"alias\": ", c.alias.empty() ? "null" : JsonString(c.alias), ", \"searched\": ",
         c.searched ? "true" : "false", ", \"held\": ", c.held.empty() ? "null" : JsonString(c.held),

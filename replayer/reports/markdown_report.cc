@@ -132,7 +132,7 @@ std::string PerContainerMarkdown(const PerContainerVerdict& v) {
   absl::StrAppend(&o, "Searched: ", MixCostWords(v), ".\n\n",
                   "| class | share of memory ops | policy | why |\n|---|---:|---|---|\n");
   for (const ClassVerdict& c : v.classes) {
-    absl::StrAppendFormat(&o, "| `%s` | %.1f%% | %s | %s |\n", ClassLabel(c), 100 * c.share,
+    absl::StrAppendFormat(&o, "| `%s` | %.1f%% | %s | %s |\n", ClassLabel(c), 100 * c.facts.share,
                           ClassPolicyWords(v, c), ClassChoiceWords(c));
   }
   absl::StrAppend(&o, "\nAdopt, per container (`T`: the container's element type):\n\n```cpp\n");

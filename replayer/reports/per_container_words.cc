@@ -8,8 +8,8 @@
 namespace alloctrace {
 
 std::string ClassLabel(const ClassVerdict& c) {
-  if (c.def.id == 0) return "(the rest)";
-  const std::string alias = AliasName(c.def);
+  if (c.facts.def.id == 0) return "(the rest)";
+  const std::string alias = AliasName(c.facts.def);
   return alias.substr(0, alias.size() - 5);
 }
 

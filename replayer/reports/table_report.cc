@@ -144,7 +144,7 @@ std::string PerContainerText(const PerContainerVerdict& v) {
   para(absl::StrCat("searched: ", MixCostWords(v)));
   absl::StrAppendFormat(&o, "  %-30s %6s  %s\n", "class", "share", "policy");
   for (const ClassVerdict& c : v.classes) {
-    absl::StrAppendFormat(&o, "  %-30s %5.1f%%  %s\n", ClassLabel(c), 100 * c.share,
+    absl::StrAppendFormat(&o, "  %-30s %5.1f%%  %s\n", ClassLabel(c), 100 * c.facts.share,
                           ClassPolicyWords(v, c));
     absl::StrAppend(&o, Wrap("      " + ClassChoiceWords(c), 80, 6), "\n");
   }

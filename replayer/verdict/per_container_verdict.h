@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "alloctrace/format/trace_format.h"
+#include "alloctrace/inspect/class_stats.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/measure/stats.h"
 
@@ -35,12 +36,9 @@ struct ClassCandidate {
 };
 
 struct ClassVerdict {
-  ClassDef def;                // id 0: the rest (the global heap, unnamed arenas)
-  uint64_t memory_ops = 0;     // in its arenas
-  double share = 0;            // of the trace's memory ops
-  uint64_t arenas = 0;         // its arenas
-  uint64_t shared_arenas = 0;  // used by more than one thread
-  uint32_t threads = 0;        // threads that use its arenas
+  // What the trace says of the class, as `inspect` does (facts.def.id 0:
+  // the rest, the global heap and unnamed arenas).
+  ClassSummary facts;
   std::string policy;          // the mix's: a registry name, or kHeapPolicy
   allocators::Adoption adopt;  // of `policy` (empty for the heap)
   std::string alias;           // the alias template line to paste
