@@ -76,14 +76,14 @@ std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
 }
 
 // Frees what window [from, to) left live, from its start state `start`,
-// and clears the table. Object ids are reused once freed, so the ops are
-// walked backwards: each id's latest allocation is freed first, with its
-// own size and arena, and the earlier ones then find its slot empty (the
-// start state's objects last). Objects of an arena no longer live went
-// with it.
+// and clears each slot it used, which leaves the table clear for the next
+// window (every slot a window sets is one of these). Object ids are reused once freed, so the ops
+// are walked backwards: each id's latest allocation is freed first, with its own size and arena,
+// and the earlier ones then find its slot empty (the start state's objects last). Objects of an
+// arena no longer live went with it.
 template <typename A>
 void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, uint64_t from,
-              uint64_t to, void** ptrs, size_t slots) {
+              uint64_t to, void** ptrs) {
   std::vector<uint8_t> arena_live;
   for (uint32_t a : ArenasAfter(program, start, from, to)) {
     if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
@@ -112,7 +112,6 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
     const LiveObject& o = start.objects[i];
     free_if_live(o.object, o.arena, o.bytes, o.align_log2);
   }
-  std::memset(ptrs, 0, slots * sizeof(void*));
 }
 
 // One window from its start state: its figures in *f; "" or what failed.
@@ -144,7 +143,7 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const St
   f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
   f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
   f->ops = MemoryOpsIn(program, w.begin, w.end);
-  FreeLeft(*allocator, program, start, w.lead_begin, w.end, ptrs, program.object_limit + 1);
+  FreeLeft(*allocator, program, start, w.lead_begin, w.end, ptrs);
   allocator.reset();
   return "";
 }
