@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <map>
 #include <memory>
 #include <utility>
 
@@ -99,22 +98,13 @@ std::shared_ptr<const PerContainerVerdict> WithInSitu(const PerContainerVerdict&
                                                       const InSituSummary& s) {
   auto out = std::make_shared<PerContainerVerdict>(v);
   out->confirmed = true;
-  auto by_round = [&](const std::string& name) {
-    std::map<int, double> m;
-    for (const InSituPolicy& p : s.policies) {
-      if (p.name != name) continue;
-      for (const InSituRun& r : p.runs) {
-        m[r.round] = s.clock == TimingClock::kWall ? r.wall_s : r.cpu_s;
-      }
-    }
-    return m;
-  };
-  for (const InSituPolicy& p : s.policies) {
-    if (p.name == kMixCandidate && !p.ok()) out->in_situ_failure = p.failure;
-  }
-  const std::map<int, double> mix = by_round(kMixCandidate);
-  out->in_situ_vs_single = PairedRatio(by_round(InSituNameOf(v.best_single, s.reference)), mix);
-  out->in_situ_vs_std = PairedRatio(by_round(s.reference), mix);
+  const InSituPolicy* mix = FindInSitu(s, kMixCandidate);
+  const InSituPolicy* single = FindInSitu(s, InSituNameOf(v.best_single, s.reference));
+  const InSituPolicy* reference = FindInSitu(s, s.reference);
+  if (mix == nullptr) return out;
+  if (!mix->ok()) out->in_situ_failure = mix->failure;
+  if (single != nullptr) out->in_situ_vs_single = PairedSlowdown(*mix, *single, s.clock);
+  if (reference != nullptr) out->in_situ_vs_std = PairedSlowdown(*mix, *reference, s.clock);
   return out;
 }
 

@@ -30,12 +30,6 @@ double Figure(const InSituRun& r, TimingClock clock) {
   return clock == TimingClock::kWall ? r.wall_s : r.cpu_s;
 }
 
-std::map<int, double> FiguresByRound(const InSituPolicy& p, TimingClock clock) {
-  std::map<int, double> by_round;
-  for (const InSituRun& r : p.runs) by_round[r.round] = Figure(r, clock);
-  return by_round;
-}
-
 // Why a run that exited cleanly is still not what it claims to be: the
 // program did not take its policy, or its preloaded malloc did not serve.
 std::string Unverified(const Slot& s, const ChildOutcome& o, bool preloaded) {

@@ -98,14 +98,12 @@ std::vector<size_t> TiedGroup(const TraceReport& r, const std::vector<std::strin
   return FastestTiedGroup(r.policies, members, ranking, NoiseMargin(r.noise_floor));
 }
 
-// The chosen policy's figure against the held one's, paired (>1: faster).
-Estimate Contribution(const TraceReport& r, const std::string& held, const std::string& chosen,
-                      const Ranking& ranking) {
-  const PolicyResult* h = Find(r, held);
-  const PolicyResult* c = Find(r, chosen);
-  if (h == nullptr || c == nullptr) return {};
-  return PairedRatio(FiguresByRound(h->raw, ranking.warm(), ranking.clock),
-                     FiguresByRound(c->raw, ranking.warm(), ranking.clock));
+// A race's ranked figure per round for `label` (none if it did not run).
+std::map<int, double> ByRound(const TraceReport& r, const std::string& label,
+                              const Ranking& ranking) {
+  const PolicyResult* p = Find(r, label);
+  return p != nullptr ? FiguresByRound(p->raw, ranking.warm(), ranking.clock)
+                      : std::map<int, double>();
 }
 
 // The class's race: the held policy and every safe candidate, the others
@@ -177,7 +175,7 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
   }
   const std::string chosen = r.policies[group[0]].name;
   cv.held = held;
-  cv.contribution = Contribution(r, held, chosen, ranking);
+  cv.contribution = PairedRatio(ByRound(r, held, ranking), ByRound(r, chosen, ranking));
   cv.note = "";
   return chosen;
 }
@@ -193,11 +191,7 @@ void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double b
   const TraceReport r = racer.Run(mixes, budget, seed);
   const Ranking ranking = racer.RankingOf(r);
   v.final_rounds = r.rounds;
-  auto figures = [&](const char* label) {
-    const PolicyResult* p = Find(r, label);
-    return p != nullptr ? FiguresByRound(p->raw, ranking.warm(), ranking.clock)
-                        : std::map<int, double>();
-  };
+  auto figures = [&](const char* label) { return ByRound(r, label, ranking); };
   auto vs_malloc = [&](const char* label) {
     const PolicyResult* p = Find(r, label);
     return p != nullptr ? p->vs_malloc : Estimate();

@@ -9,16 +9,14 @@
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
-namespace {
 
-const InSituPolicy* Find(const InSituSummary& s, const std::string& name) {
+const InSituPolicy* FindInSitu(const InSituSummary& s, const std::string& name) {
   for (const InSituPolicy& p : s.policies) {
     if (p.name == name) return &p;
   }
   return nullptr;
 }
 
-// p's ranked figure (`clock`) per round.
 std::map<int, double> FiguresByRound(const InSituPolicy& p, TimingClock clock) {
   std::map<int, double> by_round;
   for (const InSituRun& r : p.runs)
@@ -26,10 +24,11 @@ std::map<int, double> FiguresByRound(const InSituPolicy& p, TimingClock clock) {
   return by_round;
 }
 
-// b's time over a's by `clock`, paired by round (>1: a is faster).
 Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, TimingClock clock) {
   return PairedRatio(FiguresByRound(b, clock), FiguresByRound(a, clock));
 }
+
+namespace {
 
 // The replay's FastestTiedGroup over `members` (indexes into s.policies, all
 // ok): paired by round, the reference std or malloc. No noise floor is
@@ -104,7 +103,7 @@ Groups GroupsOf(InSituSummary& s) {
 // How the replay's pick fared against the recommendation `d` made.
 void JudgePick(InSituSummary& s, const Groups& g, InSituDecision& d) {
   using Outcome = InSituDecision::Outcome;
-  const InSituPolicy* pick = Find(s, s.replay_pick);
+  const InSituPolicy* pick = FindInSitu(s, s.replay_pick);
   if (pick == nullptr || !pick->ok()) {
     if (pick != nullptr) d.pick = static_cast<size_t>(pick - s.policies.data());
     d.outcome = Outcome::kPickNotRun;

@@ -9,6 +9,7 @@
 #define ALLOCTRACE_REPLAYER_VERDICT_IN_SITU_VERDICT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,6 +109,15 @@ struct InSituSummary {
   Estimate pick_vs_best;
   InSituDecision decision;
 };
+
+// The policy named `name` in `s`, or null.
+const InSituPolicy* FindInSitu(const InSituSummary& s, const std::string& name);
+
+// p's ranked figure (`clock`: wall or CPU seconds) per round.
+std::map<int, double> FiguresByRound(const InSituPolicy& p, TimingClock clock);
+
+// b's time over a's by `clock`, paired by round (>1: a is faster).
+Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, TimingClock clock);
 
 // The in-situ name a replay policy runs under: malloc and new are the
 // reference (`reference`), anything else itself.
