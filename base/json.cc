@@ -33,4 +33,13 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+std::string JsonStrings(const std::vector<std::string>& strings) {
+  std::string out = "[";
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += JsonString(strings[i]);
+  }
+  return out + "]";
+}
+
 }  // namespace alloctrace

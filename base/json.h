@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace alloctrace {
 
@@ -14,6 +15,9 @@ namespace alloctrace {
 // bytes that are not well-formed UTF-8 become U+FFFD, so the result is
 // valid JSON whatever `s` holds (a path on Linux may be any bytes).
 std::string JsonString(std::string_view s);
+
+// `strings` as a JSON array of such literals: ["a", "b"].
+std::string JsonStrings(const std::vector<std::string>& strings);
 
 }  // namespace alloctrace
 

@@ -49,5 +49,10 @@ TEST(JsonStringTest, MalformedUtf8BecomesReplacementCharacters) {
   EXPECT_EQ(JsonString("\xE2\x82"), "\"" + kBad + kBad + "\"");
 }
 
+TEST(JsonStringsTest, AnArrayOfEscapedStrings) {
+  EXPECT_EQ(JsonStrings({}), "[]");
+  EXPECT_EQ(JsonStrings({"a", "say \"b\""}), "[\"a\", \"say \\\"b\\\"\"]");
+}
+
 }  // namespace
 }  // namespace alloctrace

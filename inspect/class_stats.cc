@@ -113,6 +113,32 @@ std::vector<ClassSummary> ClassStatsBuilder::Summarize(
   return v;
 }
 
+ClassTableCheck CheckClassTable(const absl::flat_hash_map<uint32_t, ClassDef>& table,
+                                const std::vector<bool>& used) {
+  ClassTableCheck out;
+  const std::map<uint32_t, ClassDef> sorted(table.begin(), table.end());
+  std::map<std::string, std::vector<uint32_t>> by_name;
+  for (const auto& [id, def] : sorted) {
+    if (id < used.size() && used[id]) {
+      by_name[def.name].push_back(id);
+    } else {
+      out.notes.push_back(absl::StrCat("class ", id, " (\"", def.name,
+                                       "\") is in the trace's class table, but no arena of it was "
+                                       "created: it has no verdict"));
+    }
+  }
+  for (const auto& [name, ids] : by_name) {  // ids ascending
+    out.kept[ids[0]] = sorted.at(ids[0]);
+    if (ids.size() == 1) continue;
+    for (size_t i = 1; i < ids.size(); ++i) out.merged_into[ids[i]] = ids[0];
+    out.notes.push_back(absl::StrCat(
+        "classes ", absl::StrJoin(ids, ", "), " of the trace's class table are all named \"", name,
+        "\": a replay takes them as one class, since ALLOCTRACE_POLICY and the alias lines name a "
+        "class by its name (give their tags distinct names to tell them apart)"));
+  }
+  return out;
+}
+
 namespace {
 
 std::string ClassName(const ClassSummary& c) { return c.def.id == 0 ? "(unnamed)" : c.def.name; }

@@ -92,6 +92,20 @@ class ClassStatsBuilder {
   uint64_t memory_ops_ = 0;
 };
 
+// What a trace's class table holds that a verdict per class cannot use as
+// it is: classes no arena uses (left out, no verdict), and classes sharing
+// one name (one class for a replay: ALLOCTRACE_POLICY and the alias lines
+// name a class by its name, so two classes of one name cannot be given two
+// policies the program could take). `used[id]`: an arena of class `id` was
+// created (ids past its end: none was).
+struct ClassTableCheck {
+  std::map<uint32_t, ClassDef> kept;         // used, one per name: the lowest id
+  std::map<uint32_t, uint32_t> merged_into;  // a used id -> its name's lowest id
+  std::vector<std::string> notes;            // one per unused class and per shared name
+};
+ClassTableCheck CheckClassTable(const absl::flat_hash_map<uint32_t, ClassDef>& table,
+                                const std::vector<bool>& used);
+
 // The columns of the per-class table, and one class's row of it: id, how
 // it is named (tag, type, or - for the unnamed class), arenas, memory ops,
 // share, blocks (min/median/max bytes, or the one size), peak live bytes,

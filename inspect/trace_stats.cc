@@ -150,6 +150,13 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   st.arena_usage = usage.Summarize(reader);
   st.has_class_table = !reader.classes().empty();
   st.classes = classes.Summarize(reader.classes());
+  std::vector<bool> used;
+  for (const ClassSummary& c : st.classes) {
+    if (c.arenas == 0) continue;
+    if (c.def.id >= used.size()) used.resize(size_t{c.def.id} + 1, false);
+    used[c.def.id] = true;
+  }
+  st.class_table_notes = CheckClassTable(reader.classes(), used).notes;
   st.live_objects_at_end = live_objects;
   st.live_bytes_at_end = live_bytes;
   return st;
@@ -202,6 +209,7 @@ std::string FormatTraceStatsText(const TraceStats& st) {
                         HumanBytes(st.live_bytes_at_end));
 
   absl::StrAppend(&o, "\n", FormatClassTable(st.classes, st.has_class_table, st.captured()));
+  for (const std::string& note : st.class_table_notes) absl::StrAppend(&o, "  note: ", note, "\n");
 
   absl::StrAppend(&o, "\nallocation sizes (bytes)        count\n");
   uint64_t max_count = 1;
@@ -276,7 +284,8 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
   }
   absl::StrAppend(&o, "  \"size_histogram\": [", absl::StrJoin(hist, ", "), "],\n");
   absl::StrAppend(&o, "  \"has_class_table\": ", st.has_class_table ? "true" : "false",
-                  ",\n  \"classes\": ", FormatClassTableJson(st.classes), ",\n");
+                  ",\n  \"classes\": ", FormatClassTableJson(st.classes),
+                  ",\n  \"class_table_notes\": ", JsonStrings(st.class_table_notes), ",\n");
   std::vector<std::string> arenas;
   for (const auto& [id, a] : st.arenas) {
     arenas.push_back(absl::StrCat(

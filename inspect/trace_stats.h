@@ -62,6 +62,8 @@ struct TraceStats {
   // One per class of containers (class_stats.h), class 0 (unnamed) first
   // if it has arenas or ops; has_class_table: the trace defines classes.
   std::vector<ClassSummary> classes;
+  // Classes no arena uses, names several classes share (CheckClassTable).
+  std::vector<std::string> class_table_notes;
   bool has_class_table = false;
   // Recorded by the whole-program capture (its header's "capture" label).
   bool captured() const { return header.labels().contains("capture"); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "absl/base/attributes.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/inspect/arena_usage.h"
+#include "alloctrace/inspect/class_stats.h"
 
 namespace alloctrace {
 
@@ -212,7 +214,7 @@ class ProgramBuilder {
     p_.threads = reader_.threads_seen();
     p_.arena_usage = usage_.Summarize(reader_);
     p_.arena_classes.resize(p_.arena_limit, 0);
-    for (const auto& [id, def] : reader_.classes()) p_.classes[id] = def;
+    TidyClassTable();
     p_.live_at_end = live_objects_;
     if (!reader_.has_footer()) p_.cut_short = reader_.cut_short();
     const uint64_t start = p_.header.start_unix_ns();
@@ -347,6 +349,24 @@ class ProgramBuilder {
       p_.arena_classes[e.arena] = e.shape;
     } else if (p_.arena_classes[e.arena] != e.shape) {
       ++p_.arena_class_conflicts;
+    }
+  }
+
+  // The reader's class table as ReplayProgram::classes keeps it: classes
+  // no arena uses left out, classes of one name merged into the lowest id.
+  void TidyClassTable() {
+    std::vector<bool> used;
+    for (uint32_t id : p_.arena_classes) {
+      if (id >= used.size()) used.resize(size_t{id} + 1, false);
+      used[id] = true;
+    }
+    ClassTableCheck check = CheckClassTable(reader_.classes(), used);
+    p_.classes = std::move(check.kept);
+    p_.class_table_notes = std::move(check.notes);
+    if (check.merged_into.empty()) return;
+    for (uint32_t& id : p_.arena_classes) {
+      auto it = check.merged_into.find(id);
+      if (it != check.merged_into.end()) id = it->second;
     }
   }
 

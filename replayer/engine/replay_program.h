@@ -81,8 +81,15 @@ struct ReplayProgram {
   // arena_class_conflicts (a replay per class then refuses the trace).
   std::vector<uint32_t> arena_classes;
   uint64_t arena_class_conflicts = 0;
-  // The trace's class table, by id (empty for a trace without one).
+  // The trace's class table, by id (empty for a trace without one), less
+  // the classes no arena uses; classes of one name are one class, the
+  // lowest id (arena_classes says so): ALLOCTRACE_POLICY and the alias
+  // lines name a class by its name, so a replay cannot give two classes of
+  // one name two policies the program could take.
   std::map<uint32_t, ClassDef> classes;
+  // What was merged or left out of `classes`, in words
+  // (inspect/class_stats.h CheckClassTable).
+  std::vector<std::string> class_table_notes;
   // The ideal: the most bytes ever live at once, as requested.
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;

@@ -74,6 +74,42 @@ TEST(ReplayProgramTest, ArenaDestroyWaitsForItsLastObject) {
   EXPECT_EQ(p->peak_live_bytes, 64u);
 }
 
+// A class table entry no arena uses is left out, and classes of one name
+// are one class (the lowest id), both said in words; inspect says the same.
+TEST(ReplayProgramTest, UnusedAndSameNamedClassesAreSaid) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/odd_classes.trace");
+  auto w = TraceWriter::Create(path, proto::Header());
+  ASSERT_TRUE(w.ok());
+  (*w)->DefineClass(ClassDef{2, "(anonymous namespace)::Index", 48, true});
+  (*w)->DefineClass(ClassDef{3, "app::Unused", 16, true});
+  (*w)->DefineClass(ClassDef{5, "(anonymous namespace)::Index", 48, true});
+  (*w)->ArenaCreate(0, 10, 2);
+  (*w)->ArenaCreate(0, 11, 5);
+  (*w)->ArenaCreate(0, 12, 2);
+  (*w)->Alloc(0, 10, 0x1000, Shape{48, 1, 8});
+  (*w)->Alloc(0, 11, 0x2000, Shape{48, 1, 8});
+  (*w)->Free(0, 10, 0x1000);
+  (*w)->Free(0, 11, 0x2000);
+  ASSERT_TRUE((*w)->Finish().ok());
+  auto p = LoadReplayProgram(path);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->classes.size(), 1u);
+  EXPECT_EQ(p->classes.begin()->first, 2u);
+  EXPECT_EQ(p->arena_classes, (std::vector<uint32_t>{0, 2, 2, 2}));
+  const std::vector<std::string> want = {
+      "class 3 (\"app::Unused\") is in the trace's class table, but no arena of it was created: "
+      "it has no verdict",
+      "classes 2, 5 of the trace's class table are all named \"(anonymous namespace)::Index\": a "
+      "replay takes them as one class, since ALLOCTRACE_POLICY and the alias lines name a class "
+      "by its name (give their tags distinct names to tell them apart)"};
+  EXPECT_EQ(p->class_table_notes, want);
+  auto stats = ComputeTraceStats(path);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->class_table_notes, want);
+  EXPECT_NE(FormatTraceStatsText(*stats).find("  note: class 3 (\"app::Unused\")"),
+            std::string::npos);
+}
+
 TEST(ReplayProgramTest, BadTracesGiveTheReadersError) {
   auto missing = LoadReplayProgram("traces/no_such.trace");
   ASSERT_FALSE(missing.ok());

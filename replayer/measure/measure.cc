@@ -462,6 +462,7 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
   t.threads = program.threads;
   t.arena_sharing = program.arena_usage.SharingWords();
   t.arena_shape = program.arena_usage.ShapeWords();
+  t.class_table_notes = program.class_table_notes;
   t.peak_live_bytes = program.peak_live_bytes;
   t.peak_live_objects = program.peak_live_objects;
   t.cut_short = program.cut_short;

@@ -27,7 +27,8 @@ struct TraceFacts {
   // there is nothing to say.
   std::string arena_sharing;
   std::string arena_shape;
-  uint64_t peak_live_bytes = 0;  // the ideal
+  std::vector<std::string> class_table_notes;  // ReplayProgram's
+  uint64_t peak_live_bytes = 0;                // the ideal
   uint64_t peak_live_objects = 0;
   std::string cut_short;        // how a recording cut short ends; "" if complete
   double recorded_seconds = 0;  // ReplayProgram::recorded_seconds

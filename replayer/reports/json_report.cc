@@ -27,12 +27,6 @@ std::string EstimateJson(const Estimate& e) {
   return absl::StrFormat("{\"median\": %.6g, \"ci95\": [%.6g, %.6g]}", e.median, e.lo, e.hi);
 }
 
-std::string JsonNames(const std::vector<std::string>& names) {
-  std::vector<std::string> q;
-  for (const std::string& n : names) q.push_back(JsonString(n));
-  return absl::StrCat("[", absl::StrJoin(q, ", "), "]");
-}
-
 // {"policy", "cpp_type", "header", "bazel_target", "cmake_target"} for a
 // type to paste, {"policy", "how"} for a malloc.
 std::string JsonAdopt(const std::string& policy, const allocators::Adoption& a) {
@@ -99,7 +93,7 @@ std::string InSituJson(const InSituSummary& s) {
 
 // With --confirm: the in-situ fields of the verdict.
 std::string InSituVerdictJson(const InSituSummary& s) {
-  return absl::StrCat(", \"in_situ_fastest\": ", JsonNames(s.fastest), ", \"replay_pick\": ",
+  return absl::StrCat(", \"in_situ_fastest\": ", JsonStrings(s.fastest), ", \"replay_pick\": ",
                       s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
                       ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false");
 }
@@ -189,9 +183,9 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
   const std::string passed_over = PassedOverWords(t);
   return absl::StrCat(
-      "{\"fastest\": ", JsonNames(v.fastest),
+      "{\"fastest\": ", JsonStrings(v.fastest),
       ", \"fastest_vs_malloc\": ", JsonEstimate(v.fastest_vs_malloc),
-      ", \"smallest_rss\": ", JsonNames(v.smallest_rss),
+      ", \"smallest_rss\": ", JsonStrings(v.smallest_rss),
       ", \"recommended\": ", v.recommended.empty() ? "null" : JsonString(v.recommended),
       ", \"rule\": ", JsonString(t.no_memory_ops ? "" : ReportRule(t, ctx)),
       ", \"passed_over\": ", passed_over.empty() ? "null" : JsonString(passed_over),
@@ -285,6 +279,7 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
       ",\n      \"arena_sharing\": ", JsonString(t.arena_sharing),
       ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
+      ",\n      \"class_table_notes\": ", JsonStrings(t.class_table_notes),
       ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
       ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ", t.failed_policies,
       ",\n      \"sampling\": ", JsonSampling(t),

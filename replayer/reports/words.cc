@@ -169,6 +169,7 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
                                  "recommended"));
   }
   if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
+  for (const std::string& note : t.class_table_notes) notes.push_back(note);
   if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
   return notes;
 }

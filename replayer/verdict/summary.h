@@ -150,6 +150,8 @@ struct TraceReport {
   // hold one block. "" when there is nothing to say.
   std::string arena_sharing;
   std::string arena_shape;
+  // Classes of the trace's class table left out or merged (ReplayProgram).
+  std::vector<std::string> class_table_notes;
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;
   std::string cut_short;
