@@ -151,6 +151,38 @@ TEST(ProgramsTest, CatalogUnderAPolicyPerRole) {
                         "Catalog=slab/st/stack;Session=slab/st/stack;*=std");
 }
 
+TEST(ProgramsTest, PipelineNamesItsRolesAndSharesItsHandoff) {
+  const TraceStats stats = ExpectCompleteTrace("pipeline", {"1000", "256"}, /*threads=*/0);
+  EXPECT_TRUE(stats.has_class_table);
+  // The parser's map is its own, the aggregator's its own; the queue's
+  // nodes are allocated by the parser and freed by the aggregator.
+  for (const char* role : {"ParseIndex", "Totals"}) {
+    const ClassSummary c = ClassNamed(stats, role);
+    EXPECT_TRUE(c.def.tagged) << role;
+    EXPECT_EQ(c.arenas, 1u) << role;
+    EXPECT_EQ(c.shared_arenas, 0u) << role;
+    EXPECT_EQ(c.churned_arenas, 1u) << role;
+    EXPECT_EQ(c.threads.size(), 1u) << role << ": one thread reaches the class";
+  }
+  EXPECT_NE(ClassNamed(stats, "ParseIndex").threads, ClassNamed(stats, "Totals").threads)
+      << "the two per-thread roles are different threads'";
+  const ClassSummary handoff = ClassNamed(stats, "Handoff");
+  EXPECT_EQ(handoff.arenas, 1u);
+  EXPECT_EQ(handoff.shared_arenas, 1u) << "allocated by the parser, freed by the aggregator";
+  EXPECT_EQ(stats.arenas_destroyed, stats.arenas_created) << "every allocator copy released";
+}
+
+TEST(ProgramsTest, PipelineUnderAPolicyPerRole) {
+  ExpectSameResultUnder(
+      "pipeline", {"1000", "256"},
+      "ParseIndex=slab/st/single;Totals=small_node/st/single;Handoff=slab/mt/stack;*=std");
+}
+
+TEST(ProgramsTest, PipelineBadSizeIsAUsageError) {
+  const Result r = RunProgram("pipeline", {"3000", "x"}, ::testing::TempDir() + "/bad.trace");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 TEST(ProgramsTest, BadSizeIsAUsageError) {
   const Result r = RunProgram("lru_cache", {"0"}, ::testing::TempDir() + "/bad.trace");
   EXPECT_EQ(r.exit_code, 2);
