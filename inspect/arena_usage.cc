@@ -9,9 +9,7 @@
 #include "alloctrace/format/trace_reader.h"
 
 namespace alloctrace {
-namespace {
 
-// "1,234,567".
 std::string Grouped(uint64_t n) {
   std::string digits = absl::StrCat(n);
   std::string out;
@@ -21,6 +19,8 @@ std::string Grouped(uint64_t n) {
   }
   return out;
 }
+
+namespace {
 
 // "1, 2 and 3", with "and N more" past the listed ones.
 std::string ThreadList(const SharedArena& a) {

@@ -31,6 +31,9 @@ namespace alloctrace {
 
 class TraceReader;
 
+// n with its digits grouped in threes: "1,234,567".
+std::string Grouped(uint64_t n);
+
 // An arena used by several threads, as the trace names them.
 struct SharedArena {
   uint32_t arena = 0;             // the trace's arena id (0: the global heap)

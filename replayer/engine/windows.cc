@@ -24,23 +24,29 @@ uint64_t StratumBegin(uint64_t num_ops, int strata, int i) {
 
 }  // namespace
 
-WindowShape ShapeFor(uint64_t num_ops) {
+WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops) {
   WindowShape s;
   s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
+  if (2 * rebuild_ops > s.window_ops) {
+    s.window_ops = std::max(s.window_ops, std::min(2 * rebuild_ops, num_ops / 32));
+    s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 8 / s.window_ops, 4, 16));
+  }
   s.lead_ops = s.window_ops / 4;
   return s;
 }
 
-uint64_t WindowedRunOps(const ReplayView& program, const WindowShape& shape,
-                        uint64_t peak_live_objects) {
+uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
   uint64_t live_arenas = 0, peak_arenas = 0;
   for (uint64_t i = 0; i < program.num_ops; ++i) {
     const ReplayKind k = program.ops[i].kind;
     if (k == ReplayKind::kArenaCreate) peak_arenas = std::max(peak_arenas, ++live_arenas);
     if (k == ReplayKind::kArenaDestroy && live_arenas > 0) --live_arenas;
   }
-  return static_cast<uint64_t>(shape.strata) *
-         (peak_live_objects + peak_arenas + shape.lead_ops + shape.window_ops);
+  return peak_live_objects + peak_arenas;
+}
+
+uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops) {
+  return static_cast<uint64_t>(shape.strata) * (rebuild_ops + shape.lead_ops + shape.window_ops);
 }
 
 std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape) {

@@ -28,6 +28,26 @@ TEST(WindowShapeTest, AWindowIsAnEighthOfTheTraceOverItsStrataWithinBounds) {
   EXPECT_EQ(ShapeFor(1'000'000).strata, 16);
 }
 
+// A large live heap beside the window: fewer, longer windows, each timing
+// twice what it rebuilds, about an eighth of the trace in all.
+TEST(WindowShapeTest, ALargeLiveHeapGetsFewerLongerWindows) {
+  // 17 M ops, 100,000 objects and 100,000 arenas live: 5 windows of 400,000.
+  const WindowShape big = ShapeFor(17'000'000, 200'000);
+  EXPECT_EQ(big.window_ops, 400'000u);
+  EXPECT_EQ(big.strata, 5);
+  EXPECT_EQ(big.lead_ops, 100'000u);
+  // Never fewer than 4 windows, nor one longer than 1/32 of the trace.
+  const WindowShape huge = ShapeFor(17'000'000, 5'000'000);
+  EXPECT_EQ(huge.window_ops, 17'000'000u / 32);
+  EXPECT_EQ(huge.strata, 4);
+  // A heap under half a window changes nothing.
+  EXPECT_EQ(ShapeFor(17'000'000, 30'000).window_ops, 65536u);
+  EXPECT_EQ(ShapeFor(17'000'000, 30'000).strata, 16);
+  // Nor more than 16 windows.
+  EXPECT_EQ(ShapeFor(400'000'000, 40'000).strata, 16);
+  EXPECT_EQ(ShapeFor(400'000'000, 40'000).window_ops, 80'000u);
+}
+
 TEST(PlanWindowsTest, OneWindowPerStratumInsideIt) {
   const uint64_t n = 1'000'000;
   const WindowShape shape = ShapeFor(n);

@@ -56,10 +56,10 @@ struct Disturbance {
 // states worked out once per round and shared with its children.
 class WindowPlans {
  public:
-  WindowPlans(const ReplayProgram& program, uint64_t seed)
+  WindowPlans(const ReplayProgram& program, const WindowShape& shape, uint64_t seed)
       : program_(program),
         num_ops_(program.ops.size()),
-        shape_(ShapeFor(num_ops_)),
+        shape_(shape),
         weights_(StratumWeights(ViewOf(program), shape_)),
         seed_(seed) {}
   ~WindowPlans() {
@@ -281,9 +281,12 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
 
 // A policy to measure on `program`, or skipped (with the reason) if it may
 // not serve it (policy_safety.h) or its library is not installed.
+// `default_set`: the policy comes from the default set or the article
+// grid, not from the user's list, and one not worth running on the trace
+// is skipped too (PoolPerArenaReason).
 Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
                 const std::string& display_name, const ReplayProgram& program,
-                const std::map<std::string, MixSpec>& mixes = {}) {
+                bool default_set = false, const std::map<std::string, MixSpec>& mixes = {}) {
   Entry e;
   auto mix = mixes.find(name);
   if (mix != mixes.end()) return MakeMixEntry(policies, name, mix->second);
@@ -296,6 +299,10 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
   e.runs.skipped = UnsafeReason(info, program.arena_usage);
   if (e.runs.skipped.empty()) {
     e.runs.skipped = UnsafeSharedStateReason(info, program.arena_usage, program.threads);
+  }
+  if (e.runs.skipped.empty() && default_set) {
+    e.runs.skipped =
+        PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count);
   }
   if (e.runs.skipped.empty() && !info.preload.empty()) {
     e.preload_path = FindPreloadLibrary(info.preload);
@@ -317,7 +324,7 @@ std::vector<Entry> ArticleGrid(const std::string& kind, const PolicyInfos& polic
       SelectAllocators(absl::StrCat("pool/", kind, "/*"));
   if (!names.ok()) return grid;
   for (const std::string& name : *names) {
-    Entry e = MakeEntry(policies, name, name, program);
+    Entry e = MakeEntry(policies, name, name, program, /*default_set=*/true);
     if (e.runs.skipped.empty()) grid.push_back(std::move(e));
   }
   return grid;
@@ -484,13 +491,14 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   // Windows rank by the cold pass they estimate; the per-thread replay
   // runs whole.
   std::optional<WindowPlans> plans;
-  if (schedule == nullptr && !ranking.warm() &&
-      UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
-                  s.windows == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps
-                      ? WindowedRunOps(ViewOf(program), ShapeFor(program.ops.size()),
-                                       program.peak_live_objects)
-                      : 0)) {
-    plans.emplace(program, s.rounds.seed);
+  const bool may_use_windows = schedule == nullptr && !ranking.warm() &&
+                               s.windows != WindowsMode::kNever && program.memory_ops() > 0;
+  const uint64_t rebuild_ops =
+      may_use_windows ? RebuildOps(ViewOf(program), program.peak_live_objects) : 0;
+  const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops);
+  if (may_use_windows && UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
+                                     WindowedRunOps(shape, rebuild_ops))) {
+    plans.emplace(program, shape, s.rounds.seed);
     out.sampling = plans->Facts();
   }
   auto runner_for = [&](std::vector<Entry>& entries) {
@@ -502,7 +510,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   std::mt19937_64 rng(s.rounds.seed ^ 0x73637265656eULL);
   std::vector<Entry> entries;
   for (const std::string& name : names) {
-    entries.push_back(MakeEntry(policies, name, name, program, s.mixes));
+    entries.push_back(MakeEntry(policies, name, name, program, screen, s.mixes));
   }
   if (screen && s.rounds.race) AddArticleGridToRace(entries, policies, program);
   if (screen && !s.rounds.race) {

@@ -23,6 +23,22 @@ std::string UnsafeSharedStateReason(const allocators::AllocatorInfo& info,
                       " threads allocate in them");
 }
 
+std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
+                               const ArenaUsageSummary& usage, uint64_t allocations) {
+  const uint64_t one_block = usage.arenas_single_block;
+  if (!info.state_per_arena || one_block < kPoolPerArenaMinArenas || 2 * one_block < allocations) {
+    return "";
+  }
+  return absl::StrCat(
+      "not run: it keeps a pool per arena, and ", Grouped(one_block),
+      " arenas never hold more than 1 block, at least half as many as the trace's ",
+      Grouped(allocations),
+      " allocations; each pool costs two allocations or more from the system allocator (the "
+      "pool, its first chunk), so its pools alone call glibc malloc as often as glibc malloc is "
+      "called for the whole trace: it cannot be faster than glibc malloc here (--policies=",
+      info.name, " runs it anyway)");
+}
+
 std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
                                       const ArenaUsageSummary& usage) {
   if (usage.shared_count == 0) return names;

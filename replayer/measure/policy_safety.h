@@ -32,6 +32,22 @@ std::string UnsafeReason(const allocators::AllocatorInfo& info, const ArenaUsage
 std::string UnsafeSharedStateReason(const allocators::AllocatorInfo& info,
                                     const ArenaUsageSummary& usage, uint64_t threads);
 
+// Why `info`, a policy with a pool per arena (state_per_arena), is not
+// worth running on a trace of this arena usage and `allocations` (ALLOC
+// and REALLOC ops), or "" if it is. A trace whose one-block arenas (no
+// more than one block live at a time) are at least half as many as its
+// allocations, and at least kPoolPerArenaMinArenas: every such arena costs
+// a pool made and released, and a pool costs two allocations from the
+// system allocator or more (the pool itself, its first chunk), so its
+// pools alone make at least as many calls to glibc malloc as glibc malloc
+// makes for the whole trace: it cannot be faster than glibc malloc there,
+// and its runs would only spend the budget (on a 2.8 M-arena trace, 45 s a
+// windowed run). Applied to the default set only: a policy the user names
+// runs.
+inline constexpr uint64_t kPoolPerArenaMinArenas = 1000;
+std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
+                               const ArenaUsageSummary& usage, uint64_t allocations);
+
 // `names` (the default set) for a trace of this arena usage: where the trace
 // shares an arena, each policy that is not thread-safe is replaced by its
 // thread-safe variant if the catalog has one ("slab/st/single" by

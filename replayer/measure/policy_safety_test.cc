@@ -27,6 +27,27 @@ allocators::AllocatorInfo Info(const std::string& name) {
   return {};
 }
 
+// A pool per arena where one-block arenas are half the allocations or more:
+// not run from the default set, and the reason says why; a shared pool, or
+// fewer one-block arenas, runs.
+TEST(PolicySafetyTest, APoolPerOneBlockArenaIsNotRun) {
+  ArenaUsageSummary usage;
+  usage.arenas_used = 2'844'774;
+  usage.arenas_single_block = 2'844'771;
+  EXPECT_EQ(PoolPerArenaReason(Info("slab/st/stack"), usage, 5'689'542),
+            "not run: it keeps a pool per arena, and 2,844,771 arenas never hold more than 1 "
+            "block, at least half as many as the trace's 5,689,542 allocations; each pool costs "
+            "two allocations or more from the system allocator (the pool, its first chunk), so "
+            "its pools alone call glibc malloc as often as glibc malloc is called for the whole "
+            "trace: it cannot be faster than glibc malloc here (--policies=slab/st/stack runs it "
+            "anyway)");
+  EXPECT_EQ(PoolPerArenaReason(Info("slab/st/single"), usage, 5'689'542), "");
+  EXPECT_EQ(PoolPerArenaReason(Info("malloc"), usage, 5'689'542), "");
+  EXPECT_EQ(PoolPerArenaReason(Info("slab/st/stack"), usage, 5'689'543), "");  // under half
+  usage.arenas_used = usage.arenas_single_block = 999;                         // too few to matter
+  EXPECT_EQ(PoolPerArenaReason(Info("slab/st/stack"), usage, 1000), "");
+}
+
 TEST(PolicySafetyTest, NotThreadSafeOnASharedArenaSaysWhy) {
   EXPECT_EQ(UnsafeReason(Info("slab/st/single"), SharedByTwoThreads()),
             "not thread-safe: arena 0 is used by threads 1 and 2");
