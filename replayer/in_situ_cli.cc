@@ -102,7 +102,13 @@ std::shared_ptr<const PerContainerVerdict> WithInSitu(const PerContainerVerdict&
   const InSituPolicy* single = FindInSitu(s, InSituNameOf(v.best_single, s.reference));
   const InSituPolicy* reference = FindInSitu(s, s.reference);
   if (mix == nullptr) return out;
-  if (!mix->ok()) out->in_situ_failure = mix->failure;
+  if (!mix->ok()) {
+    // The switch says on stderr why it refused the assignment (a class the
+    // program never used, an unknown policy): its last line is the reason.
+    out->in_situ_failure = mix->stderr_tail.empty()
+                               ? mix->failure
+                               : absl::StrCat(mix->failure, ": ", mix->stderr_tail.back());
+  }
   if (single != nullptr) out->in_situ_vs_single = PairedSlowdown(*mix, *single, s.clock);
   if (reference != nullptr) out->in_situ_vs_std = PairedSlowdown(*mix, *reference, s.clock);
   return out;
