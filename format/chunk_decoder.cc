@@ -119,8 +119,10 @@ uint32_t DenseIdMap::FindOrAdd(uint32_t id) {
   if (found != kNone) return found;
   const uint32_t index = size();
   ids_.push_back(id);
-  if (id < kDirect) {
-    if (id >= direct_.size()) direct_.resize(size_t{id} + 1, kNone);
+  if (id < kDirect || id < 4 * uint64_t{ids_.size()}) {
+    if (id >= direct_.size()) {
+      direct_.resize(std::max<size_t>(size_t{id} + 1, 2 * direct_.size()), kNone);
+    }
     direct_[id] = index;
   } else {
     large_.emplace(id, index);

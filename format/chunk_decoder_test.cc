@@ -236,5 +236,28 @@ TEST(ChunkDecoderTest, AnyValidEncodingDecodesAlike) {
   }
 }
 
+// Dense ids past the first 65,536 (a trace's millions of arenas) and
+// sparse ones (any id a trace names) map alike, each to its index in
+// order of first sight, whichever table holds it.
+TEST(DenseIdMapTest, DenseAndSparseIdsMapInOrderOfFirstSight) {
+  DenseIdMap m;
+  for (uint32_t id = 0; id < 300'000; ++id) ASSERT_EQ(m.FindOrAdd(id), id);
+  EXPECT_EQ(m.FindOrAdd(4'000'000'000u), 300'000u);  // far past 4x the ids: the hash map
+  EXPECT_EQ(m.FindOrAdd(300'000), 300'001u);         // dense again, after a sparse one
+  EXPECT_EQ(m.Find(299'999), 299'999u);
+  EXPECT_EQ(m.Find(4'000'000'000u), 300'000u);
+  EXPECT_EQ(m.Find(300'000), 300'001u);
+  EXPECT_EQ(m.Find(300'001), DenseIdMap::kNone);
+  EXPECT_EQ(m.Find(3'999'999'999u), DenseIdMap::kNone);
+  // An id added to the hash map while beyond the table is found once the
+  // table has grown past it.
+  DenseIdMap late;
+  EXPECT_EQ(late.FindOrAdd(100'000), 0u);  // beyond kDirect and 4x one id
+  for (uint32_t id = 0; id < 100'000; ++id) ASSERT_EQ(late.FindOrAdd(id), id + 1);
+  EXPECT_EQ(late.Find(100'000), 0u);
+  EXPECT_EQ(late.FindOrAdd(100'000), 0u);
+  EXPECT_EQ(late.size(), 100'001u);
+}
+
 }  // namespace
 }  // namespace alloctrace

@@ -19,6 +19,7 @@
 #ifndef ALLOCTRACE_INSPECT_ARENA_USAGE_H_
 #define ALLOCTRACE_INSPECT_ARENA_USAGE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -93,7 +94,11 @@ class ArenaUsage {
   };
 
   Arena& Touch(uint32_t arena, uint32_t thread) {
-    if (ABSL_PREDICT_FALSE(arena >= arenas_.size())) arenas_.resize(size_t{arena} + 1);
+    // Grown by doubling, not by one: a trace of millions of arenas adds them
+    // one at a time. Entries past the last arena stay unused (peak 0).
+    if (ABSL_PREDICT_FALSE(arena >= arenas_.size())) {
+      arenas_.resize(std::max<size_t>(size_t{arena} + 1, 2 * arenas_.size()));
+    }
     Arena& a = arenas_[arena];
     if (ABSL_PREDICT_FALSE(a.last_thread != thread)) NoteThread(a, arena, thread);
     return a;
