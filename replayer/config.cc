@@ -125,7 +125,7 @@ ABSL_FLAG(int, confirm, Defaults().confirm,
 ABSL_FLAG(bool, per_container, Defaults().per_container,
           "after the verdict, a policy per class of containers (the trace's class table): "
           "each class's candidates raced with the others held, then the mix against the best "
-          "single choice and std; about twice the verdict's time");
+          "single choice and std; two to three times the verdict's time");
 ABSL_FLAG(double, min_share, 100 * Defaults().min_share,
           "with --per_container: classes with fewer than this percentage of the memory ops "
           "keep the single choice (listed)");

@@ -22,9 +22,10 @@
 // race's runs make that pass only.
 //
 // Cost: each race gets an equal part of the single verdict's measuring
-// time (at least SearchSettings::min_race_seconds), so the per-container
-// command costs about twice the single verdict for a program of a few
-// classes; more races past that are cut, and the verdict says so.
+// time (at least SearchSettings::min_race_seconds): a sweep and the final
+// race cost about the single verdict's time, so the per-container command
+// costs about twice the single verdict when no class changes and up to
+// about three times with a second sweep.
 //
 // Thread-safety: single-threaded; forks and waits for children.
 #ifndef ALLOCTRACE_REPLAYER_PER_CONTAINER_SEARCH_H_
