@@ -178,10 +178,38 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
   return group;
 }
 
+namespace {
+
+// Of a fastest tied group (`group`, fastest first, indexes into
+// `policies`), those measured enough to be told apart from the fastest:
+// the fastest with kMinPairedRounds rounds or more, the others with as many
+// rounds paired with it. A member with fewer is in the group only because
+// so few rounds cannot tell it apart (2 rounds at 0.62x glibc malloc's
+// speed sat "tied" beside a 1.05x measured over 3, and the tie-break then
+// preferred its smaller peak RSS): it is not recommended over members
+// measured enough. If none is, the group stays whole (the verdict is
+// provisional then).
+std::vector<size_t> MeasuredEnough(const std::vector<SpeedFigures>& policies,
+                                   const std::vector<size_t>& group) {
+  if (group.empty()) return group;
+  const size_t best = group[0];
+  std::vector<size_t> kept;
+  for (size_t i : group) {
+    const size_t n =
+        i == best
+            ? policies[i].by_round.size()
+            : static_cast<size_t>(PairedRatio(policies[i].by_round, policies[best].by_round).n);
+    if (n >= static_cast<size_t>(kMinPairedRounds)) kept.push_back(i);
+  }
+  return kept.empty() ? group : kept;
+}
+
+}  // namespace
+
 RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
                                         double noise_margin) {
   RecommendableGroup r;
-  r.members = FastestTiedGroup(policies, noise_margin);
+  r.members = MeasuredEnough(policies, FastestTiedGroup(policies, noise_margin));
   auto frees = [&](size_t i) { return policies[i].frees_blocks; };
   if (r.members.empty()) return r;
   if (std::any_of(r.members.begin(), r.members.end(), frees)) {
@@ -200,7 +228,8 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
     }
   }
   if (freeing.empty()) return r;
-  const std::vector<size_t> group = FastestTiedGroup(freeing_figures, noise_margin);
+  const std::vector<size_t> group =
+      MeasuredEnough(freeing_figures, FastestTiedGroup(freeing_figures, noise_margin));
   if (group.empty()) return r;
   const size_t fastest = r.members[0];
   const size_t kept = freeing[group[0]];

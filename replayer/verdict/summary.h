@@ -265,7 +265,11 @@ struct RecommendableGroup {
 // (the ratio's CI lower bound above 1 + kNeverFreesMargin, from at least
 // kMinPairedRounds rounds); otherwise the FastestTiedGroup of the freeing
 // policies, and the one passed over is named. Without a freeing policy,
-// the FastestTiedGroup as it is.
+// the FastestTiedGroup as it is. In each case, where some members were
+// measured enough to be told apart from the group's fastest (it with
+// kMinPairedRounds rounds, they with as many paired with it), only those:
+// a member tied only for want of rounds is listed in the fastest group but
+// never recommended over them.
 RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
                                         double noise_margin);
 

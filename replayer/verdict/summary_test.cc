@@ -115,6 +115,30 @@ TEST(SummarizeTest, APairedTieDespiteDrift) {
   EXPECT_FALSE(Find(t, "malloc").tied_fastest);
 }
 
+// A policy with too few rounds to be told apart from the fastest is in its
+// tied group, but is not recommended over those measured enough; where no
+// member is measured enough, the group stays whole.
+SpeedFigures Figures(const std::map<int, double>& by_round) {
+  SpeedFigures f;
+  f.by_round = by_round;
+  std::vector<double> v;
+  for (const auto& [round, x] : by_round) v.push_back(x);
+  f.median = MedianWithCi(v);
+  return f;
+}
+
+TEST(FastestRecommendableTest, APolicyTiedForWantOfRoundsIsNotRecommended) {
+  // tcmalloc over 3 rounds; small_node 1.7x slower, in 2 of them only.
+  const std::vector<SpeedFigures> measured = {Figures({{0, 28.4}, {1, 28.0}, {2, 29.1}}),
+                                              Figures({{0, 49.1}, {1, 48.7}})};
+  EXPECT_EQ(FastestTiedGroup(measured, 0), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(FastestRecommendable(measured, 0).members, (std::vector<size_t>{0}));
+  // Every policy on 2 rounds: none is measured enough, the group stays.
+  const std::vector<SpeedFigures> provisional = {Figures({{0, 28.4}, {1, 28.0}}),
+                                                 Figures({{0, 49.1}, {1, 48.7}})};
+  EXPECT_EQ(FastestRecommendable(provisional, 0).members, (std::vector<size_t>{0, 1}));
+}
+
 TEST(SummarizeTest, AClearWinnerThatUnpairedIntervalsWouldHaveTied) {
   // c is 5% slower in every round; the drift makes both CIs of the median
   // overlap, but the ratio paired by round excludes 1.
