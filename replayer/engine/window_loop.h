@@ -114,8 +114,7 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
     free_if_live(o.object, o.arena, o.bytes, o.align_log2);
   }
   // Then the arenas still live, newest first, so the allocator ends with
-  // arena 0 alone, as it began (a table of arenas is then recycled:
-  // allocators/pool_allocators.h).
+  // arena 0 alone, as it began.
   for (size_t a = arena_live.size(); a-- > 1;) {
     if (arena_live[a]) allocator.ArenaDestroyed(static_cast<uint32_t>(a));
   }

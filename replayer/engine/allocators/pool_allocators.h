@@ -57,11 +57,11 @@ struct HasReallocate<PoolT, std::void_t<decltype(std::declval<PoolT&>().Realloca
 // The table is recycled: an instance destroyed releases its pools (as the
 // vector's destructor would, entry by entry) and gives the emptied table
 // to the next instance made on its thread, which is then exactly a fresh
-// one. A windowed run (windows.h)
-// replays each window through a fresh allocator, and on a trace of 2.8 M
-// arenas a table made anew was 68 MB zeroed, faulted in and unmapped per
-// window, most of the window's time; its timed ops see the same table
-// either way (a fresh table is zeroed before the timing starts). The last
+// one. A windowed run (windows.h) replays each window through a fresh
+// allocator, and on a trace of 2.8 M arenas a table made anew was 68 MB
+// zeroed, faulted in and unmapped per window, most of the window's time;
+// its timed ops see the same table either way (a fresh table is zeroed
+// before the timing starts). The last
 // table stays resident until the child exits, so a windowed run's final
 // resident memory counts it; its memory figures come from whole runs.
 template <typename PoolT, typename Handle>
