@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -113,13 +114,22 @@ std::vector<ClassSummary> ClassStatsBuilder::Summarize(
   return v;
 }
 
+std::vector<uint32_t> ClassStatsBuilder::ArenaClasses() const {
+  std::vector<uint32_t> out;
+  for (const Arena& a : arenas_) {
+    if (a.used) out.push_back(a.class_id);
+  }
+  return out;
+}
+
 ClassTableCheck CheckClassTable(const absl::flat_hash_map<uint32_t, ClassDef>& table,
-                                const std::vector<bool>& used) {
+                                const std::vector<uint32_t>& arena_classes) {
   ClassTableCheck out;
+  const absl::flat_hash_set<uint32_t> used(arena_classes.begin(), arena_classes.end());
   const std::map<uint32_t, ClassDef> sorted(table.begin(), table.end());
   std::map<std::string, std::vector<uint32_t>> by_name;
   for (const auto& [id, def] : sorted) {
-    if (id < used.size() && used[id]) {
+    if (used.contains(id)) {
       by_name[def.name].push_back(id);
     } else {
       out.notes.push_back(absl::StrCat("class ", id, " (\"", def.name,

@@ -66,6 +66,8 @@ class ClassStatsBuilder {
   // One summary per class with a memory op or an arena, by id (class 0
   // first); `table` is the trace's class table.
   std::vector<ClassSummary> Summarize(const absl::flat_hash_map<uint32_t, ClassDef>& table) const;
+  // The class of each arena seen (CheckClassTable's argument).
+  std::vector<uint32_t> ArenaClasses() const;
 
  private:
   static constexpr uint32_t kNone = ~uint32_t{0};
@@ -96,15 +98,15 @@ class ClassStatsBuilder {
 // it is: classes no arena uses (left out, no verdict), and classes sharing
 // one name (one class for a replay: ALLOCTRACE_POLICY and the alias lines
 // name a class by its name, so two classes of one name cannot be given two
-// policies the program could take). `used[id]`: an arena of class `id` was
-// created (ids past its end: none was).
+// policies the program could take). `arena_classes`: the class of each
+// arena created (any order, repeats allowed).
 struct ClassTableCheck {
   std::map<uint32_t, ClassDef> kept;         // used, one per name: the lowest id
   std::map<uint32_t, uint32_t> merged_into;  // a used id -> its name's lowest id
   std::vector<std::string> notes;            // one per unused class and per shared name
 };
 ClassTableCheck CheckClassTable(const absl::flat_hash_map<uint32_t, ClassDef>& table,
-                                const std::vector<bool>& used);
+                                const std::vector<uint32_t>& arena_classes);
 
 // The columns of the per-class table, and one class's row of it: id, how
 // it is named (tag, type, or - for the unnamed class), arenas, memory ops,

@@ -150,13 +150,7 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   st.arena_usage = usage.Summarize(reader);
   st.has_class_table = !reader.classes().empty();
   st.classes = classes.Summarize(reader.classes());
-  std::vector<bool> used;
-  for (const ClassSummary& c : st.classes) {
-    if (c.arenas == 0) continue;
-    if (c.def.id >= used.size()) used.resize(size_t{c.def.id} + 1, false);
-    used[c.def.id] = true;
-  }
-  st.class_table_notes = CheckClassTable(reader.classes(), used).notes;
+  st.class_table_notes = CheckClassTable(reader.classes(), classes.ArenaClasses()).notes;
   st.live_objects_at_end = live_objects;
   st.live_bytes_at_end = live_bytes;
   return st;

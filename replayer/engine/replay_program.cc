@@ -355,12 +355,7 @@ class ProgramBuilder {
   // The reader's class table as ReplayProgram::classes keeps it: classes
   // no arena uses left out, classes of one name merged into the lowest id.
   void TidyClassTable() {
-    std::vector<bool> used;
-    for (uint32_t id : p_.arena_classes) {
-      if (id >= used.size()) used.resize(size_t{id} + 1, false);
-      used[id] = true;
-    }
-    ClassTableCheck check = CheckClassTable(reader_.classes(), used);
+    ClassTableCheck check = CheckClassTable(reader_.classes(), p_.arena_classes);
     p_.classes = std::move(check.kept);
     p_.class_table_notes = std::move(check.notes);
     if (check.merged_into.empty()) return;

@@ -77,11 +77,12 @@ std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
 
 // Frees what window [from, to) left live, from its start state `start`,
 // and clears each slot it used, which leaves the table clear for the next
-// window (every slot a window sets is one of these); then destroys the
-// arenas left live. Object ids are reused once freed, so the ops are walked
-// backwards: each id's latest allocation is freed first, with its own size
-// and arena, and the earlier ones then find its slot empty (the start
-// state's objects last). Objects of an arena no longer live went with it.
+// window (every slot a window sets is one of these). Object ids are reused
+// once freed, so the ops are walked backwards: each id's latest allocation
+// is freed first, with its own size and arena, and the earlier ones then
+// find its slot empty (the start state's objects last). Objects of an
+// arena no longer live went with it; the arenas still live go with the
+// allocator.
 template <typename A>
 void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, uint64_t from,
               uint64_t to, void** ptrs) {
@@ -112,11 +113,6 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
   for (size_t i = 0; i < start.num_objects; ++i) {
     const LiveObject& o = start.objects[i];
     free_if_live(o.object, o.arena, o.bytes, o.align_log2);
-  }
-  // Then the arenas still live, newest first, so the allocator ends with
-  // arena 0 alone, as it began.
-  for (size_t a = arena_live.size(); a-- > 1;) {
-    if (arena_live[a]) allocator.ArenaDestroyed(static_cast<uint32_t>(a));
   }
 }
 

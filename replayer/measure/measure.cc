@@ -491,8 +491,10 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   // Windows rank by the cold pass they estimate; the per-thread replay
   // runs whole.
   std::optional<WindowPlans> plans;
-  const bool may_use_windows = schedule == nullptr && !ranking.warm() &&
-                               s.windows != WindowsMode::kNever && program.memory_ops() > 0;
+  const bool may_use_windows =
+      schedule == nullptr && !ranking.warm() && program.memory_ops() > 0 &&
+      (s.windows == WindowsMode::kAlways ||
+       (s.windows == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps));
   const uint64_t rebuild_ops =
       may_use_windows ? RebuildOps(ViewOf(program), program.peak_live_objects) : 0;
   const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops);

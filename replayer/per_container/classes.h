@@ -1,5 +1,5 @@
 // What the per-container search needs to know of each class of containers
-// in a replay program (ClassSummaryOf), a mix's name in the trace's words
+// in a replay program (ClassesOf), a mix's name in the trace's words
 // (MixName), and the safety rule per class (MixUnsafeReason).
 //
 // The safety rule, per class, in the terms of the adopted types:

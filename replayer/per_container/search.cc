@@ -207,10 +207,6 @@ void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double b
   v.mix_faster = v.mix_vs_single.n >= kMinPairedRounds && v.mix_vs_single.lo > 1;
 }
 
-}  // namespace
-
-namespace {
-
 // Why there is no per-container verdict for `program`, or "".
 std::string WhyNot(const ReplayProgram& program, const std::vector<ClassSummary>& classes,
                    const std::string& best_single) {
@@ -260,8 +256,9 @@ std::string Adopt(const MixSpec& mix, const PolicyInfos& infos, std::vector<Clas
     if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
     if (cv.facts.def.id != 0) {
       cv.alias = AliasLine(cv.facts.def, cv.adopt);
-      if (cv.policy != kHeapPolicy)
+      if (cv.policy != kHeapPolicy) {
         absl::StrAppend(&assignment, cv.facts.def.name, "=", cv.policy, ";");
+      }
     }
   }
   return absl::StrCat(assignment, "*=std");

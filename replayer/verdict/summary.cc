@@ -195,11 +195,11 @@ std::vector<size_t> MeasuredEnough(const std::vector<SpeedFigures>& policies,
   const size_t best = group[0];
   std::vector<size_t> kept;
   for (size_t i : group) {
-    const size_t n =
-        i == best
-            ? policies[i].by_round.size()
-            : static_cast<size_t>(PairedRatio(policies[i].by_round, policies[best].by_round).n);
-    if (n >= static_cast<size_t>(kMinPairedRounds)) kept.push_back(i);
+    size_t rounds = 0;  // with the fastest (the fastest's own, for it)
+    for (const auto& [round, figure] : policies[i].by_round) {
+      rounds += policies[best].by_round.count(round);
+    }
+    if (rounds >= static_cast<size_t>(kMinPairedRounds)) kept.push_back(i);
   }
   return kept.empty() ? group : kept;
 }

@@ -61,9 +61,9 @@ struct HasReallocate<PoolT, std::void_t<decltype(std::declval<PoolT&>().Realloca
 // allocator, and on a trace of 2.8 M arenas a table made anew was 68 MB
 // zeroed, faulted in and unmapped per window, most of the window's time;
 // its timed ops see the same table either way (a fresh table is zeroed
-// before the timing starts). The last
-// table stays resident until the child exits, so a windowed run's final
-// resident memory counts it; its memory figures come from whole runs.
+// before the timing starts). The last table stays resident until the
+// child exits, so a windowed run's final resident memory counts it; its
+// memory figures come from whole runs.
 template <typename PoolT, typename Handle>
 class PerArenaHandles {
  public:
