@@ -89,7 +89,8 @@ ABSL_FLAG(int, race_min_runs, Rounds().race_min_runs,
 ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; on a long trace it stretches, up to 50 s, to "
-          "5 rounds at the first round's pace; 0: no total limit");
+          "5 rounds at the first round's pace, and further, within those 50 s, so that the "
+          "policies the race leaves reach 10 rounds; 0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
           "memory op (two passes). With --race, a child past 20x the fastest policy's run "

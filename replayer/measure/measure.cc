@@ -405,9 +405,11 @@ Contender ContenderOf(const Entry& e) {
   return c;
 }
 
-// Seconds the whole runs after windowed rounds may take together, past the
-// total budget: the allowance the budget's bound states (docs/usage.md).
-constexpr double kWholeRunsAllowanceSeconds = 15;
+// Seconds the whole runs after windowed rounds may take together. They
+// come out of the total budget's cap (the rounds stretch to the cap less
+// this), so a long trace's command ends within the cap and the decoding
+// (docs/usage.md).
+constexpr double kWholeRunsAllowanceSeconds = 8;
 
 // After windowed rounds: one whole run for each contender left (not
 // eliminated, failed or skipped) and for glibc malloc, fastest first, each
@@ -526,6 +528,11 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   std::vector<Contender> contenders;
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
   RoundsSettings rounds = s.rounds;
+  if (plans) {
+    rounds.max_total_budget_seconds =
+        std::max(rounds.total_budget_seconds,
+                 rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
+  }
   if (s.progress || s.progress_lines) rounds.progress_label = program.path;
   rounds.progress_lines = s.progress_lines;
   ReplayRunner runner = runner_for(entries);

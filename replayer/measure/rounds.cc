@@ -157,6 +157,8 @@ class Rounds {
     if (!others_active && !ref_active) return false;
     if (s_.stop_without_reference && cs_[ref_].failed > 0) return false;
     bool budget_spent = false;
+    std::vector<double> spent_before(cs_.size());
+    for (size_t i = 0; i < cs_.size(); ++i) spent_before[i] = cs_[i].spent;
     for (size_t i : Order(others_active, ref_active)) {
       // After the first round, the budget; in it, the cap (so that every
       // contender gets a run unless a trace is too costly for that).
@@ -173,6 +175,7 @@ class Rounds {
       if (!IsNoise(i)) UpdateDone(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_);
     }
     if (s_.race) Look();
+    if (Bounded() && stretched_) Reach(spent_before);
     if (s_.progress_lines) ProgressLine();
     if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget)) {
       StopAll(
@@ -188,9 +191,29 @@ class Rounds {
   // run no more: their runs set no pace.
   void Stretch() {
     const double pace = TotalSpent() - stopped_spent_;
-    result_.total_budget =
-        std::max(result_.total_budget,
-                 std::min(s_.max_total_budget_seconds, s_.stretch_rounds * pace + stopped_spent_));
+    const double stretched =
+        std::min(s_.max_total_budget_seconds, s_.stretch_rounds * pace + stopped_spent_);
+    stretched_ = stretched > result_.total_budget;
+    result_.total_budget = std::max(result_.total_budget, stretched);
+  }
+
+  // A stretched budget, once the race has looked: it stretches further,
+  // within its cap, so that the contenders left reach reach_rounds rounds
+  // at the pace of their own runs in the round just run (the race has
+  // dropped the others, so the rounds left cost less than the first's).
+  // Where even that goes past the cap, the budget stays: the verdict then
+  // says how many rounds it rests on.
+  void Reach(const std::vector<double>& spent_before) {
+    const int done = round_ - s_.first_round;
+    if (done < s_.race_min_runs || done >= s_.reach_rounds) return;
+    double pace = 0;
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      const bool runs_on =
+          i == ref_ || IsNoise(i) ? !cs_[ref_].done || OthersActive() : !cs_[i].done;
+      if (runs_on) pace += cs_[i].spent - spent_before[i];
+    }
+    const double need = TotalSpent() + (s_.reach_rounds - done) * pace;
+    if (need <= Cap()) result_.total_budget = std::max(result_.total_budget, need);
   }
 
   void Look() {
@@ -238,6 +261,7 @@ class Rounds {
   const RoundsSettings& s_;
   std::mt19937_64 rng_;
   size_t ref_ = 0;
+  bool stretched_ = false;  // the first round stretched the budget (Stretch)
   size_t noise_ = static_cast<size_t>(-1);
   int entrants_ = 0;
   int looks_ = 0;

@@ -98,9 +98,12 @@ struct RoundsSettings {
   double total_budget_seconds = 16;      // with the race, all contenders together; 0: none
   double max_total_budget_seconds = 50;  // what the total budget may stretch to
   int stretch_rounds = 5;                // rounds at the first's pace the budget stretches to
-  ChildLimits limits;                    // the configured limits of a run
-  uint64_t seed = 1;                     // of the order shuffled in each round
-  int first_round = 0;                   // in situ counts its warm-up as round 0
+  // A stretched budget stretches further, within its cap, so that the
+  // contenders the race leaves reach this many rounds at their own pace.
+  int reach_rounds = 10;
+  ChildLimits limits;   // the configured limits of a run
+  uint64_t seed = 1;    // of the order shuffled in each round
+  int first_round = 0;  // in situ counts its warm-up as round 0
   // Without the reference no ratio can be paired: stop everyone if it fails
   // (in situ), or let the others run on unpaired (a replay).
   bool stop_without_reference = false;

@@ -266,6 +266,40 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
   EXPECT_GE(not_run, 2);
 }
 
+// A long trace: the first round (7.5 s, a slow policy in it) stretches
+// the budget to 5 rounds at its pace, 37.5 s, which would end after 9
+// rounds; once the race has dropped the slow policy, the rounds cost 2.5 s
+// and the budget stretches to 40 s, so the policies left reach 10 rounds.
+// Where that would pass the cap, the budget stays.
+TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
+  auto run = [](double cap, int reach) {
+    std::vector<Contender> cs = Three();
+    FakeRunner runner({1, 1, 0.5, 5});
+    RoundsSettings s = TestSettings();
+    s.race_min_runs = 3;
+    s.precision = 0.0001;  // nobody is ever precise: the budget ends the race
+    s.budget_seconds = 1000;
+    s.min_runs = 1000;
+    s.max_runs = 1000;
+    s.total_budget_seconds = 4;
+    s.max_total_budget_seconds = cap;
+    s.reach_rounds = reach;
+    const RoundsResult r = RunRounds(cs, runner, s);
+    EXPECT_TRUE(cs[3].eliminated);
+    return r;
+  };
+  const RoundsResult reached = run(50, 10);
+  EXPECT_EQ(reached.rounds, 10);
+  EXPECT_NEAR(reached.total_budget, 40, 0.5);
+  const RoundsResult stretched_only = run(50, 0);
+  EXPECT_EQ(stretched_only.rounds, 9);
+  EXPECT_NEAR(stretched_only.total_budget, 37.5, 0.5);
+  // 10 rounds would need 40 s: past a cap of 39 s the budget stays.
+  const RoundsResult capped = run(39, 10);
+  EXPECT_NEAR(capped.total_budget, 37.5, 0.5);
+  EXPECT_EQ(capped.rounds, 9);
+}
+
 TEST(RunRoundsTest, WithoutTheReferenceNothingElseRunsWhenAsked) {
   std::vector<Contender> cs = Three();
   cs.erase(cs.begin() + 1);  // no noise contender
