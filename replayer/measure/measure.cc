@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/windows.h"
@@ -283,7 +284,7 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
 // not serve it (policy_safety.h) or its library is not installed.
 // `default_set`: the policy comes from the default set or the article
 // grid, not from the user's list, and one not worth running on the trace
-// is skipped too (PoolPerArenaReason).
+// is skipped too (PoolPerArenaReason, LockedTwinReason).
 Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
                 const std::string& display_name, const ReplayProgram& program,
                 bool default_set = false, const std::map<std::string, MixSpec>& mixes = {}) {
@@ -304,6 +305,8 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
     e.runs.skipped =
         PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count);
   }
+  if (e.runs.skipped.empty() && default_set)
+    e.runs.skipped = LockedTwinReason(info, program.threads);
   if (e.runs.skipped.empty() && !info.preload.empty()) {
     e.preload_path = FindPreloadLibrary(info.preload);
     if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(info.preload, " is not installed");
@@ -316,25 +319,67 @@ bool Has(const std::vector<Entry>& entries, const std::string& policy) {
                      [&](const Entry& e) { return e.policy == policy && e.mix.empty(); });
 }
 
-// The article policies of storage `kind` that may serve the trace.
+// The article policies the default set left out of a trace, counted by
+// reason, for the trace's note (GridLeftOutNote): a row each would bury
+// the table under dozens of rows that say the same.
+struct GridLeftOut {
+  int per_arena = 0;    // PoolPerArenaReason
+  int locked_twin = 0;  // LockedTwinReason
+  int other = 0;        // not thread-safe on the trace, library missing
+};
+
+// The article policies of storage `kind` that may serve the trace; those
+// left out are counted in *left_out.
 std::vector<Entry> ArticleGrid(const std::string& kind, const PolicyInfos& policies,
-                               const ReplayProgram& program) {
+                               const ReplayProgram& program, GridLeftOut* left_out) {
   std::vector<Entry> grid;
   absl::StatusOr<std::vector<std::string>> names =
       SelectAllocators(absl::StrCat("pool/", kind, "/*"));
   if (!names.ok()) return grid;
   for (const std::string& name : *names) {
     Entry e = MakeEntry(policies, name, name, program, /*default_set=*/true);
-    if (e.runs.skipped.empty()) grid.push_back(std::move(e));
+    if (e.runs.skipped.empty()) {
+      grid.push_back(std::move(e));
+    } else if (absl::StartsWith(e.runs.skipped, "not run: it keeps a pool per arena")) {
+      ++left_out->per_arena;
+    } else if (absl::StartsWith(e.runs.skipped, "not run: the trace was recorded on one thread")) {
+      ++left_out->locked_twin;
+    } else {
+      ++left_out->other;
+    }
   }
   return grid;
 }
 
+// What the default set left out of the article grid, and why, as the
+// trace's note ("" if nothing).
+std::string GridLeftOutNote(const GridLeftOut& g) {
+  std::vector<std::string> parts;
+  if (g.per_arena > 0) {
+    parts.push_back(absl::StrCat(
+        g.per_arena,
+        " that keep a pool per arena (the stack holding: most of the trace's arenas hold one "
+        "block, so their pools alone call glibc malloc as often as glibc malloc is called)"));
+  }
+  if (g.locked_twin > 0) {
+    parts.push_back(absl::StrCat(g.locked_twin,
+                                 " thread-safe ones (mt: the trace was recorded on one thread, "
+                                 "where each is its st twin plus a lock, never faster)"));
+  }
+  if (g.other > 0) {
+    parts.push_back(absl::StrCat(g.other, " that may not serve the trace"));
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat("the default set leaves out ", absl::StrJoin(parts, " and "),
+                      " of the article's policies; --policies=NAME (or a glob, e.g. "
+                      "'pool/*') runs them");
+}
+
 // With the race: the article grid enters it like any other policy.
 void AddArticleGridToRace(std::vector<Entry>& entries, const PolicyInfos& policies,
-                          const ReplayProgram& program) {
+                          const ReplayProgram& program, GridLeftOut* left_out) {
   for (const std::string& kind : allocators::ArticleStorageKinds()) {
-    std::vector<Entry> grid = ArticleGrid(kind, policies, program);
+    std::vector<Entry> grid = ArticleGrid(kind, policies, program, left_out);
     const int size = static_cast<int>(grid.size());
     for (Entry& e : grid) {
       if (Has(entries, e.policy)) continue;
@@ -352,9 +397,9 @@ void AddArticleGridToRace(std::vector<Entry>& entries, const PolicyInfos& polici
 void ScreenArticleGrid(std::vector<Entry>& entries, const PolicyInfos& policies,
                        const ReplayProgram& program, std::mt19937_64& rng,
                        const std::function<ReplayRunner(std::vector<Entry>&)>& runner_for,
-                       const MeasureSettings& s, const Ranking& ranking) {
+                       const MeasureSettings& s, const Ranking& ranking, GridLeftOut* left_out) {
   for (const std::string& kind : allocators::ArticleStorageKinds()) {
-    std::vector<Entry> screened = ArticleGrid(kind, policies, program);
+    std::vector<Entry> screened = ArticleGrid(kind, policies, program, left_out);
     if (screened.empty()) continue;
     ReplayRunner runner = runner_for(screened);
     std::vector<size_t> order(screened.size());
@@ -516,9 +561,13 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   for (const std::string& name : names) {
     entries.push_back(MakeEntry(policies, name, name, program, screen, s.mixes));
   }
-  if (screen && s.rounds.race) AddArticleGridToRace(entries, policies, program);
+  GridLeftOut left_out;
+  if (screen && s.rounds.race) AddArticleGridToRace(entries, policies, program, &left_out);
   if (screen && !s.rounds.race) {
-    ScreenArticleGrid(entries, policies, program, rng, runner_for, s, ranking);
+    ScreenArticleGrid(entries, policies, program, rng, runner_for, s, ranking, &left_out);
+  }
+  if (std::string note = GridLeftOutNote(left_out); !note.empty()) {
+    out.trace.left_out_notes.push_back(std::move(note));
   }
   // glibc malloc is the reference of every ratio; its second run set gives
   // the noise floor.

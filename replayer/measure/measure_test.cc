@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/engine/windows.h"
 #include "alloctrace/replayer/measure/runs.h"
 #include "gtest/gtest.h"
@@ -251,6 +252,38 @@ TEST(WindowsTest, AutoTakesWindowsOnlyForALongTraceWithASmallLiveHeap) {
   EXPECT_TRUE(UsesWindows(WindowsMode::kAlways, 10, 4, 1'000'000));
   EXPECT_FALSE(UsesWindows(WindowsMode::kAlways, 10, 0, 0));
   EXPECT_FALSE(UsesWindows(WindowsMode::kNever, 10'000'000, 10'000'000, 0));
+}
+
+// The default set on a one-thread trace: the article grid's thread-safe
+// policies are left out (each its st twin plus a lock), never run, and the
+// trace's note counts them.
+TEST(MeasureTraceTest, TheGridsLockedTwinsAreLeftOutOfAOneThreadTrace) {
+  FakeRace race;
+  for (const allocators::AllocatorInfo& info : allocators::AllAllocators()) {
+    if (!absl::StartsWith(info.name, "pool/")) continue;
+    race.policies[info.name] = info;
+  }
+  race.children->seconds = {{"malloc", 0.02}, {"slab/st/single", 0.01}, {"boost_pool", 0.03}};
+  for (const auto& [name, info] : race.policies) race.children->seconds.emplace(name, 0.02);
+  race.s.rounds.min_runs = 3;
+  race.s.rounds.max_runs = 3;
+  const MeasuredTrace t = MeasureTrace(race.program, {"malloc", "slab/st/single", "boost_pool"},
+                                       /*screen=*/true, race.policies, "self", race.s, -1);
+  for (const auto& [policy, limit] : race.children->started) {
+    EXPECT_EQ(policy.find("/mt/"), std::string::npos) << policy;
+  }
+  EXPECT_NE(Find(t, "pool/simple/exp/st/single/free"), nullptr);
+  EXPECT_EQ(Find(t, "pool/simple/exp/mt/single/free"), nullptr);
+  ASSERT_EQ(t.trace.left_out_notes.size(), 1u);
+  EXPECT_TRUE(absl::StartsWith(t.trace.left_out_notes[0],
+                               "the default set leaves out 24 thread-safe ones (mt: the trace "
+                               "was recorded on one thread"))
+      << t.trace.left_out_notes[0];
+  // Recorded on two threads (no arena shared), the grid's mt policies run.
+  race.program.threads = 2;
+  const MeasuredTrace two = MeasureTrace(race.program, {"malloc", "boost_pool"},
+                                         /*screen=*/true, race.policies, "self", race.s, -1);
+  EXPECT_NE(Find(two, "pool/simple/exp/mt/single/free"), nullptr);
 }
 
 TEST(WindowsTest, ARoundRunsEveryContenderOnItsWindowsThenEachHasOneWholeRun) {

@@ -28,7 +28,10 @@ struct TraceFacts {
   std::string arena_sharing;
   std::string arena_shape;
   std::vector<std::string> class_table_notes;  // ReplayProgram's
-  uint64_t peak_live_bytes = 0;                // the ideal
+  // What the default set left out of the trace, and why (the article
+  // policies not worth running on it).
+  std::vector<std::string> left_out_notes;
+  uint64_t peak_live_bytes = 0;  // the ideal
   uint64_t peak_live_objects = 0;
   std::string cut_short;        // how a recording cut short ends; "" if complete
   double recorded_seconds = 0;  // ReplayProgram::recorded_seconds

@@ -39,6 +39,20 @@ std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
       info.name, " runs it anyway)");
 }
 
+std::string LockedTwinReason(const allocators::AllocatorInfo& info, uint64_t threads) {
+  const size_t mt = info.name.find("/mt/");
+  if (threads > 1 || !info.thread_safe || mt == std::string::npos) return "";
+  std::string twin = info.name;
+  twin.replace(mt, 4, "/st/");
+  for (const allocators::AllocatorInfo& other : allocators::AllAllocators()) {
+    if (other.name == twin && !other.thread_safe) {
+      return absl::StrCat("not run: the trace was recorded on one thread, where it is ", twin,
+                          " plus a lock, never faster (--policies=", info.name, " runs it anyway)");
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
                                       const ArenaUsageSummary& usage) {
   if (usage.shared_count == 0) return names;

@@ -48,6 +48,13 @@ inline constexpr uint64_t kPoolPerArenaMinArenas = 1000;
 std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
                                const ArenaUsageSummary& usage, uint64_t allocations);
 
+// Why `info`, a thread-safe policy with a single-threaded twin in the
+// catalog (the same name with /st/ for /mt/), is not worth running on a
+// trace recorded on `threads` threads, or "" if it is: recorded on one
+// thread, the program needs no lock, and the policy is its twin plus a
+// lock, never faster. Applied to the default set only.
+std::string LockedTwinReason(const allocators::AllocatorInfo& info, uint64_t threads);
+
 // `names` (the default set) for a trace of this arena usage: where the trace
 // shares an arena, each policy that is not thread-safe is replaced by its
 // thread-safe variant if the catalog has one ("slab/st/single" by

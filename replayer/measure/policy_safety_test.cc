@@ -48,6 +48,22 @@ TEST(PolicySafetyTest, APoolPerOneBlockArenaIsNotRun) {
   EXPECT_EQ(PoolPerArenaReason(Info("slab/st/stack"), usage, 1000), "");
 }
 
+// Recorded on one thread, a thread-safe article policy is its /st/ twin
+// plus a lock; recorded on two, it is what the program needs.
+TEST(PolicySafetyTest, ALockedTwinIsNotRunOnAOneThreadTrace) {
+  EXPECT_EQ(LockedTwinReason(Info("pool/simple/exp/mt/single/free"), 1),
+            "not run: the trace was recorded on one thread, where it is "
+            "pool/simple/exp/st/single/free plus a lock, never faster "
+            "(--policies=pool/simple/exp/mt/single/free runs it anyway)");
+  EXPECT_EQ(LockedTwinReason(Info("slab/mt/single"), 1),
+            "not run: the trace was recorded on one thread, where it is slab/st/single plus a "
+            "lock, never faster (--policies=slab/mt/single runs it anyway)");
+  EXPECT_EQ(LockedTwinReason(Info("pool/simple/exp/mt/single/free"), 2), "");
+  EXPECT_EQ(LockedTwinReason(Info("pool/simple/exp/st/single/free"), 1), "");
+  EXPECT_EQ(LockedTwinReason(Info("jemalloc"), 1), "");  // no twin
+  EXPECT_EQ(LockedTwinReason(Info("boost_fast_pool"), 1), "");
+}
+
 TEST(PolicySafetyTest, NotThreadSafeOnASharedArenaSaysWhy) {
   EXPECT_EQ(UnsafeReason(Info("slab/st/single"), SharedByTwoThreads()),
             "not thread-safe: arena 0 is used by threads 1 and 2");

@@ -280,6 +280,7 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"arena_sharing\": ", JsonString(t.arena_sharing),
       ",\n      \"arena_shape\": ", JsonString(t.arena_shape),
       ",\n      \"class_table_notes\": ", JsonStrings(t.class_table_notes),
+      ",\n      \"left_out_notes\": ", JsonStrings(t.left_out_notes),
       ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
       ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ", t.failed_policies,
       ",\n      \"sampling\": ", JsonSampling(t),

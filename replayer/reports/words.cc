@@ -170,6 +170,7 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   }
   if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
   for (const std::string& note : t.class_table_notes) notes.push_back(note);
+  for (const std::string& note : t.left_out_notes) notes.push_back(note);
   if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
   return notes;
 }

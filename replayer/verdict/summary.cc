@@ -481,6 +481,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.arena_sharing = trace.arena_sharing;
   t.arena_shape = trace.arena_shape;
   t.class_table_notes = trace.class_table_notes;
+  t.left_out_notes = trace.left_out_notes;
   t.peak_live_bytes = trace.peak_live_bytes;
   t.peak_live_objects = trace.peak_live_objects;
   t.cut_short = trace.cut_short;

@@ -152,6 +152,8 @@ struct TraceReport {
   std::string arena_shape;
   // Classes of the trace's class table left out or merged (ReplayProgram).
   std::vector<std::string> class_table_notes;
+  // What the default set left out, and why (TraceFacts::left_out_notes).
+  std::vector<std::string> left_out_notes;
   uint64_t peak_live_bytes = 0;
   uint64_t peak_live_objects = 0;
   std::string cut_short;
