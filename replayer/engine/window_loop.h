@@ -86,11 +86,11 @@ std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
 template <typename A>
 void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, uint64_t from,
               uint64_t to, void** ptrs) {
-  std::vector<uint8_t> arena_live;
-  for (uint32_t a : ArenasAfter(program, start, from, to)) {
-    if (a >= arena_live.size()) arena_live.resize(a + 1, 0);
-    arena_live[a] = 1;
-  }
+  std::vector<uint32_t> after = ArenasAfter(program, start, from, to);
+  uint32_t max_arena = 0;
+  for (uint32_t a : after) max_arena = std::max(max_arena, a);
+  std::vector<uint8_t> arena_live(after.empty() ? 0 : size_t{max_arena} + 1, 0);
+  for (uint32_t a : after) arena_live[a] = 1;
   auto free_if_live = [&](uint32_t id, uint32_t arena, uint64_t bytes, uint8_t align_log2) {
     const bool arena_gone = arena != 0 && (arena >= arena_live.size() || !arena_live[arena]);
     if (ptrs[id] != nullptr && !arena_gone) {

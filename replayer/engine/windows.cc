@@ -1,6 +1,7 @@
 #include "alloctrace/replayer/engine/windows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
@@ -28,11 +29,40 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops) {
   WindowShape s;
   s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
   if (2 * rebuild_ops > s.window_ops) {
-    s.window_ops = std::max(s.window_ops, std::min(2 * rebuild_ops, num_ops / 32));
-    s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 8 / s.window_ops, 4, 16));
+    s.window_ops = std::max(s.window_ops, std::min(4 * rebuild_ops, num_ops / 8));
+    s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 2 / s.window_ops, 4, 16));
+    s.per_run = 1;
+  } else {
+    s.per_run = s.strata;
   }
   s.lead_ops = s.window_ops / 4;
   return s;
+}
+
+std::vector<int> StrataOfRound(const WindowShape& shape, int round) {
+  std::vector<int> all(shape.strata);
+  for (int i = 0; i < shape.strata; ++i) all[i] = i;
+  if (shape.per_run >= shape.strata || shape.per_run < 1) return all;
+  int bits = 0;
+  while ((1 << bits) < shape.strata) ++bits;
+  auto reversed = [bits](int i) {
+    int r = 0;
+    for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
+    return r;
+  };
+  std::sort(all.begin(), all.end(), [&](int a, int b) { return reversed(a) < reversed(b); });
+  // Round 0 starts one place in: the middle of the trace, not its
+  // beginning (a heap still filling up), which the first round's pace and
+  // the race's first looks would otherwise rest on.
+  std::vector<int> chosen;
+  const int64_t first = (static_cast<int64_t>(round) + 1) * shape.per_run;
+  for (int j = 0; j < shape.per_run; ++j) {
+    const int64_t k = (first + j) % shape.strata;
+    chosen.push_back(all[static_cast<size_t>(k < 0 ? k + shape.strata : k)]);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  return chosen;
 }
 
 uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
@@ -46,7 +76,8 @@ uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
 }
 
 uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops) {
-  return static_cast<uint64_t>(shape.strata) * (rebuild_ops + shape.lead_ops + shape.window_ops);
+  return static_cast<uint64_t>(std::min(shape.per_run, shape.strata)) *
+         (rebuild_ops + shape.lead_ops + shape.window_ops);
 }
 
 std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape) {
@@ -68,7 +99,9 @@ std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape
   std::mt19937_64 rng(seq);
   std::vector<ReplayWindow> plan;
   uint64_t previous_end = 0;  // a lead-in never reaches into the window before it
-  for (int i = 0; i < shape.strata; ++i) {
+  uint64_t total = 0, chosen = 0;
+  for (uint64_t w : weights) total += w;
+  for (int i : StrataOfRound(shape, round)) {
     const uint64_t from = StratumBegin(num_ops, shape.strata, i);
     const uint64_t to = StratumBegin(num_ops, shape.strata, i + 1);
     if (to <= from || weights[i] == 0) continue;  // a stratum of arena events only
@@ -79,8 +112,18 @@ std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape
     w.end = begin + length;
     w.lead_begin = std::max(previous_end, begin - std::min(shape.lead_ops, begin));
     w.weight = weights[i];
+    chosen += weights[i];
     previous_end = w.end;
     plan.push_back(w);
+  }
+  // A round of some strata stands for the whole trace: its weights scaled
+  // to the trace's memory ops.
+  if (chosen > 0 && chosen < total) {
+    for (ReplayWindow& w : plan) {
+      w.weight = static_cast<uint64_t>(
+          std::llround(static_cast<double>(w.weight) * static_cast<double>(total) /
+                       static_cast<double>(chosen)));
+    }
   }
   return plan;
 }

@@ -5,14 +5,16 @@
 // A round's plan (PlanWindows) cuts the trace's ops into equal strata and
 // draws one window at a random offset in each, the same windows for every
 // contender of the round (so their times pair), new ones each round (so the
-// rounds sample the trace). A window is replayed from the trace's state at
-// its start, built untimed: the arenas live there created and the objects
-// live there allocated, in their allocation order, through a fresh
-// allocator; then a lead-in of the ops just before the window, untimed (the
-// allocator's free lists and caches shaped by the trace, not only by the
-// rebuilt heap); then the window's ops, timed. The run's figure is the
-// stratified estimate of the whole trace's time: each window's time per
-// memory op times its stratum's memory ops, summed (WindowedEstimate).
+// rounds sample the trace). Where rebuilding a window's heap costs as much
+// as timing it, a run replays one long window instead, and the rounds take
+// the strata in turn, in an order that spreads them over the trace (the
+// first rounds sample its middle, then its quarters, and so on). A window is replayed from the
+// trace's state at its start, built untimed: the arenas live there created and the objects live
+// there allocated, in their allocation order, through a fresh allocator; then a lead-in of the ops
+// just before the window, untimed (the allocator's free lists and caches shaped by the trace, not
+// only by the rebuilt heap); then the window's ops, timed. The run's figure is the estimate of the
+// whole trace's time: each window's time per memory op times its stratum's memory ops, summed,
+// scaled to the trace's memory ops where a run samples some of the strata (WindowedEstimate).
 //
 // What a window cannot see is its heap's history before the lead-in (holes
 // the trace made long before), and a whole run's peak resident memory: the
@@ -45,6 +47,7 @@ struct ReplayWindow {
 // How a plan cuts a trace.
 struct WindowShape {
   int strata = 16;              // one window per stratum
+  int per_run = 16;             // windows a run replays: all strata, or 1 (rounds take turns)
   uint64_t window_ops = 65536;  // ops timed per window (fewer if the stratum is shorter)
   uint64_t lead_ops = 16384;    // ops replayed untimed before it
 };
@@ -53,22 +56,25 @@ struct WindowShape {
 // `rebuild_ops` objects and arenas (RebuildOps): 16 strata; windows of
 // 1/128 of the trace, between 4096 and 65536 ops (about an eighth of the
 // trace timed, and never so short that a window's time is a clock's tick);
-// a lead-in of a quarter window. Where a window would rebuild more than
-// half the ops it times, fewer and longer windows: each times twice what
-// it rebuilds (at most 1/32 of the trace), about an eighth of the trace
-// in all, and 4 to 16 of them. Rebuilding is the untimed cost of a window
-// (a fresh allocator makes every live object and arena again); on a trace
-// of 2.8 M arenas, 100,000 of them live, 16 windows of 65,536 ops spent a
-// run 16 times 40 ms rebuilding for 3 ms timed each.
+// a lead-in of a quarter window; a run replays a window of each stratum.
+// Where a window would rebuild more than half the ops it times, a run
+// replays one window instead, timing four times what it rebuilds (at
+// least the window above, at most an eighth of the trace), and the strata
+// are twice a window long (4 to 16 of them), taken in turn by the rounds.
+// Rebuilding is the untimed cost of a window (a fresh allocator makes
+// every live object and arena again): on a trace of 11 M ops and 2.8 M
+// arenas, 100,000 objects and arenas live, 7 windows of 280,000 ops per
+// run spent 39% of a run rebuilding, 31% freeing what was left and 10%
+// replaying ops, and a windowed run cost 0.9x a whole run.
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0);
 
 // What a window rebuilds at most: the trace's peak of live objects
 // (`peak_live_objects`) plus its peak of live arenas.
 uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects);
 
-// The ops a windowed run replays, untimed and timed: every window rebuilds
-// the heap live at its start (at most `rebuild_ops`) and replays its
-// lead-in and its own ops. A windowed run saves time only where this is
+// The ops a windowed run replays, untimed and timed: each of its windows
+// rebuilds the heap live at its start (at most `rebuild_ops`) and replays
+// its lead-in and its own ops. A windowed run saves time only where this is
 // well below the trace's ops.
 uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops);
 
@@ -76,10 +82,19 @@ uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops);
 // order: the plans' weights, counted once.
 std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape);
 
-// Round `round`'s windows, drawn from `seed`: one per stratum, in order.
+// Round `round`'s windows, drawn from `seed`, in trace order: one per
+// stratum, or (shape.per_run < shape.strata) one per stratum of the
+// round's turn (StrataOfRound), their weights scaled so that they stand
+// for all of the trace's memory ops.
 std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape,
                                       const std::vector<uint64_t>& weights, uint64_t seed,
                                       int round);
+
+// The strata whose windows round `round` replays, in trace order: all of
+// them, or shape.per_run of them taken in turn in an order that spreads
+// them over the trace (bit-reversed, from its middle: with 8 strata,
+// rounds 0, 1, 2, ... take 4 2 6 1 5 3 7 0 and again).
+std::vector<int> StrataOfRound(const WindowShape& shape, int round);
 
 // The windows as one word ("lead:begin:end:weight,..."), and back
 // (InvalidArgument for anything else, or windows out of order).

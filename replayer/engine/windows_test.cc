@@ -26,26 +26,76 @@ TEST(WindowShapeTest, AWindowIsAnEighthOfTheTraceOverItsStrataWithinBounds) {
   EXPECT_EQ(ShapeFor(100'000'000).window_ops, 65536u);  // never longer
   EXPECT_EQ(ShapeFor(1'000'000).lead_ops, ShapeFor(1'000'000).window_ops / 4);
   EXPECT_EQ(ShapeFor(1'000'000).strata, 16);
+  EXPECT_EQ(ShapeFor(1'000'000).per_run, 16);
 }
 
-// A large live heap beside the window: fewer, longer windows, each timing
-// twice what it rebuilds, about an eighth of the trace in all.
-TEST(WindowShapeTest, ALargeLiveHeapGetsFewerLongerWindows) {
-  // 17 M ops, 100,000 objects and 100,000 arenas live: 5 windows of 400,000.
+// A large live heap beside the window: one longer window per run, timing
+// four times what it rebuilds, in strata twice its length.
+TEST(WindowShapeTest, ALargeLiveHeapGetsOneLongerWindowPerRun) {
+  // 17 M ops, 100,000 objects and 100,000 arenas live: windows of 800,000
+  // ops in 10 strata, one per run.
   const WindowShape big = ShapeFor(17'000'000, 200'000);
-  EXPECT_EQ(big.window_ops, 400'000u);
-  EXPECT_EQ(big.strata, 5);
-  EXPECT_EQ(big.lead_ops, 100'000u);
-  // Never fewer than 4 windows, nor one longer than 1/32 of the trace.
+  EXPECT_EQ(big.window_ops, 800'000u);
+  EXPECT_EQ(big.strata, 10);
+  EXPECT_EQ(big.per_run, 1);
+  EXPECT_EQ(big.lead_ops, 200'000u);
+  // Never fewer than 4 strata, nor a window longer than 1/8 of the trace.
   const WindowShape huge = ShapeFor(17'000'000, 5'000'000);
-  EXPECT_EQ(huge.window_ops, 17'000'000u / 32);
+  EXPECT_EQ(huge.window_ops, 17'000'000u / 8);
   EXPECT_EQ(huge.strata, 4);
+  EXPECT_EQ(huge.per_run, 1);
   // A heap under half a window changes nothing.
   EXPECT_EQ(ShapeFor(17'000'000, 30'000).window_ops, 65536u);
   EXPECT_EQ(ShapeFor(17'000'000, 30'000).strata, 16);
-  // Nor more than 16 windows.
+  EXPECT_EQ(ShapeFor(17'000'000, 30'000).per_run, 16);
+  // Nor more than 16 strata.
   EXPECT_EQ(ShapeFor(400'000'000, 40'000).strata, 16);
-  EXPECT_EQ(ShapeFor(400'000'000, 40'000).window_ops, 80'000u);
+  EXPECT_EQ(ShapeFor(400'000'000, 40'000).window_ops, 160'000u);
+}
+
+// One window per run: the rounds take the strata in turn, from the
+// middle, spread over the trace, each stratum once in every cycle.
+TEST(StrataOfRoundTest, OneWindowPerRunTakesTheStrataInTurnFromTheMiddle) {
+  WindowShape shape;
+  shape.strata = 8;
+  shape.per_run = 1;
+  std::vector<int> order;
+  for (int round = 0; round < 16; ++round) {
+    const std::vector<int> s = StrataOfRound(shape, round);
+    ASSERT_EQ(s.size(), 1u);
+    order.push_back(s[0]);
+  }
+  EXPECT_EQ(order, (std::vector<int>{4, 2, 6, 1, 5, 3, 7, 0, 4, 2, 6, 1, 5, 3, 7, 0}));
+  // Strata that are not a power of two: each once per cycle all the same.
+  shape.strata = 7;
+  std::vector<int> seen;
+  for (int round = 0; round < 7; ++round) seen.push_back(StrataOfRound(shape, round)[0]);
+  EXPECT_EQ(seen.front(), 4);
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  // A window per stratum: every stratum, every round.
+  shape.per_run = 7;
+  EXPECT_EQ(StrataOfRound(shape, 3), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// A round of one stratum's window stands for the whole trace: its weight is
+// the trace's memory ops.
+TEST(PlanWindowsTest, OneWindowPerRunWeighsTheWholeTrace) {
+  const uint64_t n = 17'000'000;
+  const WindowShape shape = ShapeFor(n, 200'000);
+  std::vector<uint64_t> weights(shape.strata, 1000);
+  weights[3] = 4000;
+  uint64_t total = 0;
+  for (uint64_t w : weights) total += w;
+  for (int round = 0; round < shape.strata; ++round) {
+    const std::vector<ReplayWindow> plan = PlanWindows(n, shape, weights, 5, round);
+    ASSERT_EQ(plan.size(), 1u);
+    const int stratum = StrataOfRound(shape, round)[0];
+    EXPECT_GE(plan[0].begin, n * stratum / shape.strata);
+    EXPECT_LE(plan[0].end, n * (stratum + 1) / shape.strata);
+    EXPECT_EQ(plan[0].end - plan[0].begin, shape.window_ops);
+    EXPECT_EQ(plan[0].weight, total);
+  }
 }
 
 TEST(PlanWindowsTest, OneWindowPerStratumInsideIt) {

@@ -85,10 +85,11 @@ class WindowPlans {
     SamplingFacts f;
     f.windowed = true;
     f.strata = shape_.strata;
+    f.per_run = std::min(shape_.per_run, shape_.strata);
     f.window_ops = shape_.window_ops;
     f.lead_ops = shape_.lead_ops;
     f.timed_share = num_ops_ == 0 ? 0
-                                  : std::min(1.0, static_cast<double>(shape_.strata) *
+                                  : std::min(1.0, static_cast<double>(f.per_run) *
                                                       static_cast<double>(shape_.window_ops) /
                                                       static_cast<double>(num_ops_));
     return f;

@@ -294,15 +294,26 @@ std::string SamplingWords(const TraceReport& t) {
     whole += p.whole_runs > 0;
     contenders += p.whole_runs > 0 || !p.whole_run_note.empty();
   }
+  const std::string whole_runs = absl::StrFormat(
+      "Peak RSS and page faults: from one whole run of each of %d of the %d policies left at the "
+      "end%s",
+      whole, contenders, whole < contenders ? " (the others' from their windows)" : "");
+  if (f.per_run < f.strata) {
+    return absl::StrFormat(
+        "sampled windows: every run replays one window of %d ops from the trace's heap at its "
+        "start (live objects allocated untimed, then %d ops untimed), every contender of a round "
+        "the same window; the rounds take the trace's %d strata in turn, spread over it (the "
+        "first rounds its middle, then its quarters); %.1f%% of the trace's ops timed per run; a "
+        "run's time for the whole trace is its window's time per memory op times the trace's "
+        "memory ops. %s",
+        f.window_ops, f.lead_ops, f.strata, 100 * f.timed_share, whole_runs);
+  }
   return absl::StrFormat(
       "sampled windows: every run replays %d windows of %d ops, one per stratum of the trace, each "
       "from the trace's heap at its start (live objects allocated untimed, then %d ops untimed); "
       "%.1f%% of the trace's ops timed per run; a run's time for the whole trace is each window's "
-      "time per memory op times its stratum's memory ops, summed. Peak RSS and page faults: from "
-      "one whole run of each of %d "
-      "of the %d policies left at the end%s",
-      f.strata, f.window_ops, f.lead_ops, 100 * f.timed_share, whole, contenders,
-      whole < contenders ? " (the others' from their windows)" : "");
+      "time per memory op times its stratum's memory ops, summed. %s",
+      f.strata, f.window_ops, f.lead_ops, 100 * f.timed_share, whole_runs);
 }
 
 std::string RssSlackWords(double rss_slack) {

@@ -205,16 +205,18 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
       kFewRuns, " --windows=always --policies=slab/st/single traces/simple_map.trace"));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   // 30,000 objects live beside 4096-op windows: the shape of a large live
-  // heap (engine/windows.h), 4 windows.
-  EXPECT_NE(table.out.find("  measured:     sampled windows: every run replays 4 windows of "),
+  // heap (engine/windows.h), one window per run, 4 strata.
+  EXPECT_NE(table.out.find("  measured:     sampled windows: every run replays one window of "),
             std::string::npos)
       << table.out;
   const Output json = RunReplayer(absl::StrCat(
       kFewRuns,
       " --windows=always --policies=slab/st/single --format=json traces/simple_map.trace"));
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"windows_per_run\": 4, "),
-            std::string::npos);
+  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"strata\": 4, "
+                          "\"windows_per_run\": 1, "),
+            std::string::npos)
+      << json.out;
   EXPECT_NE(json.out.find("\"whole_runs\": 1, "), std::string::npos);
   const Output whole = RunReplayer(
       absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/simple_map.trace"));
