@@ -135,13 +135,18 @@ class ReplayRunner : public ContenderRunner {
         plans_(plans) {}
 
   // One run of entries[i], re-run while disturbed (up to --max_reruns).
+  // `limits` bound the run's attempts together: a re-run is made only if
+  // another attempt as long as the last fits in what is left of the time
+  // limit, and gets what is left (the budget's cap sets that limit, and
+  // three attempts of a 9 s run took 27 s of a cap meant for one).
   RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
     Entry& e = entries_[i];
     RunOutcome o;
+    ChildLimits left = limits;
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
       ChildRun child =
-          RunChild(e, limits, plans_ != nullptr ? plans_->WordFor(round) : "",
+          RunChild(e, left, plans_ != nullptr ? plans_->WordFor(round) : "",
                    plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options);
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
@@ -153,7 +158,12 @@ class ReplayRunner : public ContenderRunner {
       const bool disturbed = Disturbed(*r);
       ++disturbance_.seen;
       disturbance_.disturbed += disturbed;
-      if (disturbed && attempt < s_.max_reruns && !disturbance_.Busy()) continue;
+      const bool rerun_fits =
+          limits.wall_seconds <= 0 || o.seconds + child.seconds <= limits.wall_seconds;
+      if (disturbed && attempt < s_.max_reruns && !disturbance_.Busy() && rerun_fits) {
+        if (limits.wall_seconds > 0) left.wall_seconds = limits.wall_seconds - o.seconds;
+        continue;
+      }
       disturbance_.kept += disturbed;
       RunRecord record;
       record.round = round;
@@ -579,9 +589,8 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
   RoundsSettings rounds = s.rounds;
   if (plans) {
-    rounds.max_total_budget_seconds =
-        std::max(rounds.total_budget_seconds,
-                 rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
+    rounds.max_total_budget_seconds = std::max(
+        rounds.total_budget_seconds, rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
   }
   if (s.progress || s.progress_lines) rounds.progress_label = program.path;
   rounds.progress_lines = s.progress_lines;
