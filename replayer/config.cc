@@ -70,7 +70,8 @@ ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().m
           "per sixteenth of the trace, from the trace's state there, and estimates the whole "
           "trace's time from them; where rebuilding that state costs as much as a window, one "
           "longer window per run, the rounds taking the trace's strata in turn; peak RSS and "
-          "page faults from one whole run of each policy left at the end), never (whole runs) or auto: windows for traces of a million memory "
+          "page faults from one whole run of each policy left at the end), never (whole runs) or "
+          "auto: windows for traces of a million memory "
           "ops or more. Windows rank by the cold pass; per-thread replays run whole");
 ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
@@ -82,11 +83,14 @@ ABSL_FLAG(bool, race, Rounds().race,
           "paired by round, shows it slower by more than the noise floor (one-sided paired "
           "t-test on log ratios; Bonferroni over the policies and a union bound over the looks, "
           "look t at level 6*0.05/(pi^2 t^2 K): at most 5% chance of ever eliminating a policy "
-          "tied with the leader) runs no more; its row says when and why. With "
+          "tied with the leader) runs no more; its row says when and why. A policy 10x "
+          "slower than the leader in round 1, or 4x in each of rounds 1 and 2, is out (a gross "
+          "loser). With "
           "--policies=default every article policy enters the race (no separate screen). "
           "--race=false: every policy runs until its precision or --budget");
 ABSL_FLAG(int, race_min_runs, Rounds().race_min_runs,
-          "with --race: paired runs before a policy can be eliminated");
+          "with --race: paired runs before the test can eliminate a policy (a gross loser "
+          "goes sooner)");
 ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; on a long trace it stretches, up to 50 s, to "

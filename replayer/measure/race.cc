@@ -74,6 +74,40 @@ int RaceLook(std::vector<Contender>& set, const RaceLeaders& leaders, size_t ref
   return eliminated;
 }
 
+int EliminateGrossLosers(std::vector<Contender>& set, const RaceLeaders& leaders, size_t reference,
+                         int min_rounds) {
+  int eliminated = 0;
+  for (size_t i = 0; i < set.size(); ++i) {
+    Contender& c = set[i];
+    const size_t leader = c.frees_blocks ? leaders.freeing : leaders.fastest;
+    if (leader >= set.size() || i == leader || i == reference || c.done || !Races(c)) continue;
+    const std::map<int, double>& leads = set[leader].figures;
+    std::vector<double> ratios;
+    for (const auto& [round, x] : c.figures) {
+      auto it = leads.find(round);
+      if (it != leads.end() && it->second > 0) ratios.push_back(x / it->second);
+    }
+    const int n = static_cast<int>(ratios.size());
+    if (n < 1 || n >= min_rounds) continue;
+    const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+    const double factor = n == 1 ? kGrossLoserFactorOneRound : kGrossLoserFactor;
+    if (*lo < factor) continue;
+    c.done = true;
+    c.eliminated = true;
+    c.stop_reason =
+        n == 1 ? absl::StrFormat(
+                     "eliminated after %d run: %.1fx slower than %s in its first round (%.0fx or "
+                     "more in one round: a gross loser)",
+                     c.kept, *lo, set[leader].name, factor)
+               : absl::StrFormat(
+                     "eliminated after %d runs: %.1fx to %.1fx slower than %s in every round "
+                     "(%.0fx or more in each of %d rounds: a gross loser)",
+                     c.kept, *lo, *hi, set[leader].name, factor, n);
+    ++eliminated;
+  }
+  return eliminated;
+}
+
 RaceRunLimit RaceTimeLimit(const std::vector<Contender>& set, size_t i, size_t reference,
                            double configured) {
   RaceRunLimit limit;

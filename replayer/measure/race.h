@@ -89,6 +89,22 @@ double RaceLevel(int look, int entrants);
 int RaceLook(std::vector<Contender>& set, const RaceLeaders& leaders, size_t reference,
              double noise_margin, int look, int entrants, int min_rounds);
 
+// A gross loser, before the test can look (before `min_rounds` rounds in
+// common with its leader, when the test takes over): a contender slower
+// than its leader by kGrossLoserFactor or more in each of 2 rounds or
+// more, or by kGrossLoserFactorOneRound in its first, is eliminated
+// ("eliminated after 2 runs: 4.8x to 5.3x slower than slab in every
+// round"). On a trace whose runs cost a second, the test's first look at 3
+// rounds came after the budget had gone on pools 5 to 170 times slower;
+// and the spread between two runs of one policy on these machines reached
+// 2.4x at its noisiest (fresh processes of one program, 2026-11-27), so 4x
+// twice, or 10x once, is not noise. Does not count as a look of the test.
+// Returns how many were eliminated.
+inline constexpr double kGrossLoserFactor = 4;
+inline constexpr double kGrossLoserFactorOneRound = 10;
+int EliminateGrossLosers(std::vector<Contender>& set, const RaceLeaders& leaders, size_t reference,
+                         int min_rounds);
+
 // The race's time limit on a run (above): kRaceRunTimeFactor times the
 // pace, at least kRaceRunTimeFloorSeconds.
 inline constexpr double kRaceRunTimeFactor = 20;

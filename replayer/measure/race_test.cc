@@ -63,6 +63,37 @@ TEST(RaceTest, AClearlySlowerContenderIsEliminatedWithItsReason) {
   EXPECT_FALSE(set[1].done);  // nor the leader
 }
 
+// Before the test's first look at 3 rounds: 4x slower than the leader in
+// each of 2 rounds is out, 4x in one round and 3.9x in the other is not;
+// after one round, 10x is out; nothing once the test has its rounds.
+TEST(RaceTest, AGrossLoserIsEliminatedAfterTwoRounds) {
+  std::vector<Contender> set = {WithFigures("malloc", {100, 110}), WithFigures("slab", {50, 60}),
+                                WithFigures("keep", {210, 250}), WithFigures("close", {200, 234}),
+                                WithFigures("bump", {500, 600})};
+  set[4].races = false;  // the harness floor: never raced out
+  EXPECT_EQ(EliminateGrossLosers(set, {1, 1}, 0, 3), 1);
+  EXPECT_TRUE(set[2].eliminated);
+  EXPECT_EQ(set[2].stop_reason,
+            "eliminated after 2 runs: 4.2x to 4.2x slower than slab in every round (4x or more in "
+            "each of 2 rounds: a gross loser)");
+  EXPECT_FALSE(set[3].done);  // 3.9x in round 2
+  EXPECT_FALSE(set[0].done);  // the reference
+  EXPECT_FALSE(set[4].done);
+  // After one round, only 10x or more; and at min_rounds the test decides
+  // instead.
+  std::vector<Contender> one = {WithFigures("malloc", {100}), WithFigures("slab", {50}),
+                                WithFigures("keep", {450}), WithFigures("stack", {8500})};
+  EXPECT_EQ(EliminateGrossLosers(one, {1, 1}, 0, 3), 1);
+  EXPECT_FALSE(one[2].done);  // 9x
+  EXPECT_EQ(one[3].stop_reason,
+            "eliminated after 1 run: 170.0x slower than slab in its first round (10x or more in "
+            "one round: a gross loser)");
+  std::vector<Contender> three = {WithFigures("malloc", {100, 100, 100}),
+                                  WithFigures("slab", {50, 50, 50}),
+                                  WithFigures("keep", {500, 500, 500})};
+  EXPECT_EQ(EliminateGrossLosers(three, {1, 1}, 0, 3), 0);
+}
+
 TEST(RaceTest, TheDefaultFirstLookComesAtThreeRoundsForGrossDifferencesOnly) {
   ASSERT_EQ(RoundsSettings{}.race_min_runs, 3);
   // Three rounds, 61 entrants: the level is 6 x 0.05 / (pi^2 x 61), about

@@ -175,7 +175,7 @@ class Rounds {
       if (!IsNoise(i)) UpdateDone(cs_[i], i == ref_ ? nullptr : &cs_[ref_], s_);
     }
     if (s_.race) Look();
-    if (Bounded() && stretched_) Reach(spent_before);
+    if (Bounded() && stretched_ && !budget_spent) Reach(spent_before);
     if (s_.progress_lines) ProgressLine();
     if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget)) {
       StopAll(
@@ -217,7 +217,11 @@ class Rounds {
   }
 
   void Look() {
-    if (round_ - s_.first_round < s_.race_min_runs) return;
+    const int done = round_ - s_.first_round;
+    if (done >= 1 && done < s_.race_min_runs) {
+      EliminateGrossLosers(cs_, FindRaceLeaders(cs_), ref_, s_.race_min_runs);
+    }
+    if (done < s_.race_min_runs) return;
     const double margin =
         noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0;
     RaceLook(cs_, FindRaceLeaders(cs_), ref_, margin, ++looks_, entrants_, s_.race_min_runs);
