@@ -59,10 +59,11 @@ constexpr char kUsage[] =
     "       replayer [flags] --confirm=N TRACE -- PROGRAM [ARGS...]\n"
     "       replayer [flags] --in_situ --policies=LIST -- PROGRAM [ARGS...]\n"
     "example: bazel run //replayer -- traces/simple_map.trace\n"
-    "exit status: 0 every run succeeded; 1 bad input or an I/O error (nothing measured);\n"
-    "2 bad usage (an unknown flag or policy, a malformed or out-of-range value); 3 the\n"
-    "report was written but a policy FAILED (a run crashed, exited with an error, hit its\n"
-    "memory limit or was killed at its time limit).";
+    "exit status: 0 a verdict was made (a policy past its memory or time limit is a row\n"
+    "that says so, an outcome, not a failure); 1 bad input or an I/O error (nothing\n"
+    "measured); 2 bad usage (an unknown flag or policy, a malformed or out-of-range\n"
+    "value); 3 the report was written but a policy FAILED (a run crashed or exited with\n"
+    "an error; in situ, any failed run) or no policy could be recommended.";
 
 int Fail(int code, const std::string& message) {
   std::fprintf(stderr, "replayer: %s\n", message.c_str());
