@@ -17,6 +17,29 @@ std::vector<double> Values(const std::map<int, double>& m) {
   return v;
 }
 
+// The leader set[i] races against, or set.size() if it is not one to look
+// at: a leader itself, the reference, done, or not racing.
+size_t LeaderToBeat(const std::vector<Contender>& set, size_t i, const RaceLeaders& leaders,
+                    size_t reference) {
+  const Contender& c = set[i];
+  const size_t leader = c.frees_blocks ? leaders.freeing : leaders.fastest;
+  if (leader >= set.size() || i == leader || i == reference || c.done || !Races(c)) {
+    return set.size();
+  }
+  return leader;
+}
+
+// set[i]'s figure over its leader's, in each round both ran (> 1: slower).
+std::vector<double> RatiosToLeader(const std::vector<Contender>& set, size_t i, size_t leader) {
+  std::vector<double> ratios;
+  const std::map<int, double>& leads = set[leader].figures;
+  for (const auto& [round, x] : set[i].figures) {
+    auto it = leads.find(round);
+    if (it != leads.end() && it->second > 0) ratios.push_back(x / it->second);
+  }
+  return ratios;
+}
+
 }  // namespace
 
 bool Races(const Contender& c) { return c.races && c.failed == 0 && !c.eliminated && c.kept > 0; }
@@ -52,19 +75,15 @@ int RaceLook(std::vector<Contender>& set, const RaceLeaders& leaders, size_t ref
   const double level = RaceLevel(look, entrants);
   int eliminated = 0;
   for (size_t i = 0; i < set.size(); ++i) {
+    const size_t leader = LeaderToBeat(set, i, leaders, reference);
+    if (leader == set.size()) continue;
     Contender& c = set[i];
-    const size_t leader = c.frees_blocks ? leaders.freeing : leaders.fastest;
-    if (leader >= set.size() || i == leader || i == reference || c.done || !Races(c)) continue;
-    const std::map<int, double>& leads = set[leader].figures;
-    std::vector<double> logs;
-    for (const auto& [round, x] : c.figures) {
-      auto it = leads.find(round);
-      if (it != leads.end()) logs.push_back(std::log(x / it->second));
-    }
+    std::vector<double> logs = RatiosToLeader(set, i, leader);
+    for (double& x : logs) x = std::log(x);
     if (static_cast<int>(logs.size()) < min_rounds) continue;
     if (SlowerPValue(logs, noise_margin) > level) continue;
     // The contender's figure over the leader's, round by round (> 1: slower).
-    const Estimate ratio = PairedRatio(c.figures, leads);
+    const Estimate ratio = PairedRatio(c.figures, set[leader].figures);
     c.done = true;
     c.eliminated = true;
     c.stop_reason = absl::StrFormat("eliminated after %d runs: %.2fx [%.2f, %.2f] slower than %s",
@@ -78,15 +97,10 @@ int EliminateGrossLosers(std::vector<Contender>& set, const RaceLeaders& leaders
                          int min_rounds) {
   int eliminated = 0;
   for (size_t i = 0; i < set.size(); ++i) {
+    const size_t leader = LeaderToBeat(set, i, leaders, reference);
+    if (leader == set.size()) continue;
     Contender& c = set[i];
-    const size_t leader = c.frees_blocks ? leaders.freeing : leaders.fastest;
-    if (leader >= set.size() || i == leader || i == reference || c.done || !Races(c)) continue;
-    const std::map<int, double>& leads = set[leader].figures;
-    std::vector<double> ratios;
-    for (const auto& [round, x] : c.figures) {
-      auto it = leads.find(round);
-      if (it != leads.end() && it->second > 0) ratios.push_back(x / it->second);
-    }
+    const std::vector<double> ratios = RatiosToLeader(set, i, leader);
     const int n = static_cast<int>(ratios.size());
     if (n < 1 || n >= min_rounds) continue;
     const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
