@@ -252,6 +252,26 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
   return out;
 }
 
+std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
+                                                   std::vector<ReplayWindow> windows) {
+  std::sort(windows.begin(), windows.end(), [](const ReplayWindow& a, const ReplayWindow& b) {
+    return a.lead_begin < b.lead_begin;
+  });
+  std::map<uint64_t, WindowStates> out;
+  StateScanner scanner(program);
+  for (const ReplayWindow& w : windows) {
+    if (out.count(w.lead_begin) > 0) continue;
+    TraceState s = scanner.StateAt(w.lead_begin);
+    WindowStates& one = out[w.lead_begin];
+    one.arenas = std::move(s.arenas);
+    one.objects = std::move(s.objects);
+    one.arena_end = {one.arenas.size()};
+    one.object_end = {one.objects.size()};
+    one.realloc_index = {s.realloc_index};
+  }
+  return out;
+}
+
 WindowStatesView ViewOf(const WindowStates& s) {
   return WindowStatesView{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
                           s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};

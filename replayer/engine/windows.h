@@ -26,6 +26,7 @@
 #define ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,15 @@ struct WindowStates {
   std::vector<uint64_t> arena_end, object_end, realloc_index;  // one per window
 };
 WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWindow>& windows);
+
+// The start states of windows drawn for several rounds, each window's
+// alone (as StartStates of that one window would give it), keyed by its
+// lead_begin, worked out in one walk of the trace: `windows` in any order.
+// With one window per run the rounds' windows jump about the trace, and a
+// walk from its beginning for each round cost the parent 0.17 s a round
+// on an 11 M-op trace; one walk serves a cycle of rounds.
+std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
+                                                   std::vector<ReplayWindow> windows);
 
 // WindowStates as a child maps them, or as a run reads its own.
 struct WindowStatesView {

@@ -234,6 +234,39 @@ TEST(WindowStatesTest, StartStatesAndArenasAfterAreTheTraces) {
   }
 }
 
+// One walk for a cycle of rounds, one window each (out of trace order):
+// each window's state is the one its own walk gives.
+TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/random.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ReplayView view = ViewOf(*p);
+  WindowShape shape = ShapeFor(view.num_ops);
+  shape.per_run = 1;
+  const std::vector<uint64_t> weights = StratumWeights(view, shape);
+  std::vector<ReplayWindow> windows;
+  for (int round = 0; round < shape.strata; ++round) {
+    const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 5, round);
+    ASSERT_EQ(plan.size(), 1u);
+    windows.push_back(plan[0]);
+  }
+  const std::map<uint64_t, WindowStates> by_lead = StartStatesByLead(view, windows);
+  ASSERT_EQ(by_lead.size(), windows.size());
+  for (const ReplayWindow& w : windows) {
+    SCOPED_TRACE(w.lead_begin);
+    const WindowStates alone = StartStates(view, {w});
+    const WindowStates& cycled = by_lead.at(w.lead_begin);
+    EXPECT_EQ(cycled.arenas, alone.arenas);
+    ASSERT_EQ(cycled.objects.size(), alone.objects.size());
+    for (size_t k = 0; k < alone.objects.size(); ++k) {
+      EXPECT_EQ(cycled.objects[k].object, alone.objects[k].object);
+      EXPECT_EQ(cycled.objects[k].bytes, alone.objects[k].bytes);
+    }
+    EXPECT_EQ(cycled.arena_end, alone.arena_end);
+    EXPECT_EQ(cycled.object_end, alone.object_end);
+    EXPECT_EQ(cycled.realloc_index, alone.realloc_index);
+  }
+}
+
 TEST(WindowStatesTest, AMalformedSharingIsRefused) {
   absl::StatusOr<int> fd = ShareReplayView(ReplayView());
   ASSERT_TRUE(fd.ok());

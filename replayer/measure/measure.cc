@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -54,15 +55,22 @@ struct Disturbance {
 
 // The windows of each round (engine/windows.h): drawn once per round from
 // the seed, the same for every contender of the round, and their start
-// states worked out once per round and shared with its children.
+// states worked out once per round and shared with its children. With one
+// window per run, one walk of the trace works out the states of a cycle of
+// rounds (each stratum once: StartStatesByLead), where their states, held
+// until used, stay under kCycleStatesBytes (`rebuild_ops`: RebuildOps).
 class WindowPlans {
  public:
-  WindowPlans(const ReplayProgram& program, const WindowShape& shape, uint64_t seed)
+  WindowPlans(const ReplayProgram& program, const WindowShape& shape, uint64_t seed,
+              uint64_t rebuild_ops)
       : program_(program),
         num_ops_(program.ops.size()),
         shape_(shape),
         weights_(StratumWeights(ViewOf(program), shape_)),
-        seed_(seed) {}
+        seed_(seed),
+        by_cycle_(shape.per_run < shape.strata &&
+                  rebuild_ops * static_cast<uint64_t>(shape.strata) * sizeof(LiveObject) <=
+                      kCycleStatesBytes) {}
   ~WindowPlans() {
     if (states_fd_ >= 0) close(states_fd_);
   }
@@ -104,15 +112,39 @@ class WindowPlans {
     const std::vector<ReplayWindow> windows = PlanWindows(num_ops_, shape_, weights_, seed_, round);
     word_ = WindowsWord(windows);
     if (states_fd_ >= 0) close(states_fd_);
-    absl::StatusOr<int> fd = ShareWindowStates(StartStates(ViewOf(program_), windows));
+    absl::StatusOr<int> fd = ShareWindowStates(StatesOf(round, windows));
     states_fd_ = fd.ok() ? *fd : -1;
   }
+
+  WindowStates StatesOf(int round, const std::vector<ReplayWindow>& windows) {
+    if (!by_cycle_ || windows.size() != 1) return StartStates(ViewOf(program_), windows);
+    auto it = cycle_.find(windows[0].lead_begin);
+    if (it == cycle_.end()) {
+      std::vector<ReplayWindow> ahead;
+      for (int r = round; r < round + shape_.strata; ++r) {
+        for (const ReplayWindow& w : PlanWindows(num_ops_, shape_, weights_, seed_, r)) {
+          ahead.push_back(w);
+        }
+      }
+      cycle_ = StartStatesByLead(ViewOf(program_), std::move(ahead));
+      it = cycle_.find(windows[0].lead_begin);
+      if (it == cycle_.end()) return StartStates(ViewOf(program_), windows);
+    }
+    WindowStates states = std::move(it->second);
+    cycle_.erase(it);
+    return states;
+  }
+
+  // What a cycle's states may hold at most (beyond it, a walk per round).
+  static constexpr uint64_t kCycleStatesBytes = uint64_t{256} << 20;
 
   const ReplayProgram& program_;
   uint64_t num_ops_;
   WindowShape shape_;
   std::vector<uint64_t> weights_;
   uint64_t seed_;
+  bool by_cycle_;
+  std::map<uint64_t, WindowStates> cycle_;  // by lead_begin, until used
   int round_ = -1;
   std::string word_;
   int states_fd_ = -1;
@@ -558,7 +590,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops);
   if (may_use_windows && UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
                                      WindowedRunOps(shape, rebuild_ops))) {
-    plans.emplace(program, shape, s.rounds.seed);
+    plans.emplace(program, shape, s.rounds.seed, rebuild_ops);
     out.sampling = plans->Facts();
   }
   auto runner_for = [&](std::vector<Entry>& entries) {
