@@ -170,11 +170,20 @@ class ReplayRunner : public ContenderRunner {
   // `limits` bound the run's attempts together: a re-run is made only if
   // another attempt as long as the last fits in what is left of the time
   // limit, and gets what is left (the budget's cap sets that limit, and
-  // three attempts of a 9 s run took 27 s of a cap meant for one).
+  // three attempts of a 9 s run took 27 s of a cap meant for one). A
+  // re-run stopped at what was left keeps the disturbed attempt before it.
   RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
     Entry& e = entries_[i];
     RunOutcome o;
     ChildLimits left = limits;
+    std::optional<RunRecord> disturbed_before;  // the last attempt, re-run
+    double disturbed_seconds = 0;
+    auto keep = [&](RunRecord record, double seconds) {
+      o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
+      o.run_seconds = seconds;
+      e.runs.runs.push_back(std::move(record));
+      return o;
+    };
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
       ChildRun child =
@@ -182,6 +191,10 @@ class ReplayRunner : public ContenderRunner {
                    plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options);
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
+      if (disturbed_before && absl::IsDeadlineExceeded(r.status())) {
+        ++disturbance_.kept;
+        return keep(*std::move(disturbed_before), disturbed_seconds);
+      }
       if (race_limited && absl::IsDeadlineExceeded(r.status())) {
         o.end = RunOutcome::End::kStopped;
         return o;
@@ -190,22 +203,21 @@ class ReplayRunner : public ContenderRunner {
       const bool disturbed = Disturbed(*r);
       ++disturbance_.seen;
       disturbance_.disturbed += disturbed;
-      const bool rerun_fits =
-          limits.wall_seconds <= 0 || o.seconds + child.seconds <= limits.wall_seconds;
-      if (disturbed && attempt < s_.max_reruns && !disturbance_.Busy() && rerun_fits) {
-        if (limits.wall_seconds > 0) left.wall_seconds = limits.wall_seconds - o.seconds;
-        continue;
-      }
-      disturbance_.kept += disturbed;
       RunRecord record;
       record.round = round;
       record.reruns = attempt;
       record.disturbed = disturbed;
       record.result = *std::move(r);
-      o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
-      o.run_seconds = child.seconds;
-      e.runs.runs.push_back(std::move(record));
-      return o;
+      const bool rerun_fits =
+          limits.wall_seconds <= 0 || o.seconds + child.seconds <= limits.wall_seconds;
+      if (disturbed && attempt < s_.max_reruns && !disturbance_.Busy() && rerun_fits) {
+        if (limits.wall_seconds > 0) left.wall_seconds = limits.wall_seconds - o.seconds;
+        disturbed_before = std::move(record);
+        disturbed_seconds = child.seconds;
+        continue;
+      }
+      disturbance_.kept += disturbed;
+      return keep(std::move(record), child.seconds);
     }
   }
 

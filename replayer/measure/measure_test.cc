@@ -67,6 +67,8 @@ struct FakeChildren {
   std::vector<std::pair<std::string, double>> started;  // policy, time limit
   std::vector<std::string> windows;  // the windows= word of each start ("" if none)
   int64_t switches = 0;              // involuntary context switches in every pass
+  // A policy's next runs' seconds, in order (then seconds[P]).
+  std::map<std::string, std::vector<double>> sequence;
 
   ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
     std::string policy, window_word;
@@ -76,7 +78,11 @@ struct FakeChildren {
     }
     windows.push_back(window_word);
     started.emplace_back(policy, limits.wall_seconds);
-    const double t = seconds.at(policy);
+    double t = seconds.at(policy);
+    if (auto seq = sequence.find(policy); seq != sequence.end() && !seq->second.empty()) {
+      t = seq->second.front();
+      seq->second.erase(seq->second.begin());
+    }
     if (limits.wall_seconds > 0 && t > limits.wall_seconds) {
       return ChildRun{absl::DeadlineExceededError(absl::StrFormat(
                           "killed after the time limit of %g s per run", limits.wall_seconds)),
@@ -286,6 +292,28 @@ TEST(MeasureTraceTest, ReRunsOfADisturbedRunFitItsTimeLimit) {
     }
   }
   EXPECT_EQ(Find(t, "slab/st/single")->runs.size(), 1u);
+}
+
+// A re-run stopped at what its run's limit left keeps the disturbed
+// attempt before it: the run is not lost, nor failed.
+TEST(MeasureTraceTest, AReRunPastWhatIsLeftKeepsTheAttemptBeforeIt) {
+  FakeRace race;
+  race.children->seconds = {{"malloc", 1}, {"slab/st/single", 9}, {"boost_pool", 1}};
+  race.children->sequence["slab/st/single"] = {9, 12};  // the re-run takes 12 s of the 11 left
+  race.children->switches = 1;
+  race.s.rounds.race = false;
+  race.s.rounds.min_runs = 1;
+  race.s.rounds.max_runs = 1;
+  race.s.rounds.limits.wall_seconds = 20;
+  race.s.max_reruns = 2;
+  const MeasuredTrace t = race.Measure();
+  const PolicyRuns* slab = Find(t, "slab/st/single");
+  ASSERT_NE(slab, nullptr);
+  EXPECT_EQ(slab->failed, 0);
+  ASSERT_EQ(slab->runs.size(), 1u);
+  EXPECT_EQ(slab->runs[0].reruns, 0);
+  EXPECT_TRUE(slab->runs[0].disturbed);
+  EXPECT_DOUBLE_EQ(slab->runs[0].result.passes[0].cpu_seconds, 4.5);  // the 9 s attempt's
 }
 
 TEST(MeasureTraceTest, TheGridsLockedTwinsAreLeftOutOfAOneThreadTrace) {
