@@ -260,21 +260,24 @@ TEST(WindowsTest, AutoTakesWindowsOnlyForALongTraceWithASmallLiveHeap) {
   EXPECT_FALSE(UsesWindows(WindowsMode::kNever, 10'000'000, 10'000'000, 0));
 }
 
-// The default set on a one-thread trace: the article grid's thread-safe
-// policies are left out (each its st twin plus a lock), never run, and the
-// trace's note counts them.
-// A run's time limit bounds its attempts together: every run is disturbed
-// and takes 9 s under a 20 s limit, so a policy gets one re-run (18 s),
-// not two (27 s, past the limit the budget's cap set).
-TEST(MeasureTraceTest, ReRunsOfADisturbedRunFitItsTimeLimit) {
-  FakeRace race;
-  race.children->seconds = {{"malloc", 9}, {"slab/st/single", 9}, {"boost_pool", 9}};
+// Every run disturbed (so re-run, up to 2 times), one run per policy, a
+// time limit of 20 s per run.
+void DisturbEveryRunUnder20Seconds(FakeRace& race) {
   race.children->switches = 1;
   race.s.rounds.race = false;
   race.s.rounds.min_runs = 1;
   race.s.rounds.max_runs = 1;
   race.s.rounds.limits.wall_seconds = 20;
   race.s.max_reruns = 2;
+}
+
+// A run's time limit bounds its attempts together: every run is disturbed
+// and takes 9 s under a 20 s limit, so a policy gets one re-run (18 s),
+// not two (27 s, past the limit the budget's cap set).
+TEST(MeasureTraceTest, ReRunsOfADisturbedRunFitItsTimeLimit) {
+  FakeRace race;
+  race.children->seconds = {{"malloc", 9}, {"slab/st/single", 9}, {"boost_pool", 9}};
+  DisturbEveryRunUnder20Seconds(race);
   const MeasuredTrace t = race.Measure();
   std::map<std::string, int> starts;
   for (const auto& [policy, limit] : race.children->started) {
@@ -300,12 +303,7 @@ TEST(MeasureTraceTest, AReRunPastWhatIsLeftKeepsTheAttemptBeforeIt) {
   FakeRace race;
   race.children->seconds = {{"malloc", 1}, {"slab/st/single", 9}, {"boost_pool", 1}};
   race.children->sequence["slab/st/single"] = {9, 12};  // the re-run takes 12 s of the 11 left
-  race.children->switches = 1;
-  race.s.rounds.race = false;
-  race.s.rounds.min_runs = 1;
-  race.s.rounds.max_runs = 1;
-  race.s.rounds.limits.wall_seconds = 20;
-  race.s.max_reruns = 2;
+  DisturbEveryRunUnder20Seconds(race);
   const MeasuredTrace t = race.Measure();
   const PolicyRuns* slab = Find(t, "slab/st/single");
   ASSERT_NE(slab, nullptr);
@@ -316,6 +314,9 @@ TEST(MeasureTraceTest, AReRunPastWhatIsLeftKeepsTheAttemptBeforeIt) {
   EXPECT_DOUBLE_EQ(slab->runs[0].result.passes[0].cpu_seconds, 4.5);  // the 9 s attempt's
 }
 
+// The default set on a one-thread trace: the article grid's thread-safe
+// policies are left out (each its st twin plus a lock), never run, and the
+// trace's note counts them.
 TEST(MeasureTraceTest, TheGridsLockedTwinsAreLeftOutOfAOneThreadTrace) {
   FakeRace race;
   for (const allocators::AllocatorInfo& info : allocators::AllAllocators()) {
