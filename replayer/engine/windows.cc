@@ -60,8 +60,7 @@ std::vector<int> StrataOfRound(const WindowShape& shape, int round) {
     const int64_t k = (first + j) % shape.strata;
     chosen.push_back(all[static_cast<size_t>(k < 0 ? k + shape.strata : k)]);
   }
-  std::sort(chosen.begin(), chosen.end());
-  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  std::sort(chosen.begin(), chosen.end());  // per_run < strata: no repeats
   return chosen;
 }
 

@@ -126,9 +126,9 @@ class WindowPlans {
           ahead.push_back(w);
         }
       }
+      // The cycle starts with this round's own window: it is found.
       cycle_ = StartStatesByLead(ViewOf(program_), std::move(ahead));
       it = cycle_.find(windows[0].lead_begin);
-      if (it == cycle_.end()) return StartStates(ViewOf(program_), windows);
     }
     WindowStates states = std::move(it->second);
     cycle_.erase(it);
@@ -359,9 +359,8 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
   if (e.runs.skipped.empty() && default_set) {
     e.runs.skipped =
         PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count);
+    if (e.runs.skipped.empty()) e.runs.skipped = LockedTwinReason(info, program.threads);
   }
-  if (e.runs.skipped.empty() && default_set)
-    e.runs.skipped = LockedTwinReason(info, program.threads);
   if (e.runs.skipped.empty() && !info.preload.empty()) {
     e.preload_path = FindPreloadLibrary(info.preload);
     if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(info.preload, " is not installed");
@@ -393,11 +392,13 @@ std::vector<Entry> ArticleGrid(const std::string& kind, const PolicyInfos& polic
   if (!names.ok()) return grid;
   for (const std::string& name : *names) {
     Entry e = MakeEntry(policies, name, name, program, /*default_set=*/true);
+    const allocators::AllocatorInfo& info = policies.at(name);
     if (e.runs.skipped.empty()) {
       grid.push_back(std::move(e));
-    } else if (absl::StartsWith(e.runs.skipped, "not run: it keeps a pool per arena")) {
+    } else if (e.runs.skipped == PoolPerArenaReason(info, program.arena_usage,
+                                                    program.allocs + program.reallocs_count)) {
       ++left_out->per_arena;
-    } else if (absl::StartsWith(e.runs.skipped, "not run: the trace was recorded on one thread")) {
+    } else if (e.runs.skipped == LockedTwinReason(info, program.threads)) {
       ++left_out->locked_twin;
     } else {
       ++left_out->other;
@@ -544,6 +545,20 @@ void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& co
   }
 }
 
+// The rounds' settings for `program`: its path as the progress label (if
+// asked), and, `windowed`, a cap less the whole runs' allowance, which
+// comes out of it (MakeWholeRuns).
+RoundsSettings RoundsFor(const MeasureSettings& s, const ReplayProgram& program, bool windowed) {
+  RoundsSettings rounds = s.rounds;
+  if (windowed) {
+    rounds.max_total_budget_seconds = std::max(
+        rounds.total_budget_seconds, rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
+  }
+  if (s.progress || s.progress_lines) rounds.progress_label = program.path;
+  rounds.progress_lines = s.progress_lines;
+  return rounds;
+}
+
 }  // namespace
 
 bool UsesWindows(WindowsMode mode, uint64_t num_ops, uint64_t memory_ops,
@@ -616,13 +631,16 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   for (const std::string& name : names) {
     entries.push_back(MakeEntry(policies, name, name, program, screen, s.mixes));
   }
-  GridLeftOut left_out;
-  if (screen && s.rounds.race) AddArticleGridToRace(entries, policies, program, &left_out);
-  if (screen && !s.rounds.race) {
-    ScreenArticleGrid(entries, policies, program, rng, runner_for, s, ranking, &left_out);
-  }
-  if (std::string note = GridLeftOutNote(left_out); !note.empty()) {
-    out.trace.left_out_notes.push_back(std::move(note));
+  if (screen) {
+    GridLeftOut left_out;
+    if (s.rounds.race) {
+      AddArticleGridToRace(entries, policies, program, &left_out);
+    } else {
+      ScreenArticleGrid(entries, policies, program, rng, runner_for, s, ranking, &left_out);
+    }
+    if (std::string note = GridLeftOutNote(left_out); !note.empty()) {
+      out.trace.left_out_notes.push_back(std::move(note));
+    }
   }
   // glibc malloc is the reference of every ratio; its second run set gives
   // the noise floor.
@@ -631,13 +649,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
 
   std::vector<Contender> contenders;
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
-  RoundsSettings rounds = s.rounds;
-  if (plans) {
-    rounds.max_total_budget_seconds = std::max(
-        rounds.total_budget_seconds, rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
-  }
-  if (s.progress || s.progress_lines) rounds.progress_label = program.path;
-  rounds.progress_lines = s.progress_lines;
+  const RoundsSettings rounds = RoundsFor(s, program, plans.has_value());
   ReplayRunner runner = runner_for(entries);
   out.rounds = RunRounds(contenders, runner, rounds).rounds;
   if (plans) MakeWholeRuns(entries, contenders, runner, s.rounds, ranking);

@@ -1,6 +1,7 @@
 #include "alloctrace/replayer/measure/policy_safety.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,28 @@
 #include "alloctrace/replayer/engine/allocators/registry.h"
 
 namespace alloctrace {
+namespace {
+
+// The catalog's policy named `name`, or null.
+const allocators::AllocatorInfo* Find(const std::string& name) {
+  static const auto* const infos =
+      new std::map<std::string, allocators::AllocatorInfo>(allocators::AllocatorInfosByName());
+  auto it = infos->find(name);
+  return it == infos->end() ? nullptr : &it->second;
+}
+
+// Its twin of the other threading: the policy named `name` with its first
+// `from` ("/st/" or "/mt/") replaced by `to`, or null.
+const allocators::AllocatorInfo* TwinOf(const std::string& name, const std::string& from,
+                                        const std::string& to) {
+  const size_t at = name.find(from);
+  if (at == std::string::npos) return nullptr;
+  std::string twin = name;
+  twin.replace(at, from.size(), to);
+  return Find(twin);
+}
+
+}  // namespace
 
 std::string UnsafeReason(const allocators::AllocatorInfo& info, const ArenaUsageSummary& usage) {
   if (info.thread_safe || usage.shared_count == 0) return "";
@@ -40,39 +63,23 @@ std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
 }
 
 std::string LockedTwinReason(const allocators::AllocatorInfo& info, uint64_t threads) {
-  const size_t mt = info.name.find("/mt/");
-  if (threads > 1 || !info.thread_safe || mt == std::string::npos) return "";
-  std::string twin = info.name;
-  twin.replace(mt, 4, "/st/");
-  for (const allocators::AllocatorInfo& other : allocators::AllAllocators()) {
-    if (other.name == twin && !other.thread_safe) {
-      return absl::StrCat("not run: the trace was recorded on one thread, where it is ", twin,
-                          " plus a lock, never faster (--policies=", info.name, " runs it anyway)");
-    }
-  }
-  return "";
+  if (threads > 1 || !info.thread_safe) return "";
+  const allocators::AllocatorInfo* twin = TwinOf(info.name, "/mt/", "/st/");
+  if (twin == nullptr || twin->thread_safe) return "";
+  return absl::StrCat("not run: the trace was recorded on one thread, where it is ", twin->name,
+                      " plus a lock, never faster (--policies=", info.name, " runs it anyway)");
 }
 
 std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
                                       const ArenaUsageSummary& usage) {
   if (usage.shared_count == 0) return names;
-  const std::vector<allocators::AllocatorInfo> all = allocators::AllAllocators();
-  auto find = [&](const std::string& name) -> const allocators::AllocatorInfo* {
-    for (const allocators::AllocatorInfo& info : all) {
-      if (info.name == name) return &info;
-    }
-    return nullptr;
-  };
   std::vector<std::string> out;
   for (const std::string& name : names) {
     std::string chosen = name;
-    const allocators::AllocatorInfo* info = find(name);
-    const size_t st = name.find("/st/");
-    if (info != nullptr && !info->thread_safe && st != std::string::npos) {
-      std::string mt = name;
-      mt.replace(st, 4, "/mt/");
-      const allocators::AllocatorInfo* variant = find(mt);
-      if (variant != nullptr && variant->thread_safe) chosen = mt;
+    const allocators::AllocatorInfo* info = Find(name);
+    if (info != nullptr && !info->thread_safe) {
+      const allocators::AllocatorInfo* variant = TwinOf(name, "/st/", "/mt/");
+      if (variant != nullptr && variant->thread_safe) chosen = variant->name;
     }
     if (std::find(out.begin(), out.end(), chosen) == out.end()) out.push_back(chosen);
   }

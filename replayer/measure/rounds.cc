@@ -206,10 +206,10 @@ class Rounds {
   void Reach(const std::vector<double>& spent_before) {
     const int done = round_ - s_.first_round;
     if (done < s_.race_min_runs || done >= s_.reach_rounds) return;
+    const bool ref_runs_on = ReferenceActive(OthersActive());
     double pace = 0;
     for (size_t i = 0; i < cs_.size(); ++i) {
-      const bool runs_on =
-          i == ref_ || IsNoise(i) ? !cs_[ref_].done || OthersActive() : !cs_[i].done;
+      const bool runs_on = i == ref_ || IsNoise(i) ? ref_runs_on : !cs_[i].done;
       if (runs_on) pace += cs_[i].spent - spent_before[i];
     }
     const double need = TotalSpent() + (s_.reach_rounds - done) * pace;
