@@ -231,8 +231,10 @@ bool WaitOn(std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiters, int64_t
 // thread's CPU time).
 class Publisher {
  public:
-  Publisher(Progress& progress, uint32_t wake_batch, ThreadFigures* f)
-      : p_(progress), batch_(wake_batch), f_(f) {}
+  // `published`: the count already on the counter (a window's streams
+  // start part way).
+  Publisher(Progress& progress, uint32_t wake_batch, ThreadFigures* f, uint32_t published = 0)
+      : p_(progress), batch_(wake_batch), f_(f), published_(published) {}
 
   void Publish(uint32_t count) {
     p_.done.fetch_add(count - published_, std::memory_order_seq_cst);
@@ -264,7 +266,7 @@ class Publisher {
   Progress& p_;
   const uint32_t batch_;
   ThreadFigures* const f_;
-  uint32_t published_ = 0;
+  uint32_t published_;
   bool deferred_ = false;
   uint32_t deferred_count_ = 0;
   int64_t deferred_ns_ = 0;
@@ -283,18 +285,23 @@ inline void StopAll(PassShared& shared) {
   FutexWakeAll(shared.arrived);
 }
 
-// Runs one stream. Returns "" or an error message.
+// Runs ops [from, to) of one stream (a whole pass: all of them), its
+// counter at `from` when it starts and at `to` when it ends. Returns "" or
+// an error message.
 template <typename A>
 std::string RunStream(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
-                      uint32_t self, void** ptrs, Touch touch, PassShared& shared,
-                      ThreadFigures* f) {
+                      uint32_t self, uint32_t from, uint32_t to, void** ptrs, Touch touch,
+                      PassShared& shared, ThreadFigures* f) {
   const StreamView& stream = schedule.streams[self];
   const ReplayOp* ops = stream.ops;
   const SyncWait* waits = stream.waits;
-  size_t w = 0;
+  size_t w = static_cast<size_t>(
+      std::lower_bound(waits, waits + stream.num_waits, from,
+                       [](const SyncWait& a, uint32_t op) { return a.op < op; }) -
+      waits);
   uint64_t read_sink = 0;
-  Publisher mine(shared.progress[self], shared.wake_batch, f);
-  for (uint32_t i = 0; i < stream.num_ops; ++i) {
+  Publisher mine(shared.progress[self], shared.wake_batch, f, from);
+  for (uint32_t i = from; i < to; ++i) {
     const ReplayOp& op = ops[i];
     const uint8_t kind = static_cast<uint8_t>(op.kind);
     if (__builtin_expect((kind & kWaitFlag) != 0, 0)) {
@@ -325,34 +332,40 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
       mine.Publish(i + 1);
     }
   }
+  // A window's stream goes on from `to` later: its counter must say so.
+  if (to < stream.num_ops) mine.Publish(to);
   mine.Flush();
   asm volatile("" : : "r"(read_sink));
   return "";
 }
 
-// One thread of a pass: the barrier, the stream, its figures.
-template <typename A>
-void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
-                uint32_t self, uint32_t threads, void** ptrs, Touch touch, PassShared& shared,
-                ThreadFigures* f) {
-  const int64_t migrations0 = ReadMigrations();
-  const UsageCounts u0 = ReadUsageCounts();
-  if (shared.arrived.fetch_add(1, std::memory_order_seq_cst) + 1 == threads) {
+// Waits at a barrier of the pass's threads: until `target` arrivals are
+// counted (a pass's k-th barrier: k x threads), the last to arrive
+// stamping start_ns. Its time is not the stream's (the caller's clocks
+// start after it). Returns false if the pass stopped.
+inline bool Arrive(PassShared& shared, uint32_t target) {
+  if ((shared.arrived.fetch_add(1, std::memory_order_seq_cst) & kCountMask) + 1 == target) {
     shared.start_ns.store(NowNs(), std::memory_order_relaxed);
     if (shared.arrived_waiters.load(std::memory_order_seq_cst) != 0) {
       FutexWakeAll(shared.arrived);
     }
   }
-  double untimed_cpu = 0, untimed_wall = 0;  // before the timed stretch
-  if (!WaitOn(
-          shared.arrived, shared.arrived_waiters, shared.spin_ns,
-          [threads](uint32_t arrived) { return arrived == threads; }, &untimed_cpu,
-          &untimed_wall)) {
-    f->error = "stopped: a thread could not start";
-    return;
-  }
+  double untimed_cpu = 0, untimed_wall = 0;
+  return WaitOn(
+      shared.arrived, shared.arrived_waiters, shared.spin_ns,
+      [target](uint32_t arrived) { return arrived >= target; }, &untimed_cpu, &untimed_wall);
+}
+
+// Runs ops [from, to) of stream `self`, timed: *f gets the stream's CPU
+// time, its end and its OS counters; the pass stops if it fails.
+template <typename A>
+void TimedStream(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
+                 uint32_t self, uint32_t from, uint32_t to, void** ptrs, Touch touch,
+                 PassShared& shared, ThreadFigures* f) {
+  const int64_t migrations0 = ReadMigrations();
+  const UsageCounts u0 = ReadUsageCounts();
   const double c0 = replay_internal::ThreadCpuSeconds();
-  f->error = RunStream(allocator, program, schedule, self, ptrs, touch, shared, f);
+  f->error = RunStream(allocator, program, schedule, self, from, to, ptrs, touch, shared, f);
   f->end_ns = NowNs();
   f->cpu = replay_internal::ThreadCpuSeconds() - c0;
   if (!f->error.empty()) StopAll(shared);
@@ -361,6 +374,19 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
                          u1.involuntary_switches - u0.involuntary_switches,
                          u1.voluntary_switches - u0.voluntary_switches};
   f->migrations = ReadMigrations() - migrations0;
+}
+
+// One thread of a pass: the barrier, the stream, its figures.
+template <typename A>
+void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
+                uint32_t self, uint32_t threads, void** ptrs, Touch touch, PassShared& shared,
+                ThreadFigures* f) {
+  if (!Arrive(shared, threads)) {
+    f->error = "stopped: a thread could not start";
+    return;
+  }
+  TimedStream(allocator, program, schedule, self, 0,
+              static_cast<uint32_t>(schedule.streams[self].num_ops), ptrs, touch, shared, f);
 }
 
 // Replay threads get small stacks: the loop needs little, and 1024 threads
@@ -388,16 +414,13 @@ inline bool StartThread(std::function<void()>* body, pthread_t* thread, int* err
   return *error == 0;
 }
 
-// One pass: a thread per stream. Returns "" or the first error.
-template <typename A>
-std::string ConcurrentPass(A& allocator, const ReplayView& program,
-                           const ThreadScheduleView& schedule, void** ptrs, Touch touch,
-                           PassFigures* pass, int64_t* migrations) {
-  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
-  for (const StreamView& stream : schedule.streams) {
-    if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
-  }
-  PassShared shared(n, /*fit=*/n <= UsableCores());
+// Runs body(t, &figures[t]) on a thread of its own for each of the pass's
+// threads and joins them; the pass's figures from theirs. Returns "" or
+// the first error.
+template <typename Body>
+std::string RunThreads(PassShared& shared, const Body& body, PassFigures* pass,
+                       int64_t* migrations) {
+  const uint32_t n = static_cast<uint32_t>(shared.progress.size());
   std::vector<ThreadFigures> figures(n);
   std::vector<std::function<void()>> bodies(n);
   std::vector<pthread_t> threads;
@@ -413,7 +436,7 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
     figures[t].error.reserve(64);
     bodies[t] = [&, t] {
       try {
-        ThreadMain<A>(allocator, program, schedule, t, n, ptrs, touch, shared, &figures[t]);
+        body(t, &figures[t]);
       } catch (const std::bad_alloc&) {
         figures[t].error.assign(shared.abort.load() ? "stopped: another thread failed"
                                                     : "out of memory (std::bad_alloc)");
@@ -451,6 +474,24 @@ std::string ConcurrentPass(A& allocator, const ReplayView& program,
   }
   pass->wall_seconds = 1e-9 * static_cast<double>(end_ns - shared.start_ns.load());
   return error;
+}
+
+// One pass: a thread per stream. Returns "" or the first error.
+template <typename A>
+std::string ConcurrentPass(A& allocator, const ReplayView& program,
+                           const ThreadScheduleView& schedule, void** ptrs, Touch touch,
+                           PassFigures* pass, int64_t* migrations) {
+  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
+  for (const StreamView& stream : schedule.streams) {
+    if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
+  }
+  PassShared shared(n, /*fit=*/n <= UsableCores());
+  return RunThreads(
+      shared,
+      [&](uint32_t t, ThreadFigures* f) {
+        ThreadMain<A>(allocator, program, schedule, t, n, ptrs, touch, shared, f);
+      },
+      pass, migrations);
 }
 
 // Frees what a pass left live (its allocator is then idle) and clears its slots.
