@@ -71,7 +71,13 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
     return r;
   }
   try {
-    if (!windows.empty()) {
+    if (!windows.empty() && schedule) {
+      if (states == nullptr) {
+        r.error = "a per-thread windowed run needs its windows' start states from the parent";
+      } else {
+        r = policy.run_thread_windows(program, *schedule, windows, *states, options);
+      }
+    } else if (!windows.empty()) {
       r = policy.run_windows(program, windows, states, options);
     } else if (schedule) {
       r = policy.run_per_thread(program, *schedule, options);

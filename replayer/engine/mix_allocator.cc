@@ -6,6 +6,7 @@
 #include "alloctrace/base/check.h"
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
+#include "alloctrace/replayer/engine/thread_window_loop.h"
 #include "alloctrace/replayer/engine/window_loop.h"
 
 namespace alloctrace {
@@ -66,7 +67,8 @@ MixAllocator::MixAllocator() {
 
 RunnablePolicy MixRunnablePolicy() {
   return RunnablePolicy{MixAllocator::Info(), &ReplayWith<MixAllocator>,
-                        &ReplayPerThreadWith<MixAllocator>, &ReplayWindowsWith<MixAllocator>};
+                        &ReplayPerThreadWith<MixAllocator>, &ReplayWindowsWith<MixAllocator>,
+                        &ReplayPerThreadWindowsWith<MixAllocator>};
 }
 
 }  // namespace alloctrace

@@ -41,7 +41,7 @@ int64_t RssReader::ResidentBytes() const {
   return static_cast<int64_t>(resident) * page_size_;
 }
 
-int PrefaultSharedMappings() {
+int PrefaultSharedMappings(bool memfds) {
 #ifndef MADV_POPULATE_READ
   constexpr int kPopulateRead = 22;
   constexpr int kPopulateWrite = 23;
@@ -61,10 +61,24 @@ int PrefaultSharedMappings() {
     // the program and its libraries (written before the baseline, so their
     // copy-on-write faults happen here too).
     if (perms[0] != 'r' || line.find('/') == std::string::npos) continue;
+    if (!memfds && line.find("/memfd:") != std::string::npos) continue;
     const int advice = perms[1] == 'w' ? kPopulateWrite : kPopulateRead;
     if (madvise(reinterpret_cast<void*>(start), end - start, advice) == 0) ++populated;
   }
   return populated;
+}
+
+void PrefaultRange(const void* data, size_t bytes) {
+#ifndef MADV_POPULATE_READ
+  constexpr int kPopulateRead = 22;
+#else
+  constexpr int kPopulateRead = MADV_POPULATE_READ;
+#endif
+  if (bytes == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  const uintptr_t to = (reinterpret_cast<uintptr_t>(data) + bytes + page - 1) & ~(page - 1);
+  madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
 }
 
 void ReleaseFreeMallocMemory() {

@@ -7,6 +7,7 @@
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_OS_STATS_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_OS_STATS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -32,8 +33,14 @@ class RssReader {
 // lazily after fork, so their first touch is not charged to the allocator
 // under test, neither as time nor as RSS. Uses MADV_POPULATE_READ/WRITE
 // (Linux 5.14); a no-op where the kernel lacks them. Returns the number of
-// mappings populated.
-int PrefaultSharedMappings();
+// mappings populated. `memfds` false leaves out the anonymous files a
+// parent shares (the program, its schedule): a windowed run reads a small
+// part of them, which it populates itself (PrefaultRange), where
+// populating all of a 10 M-op trace's cost more than replaying a window.
+int PrefaultSharedMappings(bool memfds = true);
+
+// Populates the pages of [data, data + bytes) for reading, as above.
+void PrefaultRange(const void* data, size_t bytes);
 
 // Asks whichever malloc serves this process (glibc, tcmalloc, jemalloc,
 // mimalloc: found by their C entry points) to return its free memory to the

@@ -37,12 +37,19 @@ using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView
 using WindowsRunFn = RunResult (*)(const ReplayView&, const std::vector<ReplayWindow>&,
                                    const WindowStatesView*, const RunOptions&);
 
+// One windowed run of a multi-threaded trace, per thread
+// (thread_window_loop.h).
+using ThreadWindowsRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
+                                         const std::vector<ReplayWindow>&, const WindowStatesView&,
+                                         const RunOptions&);
+
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {
   allocators::AllocatorInfo info;
   RunFn run;
   PerThreadRunFn run_per_thread = nullptr;
   WindowsRunFn run_windows = nullptr;
+  ThreadWindowsRunFn run_thread_windows = nullptr;
   // The policy as one slot of a mix (mix_allocator.h).
   MakeErasedFn make_erased = nullptr;
 };

@@ -221,7 +221,9 @@ absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program)
       stream_of[t] = threads++;
     }
   }
-  return Builder(program, stream_of, std::max<uint32_t>(threads, 1)).Build();
+  ThreadSchedule schedule = Builder(program, stream_of, std::max<uint32_t>(threads, 1)).Build();
+  schedule.stream_of = std::move(stream_of);
+  return schedule;
 }
 
 ThreadScheduleView ViewOf(const ThreadSchedule& s) {

@@ -103,6 +103,9 @@ struct ThreadSchedule {
   std::vector<LeftoverBlock> leftovers;
   uint64_t sync_points = 0;         // waits, all streams
   uint64_t cross_thread_frees = 0;  // frees and reallocs of another thread's object
+  // By the program's dense thread index (op_threads), its stream (not
+  // shared with children).
+  std::vector<uint32_t> stream_of;
 };
 
 // Splits `program` (with op_threads filled, i.e. more than one thread).

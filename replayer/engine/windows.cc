@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,7 +26,7 @@ uint64_t StratumBegin(uint64_t num_ops, int strata, int i) {
 
 }  // namespace
 
-WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops) {
+WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops, bool per_thread) {
   WindowShape s;
   s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
   if (2 * rebuild_ops > s.window_ops) {
@@ -33,7 +34,7 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops) {
     s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 2 / s.window_ops, 4, 16));
     s.per_run = 1;
   } else {
-    s.per_run = s.strata;
+    s.per_run = per_thread ? kPerThreadWindowsPerRun : s.strata;
   }
   s.lead_ops = s.window_ops / 4;
   return s;
@@ -232,8 +233,10 @@ TraceState StateScanner::StateAt(uint64_t at) {
   s.realloc_index = realloc_index_;
   live_arenas_.ForEachBefore(position_,
                              [&](uint64_t i) { s.arenas.push_back(program_.ops[i].arena); });
-  live_objects_.ForEachBefore(
-      position_, [&](uint64_t i) { s.objects.push_back(objects_[program_.ops[i].object]); });
+  live_objects_.ForEachBefore(position_, [&](uint64_t i) {
+    s.objects.push_back(objects_[program_.ops[i].object]);
+    s.object_ops.push_back(i);
+  });
   return s;
 }
 
@@ -244,6 +247,7 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
     const TraceState s = scanner.StateAt(w.lead_begin);
     out.arenas.insert(out.arenas.end(), s.arenas.begin(), s.arenas.end());
     out.objects.insert(out.objects.end(), s.objects.begin(), s.objects.end());
+    out.object_ops.insert(out.object_ops.end(), s.object_ops.begin(), s.object_ops.end());
     out.arena_end.push_back(out.arenas.size());
     out.object_end.push_back(out.objects.size());
     out.realloc_index.push_back(s.realloc_index);
@@ -264,6 +268,7 @@ std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
     WindowStates& one = out[w.lead_begin];
     one.arenas = std::move(s.arenas);
     one.objects = std::move(s.objects);
+    one.object_ops = std::move(s.object_ops);
     one.arena_end = {one.arenas.size()};
     one.object_end = {one.objects.size()};
     one.realloc_index = {s.realloc_index};
@@ -272,15 +277,134 @@ std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
 }
 
 WindowStatesView ViewOf(const WindowStates& s) {
-  return WindowStatesView{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
-                          s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
+  WindowStatesView v{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
+                     s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
+  if (s.threads > 0) {
+    v.threads = s.threads;
+    v.object_slots = s.object_slots.data();
+    v.object_threads = s.object_threads.data();
+    v.thread_bounds = s.thread_bounds.data();
+    v.leftovers = s.leftovers.data();
+    v.leftover_end = s.leftover_end.data();
+  }
+  return v;
 }
 
 StateRef StateOf(const WindowStatesView& s, size_t i) {
   const uint64_t a0 = i == 0 ? 0 : s.arena_end[i - 1];
   const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
-  return StateRef{s.arenas + a0, s.arena_end[i] - a0, s.objects + o0, s.object_end[i] - o0,
-                  s.realloc_index[i]};
+  StateRef r{s.arenas + a0, s.arena_end[i] - a0, s.objects + o0, s.object_end[i] - o0,
+             s.realloc_index[i]};
+  if (s.threads > 0) {
+    const uint64_t l0 = i == 0 ? 0 : s.leftover_end[i - 1];
+    r.threads = s.threads;
+    r.object_slots = s.object_slots + o0;
+    r.object_threads = s.object_threads + o0;
+    r.thread_bounds = s.thread_bounds + 3 * size_t{s.threads} * i;
+    r.leftovers = s.leftovers + l0;
+    r.num_leftovers = s.leftover_end[i] - l0;
+  }
+  return r;
+}
+
+namespace {
+
+// A block live in a window, as AddThreadStarts follows it.
+struct LiveBlock {
+  uint32_t arena;
+  uint64_t bytes;
+  uint32_t align_log2;
+};
+
+}  // namespace
+
+void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
+                     const std::vector<ReplayWindow>& windows, WindowStates* states) {
+  const uint32_t threads = static_cast<uint32_t>(schedule.streams.size());
+  WindowStates& s = *states;
+  s.threads = threads;
+  s.object_slots.assign(s.objects.size(), 0);
+  s.object_threads.assign(s.objects.size(), 0);
+  s.thread_bounds.assign(3 * size_t{threads} * windows.size(), 0);
+  s.leftovers.clear();
+  s.leftover_end.clear();
+  // What the walk stops at, in op order: each window's three bounds
+  // (kind 0, 1, 2) and each object's allocation (kind 3).
+  struct Point {
+    uint64_t at;
+    uint32_t kind;
+    uint64_t index;  // window, or object
+  };
+  std::vector<Point> points;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    points.push_back({windows[i].lead_begin, 0, i});
+    points.push_back({windows[i].begin, 1, i});
+    points.push_back({windows[i].end, 2, i});
+  }
+  for (size_t k = 0; k < s.object_ops.size(); ++k) points.push_back({s.object_ops[k], 3, k});
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    return a.at != b.at ? a.at < b.at : a.kind < b.kind;
+  });
+  std::vector<uint32_t> done(threads, 0);  // each stream's ops before the walk's position
+  uint64_t at = 0;
+  auto stream_at = [&](uint64_t op) { return schedule.stream_of[program.op_threads[op]]; };
+  for (const Point& p : points) {
+    for (; at < p.at && at < program.ops.size(); ++at) ++done[stream_at(at)];
+    if (p.kind < 3) {
+      for (uint32_t t = 0; t < threads; ++t) {
+        s.thread_bounds[(p.index * threads + t) * 3 + p.kind] = done[t];
+      }
+    } else {
+      const uint32_t t = stream_at(p.at);
+      s.object_slots[p.index] = schedule.streams[t].ops[done[t]].object;
+      s.object_threads[p.index] = t;
+    }
+  }
+  // Each window's leftovers: its start state's blocks, by slot, then its
+  // streams' ops in the trace's order.
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const ReplayWindow& w = windows[i];
+    const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
+    absl::flat_hash_map<uint32_t, LiveBlock> live;
+    for (uint64_t k = o0; k < s.object_end[i]; ++k) {
+      const LiveObject& o = s.objects[k];
+      live[s.object_slots[k]] = LiveBlock{o.arena, o.bytes, o.align_log2};
+    }
+    std::vector<uint32_t> local(threads);
+    for (uint32_t t = 0; t < threads; ++t) local[t] = s.thread_bounds[(i * threads + t) * 3];
+    absl::flat_hash_set<uint32_t> arenas(s.arenas.begin() + (i == 0 ? 0 : s.arena_end[i - 1]),
+                                         s.arenas.begin() + s.arena_end[i]);
+    for (uint64_t g = w.lead_begin; g < w.end && g < program.ops.size(); ++g) {
+      const uint32_t t = stream_at(g);
+      const ReplayOp& op = schedule.streams[t].ops[local[t]++];
+      switch (static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask)) {
+        case ReplayKind::kAlloc:
+        case ReplayKind::kAllocZeroed:
+          live[op.object] = LiveBlock{
+              op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], op.align_log2};
+          break;
+        case ReplayKind::kFree:
+          live.erase(op.object);
+          break;
+        case ReplayKind::kRealloc:  // op.bytes: its realloc index
+          live.erase(schedule.realloc_old_slots[op.bytes]);
+          live[op.object] =
+              LiveBlock{op.arena, program.reallocs[op.bytes].new_bytes, op.align_log2};
+          break;
+        case ReplayKind::kArenaCreate:
+          arenas.insert(op.arena);
+          break;
+        case ReplayKind::kArenaDestroy:
+          arenas.erase(op.arena);
+          break;
+      }
+    }
+    for (const auto& [slot, b] : live) {
+      const bool gone = b.arena != 0 && arenas.count(b.arena) == 0;
+      s.leftovers.push_back(WindowLeftover{slot, b.arena, b.bytes, b.align_log2, gone ? 1u : 0u});
+    }
+    s.leftover_end.push_back(s.leftovers.size());
+  }
 }
 
 std::vector<uint32_t> ArenasAfter(const ReplayView& program, const StateRef& start, uint64_t from,
@@ -302,27 +426,45 @@ uint64_t MemoryOpsIn(const ReplayView& program, uint64_t from, uint64_t to) {
 
 namespace {
 
-constexpr uint64_t kStatesKind = 0x77696e7374617431;  // "winstat1": its layout's version
+constexpr uint64_t kStatesKind = 0x77696e7374617432;  // "winstat2": its layout's version
 constexpr char kStatesWhat[] = "window states";
 
 }  // namespace
 
 absl::StatusOr<int> ShareWindowStates(const WindowStates& s) {
-  return WriteSharedArrays("alloctrace-windows", kStatesWhat, kStatesKind, {s.arena_end.size()},
+  return WriteSharedArrays("alloctrace-windows", kStatesWhat, kStatesKind,
+                           {s.arena_end.size(), s.threads},
                            {SharedSection::Of(s.arenas.data(), s.arenas.size()),
                             SharedSection::Of(s.objects.data(), s.objects.size()),
                             SharedSection::Of(s.arena_end.data(), s.arena_end.size()),
                             SharedSection::Of(s.object_end.data(), s.object_end.size()),
-                            SharedSection::Of(s.realloc_index.data(), s.realloc_index.size())});
+                            SharedSection::Of(s.realloc_index.data(), s.realloc_index.size()),
+                            SharedSection::Of(s.object_slots.data(), s.object_slots.size()),
+                            SharedSection::Of(s.object_threads.data(), s.object_threads.size()),
+                            SharedSection::Of(s.thread_bounds.data(), s.thread_bounds.size()),
+                            SharedSection::Of(s.leftovers.data(), s.leftovers.size()),
+                            SharedSection::Of(s.leftover_end.data(), s.leftover_end.size())});
 }
 
 absl::StatusOr<WindowStatesView> MapSharedWindowStates(int fd) {
   absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kStatesWhat, kStatesKind);
   if (!m.ok()) return m.status();
-  const bool sized = m->Has(1, {sizeof(uint32_t), sizeof(LiveObject), sizeof(uint64_t),
-                                sizeof(uint64_t), sizeof(uint64_t)});
+  const bool sized =
+      m->Has(2, {sizeof(uint32_t), sizeof(LiveObject), sizeof(uint64_t), sizeof(uint64_t),
+                 sizeof(uint64_t), sizeof(uint32_t), sizeof(uint32_t), sizeof(uint32_t),
+                 sizeof(WindowLeftover), sizeof(uint64_t)});
   const uint64_t n = sized ? m->scalars[0] : 0;
-  if (!sized || m->sections[2].count != n || m->sections[3].count != n ||
+  const uint64_t threads = sized ? m->scalars[1] : 0;
+  const uint64_t objects = sized ? m->sections[1].count : 0;
+  const bool per_thread_ok =
+      threads == 0
+          ? m->sections[5].count == 0 && m->sections[6].count == 0 && m->sections[7].count == 0 &&
+                m->sections[8].count == 0 && m->sections[9].count == 0
+          : threads <= kMaxReplayThreads && m->sections[5].count == objects &&
+                m->sections[6].count == objects && m->sections[7].count == 3 * threads * n &&
+                m->sections[9].count == n &&
+                (n == 0 || m->As<uint64_t>(9)[n - 1] == m->sections[8].count);
+  if (!sized || !per_thread_ok || m->sections[2].count != n || m->sections[3].count != n ||
       m->sections[4].count != n ||
       (n > 0 && (m->As<uint64_t>(2)[n - 1] != m->sections[0].count ||
                  m->As<uint64_t>(3)[n - 1] != m->sections[1].count))) {
@@ -334,8 +476,22 @@ absl::StatusOr<WindowStatesView> MapSharedWindowStates(int fd) {
       return absl::InvalidArgumentError("shared window states are malformed");
     }
   }
-  return WindowStatesView{m->As<uint32_t>(0), m->As<LiveObject>(1), m->As<uint64_t>(2),
-                          m->As<uint64_t>(3), m->As<uint64_t>(4),   n};
+  WindowStatesView v{m->As<uint32_t>(0), m->As<LiveObject>(1), m->As<uint64_t>(2),
+                     m->As<uint64_t>(3), m->As<uint64_t>(4),   n};
+  if (threads > 0) {
+    for (uint64_t i = 1; i < n; ++i) {
+      if (m->As<uint64_t>(9)[i] < m->As<uint64_t>(9)[i - 1]) {
+        return absl::InvalidArgumentError("shared window states are malformed");
+      }
+    }
+    v.threads = static_cast<uint32_t>(threads);
+    v.object_slots = m->As<uint32_t>(5);
+    v.object_threads = m->As<uint32_t>(6);
+    v.thread_bounds = m->As<uint32_t>(7);
+    v.leftovers = m->As<WindowLeftover>(8);
+    v.leftover_end = m->As<uint64_t>(9);
+  }
+  return v;
 }
 
 void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r) {
@@ -353,6 +509,7 @@ void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r) {
         static_cast<int64_t>(static_cast<double>(w.figures.major_faults) * scale);
     estimate.involuntary_switches += w.figures.involuntary_switches;
     estimate.voluntary_switches += w.figures.voluntary_switches;
+    estimate.wait_seconds += w.figures.wait_seconds * scale;
     total += windows[i].weight;
   }
   r->ops = total;

@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
 
 namespace alloctrace {
 
@@ -67,7 +68,8 @@ struct WindowShape {
 // arenas, 100,000 objects and arenas live, 7 windows of 280,000 ops per
 // run spent 39% of a run rebuilding, 31% freeing what was left and 10%
 // replaying ops, and a windowed run cost 0.9x a whole run.
-WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0);
+WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread = false);
+inline constexpr int kPerThreadWindowsPerRun = 4;
 
 // What a window rebuilds at most: the trace's peak of live objects
 // (`peak_live_objects`) plus its peak of live arenas.
@@ -118,6 +120,7 @@ struct LiveObject {
 struct TraceState {
   std::vector<uint32_t> arenas;
   std::vector<LiveObject> objects;
+  std::vector<uint64_t> object_ops;  // by object: the op index that allocated it
   size_t realloc_index = 0;
 };
 
@@ -170,12 +173,41 @@ class StateScanner {
 // a child rebuilds a window's heap without walking the trace up to it
 // (measured on an 11 M-op trace of 2.8 M arenas: that walk, a bit per op
 // and 24 bytes per object id, was most of a windowed run's time).
+//
+// A per-thread replay's windows (AddThreadStarts) also need, for each
+// object, the pointer table slot and the stream (ThreadSchedule) of the op
+// that allocated it, so each replay thread rebuilds its own objects; for
+// each window and stream, the index in the stream of its first op at or
+// after the window's lead_begin, begin and end (3 per stream); and the
+// blocks the window leaves live, freed after it (`gone`: in an arena the
+// window destroyed, so only their slots are cleared). All empty for a
+// serialized replay.
+struct WindowLeftover {
+  uint32_t slot;
+  uint32_t arena;
+  uint64_t bytes;
+  uint32_t align_log2;
+  uint32_t gone;
+};
 struct WindowStates {
   std::vector<uint32_t> arenas;
   std::vector<LiveObject> objects;
   std::vector<uint64_t> arena_end, object_end, realloc_index;  // one per window
+  std::vector<uint64_t> object_ops;  // by object: the op that allocated it (not shared)
+  uint32_t threads = 0;              // streams; 0 for a serialized replay
+  std::vector<uint32_t> object_slots, object_threads;  // by object
+  std::vector<uint32_t> thread_bounds;                 // 3 x threads per window
+  std::vector<WindowLeftover> leftovers;
+  std::vector<uint64_t> leftover_end;  // one per window
 };
 WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWindow>& windows);
+
+// Fills in `states` (StartStates of `windows`, their object_ops set) what
+// a per-thread replay of the windows needs (above), from the program's
+// op_threads and `schedule` (BuildThreadSchedule of it): one walk of the
+// op threads up to the last window's end.
+void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
+                     const std::vector<ReplayWindow>& windows, WindowStates* states);
 
 // The start states of windows drawn for several rounds, each window's
 // alone (as StartStates of that one window would give it), keyed by its
@@ -194,6 +226,12 @@ struct WindowStatesView {
   const uint64_t* object_end = nullptr;
   const uint64_t* realloc_index = nullptr;
   size_t windows = 0;
+  uint32_t threads = 0;  // the per-thread arrays below, or 0 (null)
+  const uint32_t* object_slots = nullptr;
+  const uint32_t* object_threads = nullptr;
+  const uint32_t* thread_bounds = nullptr;
+  const WindowLeftover* leftovers = nullptr;
+  const uint64_t* leftover_end = nullptr;
 };
 WindowStatesView ViewOf(const WindowStates& states);
 
@@ -204,6 +242,14 @@ struct StateRef {
   const LiveObject* objects = nullptr;
   size_t num_objects = 0;
   size_t realloc_index = 0;
+  // Per-thread windows only (else null and 0): as WindowStatesView's, for
+  // this window.
+  uint32_t threads = 0;
+  const uint32_t* object_slots = nullptr;
+  const uint32_t* object_threads = nullptr;
+  const uint32_t* thread_bounds = nullptr;
+  const WindowLeftover* leftovers = nullptr;
+  size_t num_leftovers = 0;
 };
 StateRef StateOf(const WindowStatesView& states, size_t i);
 

@@ -61,9 +61,12 @@ struct Disturbance {
 // until used, stay under kCycleStatesBytes (`rebuild_ops`: RebuildOps).
 class WindowPlans {
  public:
-  WindowPlans(const ReplayProgram& program, const WindowShape& shape, uint64_t seed,
-              uint64_t rebuild_ops)
+  // `schedule`: the trace's per-thread replay (null: serialized), whose
+  // windows' states also say where each stream starts (AddThreadStarts).
+  WindowPlans(const ReplayProgram& program, const ThreadSchedule* schedule,
+              const WindowShape& shape, uint64_t seed, uint64_t rebuild_ops)
       : program_(program),
+        schedule_(schedule),
         num_ops_(program.ops.size()),
         shape_(shape),
         weights_(StratumWeights(ViewOf(program), shape_)),
@@ -112,7 +115,9 @@ class WindowPlans {
     const std::vector<ReplayWindow> windows = PlanWindows(num_ops_, shape_, weights_, seed_, round);
     word_ = WindowsWord(windows);
     if (states_fd_ >= 0) close(states_fd_);
-    absl::StatusOr<int> fd = ShareWindowStates(StatesOf(round, windows));
+    WindowStates states = StatesOf(round, windows);
+    if (schedule_ != nullptr) AddThreadStarts(program_, *schedule_, windows, &states);
+    absl::StatusOr<int> fd = ShareWindowStates(states);
     states_fd_ = fd.ok() ? *fd : -1;
   }
 
@@ -139,6 +144,7 @@ class WindowPlans {
   static constexpr uint64_t kCycleStatesBytes = uint64_t{256} << 20;
 
   const ReplayProgram& program_;
+  const ThreadSchedule* schedule_;
   uint64_t num_ops_;
   WindowShape shape_;
   std::vector<uint64_t> weights_;
@@ -605,19 +611,18 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   const Ranking ranking{s.rank_by, s.run_options.max_passes, out.clock};
   const int schedule_in = schedule != nullptr ? schedule_fd : -1;
   Disturbance disturbance;
-  // Windows rank by the cold pass they estimate; the per-thread replay
-  // runs whole.
+  // Windows rank by the cold pass they estimate.
   std::optional<WindowPlans> plans;
   const bool may_use_windows =
-      schedule == nullptr && !ranking.warm() && program.memory_ops() > 0 &&
+      !ranking.warm() && program.memory_ops() > 0 &&
       (s.windows == WindowsMode::kAlways ||
        (s.windows == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps));
   const uint64_t rebuild_ops =
       may_use_windows ? RebuildOps(ViewOf(program), program.peak_live_objects) : 0;
-  const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops);
+  const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops, schedule != nullptr);
   if (may_use_windows && UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
                                      WindowedRunOps(shape, rebuild_ops))) {
-    plans.emplace(program, shape, s.rounds.seed, rebuild_ops);
+    plans.emplace(program, schedule, shape, s.rounds.seed, rebuild_ops);
     out.sampling = plans->Facts();
   }
   auto runner_for = [&](std::vector<Entry>& entries) {

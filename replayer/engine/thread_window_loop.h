@@ -1,0 +1,262 @@
+// ReplayPerThreadWindowsWith<A>: a windowed run (windows.h) of a
+// multi-threaded trace, each window replayed per thread (thread_replay.h)
+// through allocator type A, in a child process of its own.
+//
+// A window is cut at points of the trace's global order: each stream runs
+// its ops from the first at or after the window's lead_begin to the last
+// before its end, with the schedule's waits as they are (a wait for an op
+// before the window is already met: every counter starts at the ops its
+// stream has before the window). For each window, in trace order: a fresh
+// allocator; its live arenas created (on the run's main thread); then a
+// thread per stream, which
+//  1. allocates and touches the objects live at lead_begin that its own
+//     thread allocated in the trace, in their allocation order (so a
+//     malloc with per-thread caches or heaps starts with each block where
+//     the program's thread put it), and waits for the others at a barrier;
+//  2. replays its lead-in ops, untimed, and waits at a second barrier;
+//  3. replays its window ops, timed as a whole pass's stream is: its CPU
+//     time less its waits, and the wall time of the concurrent section,
+//     from the second barrier to the last stream's end.
+// Then what the window left live is freed (the parent worked out which
+// blocks, WindowStates::leftovers), the allocator destroyed, the heap
+// trimmed. No wait can deadlock: each points to an op earlier in the
+// global order, which is before the same barrier or is already met.
+//
+// Thread-safety: starts and joins its threads per window; run it in a
+// process of its own.
+#ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_WINDOW_LOOP_H_
+#define ALLOCTRACE_REPLAYER_ENGINE_THREAD_WINDOW_LOOP_H_
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloctrace/replayer/engine/os_stats.h"
+#include "alloctrace/replayer/engine/replay_loop.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/replay_setup.h"
+#include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/engine/thread_replay.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
+#include "alloctrace/replayer/engine/windows.h"
+
+namespace alloctrace {
+namespace thread_window_internal {
+
+using thread_replay_internal::PassShared;
+using thread_replay_internal::ThreadFigures;
+
+// Whether window `s`'s per-thread arrays fit `schedule` and a table of
+// `slots` pointers: "" or what does not.
+inline std::string CheckState(const StateRef& s, const ThreadScheduleView& schedule, size_t slots) {
+  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
+  if (s.threads != n) return "the window states are not for this schedule's threads";
+  for (uint32_t t = 0; t < n; ++t) {
+    const uint32_t* b = s.thread_bounds + 3 * size_t{t};
+    if (b[0] > b[1] || b[1] > b[2] || b[2] > schedule.streams[t].num_ops) {
+      return "a window's stream bounds are out of order";
+    }
+  }
+  for (size_t k = 0; k < s.num_objects; ++k) {
+    if (s.object_slots[k] >= slots || s.object_threads[k] >= n) {
+      return "a window's start state names a slot or thread out of range";
+    }
+  }
+  for (size_t k = 0; k < s.num_leftovers; ++k) {
+    if (s.leftovers[k].slot >= slots) return "a window's leftovers name a slot out of range";
+  }
+  return "";
+}
+
+// A table of `slots` null pointers whose pages are mapped only once
+// touched: a per-thread trace's table can hold millions of slots (a fresh
+// one for each id reused across threads), of which its windows use few,
+// and zeroing all of it cost a windowed run more than its windows.
+class LazyTable {
+ public:
+  explicit LazyTable(size_t slots) : bytes_(std::max<size_t>(slots, 1) * sizeof(void*)) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    data_ = p == MAP_FAILED ? nullptr : static_cast<void**>(p);
+  }
+  ~LazyTable() {
+    if (data_ != nullptr) munmap(data_, bytes_);
+  }
+  LazyTable(const LazyTable&) = delete;
+  LazyTable& operator=(const LazyTable&) = delete;
+  void** data() const { return data_; }
+
+ private:
+  size_t bytes_;
+  void** data_;
+};
+
+// Maps in, before the run's baseline, what window `s` reads and writes:
+// its streams' ops and waits, the side tables they index and the table
+// slots they use (the shared program and schedule are not populated
+// whole: PrefaultSharedMappings(false)).
+inline void PrefaultWindow(const ReplayView& program, const ThreadScheduleView& schedule,
+                           const StateRef& s, void** ptrs) {
+  uint64_t sink = 0;
+  for (uint32_t t = 0; t < s.threads; ++t) {
+    const StreamView& stream = schedule.streams[t];
+    const uint32_t from = s.thread_bounds[3 * size_t{t}];
+    const uint32_t to = s.thread_bounds[3 * size_t{t} + 2];
+    PrefaultRange(stream.ops + from, size_t{to - from} * sizeof(ReplayOp));
+    auto by_op = [](const SyncWait& a, uint32_t op) { return a.op < op; };
+    const SyncWait* w0 =
+        std::lower_bound(stream.waits, stream.waits + stream.num_waits, from, by_op);
+    const SyncWait* w1 = std::lower_bound(w0, stream.waits + stream.num_waits, to, by_op);
+    PrefaultRange(w0, static_cast<size_t>(w1 - w0) * sizeof(SyncWait));
+    for (uint32_t i = from; i < to; ++i) {
+      const ReplayOp& op = stream.ops[i];
+      ptrs[op.object] = nullptr;
+      const ReplayKind kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask);
+      if (kind == ReplayKind::kRealloc) {
+        ptrs[schedule.realloc_old_slots[op.bytes]] = nullptr;
+        sink += program.reallocs[op.bytes].new_bytes;
+      } else if ((kind == ReplayKind::kAlloc || kind == ReplayKind::kAllocZeroed) &&
+                 op.bytes == kBigSize) {
+        sink += program.big_sizes[op.aux];
+      }
+    }
+  }
+  for (size_t k = 0; k < s.num_objects; ++k) ptrs[s.object_slots[k]] = nullptr;
+  for (size_t k = 0; k < s.num_leftovers; ++k) ptrs[s.leftovers[k].slot] = nullptr;
+  asm volatile("" : : "r"(sink));
+}
+
+// Thread `self`'s part of a window: its objects rebuilt, its lead-in, its
+// window ops timed (*f).
+template <typename A>
+void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
+                  const StateRef& start, uint32_t self, void** ptrs, Touch touch,
+                  PassShared& shared, ThreadFigures* f) {
+  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
+  const uint32_t* bounds = start.thread_bounds + 3 * size_t{self};
+  for (size_t k = 0; k < start.num_objects; ++k) {
+    if (start.object_threads[k] != self) continue;
+    const LiveObject& o = start.objects[k];
+    void* p = allocator.Allocate(o.bytes, size_t{1} << o.align_log2, o.arena);
+    if (p == nullptr && o.bytes > 0) {
+      f->error = replay_internal::OpFailureWords(replay_internal::OpFailure::kAlloc, o.bytes) +
+                 " rebuilding a window's heap";
+      thread_replay_internal::StopAll(shared);
+      return;
+    }
+    replay_internal::TouchBlock(p, o.bytes, touch, o.object);
+    ptrs[start.object_slots[k]] = p;
+  }
+  if (!thread_replay_internal::Arrive(shared, n)) {
+    f->error = "stopped: another thread failed";
+    return;
+  }
+  f->error = thread_replay_internal::RunStream(allocator, program, schedule, self, bounds[0],
+                                               bounds[1], ptrs, touch, shared, f);
+  if (!f->error.empty()) {
+    thread_replay_internal::StopAll(shared);
+    return;
+  }
+  // The lead-in's waits are not the window's.
+  f->wait_cpu = 0;
+  f->wait_wall = 0;
+  if (!thread_replay_internal::Arrive(shared, 2 * n)) {
+    f->error = "stopped: another thread failed";
+    return;
+  }
+  thread_replay_internal::TimedStream(allocator, program, schedule, self, bounds[1], bounds[2],
+                                      ptrs, touch, shared, f);
+}
+
+// One window from its start state: its figures in *f; "" or what failed.
+template <typename A>
+std::string RunThreadWindow(const ReplayView& program, const ThreadScheduleView& schedule,
+                            const ReplayWindow& w, const StateRef& start, void** ptrs, Touch touch,
+                            WindowFigures* f, int64_t* migrations) {
+  auto allocator = std::make_unique<A>();
+  if constexpr (replay_internal::HasReserveArenas<A>::value) {
+    allocator->ReserveArenas(program.arena_limit);
+  }
+  for (size_t i = 0; i < start.num_arenas; ++i) allocator->ArenaCreated(start.arenas[i]);
+  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
+  PassShared shared(n, /*fit=*/n <= UsableCores());
+  for (uint32_t t = 0; t < n; ++t) {
+    shared.progress[t].done.store(start.thread_bounds[3 * size_t{t}], std::memory_order_relaxed);
+  }
+  const std::string error = thread_replay_internal::RunThreads(
+      shared,
+      [&](uint32_t t, ThreadFigures* tf) {
+        WindowThread<A>(*allocator, program, schedule, start, t, ptrs, touch, shared, tf);
+      },
+      &f->figures, migrations);
+  if (!error.empty()) return error;  // the allocator may be corrupt: left as it is
+  f->ops = MemoryOpsIn(program, w.begin, w.end);
+  for (size_t k = 0; k < start.num_leftovers; ++k) {
+    const WindowLeftover& b = start.leftovers[k];
+    if (b.gone == 0 && ptrs[b.slot] != nullptr) {
+      allocator->Deallocate(ptrs[b.slot], b.bytes, size_t{1} << b.align_log2, b.arena);
+    }
+    ptrs[b.slot] = nullptr;
+  }
+  allocator.reset();
+  return "";
+}
+
+}  // namespace thread_window_internal
+
+// `states`: the windows' start states as the parent shared them, with the
+// per-thread arrays (AddThreadStarts); a child cannot work those out (it
+// has no op threads).
+template <typename A>
+RunResult ReplayPerThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& schedule,
+                                     const std::vector<ReplayWindow>& windows,
+                                     const WindowStatesView& states, const RunOptions& options) {
+  RunResult r;
+  r.threads = static_cast<uint32_t>(schedule.streams.size());
+  r.sync_points = schedule.sync_points;
+  r.cross_thread_frees = schedule.cross_thread_frees;
+  if (states.windows != windows.size() || states.threads == 0) {
+    r.error = "a per-thread windowed run needs its windows' per-thread start states";
+    return r;
+  }
+  const size_t slots = std::max<size_t>(program.object_limit + 1, schedule.slot_limit);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    r.error = thread_window_internal::CheckState(StateOf(states, i), schedule, slots);
+    if (!r.error.empty()) return r;
+  }
+  thread_window_internal::LazyTable table(slots);
+  void** ptrs = table.data();
+  if (ptrs == nullptr) {
+    r.error = "cannot map a pointer table of " + std::to_string(slots) + " slots";
+    return r;
+  }
+  RssReader rss;
+  PrefaultSharedMappings(/*memfds=*/false);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    thread_window_internal::PrefaultWindow(program, schedule, StateOf(states, i), ptrs);
+  }
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r.baseline_rss = rss.ResidentBytes();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    WindowFigures f;
+    f.weight = windows[i].weight;
+    r.error = thread_window_internal::RunThreadWindow<A>(
+        program, schedule, windows[i], StateOf(states, i), ptrs, options.touch, &f, &r.migrations);
+    r.windows.push_back(f);
+    if (!r.error.empty()) return r;
+    ReleaseFreeMallocMemory();
+  }
+  r.peak_rss = PeakRssBytes() - r.baseline_rss;
+  r.final_rss = rss.ResidentBytes() - r.baseline_rss;
+  WindowedEstimate(windows, &r);
+  return r;
+}
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_REPLAYER_ENGINE_THREAD_WINDOW_LOOP_H_

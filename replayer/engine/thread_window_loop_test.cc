@@ -1,0 +1,211 @@
+#include "alloctrace/replayer/engine/thread_window_loop.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
+#include "alloctrace/replayer/engine/allocators/pool_allocators.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/thread_schedule.h"
+#include "alloctrace/replayer/engine/windows.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+// glibc malloc that checks every call against the blocks it has handed
+// out (from any thread): a free or realloc must name a live block with the
+// size and arena it was allocated with. Every instance shares one book, so
+// a window's blocks must all be freed (or gone with their arena) before
+// the next window's allocator starts.
+class CheckedAllocator : public allocators::MallocAllocator {
+ public:
+  struct Block {
+    size_t bytes;
+    uint32_t arena;
+  };
+  static std::mutex mu;
+  static std::map<void*, Block> live;
+  static std::vector<std::string> errors;
+  static void Reset() {
+    live.clear();
+    errors.clear();
+  }
+
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    void* p = MallocAllocator::Allocate(bytes, align, arena);
+    std::lock_guard<std::mutex> l(mu);
+    live[p] = Block{bytes, arena};
+    return p;
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
+    Check(p, bytes, arena, "free");
+    MallocAllocator::Deallocate(p, bytes, align, arena);
+  }
+  void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t align, uint32_t arena) {
+    Check(p, old_bytes, arena, "realloc");
+    void* q = MallocAllocator::Reallocate(p, old_bytes, new_bytes, align, arena);
+    std::lock_guard<std::mutex> l(mu);
+    live[q] = Block{new_bytes, arena};
+    return q;
+  }
+
+ private:
+  static void Check(void* p, size_t bytes, uint32_t arena, const char* what) {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = live.find(p);
+    if (it == live.end()) {
+      errors.push_back(std::string(what) + " of a block not live");
+    } else {
+      if (it->second.bytes != bytes || it->second.arena != arena) {
+        errors.push_back(std::string(what) + " with another size or arena than allocated");
+      }
+      live.erase(it);
+    }
+  }
+};
+std::mutex CheckedAllocator::mu;
+std::map<void*, CheckedAllocator::Block> CheckedAllocator::live;
+std::vector<std::string> CheckedAllocator::errors;
+
+using MtStackPool = allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
+                                                     pool::MultiThreaded, pool::HoldingStack, true>;
+
+struct Loaded {
+  ReplayProgram program;
+  ThreadSchedule schedule;
+};
+
+Loaded Load(const char* path) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram(path);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  EXPECT_EQ(p->op_threads.size(), p->ops.size()) << "not a multi-threaded trace";
+  absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(*p);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return {};
+  return Loaded{*std::move(p), *std::move(s)};
+}
+
+// The states of `plan` with their per-thread arrays, as a child maps them.
+WindowStatesView Shared(const Loaded& l, const std::vector<ReplayWindow>& plan) {
+  WindowStates states = StartStates(ViewOf(l.program), plan);
+  AddThreadStarts(l.program, l.schedule, plan, &states);
+  absl::StatusOr<int> fd = ShareWindowStates(states);
+  EXPECT_TRUE(fd.ok()) << fd.status();
+  if (!fd.ok()) return {};
+  absl::StatusOr<WindowStatesView> view = MapSharedWindowStates(*fd);
+  close(*fd);
+  EXPECT_TRUE(view.ok()) << view.status();
+  return view.ok() ? *view : WindowStatesView{};
+}
+
+// Where each window starts and ends in every stream: the ops of each
+// stream before the window's bounds in the trace's order, in order; every
+// object of the start state rebuilt by the stream that allocated it, into
+// the slot its allocation used there.
+TEST(AddThreadStartsTest, BoundsAndSlotsFollowTheGlobalOrder) {
+  const Loaded l = Load("traces/producer_consumer.trace");
+  ASSERT_GT(l.schedule.streams.size(), 1u);
+  const uint64_t n = l.program.ops.size();
+  const std::vector<ReplayWindow> plan = {{0, 0, n / 4, 1}, {n / 3, n / 2, 2 * n / 3, 1}};
+  WindowStates states = StartStates(ViewOf(l.program), plan);
+  AddThreadStarts(l.program, l.schedule, plan, &states);
+  const uint32_t threads = static_cast<uint32_t>(l.schedule.streams.size());
+  ASSERT_EQ(states.threads, threads);
+  ASSERT_EQ(states.thread_bounds.size(), 3 * threads * plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const uint64_t points[3] = {plan[i].lead_begin, plan[i].begin, plan[i].end};
+    for (int k = 0; k < 3; ++k) {
+      std::vector<uint32_t> before(threads, 0);
+      for (uint64_t g = 0; g < points[k]; ++g) {
+        ++before[l.schedule.stream_of[l.program.op_threads[g]]];
+      }
+      for (uint32_t t = 0; t < threads; ++t) {
+        EXPECT_EQ(states.thread_bounds[(i * threads + t) * 3 + k], before[t]);
+      }
+    }
+  }
+  ASSERT_FALSE(states.objects.empty());  // the second window starts with a live heap
+  for (size_t k = 0; k < states.objects.size(); ++k) {
+    const uint64_t g = states.object_ops[k];
+    const uint32_t t = l.schedule.stream_of[l.program.op_threads[g]];
+    EXPECT_EQ(states.object_threads[k], t);
+    uint32_t local = 0;
+    for (uint64_t h = 0; h < g; ++h) local += l.schedule.stream_of[l.program.op_threads[h]] == t;
+    EXPECT_EQ(states.object_slots[k], l.schedule.streams[t].ops[local].object);
+  }
+}
+
+// Every window of several plans replayed per thread through the checked
+// malloc: no call names a block wrongly, and nothing is left live after a
+// run (the leftovers freed with their sizes); then through a thread-safe
+// pool. The estimate stands for the whole trace's memory ops (each
+// window's weight rounded).
+TEST(ReplayPerThreadWindowsWithTest, WindowsOfRealTracesFreeWhatTheyAllocate) {
+  for (const char* path : {"traces/producer_consumer.trace", "traces/thread_map_churn.trace",
+                           "traces/larson.trace", "traces/migration.trace"}) {
+    SCOPED_TRACE(path);
+    const Loaded l = Load(path);
+    if (l.schedule.streams.size() < 2) continue;
+    const ReplayView view = ViewOf(l.program);
+    const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
+    const std::vector<uint64_t> weights = StratumWeights(view, shape);
+    for (int round = 0; round < 3; ++round) {
+      const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 7, round);
+      const WindowStatesView states = Shared(l, plan);
+      RunOptions options;
+      options.touch = Touch::kProgram;
+      CheckedAllocator::Reset();
+      const RunResult r = ReplayPerThreadWindowsWith<CheckedAllocator>(view, ViewOf(l.schedule),
+                                                                       plan, states, options);
+      ASSERT_EQ(r.error, "");
+      EXPECT_TRUE(CheckedAllocator::errors.empty()) << CheckedAllocator::errors[0];
+      EXPECT_TRUE(CheckedAllocator::live.empty()) << CheckedAllocator::live.size() << " left";
+      ASSERT_EQ(r.windows.size(), plan.size());
+      // Weights scaled to the trace's memory ops, each rounded.
+      EXPECT_NEAR(static_cast<double>(r.ops), static_cast<double>(l.program.memory_ops()),
+                  static_cast<double>(plan.size()));
+      EXPECT_EQ(r.threads, l.schedule.streams.size());
+      const RunResult pool =
+          ReplayPerThreadWindowsWith<MtStackPool>(view, ViewOf(l.schedule), plan, states, options);
+      EXPECT_EQ(pool.error, "");
+    }
+  }
+}
+
+// One window over the whole trace, from its start, times every memory op.
+TEST(ReplayPerThreadWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryOp) {
+  const Loaded l = Load("traces/thread_map_churn.trace");
+  const ReplayView view = ViewOf(l.program);
+  const std::vector<ReplayWindow> whole = {{0, 0, view.num_ops, l.program.memory_ops()}};
+  CheckedAllocator::Reset();
+  const RunResult r = ReplayPerThreadWindowsWith<CheckedAllocator>(view, ViewOf(l.schedule), whole,
+                                                                   Shared(l, whole), RunOptions());
+  ASSERT_EQ(r.error, "");
+  EXPECT_TRUE(CheckedAllocator::errors.empty());
+  EXPECT_TRUE(CheckedAllocator::live.empty());
+  ASSERT_EQ(r.windows.size(), 1u);
+  EXPECT_EQ(r.windows[0].ops, l.program.memory_ops());
+  EXPECT_GT(r.passes[0].cpu_seconds, 0);
+  EXPECT_GT(r.passes[0].wall_seconds, 0);
+}
+
+// A run without the per-thread states (a serialized run's, or none) fails
+// with a message, never replays with wrong slots.
+TEST(ReplayPerThreadWindowsWithTest, WithoutPerThreadStatesTheRunFails) {
+  const Loaded l = Load("traces/producer_consumer.trace");
+  const ReplayView view = ViewOf(l.program);
+  const std::vector<ReplayWindow> plan = {{0, 0, view.num_ops / 2, 1}};
+  const WindowStates serial = StartStates(view, plan);
+  const RunResult r = ReplayPerThreadWindowsWith<allocators::MallocAllocator>(
+      view, ViewOf(l.schedule), plan, ViewOf(serial), RunOptions());
+  EXPECT_EQ(r.error, "a per-thread windowed run needs its windows' per-thread start states");
+}
+
+}  // namespace
+}  // namespace alloctrace
