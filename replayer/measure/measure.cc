@@ -345,7 +345,7 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
 // not serve it (policy_safety.h) or its library is not installed.
 // `default_set`: the policy comes from the default set or the article
 // grid, not from the user's list, and one not worth running on the trace
-// is skipped too (PoolPerArenaReason, LockedTwinReason).
+// is skipped too (PoolPerArenaReason, LockedTwinReason, StackTwinReason).
 Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
                 const std::string& display_name, const ReplayProgram& program,
                 bool default_set = false, const std::map<std::string, MixSpec>& mixes = {}) {
@@ -366,6 +366,9 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
     e.runs.skipped =
         PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count);
     if (e.runs.skipped.empty()) e.runs.skipped = LockedTwinReason(info, program.threads);
+    if (e.runs.skipped.empty()) {
+      e.runs.skipped = StackTwinReason(info, program.arena_usage, program.threads);
+    }
   }
   if (e.runs.skipped.empty() && !info.preload.empty()) {
     e.preload_path = FindPreloadLibrary(info.preload);
@@ -385,6 +388,7 @@ bool Has(const std::vector<Entry>& entries, const std::string& policy) {
 struct GridLeftOut {
   int per_arena = 0;    // PoolPerArenaReason
   int locked_twin = 0;  // LockedTwinReason
+  int stack_twin = 0;   // StackTwinReason
   int other = 0;        // not thread-safe on the trace, library missing
 };
 
@@ -406,6 +410,8 @@ std::vector<Entry> ArticleGrid(const std::string& kind, const PolicyInfos& polic
       ++left_out->per_arena;
     } else if (e.runs.skipped == LockedTwinReason(info, program.threads)) {
       ++left_out->locked_twin;
+    } else if (e.runs.skipped == StackTwinReason(info, program.arena_usage, program.threads)) {
+      ++left_out->stack_twin;
     } else {
       ++left_out->other;
     }
@@ -427,6 +433,12 @@ std::string GridLeftOutNote(const GridLeftOut& g) {
     parts.push_back(absl::StrCat(g.locked_twin,
                                  " thread-safe ones (mt: the trace was recorded on one thread, "
                                  "where each is its st twin plus a lock, never faster)"));
+  }
+  if (g.stack_twin > 0) {
+    parts.push_back(absl::StrCat(g.stack_twin,
+                                 " that keep a pool per arena (stack: the trace's blocks all live "
+                                 "in one arena, where each is the same replay as its single twin, "
+                                 "which runs)"));
   }
   if (g.other > 0) {
     parts.push_back(absl::StrCat(g.other, " that may not serve the trace"));

@@ -70,6 +70,20 @@ std::string LockedTwinReason(const allocators::AllocatorInfo& info, uint64_t thr
                       " plus a lock, never faster (--policies=", info.name, " runs it anyway)");
 }
 
+std::string StackTwinReason(const allocators::AllocatorInfo& info, const ArenaUsageSummary& usage,
+                            uint64_t threads) {
+  if (!info.state_per_arena || usage.arenas_used > 1) return "";
+  const allocators::AllocatorInfo* twin = TwinOf(info.name, "/stack", "/single");
+  if (twin == nullptr || !UnsafeReason(*twin, usage).empty() ||
+      !UnsafeSharedStateReason(*twin, usage, threads).empty()) {
+    return "";
+  }
+  return absl::StrCat(
+      "not run: the trace's blocks all live in one arena, where its pool per "
+      "arena is one pool, the same replay as ",
+      twin->name, ", which runs (--policies=", info.name, " runs it anyway)");
+}
+
 std::vector<std::string> SafeVariants(const std::vector<std::string>& names,
                                       const ArenaUsageSummary& usage) {
   if (usage.shared_count == 0) return names;

@@ -55,6 +55,18 @@ std::string PoolPerArenaReason(const allocators::AllocatorInfo& info,
 // lock, never faster. Applied to the default set only.
 std::string LockedTwinReason(const allocators::AllocatorInfo& info, uint64_t threads);
 
+// Why `info`, a policy holding a pool per container (a name with
+// "/stack"), is not worth running on a trace whose blocks all live in one
+// arena, or "" if it is: there its one pool per arena is one pool, the
+// same replay as its twin holding one pool per process ("/single"), which
+// runs instead (when it may serve the trace: UnsafeReason and
+// UnsafeSharedStateReason say nothing of it). The recommendation's rule
+// picks the single twin of such a pair (verdict/summary.cc); this spares
+// the budget a second measurement of one replay. Applied to the default
+// set only.
+std::string StackTwinReason(const allocators::AllocatorInfo& info, const ArenaUsageSummary& usage,
+                            uint64_t threads);
+
 // `names` (the default set) for a trace of this arena usage: where the trace
 // shares an arena, each policy that is not thread-safe is replaced by its
 // thread-safe variant if the catalog has one ("slab/st/single" by

@@ -64,6 +64,36 @@ TEST(PolicySafetyTest, ALockedTwinIsNotRunOnAOneThreadTrace) {
   EXPECT_EQ(LockedTwinReason(Info("boost_fast_pool"), 1), "");
 }
 
+// On a trace whose blocks all live in one arena, a pool per arena (stack)
+// is one pool: the same replay as its single twin, which runs instead,
+// unless the twin may not serve the trace.
+TEST(PolicySafetyTest, AStackTwinIsNotRunWhereOneArenaHoldsEveryBlock) {
+  ArenaUsageSummary one_arena;
+  one_arena.arenas_used = 1;
+  EXPECT_EQ(StackTwinReason(Info("pool/simple/exp/mt/stack/free"), one_arena, 1),
+            "not run: the trace's blocks all live in one arena, where its pool per arena is one "
+            "pool, the same replay as pool/simple/exp/mt/single/free, which runs "
+            "(--policies=pool/simple/exp/mt/stack/free runs it anyway)");
+  EXPECT_EQ(StackTwinReason(Info("slab/st/stack"), one_arena, 1),
+            "not run: the trace's blocks all live in one arena, where its pool per arena is one "
+            "pool, the same replay as slab/st/single, which runs (--policies=slab/st/stack runs "
+            "it anyway)");
+  EXPECT_EQ(StackTwinReason(Info("slab/st/single"), one_arena, 1), "");  // the twin itself
+  EXPECT_EQ(StackTwinReason(Info("malloc"), one_arena, 1), "");
+  ArenaUsageSummary two_arenas;
+  two_arenas.arenas_used = 2;
+  EXPECT_EQ(StackTwinReason(Info("slab/st/stack"), two_arenas, 1), "");
+  // On two threads that do not share the arena, slab/st/single may not
+  // serve the trace (its one pool would be reached by both): the stack
+  // pool runs.
+  EXPECT_EQ(StackTwinReason(Info("slab/st/stack"), one_arena, 2), "");
+  // A shared arena: the st twin is not thread-safe, the mt one is.
+  ArenaUsageSummary shared = SharedByTwoThreads();
+  shared.arenas_used = 1;
+  EXPECT_EQ(StackTwinReason(Info("slab/st/stack"), shared, 2), "");
+  EXPECT_NE(StackTwinReason(Info("slab/mt/stack"), shared, 2), "");
+}
+
 TEST(PolicySafetyTest, NotThreadSafeOnASharedArenaSaysWhy) {
   EXPECT_EQ(UnsafeReason(Info("slab/st/single"), SharedByTwoThreads()),
             "not thread-safe: arena 0 is used by threads 1 and 2");
