@@ -72,7 +72,8 @@ ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().m
           "longer window per run, the rounds taking the trace's strata in turn; peak RSS and "
           "page faults from one whole run of each policy left at the end), never (whole runs) or "
           "auto: windows for traces of a million memory "
-          "ops or more. Windows rank by the cold pass; per-thread replays run whole");
+          "ops or more. Windows rank by the cold pass; a per-thread replay's windows are cut at "
+          "points of the trace's global order, 4 per run");
 ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");

@@ -224,6 +224,26 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
   EXPECT_NE(whole.out.find("\"sampling\": {\"windowed\": false}"), std::string::npos);
 }
 
+// A multi-threaded trace in windows: replayed per thread, 4 windows a
+// run, the measured line saying how they are cut; the checked-in
+// producer/consumer trace has a live heap small beside its windows.
+TEST(ReplayerTest, PerThreadWindowsAreStated) {
+  const Output json =
+      RunReplayer(absl::StrCat(kFewRuns,
+                               " --windows=always --policies=slab/mt/single --format=json "
+                               "traces/producer_consumer.trace"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"strata\": 16, "
+                          "\"windows_per_run\": 4, "),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("Each window is cut at points of the trace's global order and "
+                          "replayed on 5 threads"),
+            std::string::npos)
+      << json.out;
+  EXPECT_EQ(json.out.find("FAILED"), std::string::npos) << json.out;
+}
+
 TEST(ReplayerTest, CsvHasIntervalsAndCsvRunsOneRowPerRunAndPass) {
   const Output o = RunReplayer(
       absl::StrCat(kFewRuns, " --policies=malloc,slab/st/single --format=csv traces/bulk.trace"));
