@@ -30,7 +30,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +41,7 @@
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
+#include "alloctrace/replayer/engine/window_loop.h"
 #include "alloctrace/replayer/engine/windows.h"
 
 namespace alloctrace {
@@ -234,26 +234,14 @@ RunResult ReplayPerThreadWindowsWith(const ReplayView& program, const ThreadSche
     r.error = "cannot map a pointer table of " + std::to_string(slots) + " slots";
     return r;
   }
-  RssReader rss;
   PrefaultSharedMappings(/*memfds=*/false);
   for (size_t i = 0; i < windows.size(); ++i) {
     thread_window_internal::PrefaultWindow(program, schedule, StateOf(states, i), ptrs);
   }
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  r.baseline_rss = rss.ResidentBytes();
-  for (size_t i = 0; i < windows.size(); ++i) {
-    WindowFigures f;
-    f.weight = windows[i].weight;
-    r.error = thread_window_internal::RunThreadWindow<A>(
-        program, schedule, windows[i], StateOf(states, i), ptrs, options.touch, &f, &r.migrations);
-    r.windows.push_back(f);
-    if (!r.error.empty()) return r;
-    ReleaseFreeMallocMemory();
-  }
-  r.peak_rss = PeakRssBytes() - r.baseline_rss;
-  r.final_rss = rss.ResidentBytes() - r.baseline_rss;
-  WindowedEstimate(windows, &r);
+  window_internal::RunWindowsFromBaseline(windows, &r, [&](size_t i, WindowFigures* f) {
+    return thread_window_internal::RunThreadWindow<A>(
+        program, schedule, windows[i], StateOf(states, i), ptrs, options.touch, f, &r.migrations);
+  });
   return r;
 }
 

@@ -150,6 +150,32 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const St
   return "";
 }
 
+// What both windowed runs do around their windows (this file's and
+// thread_window_loop.h's): the baseline, taken once the caller has
+// populated what its windows read; each window run by
+// run_one(i, &figures), "" or what failed (the run ends there), with the
+// process's free heap returned to the system after it; the peak and final
+// RSS; the stratified estimate.
+template <typename RunOne>
+void RunWindowsFromBaseline(const std::vector<ReplayWindow>& windows, RunResult* r,
+                            const RunOne& run_one) {
+  RssReader rss;
+  ReleaseFreeMallocMemory();
+  ResetPeakRss();
+  r->baseline_rss = rss.ResidentBytes();
+  for (size_t i = 0; i < windows.size(); ++i) {
+    WindowFigures f;
+    f.weight = windows[i].weight;
+    r->error = run_one(i, &f);
+    r->windows.push_back(f);
+    if (!r->error.empty()) return;
+    ReleaseFreeMallocMemory();
+  }
+  r->peak_rss = PeakRssBytes() - r->baseline_rss;
+  r->final_rss = rss.ResidentBytes() - r->baseline_rss;
+  WindowedEstimate(windows, r);
+}
+
 }  // namespace window_internal
 
 // `states`: the windows' start states as the parent shared them
@@ -170,26 +196,13 @@ RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayW
   // The table is built before the baseline, as a whole run's is.
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
-  RssReader rss;
   PrefaultSharedMappings();
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  r.baseline_rss = rss.ResidentBytes();
   const int64_t migrations0 = ReadMigrations();
-  for (size_t i = 0; i < windows.size(); ++i) {
-    const ReplayWindow& w = windows[i];
-    WindowFigures f;
-    f.weight = w.weight;
-    r.error =
-        window_internal::RunWindow<A>(program, w, StateOf(view, i), ptrs.data(), options.touch, &f);
-    r.windows.push_back(f);
-    if (!r.error.empty()) return r;
-    ReleaseFreeMallocMemory();
-  }
-  r.migrations = ReadMigrations() - migrations0;
-  r.peak_rss = PeakRssBytes() - r.baseline_rss;
-  r.final_rss = rss.ResidentBytes() - r.baseline_rss;
-  WindowedEstimate(windows, &r);
+  window_internal::RunWindowsFromBaseline(windows, &r, [&](size_t i, WindowFigures* f) {
+    return window_internal::RunWindow<A>(program, windows[i], StateOf(view, i), ptrs.data(),
+                                         options.touch, f);
+  });
+  if (r.error.empty()) r.migrations = ReadMigrations() - migrations0;
   return r;
 }
 
