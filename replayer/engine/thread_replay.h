@@ -414,47 +414,49 @@ inline bool StartThread(std::function<void()>* body, pthread_t* thread, int* err
   return *error == 0;
 }
 
-// Runs body(t, &figures[t]) on a thread of its own for each of the pass's
-// threads and joins them; the pass's figures from theirs. Returns "" or
-// the first error.
-template <typename Body>
-std::string RunThreads(PassShared& shared, const Body& body, PassFigures* pass,
-                       int64_t* migrations) {
-  const uint32_t n = static_cast<uint32_t>(shared.progress.size());
-  std::vector<ThreadFigures> figures(n);
-  std::vector<std::function<void()>> bodies(n);
-  std::vector<pthread_t> threads;
-  threads.reserve(n);
-  std::string error;
-  for (uint32_t t = 0; t < n; ++t) {
-    // A std::bad_alloc must not leave a replay thread: it would terminate the
-    // child (SIGABRT, "crashed with signal 6") where the main thread's would
-    // fail the run as out of memory. Under the child's memory limit even a
-    // thread's error message can fail to allocate (a waiting thread's
-    // "stopped: ..." once another thread's allocation failed), so the
-    // message's room is reserved here, before the threads start.
-    figures[t].error.reserve(64);
-    bodies[t] = [&, t] {
-      try {
-        body(t, &figures[t]);
-      } catch (const std::bad_alloc&) {
-        figures[t].error.assign(shared.abort.load() ? "stopped: another thread failed"
-                                                    : "out of memory (std::bad_alloc)");
-        StopAll(shared);
-      }
-    };
+// Starts a thread running each of `bodies` (which must outlive them),
+// adding each to *threads; on a failure, stops the pass and returns what
+// failed (the threads started are left to the caller to join).
+inline std::string StartThreads(std::vector<std::function<void()>>& bodies,
+                                std::vector<pthread_t>* threads, PassShared& shared) {
+  threads->reserve(bodies.size());
+  for (size_t t = 0; t < bodies.size(); ++t) {
     pthread_t thread;
     int code = 0;
     if (!StartThread(&bodies[t], &thread, &code)) {
-      error = std::string("cannot start replay thread ") + std::to_string(t) + " of " +
-              std::to_string(n) + ": " + std::strerror(code);
       StopAll(shared);
-      break;
+      return std::string("cannot start replay thread ") + std::to_string(t) + " of " +
+             std::to_string(bodies.size()) + ": " + std::strerror(code);
     }
-    threads.push_back(thread);
+    threads->push_back(thread);
   }
-  for (pthread_t thread : threads) pthread_join(thread, nullptr);
-  int64_t end_ns = shared.start_ns.load();
+  return "";
+}
+
+// body(t, f) for thread t, with a std::bad_alloc caught: it must not leave
+// a replay thread, where it would terminate the child (SIGABRT, "crashed
+// with signal 6") where the main thread's would fail the run as out of
+// memory. Under the child's memory limit even a thread's error message can
+// fail to allocate (a waiting thread's "stopped: ..." once another
+// thread's allocation failed), so `f`'s message has its room reserved
+// before the threads start.
+template <typename Body>
+void CatchingBadAlloc(const Body& body, PassShared& shared, ThreadFigures* f) {
+  try {
+    body(f);
+  } catch (const std::bad_alloc&) {
+    f->error.assign(shared.abort.load() ? "stopped: another thread failed"
+                                        : "out of memory (std::bad_alloc)");
+    StopAll(shared);
+  }
+}
+
+// A pass's figures from its threads' (its wall time from `start_ns` to the
+// last thread's end). Returns `error` if set, else the first thread's
+// error that is not a "stopped: ..." (a consequence), else any, else "".
+inline std::string SumThreadFigures(const std::vector<ThreadFigures>& figures, int64_t start_ns,
+                                    std::string error, PassFigures* pass, int64_t* migrations) {
+  int64_t end_ns = start_ns;
   for (const ThreadFigures& f : figures) {
     if (error.empty() && !f.error.empty() && f.error.rfind("stopped:", 0) != 0) error = f.error;
     end_ns = std::max(end_ns, f.end_ns);
@@ -472,8 +474,29 @@ std::string RunThreads(PassShared& shared, const Body& body, PassFigures* pass,
       if (!f.error.empty()) error = f.error;
     }
   }
-  pass->wall_seconds = 1e-9 * static_cast<double>(end_ns - shared.start_ns.load());
+  pass->wall_seconds = 1e-9 * static_cast<double>(end_ns - start_ns);
   return error;
+}
+
+// Runs body(t, &figures[t]) on a thread of its own for each of the pass's
+// threads and joins them; the pass's figures from theirs. Returns "" or
+// the first error.
+template <typename Body>
+std::string RunThreads(PassShared& shared, const Body& body, PassFigures* pass,
+                       int64_t* migrations) {
+  const uint32_t n = static_cast<uint32_t>(shared.progress.size());
+  std::vector<ThreadFigures> figures(n);
+  std::vector<std::function<void()>> bodies(n);
+  for (uint32_t t = 0; t < n; ++t) {
+    figures[t].error.reserve(64);
+    bodies[t] = [&, t] {
+      CatchingBadAlloc([&](ThreadFigures* f) { body(t, f); }, shared, &figures[t]);
+    };
+  }
+  std::vector<pthread_t> threads;
+  const std::string error = StartThreads(bodies, &threads, shared);
+  for (pthread_t thread : threads) pthread_join(thread, nullptr);
+  return SumThreadFigures(figures, shared.start_ns.load(), error, pass, migrations);
 }
 
 // One pass: a thread per stream. Returns "" or the first error.

@@ -7,8 +7,9 @@
 // before its end, with the schedule's waits as they are (a wait for an op
 // before the window is already met: every counter starts at the ops its
 // stream has before the window). For each window, in trace order: a fresh
-// allocator; its live arenas created (on the run's main thread); then a
-// thread per stream, which
+// allocator; its live arenas created (on the run's main thread); then
+// each of the run's replay threads, one per stream, started once for all
+// the windows (WindowThreads), which
 //  1. allocates and touches the objects live at lead_begin that its own
 //     thread allocated in the trace, in their allocation order (so a
 //     malloc with per-thread caches or heaps starts with each block where
@@ -22,14 +23,17 @@
 // trimmed. No wait can deadlock: each points to an op earlier in the
 // global order, which is before the same barrier or is already met.
 //
-// Thread-safety: starts and joins its threads per window; run it in a
-// process of its own.
+// Thread-safety: starts its threads before the run's baseline and joins
+// them after its last window; run it in a process of its own.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_THREAD_WINDOW_LOOP_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_THREAD_WINDOW_LOOP_H_
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,11 +134,12 @@ inline void PrefaultWindow(const ReplayView& program, const ThreadScheduleView& 
   asm volatile("" : : "r"(sink));
 }
 
-// Thread `self`'s part of a window: its objects rebuilt, its lead-in, its
-// window ops timed (*f).
+// Thread `self`'s part of window `state`: its objects rebuilt, its
+// lead-in, its window ops timed (*f). `barriers`: the barriers the run's
+// threads passed before this window (2 per window).
 template <typename A>
 void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
-                  const StateRef& start, uint32_t self, void** ptrs, Touch touch,
+                  const StateRef& start, uint32_t self, uint32_t barriers, void** ptrs, Touch touch,
                   PassShared& shared, ThreadFigures* f) {
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
   const uint32_t* bounds = start.thread_bounds + 3 * size_t{self};
@@ -151,7 +156,7 @@ void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleV
     replay_internal::TouchBlock(p, o.bytes, touch, o.object);
     ptrs[start.object_slots[k]] = p;
   }
-  if (!thread_replay_internal::Arrive(shared, n)) {
+  if (!thread_replay_internal::Arrive(shared, (barriers + 1) * n)) {
     f->error = "stopped: another thread failed";
     return;
   }
@@ -164,7 +169,7 @@ void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleV
   // The lead-in's waits are not the window's.
   f->wait_cpu = 0;
   f->wait_wall = 0;
-  if (!thread_replay_internal::Arrive(shared, 2 * n)) {
+  if (!thread_replay_internal::Arrive(shared, (barriers + 2) * n)) {
     f->error = "stopped: another thread failed";
     return;
   }
@@ -172,39 +177,143 @@ void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleV
                                       ptrs, touch, shared, f);
 }
 
-// One window from its start state: its figures in *f; "" or what failed.
+// The replay threads of a run, one per stream, which replay its windows
+// one after another as the run's main thread releases them: the program's
+// threads live through the program, and so do these through the run, so a
+// malloc's per-thread caches and its choice of arena for each thread carry
+// from window to window as they do through a whole run (with a thread
+// per window, each window started on cold caches and a new choice of
+// arenas: on a captured 5-thread trace, windows read jemalloc's lead over
+// glibc malloc a fifth smaller than whole runs did). Between windows the
+// main thread frees what the window left, destroys its allocator, trims
+// the heap and makes the next window's allocator, while the threads wait.
 template <typename A>
-std::string RunThreadWindow(const ReplayView& program, const ThreadScheduleView& schedule,
-                            const ReplayWindow& w, const StateRef& start, void** ptrs, Touch touch,
-                            WindowFigures* f, int64_t* migrations) {
-  auto allocator = std::make_unique<A>();
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
-  for (size_t i = 0; i < start.num_arenas; ++i) allocator->ArenaCreated(start.arenas[i]);
-  const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
-  PassShared shared(n, /*fit=*/n <= UsableCores());
-  for (uint32_t t = 0; t < n; ++t) {
-    shared.progress[t].done.store(start.thread_bounds[3 * size_t{t}], std::memory_order_relaxed);
-  }
-  const std::string error = thread_replay_internal::RunThreads(
-      shared,
-      [&](uint32_t t, ThreadFigures* tf) {
-        WindowThread<A>(*allocator, program, schedule, start, t, ptrs, touch, shared, tf);
-      },
-      &f->figures, migrations);
-  if (!error.empty()) return error;  // the allocator may be corrupt: left as it is
-  f->ops = MemoryOpsIn(program, w.begin, w.end);
-  for (size_t k = 0; k < start.num_leftovers; ++k) {
-    const WindowLeftover& b = start.leftovers[k];
-    if (b.gone == 0 && ptrs[b.slot] != nullptr) {
-      allocator->Deallocate(ptrs[b.slot], b.bytes, size_t{1} << b.align_log2, b.arena);
+class WindowThreads {
+ public:
+  WindowThreads(const ReplayView& program, const ThreadScheduleView& schedule,
+                const WindowStatesView& states, void** ptrs, Touch touch)
+      : program_(program),
+        schedule_(schedule),
+        states_(states),
+        ptrs_(ptrs),
+        touch_(touch),
+        n_(static_cast<uint32_t>(schedule.streams.size())),
+        shared_(n_, /*fit=*/n_ <= UsableCores()),
+        figures_(states.windows, std::vector<ThreadFigures>(n_)) {
+    for (auto& window : figures_) {
+      for (ThreadFigures& f : window) f.error.reserve(64);
     }
-    ptrs[b.slot] = nullptr;
   }
-  allocator.reset();
-  return "";
-}
+  ~WindowThreads() { Stop(); }
+  WindowThreads(const WindowThreads&) = delete;
+  WindowThreads& operator=(const WindowThreads&) = delete;
+
+  // Starts the threads (they wait for the first window): "" or what failed.
+  std::string Start() {
+    bodies_.resize(n_);
+    for (uint32_t t = 0; t < n_; ++t) bodies_[t] = [this, t] { Body(t); };
+    return thread_replay_internal::StartThreads(bodies_, &threads_, shared_);
+  }
+
+  // Window i (after window i - 1) through a fresh allocator: its figures
+  // in *f; "" or what failed (then the threads are stopped).
+  std::string Run(size_t i, const ReplayWindow& w, WindowFigures* f, int64_t* migrations) {
+    const StateRef start = StateOf(states_, i);
+    auto allocator = std::make_unique<A>();
+    if constexpr (replay_internal::HasReserveArenas<A>::value) {
+      allocator->ReserveArenas(program_.arena_limit);
+    }
+    for (size_t k = 0; k < start.num_arenas; ++k) allocator->ArenaCreated(start.arenas[k]);
+    for (uint32_t t = 0; t < n_; ++t) {
+      shared_.progress[t].done.store(start.thread_bounds[3 * size_t{t}], std::memory_order_relaxed);
+    }
+    allocator_ = allocator.get();
+    Release(static_cast<uint32_t>(i + 1));
+    double cpu = 0, wall = 0;
+    const uint32_t all = static_cast<uint32_t>(i + 1) * n_;
+    thread_replay_internal::WaitOn(
+        finished_, finished_waiters_, 0, [all](uint32_t done) { return done >= all; }, &cpu, &wall);
+    const std::string error = thread_replay_internal::SumThreadFigures(
+        figures_[i], shared_.start_ns.load(), "", &f->figures, migrations);
+    if (!error.empty()) {
+      Stop();  // then the allocator goes, as a failed whole run's does
+      return error;
+    }
+    f->ops = MemoryOpsIn(program_, w.begin, w.end);
+    for (size_t k = 0; k < start.num_leftovers; ++k) {
+      const WindowLeftover& b = start.leftovers[k];
+      if (b.gone == 0 && ptrs_[b.slot] != nullptr) {
+        allocator->Deallocate(ptrs_[b.slot], b.bytes, size_t{1} << b.align_log2, b.arena);
+      }
+      ptrs_[b.slot] = nullptr;
+    }
+    allocator_ = nullptr;
+    allocator.reset();
+    return "";
+  }
+
+  // Ends the threads (after the last window, or on a failure) and joins
+  // them.
+  void Stop() {
+    if (threads_.empty()) return;
+    Release(thread_replay_internal::kStopBit);
+    thread_replay_internal::StopAll(shared_);
+    for (pthread_t thread : threads_) pthread_join(thread, nullptr);
+    threads_.clear();
+  }
+
+ private:
+  // Sets `go_` to a window's number (windows are released in order), or
+  // sets its kStopBit, and wakes the threads waiting on it.
+  void Release(uint32_t value) {
+    if (value == thread_replay_internal::kStopBit) {
+      go_.fetch_or(value, std::memory_order_seq_cst);
+    } else {
+      go_.store(value, std::memory_order_seq_cst);
+    }
+    if (go_waiters_.load(std::memory_order_seq_cst) != 0) thread_replay_internal::FutexWakeAll(go_);
+  }
+
+  void Body(uint32_t t) {
+    for (uint32_t i = 0; i < states_.windows; ++i) {
+      double cpu = 0, wall = 0;
+      if (!thread_replay_internal::WaitOn(
+              go_, go_waiters_, shared_.spin_ns, [i](uint32_t go) { return go >= i + 1; }, &cpu,
+              &wall)) {
+        return;
+      }
+      ThreadFigures* f = &figures_[i][t];
+      thread_replay_internal::CatchingBadAlloc(
+          [&](ThreadFigures* tf) {
+            WindowThread<A>(*allocator_, program_, schedule_, StateOf(states_, i), t, 2 * i, ptrs_,
+                            touch_, shared_, tf);
+          },
+          shared_, f);
+      finished_.fetch_add(1, std::memory_order_seq_cst);
+      if (finished_waiters_.load(std::memory_order_seq_cst) != 0) {
+        thread_replay_internal::FutexWakeAll(finished_);
+      }
+      if (!f->error.empty()) return;
+    }
+  }
+
+  const ReplayView& program_;
+  const ThreadScheduleView& schedule_;
+  const WindowStatesView& states_;
+  void** const ptrs_;
+  const Touch touch_;
+  const uint32_t n_;
+  PassShared shared_;
+  std::vector<std::vector<ThreadFigures>> figures_;  // by window, by thread
+  std::vector<std::function<void()>> bodies_;
+  std::vector<pthread_t> threads_;
+  A* allocator_ = nullptr;  // the window's, while its threads run
+  // Windows released (their count; kStopBit: the run is over), and the
+  // threads done with one, summed over the windows: futex words, as a
+  // pass's progress counters.
+  std::atomic<uint32_t> go_{0}, go_waiters_{0};
+  std::atomic<uint32_t> finished_{0}, finished_waiters_{0};
+};
 
 }  // namespace thread_window_internal
 
@@ -238,10 +347,15 @@ RunResult ReplayPerThreadWindowsWith(const ReplayView& program, const ThreadSche
   for (size_t i = 0; i < windows.size(); ++i) {
     thread_window_internal::PrefaultWindow(program, schedule, StateOf(states, i), ptrs);
   }
+  // The threads start before the baseline: their stacks are the run's, as
+  // the pointer table is.
+  thread_window_internal::WindowThreads<A> threads(program, schedule, states, ptrs, options.touch);
+  r.error = threads.Start();
+  if (!r.error.empty()) return r;
   window_internal::RunWindowsFromBaseline(windows, &r, [&](size_t i, WindowFigures* f) {
-    return thread_window_internal::RunThreadWindow<A>(
-        program, schedule, windows[i], StateOf(states, i), ptrs, options.touch, f, &r.migrations);
+    return threads.Run(i, windows[i], f, &r.migrations);
   });
+  threads.Stop();
   return r;
 }
 
