@@ -118,8 +118,9 @@ inline void PrefaultWindow(const ReplayView& program, const ThreadScheduleView& 
     PrefaultRange(w0, static_cast<size_t>(w1 - w0) * sizeof(SyncWait));
     for (uint32_t i = from; i < to; ++i) {
       const ReplayOp& op = stream.ops[i];
-      ptrs[op.object] = nullptr;
       const ReplayKind kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask);
+      if (kind == ReplayKind::kArenaCreate || kind == ReplayKind::kArenaDestroy) continue;
+      ptrs[op.object] = nullptr;
       if (kind == ReplayKind::kRealloc) {
         ptrs[schedule.realloc_old_slots[op.bytes]] = nullptr;
         sink += program.reallocs[op.bytes].new_bytes;
