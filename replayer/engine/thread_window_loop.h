@@ -60,6 +60,9 @@ inline std::string CheckState(const StateRef& s, const ThreadScheduleView& sched
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
   if (s.threads != n) return "the window states are not for this schedule's threads";
   for (uint32_t t = 0; t < n; ++t) {
+    if (schedule.streams[t].num_ops > thread_replay_internal::kCountMask) {
+      return "a thread's stream holds 2^31 ops or more";
+    }
     const uint32_t* b = s.thread_bounds + 3 * size_t{t};
     if (b[0] > b[1] || b[1] > b[2] || b[2] > schedule.streams[t].num_ops) {
       return "a window's stream bounds are out of order";
