@@ -309,25 +309,25 @@ StateRef StateOf(const WindowStatesView& s, size_t i) {
 
 namespace {
 
-// A block live in a window, as AddThreadStarts follows it.
+// A block live in a window, as WindowLeftovers follows it.
 struct LiveBlock {
   uint32_t arena;
   uint64_t bytes;
   uint32_t align_log2;
 };
 
-}  // namespace
+// The stream of each op index: its thread's, as the schedule numbers them.
+uint32_t StreamAt(const ReplayProgram& program, const ThreadSchedule& schedule, uint64_t op) {
+  return schedule.stream_of[program.op_threads[op]];
+}
 
-void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
-                     const std::vector<ReplayWindow>& windows, WindowStates* states) {
-  const uint32_t threads = static_cast<uint32_t>(schedule.streams.size());
+// One walk of the op threads: each window's three bounds in every stream
+// (ops of the stream before lead_begin, begin and end) and each start
+// object's slot and stream, from its allocating op (s.object_ops).
+void StreamBoundsAndSlots(const ReplayProgram& program, const ThreadSchedule& schedule,
+                          const std::vector<ReplayWindow>& windows, WindowStates* states) {
   WindowStates& s = *states;
-  s.threads = threads;
-  s.object_slots.assign(s.objects.size(), 0);
-  s.object_threads.assign(s.objects.size(), 0);
-  s.thread_bounds.assign(3 * size_t{threads} * windows.size(), 0);
-  s.leftovers.clear();
-  s.leftover_end.clear();
+  const uint32_t threads = s.threads;
   // What the walk stops at, in op order: each window's three bounds
   // (kind 0, 1, 2) and each object's allocation (kind 3).
   struct Point {
@@ -347,63 +347,81 @@ void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedul
   });
   std::vector<uint32_t> done(threads, 0);  // each stream's ops before the walk's position
   uint64_t at = 0;
-  auto stream_at = [&](uint64_t op) { return schedule.stream_of[program.op_threads[op]]; };
   for (const Point& p : points) {
-    for (; at < p.at && at < program.ops.size(); ++at) ++done[stream_at(at)];
+    for (; at < p.at && at < program.ops.size(); ++at) ++done[StreamAt(program, schedule, at)];
     if (p.kind < 3) {
       for (uint32_t t = 0; t < threads; ++t) {
         s.thread_bounds[(p.index * threads + t) * 3 + p.kind] = done[t];
       }
     } else {
-      const uint32_t t = stream_at(p.at);
+      const uint32_t t = StreamAt(program, schedule, p.at);
       s.object_slots[p.index] = schedule.streams[t].ops[done[t]].object;
       s.object_threads[p.index] = t;
     }
   }
-  // Each window's leftovers: its start state's blocks, by slot, then its
-  // streams' ops in the trace's order.
+}
+
+// Window i's leftovers, appended to s.leftovers: its start state's blocks,
+// by slot, followed through its streams' ops in the trace's order.
+void WindowLeftovers(const ReplayProgram& program, const ThreadSchedule& schedule,
+                     const ReplayWindow& w, size_t i, WindowStates* states) {
+  WindowStates& s = *states;
+  const uint32_t threads = s.threads;
+  const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
+  absl::flat_hash_map<uint32_t, LiveBlock> live;
+  for (uint64_t k = o0; k < s.object_end[i]; ++k) {
+    const LiveObject& o = s.objects[k];
+    live[s.object_slots[k]] = LiveBlock{o.arena, o.bytes, o.align_log2};
+  }
+  std::vector<uint32_t> local(threads);
+  for (uint32_t t = 0; t < threads; ++t) local[t] = s.thread_bounds[(i * threads + t) * 3];
+  absl::flat_hash_set<uint32_t> arenas(s.arenas.begin() + (i == 0 ? 0 : s.arena_end[i - 1]),
+                                       s.arenas.begin() + s.arena_end[i]);
+  for (uint64_t g = w.lead_begin; g < w.end && g < program.ops.size(); ++g) {
+    const uint32_t t = StreamAt(program, schedule, g);
+    const ReplayOp& op = schedule.streams[t].ops[local[t]++];
+    switch (static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask)) {
+      case ReplayKind::kAlloc:
+      case ReplayKind::kAllocZeroed:
+        live[op.object] = LiveBlock{
+            op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], op.align_log2};
+        break;
+      case ReplayKind::kFree:
+        live.erase(op.object);
+        break;
+      case ReplayKind::kRealloc:  // op.bytes: its realloc index
+        live.erase(schedule.realloc_old_slots[op.bytes]);
+        live[op.object] = LiveBlock{op.arena, program.reallocs[op.bytes].new_bytes, op.align_log2};
+        break;
+      case ReplayKind::kArenaCreate:
+        arenas.insert(op.arena);
+        break;
+      case ReplayKind::kArenaDestroy:
+        arenas.erase(op.arena);
+        break;
+    }
+  }
+  for (const auto& [slot, b] : live) {
+    const bool gone = b.arena != 0 && arenas.count(b.arena) == 0;
+    s.leftovers.push_back(WindowLeftover{slot, b.arena, b.bytes, b.align_log2, gone ? 1u : 0u});
+  }
+  s.leftover_end.push_back(s.leftovers.size());
+}
+
+}  // namespace
+
+void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
+                     const std::vector<ReplayWindow>& windows, WindowStates* states) {
+  WindowStates& s = *states;
+  s.threads = static_cast<uint32_t>(schedule.streams.size());
+  s.object_slots.assign(s.objects.size(), 0);
+  s.object_threads.assign(s.objects.size(), 0);
+  s.thread_bounds.assign(3 * size_t{s.threads} * windows.size(), 0);
+  s.leftovers.clear();
+  s.leftover_end.clear();
+  StreamBoundsAndSlots(program, schedule, windows, states);
   for (size_t i = 0; i < windows.size(); ++i) {
-    const ReplayWindow& w = windows[i];
-    const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
-    absl::flat_hash_map<uint32_t, LiveBlock> live;
-    for (uint64_t k = o0; k < s.object_end[i]; ++k) {
-      const LiveObject& o = s.objects[k];
-      live[s.object_slots[k]] = LiveBlock{o.arena, o.bytes, o.align_log2};
-    }
-    std::vector<uint32_t> local(threads);
-    for (uint32_t t = 0; t < threads; ++t) local[t] = s.thread_bounds[(i * threads + t) * 3];
-    absl::flat_hash_set<uint32_t> arenas(s.arenas.begin() + (i == 0 ? 0 : s.arena_end[i - 1]),
-                                         s.arenas.begin() + s.arena_end[i]);
-    for (uint64_t g = w.lead_begin; g < w.end && g < program.ops.size(); ++g) {
-      const uint32_t t = stream_at(g);
-      const ReplayOp& op = schedule.streams[t].ops[local[t]++];
-      switch (static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask)) {
-        case ReplayKind::kAlloc:
-        case ReplayKind::kAllocZeroed:
-          live[op.object] = LiveBlock{
-              op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], op.align_log2};
-          break;
-        case ReplayKind::kFree:
-          live.erase(op.object);
-          break;
-        case ReplayKind::kRealloc:  // op.bytes: its realloc index
-          live.erase(schedule.realloc_old_slots[op.bytes]);
-          live[op.object] =
-              LiveBlock{op.arena, program.reallocs[op.bytes].new_bytes, op.align_log2};
-          break;
-        case ReplayKind::kArenaCreate:
-          arenas.insert(op.arena);
-          break;
-        case ReplayKind::kArenaDestroy:
-          arenas.erase(op.arena);
-          break;
-      }
-    }
-    for (const auto& [slot, b] : live) {
-      const bool gone = b.arena != 0 && arenas.count(b.arena) == 0;
-      s.leftovers.push_back(WindowLeftover{slot, b.arena, b.bytes, b.align_log2, gone ? 1u : 0u});
-    }
-    s.leftover_end.push_back(s.leftovers.size());
+    WindowLeftovers(program, schedule, windows[i], i, states);
   }
 }
 
