@@ -67,13 +67,29 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
   return fd;
 }
 
-absl::StatusOr<MappedArrays> MapSharedArrays(int fd, const std::string& what, uint64_t kind) {
+void MappedArrays::Populate(size_t i) const {
+#ifndef MADV_POPULATE_READ
+  constexpr int kPopulateRead = 22;  // Linux 5.14; older kernels refuse it (EINVAL)
+#else
+  constexpr int kPopulateRead = MADV_POPULATE_READ;
+#endif
+  const Section& s = sections[i];
+  if (s.count == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(s.data);
+  const uintptr_t from = begin & ~(page - 1);
+  const uintptr_t to = (begin + s.element_size * s.count + page - 1) & ~(page - 1);
+  madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
+}
+
+absl::StatusOr<MappedArrays> MapSharedArrays(int fd, const std::string& what, uint64_t kind,
+                                             bool populate) {
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Header))) {
     return absl::InvalidArgumentError(absl::StrCat("no shared ", what, " on the given fd"));
   }
   const size_t size = static_cast<size_t>(st.st_size);
-  void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
   if (m == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", std::strerror(errno)));
   const char* base = static_cast<const char*>(m);
   const auto* h = reinterpret_cast<const Header*>(base);

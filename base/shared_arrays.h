@@ -58,6 +58,10 @@ struct MappedArrays {
   const T* As(size_t i) const {
     return static_cast<const T*>(sections[i].data);
   }
+  // Maps in section i's pages now (MADV_POPULATE_READ), where the mapping
+  // was made without populating it: what a run reads in its timed stretch
+  // must not fault there.
+  void Populate(size_t i) const;
 };
 
 // Writes a memfd (not close-on-exec: the child inherits it) named `name`.
@@ -70,8 +74,13 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
 // Maps `fd` (from WriteSharedArrays) and checks it holds `kind`, its
 // sections filling the file exactly. InvalidArgument naming `what` ("no
 // shared thread schedule on the given fd", "shared thread schedule is
-// malformed") otherwise; Internal if mmap fails.
-absl::StatusOr<MappedArrays> MapSharedArrays(int fd, const std::string& what, uint64_t kind);
+// malformed") otherwise; Internal if mmap fails. Every page is mapped in at
+// once (MAP_POPULATE) unless `populate` is false: a run that reads a small
+// part of a large file (a sampled window of a long trace's program) maps in
+// only that part (MappedArrays::Populate, or a range of its own), rather
+// than paying for the whole file, and for unmapping it, in every child.
+absl::StatusOr<MappedArrays> MapSharedArrays(int fd, const std::string& what, uint64_t kind,
+                                             bool populate = true);
 
 }  // namespace alloctrace
 

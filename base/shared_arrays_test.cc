@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -36,6 +40,47 @@ TEST(SharedArraysTest, WhatIsWrittenIsMappedBack) {
   ASSERT_EQ(m->sections[2].count, 2u);
   EXPECT_EQ(m->As<uint64_t>(2)[1], 20u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(m->sections[2].data) % 8, 0u);  // aligned
+}
+
+// The resident bytes of the mapping holding `p`, from /proc/self/smaps.
+int64_t ResidentBytesOfMapping(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &start, &end) == 2 && line.find(':') > 16) {
+      inside = a >= start && a < end;
+    } else if (inside && absl::StartsWith(line, "Rss:")) {
+      return 1024 * std::strtoll(line.c_str() + 4, nullptr, 10);
+    }
+  }
+  return -1;
+}
+
+TEST(SharedArraysTest, AMappingWithoutPopulatingMapsInOnlyWhatIsAskedFor) {
+  const std::vector<uint64_t> big(1 << 19, 5);  // 4 MiB
+  const std::vector<uint64_t> small = {1, 2};
+  absl::StatusOr<int> fd = WriteSharedArrays(
+      "test", "test arrays", kKind, {},
+      {SharedSection::Of(small.data(), small.size()), SharedSection::Of(big.data(), big.size())});
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  absl::StatusOr<MappedArrays> lazy = MapSharedArrays(*fd, "test arrays", kKind, false);
+  absl::StatusOr<MappedArrays> whole = MapSharedArrays(*fd, "test arrays", kKind);
+  close(*fd);
+  ASSERT_TRUE(lazy.ok()) << lazy.status();
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const int64_t bytes = static_cast<int64_t>(big.size() * sizeof(uint64_t));
+  EXPECT_GE(ResidentBytesOfMapping(whole->sections[1].data), bytes);
+  // Reading the header and the table faults in a few pages around them.
+  EXPECT_LT(ResidentBytesOfMapping(lazy->sections[1].data), bytes / 4);
+  lazy->Populate(0);
+  EXPECT_LT(ResidentBytesOfMapping(lazy->sections[1].data), bytes / 4);
+  lazy->Populate(1);
+  EXPECT_GE(ResidentBytesOfMapping(lazy->sections[1].data), bytes);
+  EXPECT_EQ(lazy->As<uint64_t>(1)[big.size() - 1], 5u);
+  EXPECT_EQ(lazy->As<uint64_t>(0)[1], 2u);
 }
 
 TEST(SharedArraysTest, AnotherKindOrAWrongFdIsAClearError) {

@@ -105,12 +105,14 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
   auto policy = policies.find(request->policy);
   if (policy == policies.end()) return Fail(2, absl::StrCat("unknown policy ", request->policy));
   // The parent decoded the trace; this process maps the result and so
-  // allocates nothing before the run but what the runtime does.
-  absl::StatusOr<ReplayView> program = MapSharedReplayView(request->program_fd);
+  // allocates nothing before the run but what the runtime does. A windowed
+  // run maps in what its windows read, a whole run all of it.
+  const bool whole = request->windows.empty();
+  absl::StatusOr<ReplayView> program = MapSharedReplayView(request->program_fd, whole);
   if (!program.ok()) return Fail(1, std::string(program.status().message()));
   std::optional<ThreadScheduleView> schedule;
   if (request->schedule_fd >= 0) {
-    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(request->schedule_fd);
+    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(request->schedule_fd, whole);
     if (!v.ok()) return Fail(1, std::string(v.status().message()));
     schedule = *std::move(v);
   }

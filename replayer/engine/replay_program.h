@@ -135,8 +135,10 @@ inline ReplayView ViewOf(const ReplayProgram& p) {
 // fd left open.
 absl::StatusOr<int> ShareReplayView(const ReplayView& view);
 // Maps `fd` (from ShareReplayView) read-only; the mapping lives as long as
-// the process.
-absl::StatusOr<ReplayView> MapSharedReplayView(int fd);
+// the process. Without `populate`, only the side tables are mapped in at
+// once: a windowed run maps in the stretches of ops its windows read
+// (window_loop.h), not the whole program, in every child.
+absl::StatusOr<ReplayView> MapSharedReplayView(int fd, bool populate = true);
 
 // Reads, validates and converts the trace at `path`. Errors carry the
 // reader's message (file, byte offset, event index).

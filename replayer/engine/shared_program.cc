@@ -28,12 +28,15 @@ absl::StatusOr<int> ShareReplayView(const ReplayView& v) {
        SharedSection::Of(v.arena_classes, v.arena_classes != nullptr ? v.arena_limit : 0)});
 }
 
-absl::StatusOr<ReplayView> MapSharedReplayView(int fd) {
-  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kProgramKind);
+absl::StatusOr<ReplayView> MapSharedReplayView(int fd, bool populate) {
+  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kProgramKind, populate);
   if (!m.ok()) return m.status();
   if (!m->Has(4, {sizeof(ReplayOp), sizeof(uint64_t), sizeof(ReallocInfo), sizeof(uint32_t)}) ||
       (m->sections[3].count != 0 && m->sections[3].count != m->scalars[1])) {
     return absl::InvalidArgumentError("shared replay program is malformed");
+  }
+  if (!populate) {
+    for (size_t i = 1; i < m->sections.size(); ++i) m->Populate(i);
   }
   ReplayView v;
   v.ops = m->As<ReplayOp>(0);

@@ -134,7 +134,10 @@ ThreadScheduleView ViewOf(const ThreadSchedule& s);
 // inherits, and its mapping. InternalError naming the failed call if the
 // memfd cannot be made or written; the caller closes the fd.
 absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s);
-absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd);
+// Without `populate`, only the leftovers and the realloc slots are mapped in
+// at once; a windowed run maps in the stretches of the streams it replays
+// (thread_window_loop.h: PrefaultWindow).
+absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd, bool populate = true);
 
 }  // namespace alloctrace
 

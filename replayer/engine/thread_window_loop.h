@@ -104,8 +104,8 @@ class LazyTable {
 
 // Maps in, before the run's baseline, what window `s` reads and writes:
 // its streams' ops and waits, the side tables they index and the table
-// slots they use (the shared program and schedule are not populated
-// whole: PrefaultSharedMappings(false)).
+// slots they use (a child maps the shared program and schedule without
+// populating them, and PrefaultSharedMappings(false) leaves them so).
 inline void PrefaultWindow(const ReplayView& program, const ThreadScheduleView& schedule,
                            const StateRef& s, void** ptrs) {
   uint64_t sink = 0;

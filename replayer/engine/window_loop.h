@@ -196,7 +196,15 @@ RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayW
   // The table is built before the baseline, as a whole run's is.
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
-  PrefaultSharedMappings();
+  PrefaultSharedMappings(/*memfds=*/false);
+  // The ops the windows read, lead-ins included (a child maps the program
+  // without populating it: MapSharedReplayView).
+  for (const ReplayWindow& w : windows) {
+    const uint64_t to = std::min<uint64_t>(w.end, program.num_ops);
+    if (w.lead_begin < to) {
+      PrefaultRange(program.ops + w.lead_begin, size_t{to - w.lead_begin} * sizeof(ReplayOp));
+    }
+  }
   const int64_t migrations0 = ReadMigrations();
   window_internal::RunWindowsFromBaseline(windows, &r, [&](size_t i, WindowFigures* f) {
     return window_internal::RunWindow<A>(program, windows[i], StateOf(view, i), ptrs.data(),
