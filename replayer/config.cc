@@ -41,7 +41,9 @@ ABSL_FLAG(double, precision, 100 * Rounds().precision,
           "target: runs continue until the 95% CI of each policy's median ns/op, and of its "
           "ratio to malloc, is within +- this many percent (or its budget is spent)");
 ABSL_FLAG(double, budget, Rounds().budget_seconds,
-          "seconds of runs per policy and trace before it stops short of the precision");
+          "seconds of runs per policy and trace before it stops short of the precision "
+          "(with --race=false or --total_budget=0: in a race with a total budget, that "
+          "budget decides)");
 ABSL_FLAG(int, min_runs, Rounds().min_runs, "runs per policy at least");
 ABSL_FLAG(int, max_runs, Rounds().max_runs, "runs per policy at most");
 ABSL_FLAG(int, passes, Defaults().measure.run_options.max_passes,
@@ -94,9 +96,10 @@ ABSL_FLAG(int, race_min_runs, Rounds().race_min_runs,
           "goes sooner)");
 ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
-          "policy stops where it is; on a long trace it stretches, up to 50 s, to "
-          "5 rounds at the first round's pace, and further, within those 50 s, so that the "
-          "policies the race leaves reach 10 rounds; 0: no total limit");
+          "policy stops where it is; on a long trace it stretches, up to 47 s, to "
+          "5 rounds at the first round's pace, and further, within those 47 s, so that the "
+          "policies the race leaves reach 10 rounds and run on while short of the precision; "
+          "0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "
           "memory op (two passes). With --race, a child past 20x the fastest policy's run "
@@ -325,6 +328,7 @@ ReportContext ReportContextFor(const ReplayerConfig& c) {
   ctx.warm_ms = m.run_options.min_warm_seconds * 1e3;
   ctx.precision = m.rounds.precision;
   ctx.budget_seconds = m.rounds.budget_seconds;
+  ctx.own_budget = OwnBudgetApplies(m.rounds);
   ctx.min_runs = m.rounds.min_runs;
   return ctx;
 }

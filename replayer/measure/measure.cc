@@ -527,39 +527,58 @@ Contender ContenderOf(const Entry& e) {
 // Seconds the whole runs after windowed rounds may take together. They
 // come out of the total budget's cap (the rounds stretch to the cap less
 // this), so a long trace's command ends within the cap and the decoding
-// (docs/usage.md).
-constexpr double kWholeRunsAllowanceSeconds = 8;
+// (docs/usage.md). On the captured 5-thread trace of 10 M events a whole
+// per-thread run takes 2 to 5 s: 8 s, and then 12, covered 3 of the 4
+// contenders left, and the one without a whole run had its peak RSS from
+// its windows, which the recommendation's working-set rule cannot compare
+// with the others'.
+constexpr double kWholeRunsAllowanceSeconds = 14;
+
+// A whole run's wall time, from the windows' estimate of its pass: the
+// pass, the child's start and the heap's teardown.
+double EstimatedWholeRunSeconds(double pass_seconds) { return 1.25 * pass_seconds + 0.5; }
 
 // After windowed rounds: one whole run for each contender left (not
-// eliminated, failed or skipped) and for glibc malloc, fastest first, each
-// limited to a few times its estimated pass (at least 5 s) and all within
-// kWholeRunsAllowanceSeconds. A contender whose whole run fails gets that
-// error (its windows could not see it).
+// eliminated, failed or skipped) and for glibc malloc, the cheapest first
+// (by their windows' estimate), so that as many as can get one within
+// kWholeRunsAllowanceSeconds; a run is started only where its estimate
+// fits in what is left of it, and is limited to a few times its estimated
+// pass (at least 5 s). A contender whose whole run fails gets that error
+// (its windows could not see it).
 void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& contenders,
                    ReplayRunner& runner, const RoundsSettings& rounds, const Ranking& ranking) {
-  std::vector<std::pair<double, size_t>> order;
+  struct Planned {
+    double estimate;
+    double pass_seconds;
+    size_t i;
+    bool operator<(const Planned& o) const { return estimate < o.estimate; }
+  };
+  std::vector<Planned> order;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Contender& c = contenders[i];
     if (c.noise || c.eliminated || c.failed > 0 || !entries[i].runs.skipped.empty()) continue;
-    const std::vector<double> figures = RankFigures(entries[i].runs, ranking);
-    if (figures.empty()) continue;
-    order.emplace_back(c.reference ? 0 : Median(figures), i);
+    if (RankFigures(entries[i].runs, ranking).empty()) continue;
+    double pass_seconds = 0;
+    for (const RunRecord& r : entries[i].runs.runs) {
+      pass_seconds = std::max(pass_seconds, r.result.seconds);
+    }
+    order.push_back({EstimatedWholeRunSeconds(pass_seconds), pass_seconds, i});
   }
   std::sort(order.begin(), order.end());
   double spent = 0;
-  for (const auto& [ns, i] : order) {
-    Entry& e = entries[i];
-    if (spent >= kWholeRunsAllowanceSeconds) {
+  for (const Planned& p : order) {
+    Entry& e = entries[p.i];
+    if (spent + p.estimate > kWholeRunsAllowanceSeconds) {
       e.runs.whole_run_note = absl::StrFormat(
-          "no whole run: the %.0f s allowed for whole runs was spent", kWholeRunsAllowanceSeconds);
+          "no whole run: its estimated %.1f s would pass the %.0f s allowed for whole runs "
+          "(%.1f s spent)",
+          p.estimate, kWholeRunsAllowanceSeconds, spent);
       continue;
     }
-    double pass_seconds = 0;
-    for (const RunRecord& r : e.runs.runs) pass_seconds = std::max(pass_seconds, r.result.seconds);
     ChildLimits limits = rounds.limits;
-    const double bound = std::max(5.0, 4 * pass_seconds + 2);
+    const double bound = std::max(5.0, 4 * p.pass_seconds + 2);
     if (limits.wall_seconds <= 0 || limits.wall_seconds > bound) limits.wall_seconds = bound;
-    spent += runner.WholeRun(i, limits);
+    spent += runner.WholeRun(p.i, limits);
   }
 }
 

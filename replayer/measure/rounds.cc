@@ -202,10 +202,17 @@ class Rounds {
   // at the pace of their own runs in the round just run (the race has
   // dropped the others, so the rounds left cost less than the first's).
   // Where even that goes past the cap, the budget stays: the verdict then
-  // says how many rounds it rests on.
+  // says how many rounds it rests on. Once they have reached them, it
+  // stretches to its cap: those that run on (short of the precision) run
+  // until they are precise or it is spent, so the rounds a long trace
+  // affords go to the verdict, not to an early end.
   void Reach(const std::vector<double>& spent_before) {
     const int done = round_ - s_.first_round;
-    if (done < s_.race_min_runs || done >= s_.reach_rounds) return;
+    if (done < s_.race_min_runs) return;
+    if (done >= s_.reach_rounds) {
+      result_.total_budget = std::max(result_.total_budget, Cap());
+      return;
+    }
     const bool ref_runs_on = ReferenceActive(OthersActive());
     double pace = 0;
     for (size_t i = 0; i < cs_.size(); ++i) {
@@ -289,6 +296,8 @@ void RecheckPrecise(Contender& c, const Contender* reference, double precision) 
       "precise once, then ran on so the others' runs had their pair; its CIs widened since";
 }
 
+bool OwnBudgetApplies(const RoundsSettings& s) { return !(s.race && s.total_budget_seconds > 0); }
+
 void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& s) {
   if (c.done) return;
   if (c.failed > 0) {
@@ -301,7 +310,7 @@ void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& 
   if (c.kept >= s.min_runs && Precise(c, reference, s.precision)) {
     c.done = true;
     c.stop_reason = "precise";
-  } else if (c.kept >= s.min_runs && c.spent >= s.budget_seconds) {
+  } else if (OwnBudgetApplies(s) && c.kept >= s.min_runs && c.spent >= s.budget_seconds) {
     c.done = true;
     c.stop_reason = absl::StrFormat("budget of %.0f s spent", s.budget_seconds);
   } else if (c.kept >= s.max_runs) {

@@ -7,14 +7,16 @@
 // in situ) in every round, so that every run has a reference run of the
 // same round to pair with; the noise contender, the reference's second run
 // set, runs with it. After each round each contender's stopping rule
-// (UpdateDone: failed, precise, its budget spent, max_runs) and, with the
+// (UpdateDone: failed, precise, its own budget spent, max_runs) and, with the
 // race, the race's look (race.h) decide who runs on; the race's leaders and
 // the reference run as long as anyone does. With a total budget (race
 // only), the runs stop once that many seconds of them are spent, checked
 // before every run after the first round (so every contender gets a run);
 // after the first round the budget stretches, up to
 // RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at
-// the first round's pace, so that no verdict rests on a round or two. No
+// the first round's pace, so that no verdict rests on a round or two, and
+// then for the contenders the race leaves to reach reach_rounds rounds,
+// and once they have, to its cap, while they are short of the precision. No
 // run, not even in the first round, outlasts the stretched budget's cap
 // (plus kBudgetRunAllowanceSeconds): a trace too costly for every
 // contender to run once leaves the rest "not run", whatever its cost per
@@ -91,13 +93,16 @@ inline constexpr double kBudgetRunFloorSeconds = 5;
 struct RoundsSettings {
   int min_runs = 10;
   int max_runs = 500;
-  double precision = 0.03;               // CI half-width target, as a fraction
-  double budget_seconds = 3;             // per contender
-  bool race = true;                      // successive elimination (race.h)
-  int race_min_runs = 3;                 // paired rounds before a contender can be eliminated
-  double total_budget_seconds = 16;      // with the race, all contenders together; 0: none
-  double max_total_budget_seconds = 50;  // what the total budget may stretch to
-  int stretch_rounds = 5;                // rounds at the first's pace the budget stretches to
+  double precision = 0.03;           // CI half-width target, as a fraction
+  double budget_seconds = 3;         // per contender, where OwnBudgetApplies
+  bool race = true;                  // successive elimination (race.h)
+  int race_min_runs = 3;             // paired rounds before a contender can be eliminated
+  double total_budget_seconds = 16;  // with the race, all contenders together; 0: none
+  // What the total budget may stretch to: with the decoding (6 to 7 s on a
+  // 10 M-event trace), and the whole runs after windowed rounds taken out of
+  // it (measure.cc), a long trace's command ends within a minute.
+  double max_total_budget_seconds = 47;
+  int stretch_rounds = 5;  // rounds at the first's pace the budget stretches to
   // A stretched budget stretches further, within its cap, so that the
   // contenders the race leaves reach this many rounds at their own pace.
   int reach_rounds = 10;
@@ -125,9 +130,18 @@ struct RoundsResult {
 // contender stopped as precise is never listed as short of the precision.
 bool Precise(const Contender& c, const Contender* reference, double precision);
 
+// Whether a contender's own budget (RoundsSettings::budget_seconds) stops
+// it: not in a race with a total budget, where the total budget and the
+// race decide who runs on. On a long trace a contender's few seconds were
+// spent after 15 to 20 windowed rounds, ending the measurement with most of
+// its stretched budget unspent and the verdict's intervals wider than they
+// had to be; and a --total_budget raised for tighter intervals bought none.
+bool OwnBudgetApplies(const RoundsSettings& s);
+
 // Sets `c.done` and `c.stop_reason` once it failed (after min_runs
 // attempts, or at once if fatal), is precise after min_runs runs, spent its
-// budget after min_runs runs, or made max_runs runs.
+// own budget after min_runs runs (where OwnBudgetApplies), or made max_runs
+// runs.
 void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& s);
 
 // At the end: a contender stopped as "precise" that ran on (a race's

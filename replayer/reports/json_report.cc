@@ -313,6 +313,7 @@ std::string JsonReport(const ReportInput& in) {
                   ",\n  \"passes\": ", ctx.passes,
                   absl::StrFormat(",\n  \"precision\": %.4f,\n  \"budget_s\": %.3f", ctx.precision,
                                   ctx.budget_seconds),
+                  ",\n  \"budget_per_policy\": ", ctx.own_budget ? "true" : "false",
                   ",\n  \"min_runs\": ", ctx.min_runs, ",\n");
   if (in.reports.size() == 1) {
     absl::StrAppend(&o, "  \"verdict\": ", JsonVerdict(in.reports[0], ctx), ",\n");

@@ -193,14 +193,11 @@ std::string Legend(const ReportContext& ctx) {
            80, 0),
       "\n");
   absl::StrAppend(&o, Wrap("machine: " + ctx.machine, 80, 9), "\n");
-  absl::StrAppend(
-      &o,
-      Wrap(absl::StrFormat("%s; %s; runs until +-%.0f%% or %.0f s per policy, at least %d; "
-                           "touch=%s",
-                           ctx.date, PassPlan(ctx), 100 * ctx.precision, ctx.budget_seconds,
-                           ctx.min_runs, WordOf(kTouchWords, ctx.touch)),
-           80, 0),
-      "\n");
+  absl::StrAppend(&o,
+                  Wrap(absl::StrFormat("%s; %s; %s; touch=%s", ctx.date, PassPlan(ctx),
+                                       StopWords(ctx), WordOf(kTouchWords, ctx.touch)),
+                       80, 0),
+                  "\n");
   return o;
 }
 

@@ -100,6 +100,14 @@ std::string PassPlan(const ReportContext& ctx) {
       ctx.warm_ms, ctx.passes);
 }
 
+std::string StopWords(const ReportContext& ctx) {
+  const std::string budget = ctx.own_budget
+                                 ? absl::StrFormat("%.0f s per policy", ctx.budget_seconds)
+                                 : std::string("the total budget is spent");
+  return absl::StrFormat("runs until +-%.0f%% or %s, at least %d", 100 * ctx.precision, budget,
+                         ctx.min_runs);
+}
+
 std::string PassWords(const ReportContext& ctx, TimingClock clock) {
   return absl::StrCat(ctx.warm() ? "ranked by the warm passes" : "ranked by the cold pass", ", ",
                       ClockWords(clock), ", 95% CIs");

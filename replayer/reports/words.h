@@ -40,6 +40,9 @@ std::string ClockWords(TimingClock clock);
 // In situ's: "CPU time (user + system)" or "wall time".
 std::string ProgramTimeWords(TimingClock clock);
 std::string PassPlan(const ReportContext& ctx);
+// When a policy's runs stop: "runs until +-3% or 3 s per policy, at least
+// 10", or "... or the total budget is spent, ..." in a race with one.
+std::string StopWords(const ReportContext& ctx);
 // "ranked by the cold pass, thread CPU time, 95% CIs"; `clock`: the trace's.
 std::string PassWords(const ReportContext& ctx, TimingClock clock);
 

@@ -37,7 +37,8 @@ struct ReportContext {
   int passes = 50;                 // passes per run at most (1: cold only)
   double warm_ms = 5;              // warm passes add up to at least this
   double precision = 0.03;         // target CI half-width, as a fraction
-  double budget_seconds = 3;       // per policy and trace
+  double budget_seconds = 3;       // per policy and trace, where own_budget
+  bool own_budget = true;          // false: the race's total budget decides (OwnBudgetApplies)
   int min_runs = 10;
   double rss_slack = 0.10;  // the recommendation's working-set rule
 
