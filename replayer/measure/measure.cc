@@ -590,6 +590,7 @@ RoundsSettings RoundsFor(const MeasureSettings& s, const ReplayProgram& program,
   if (windowed) {
     rounds.max_total_budget_seconds = std::max(
         rounds.total_budget_seconds, rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
+    rounds.to_cap = true;
   }
   if (s.progress || s.progress_lines) rounds.progress_label = program.path;
   rounds.progress_lines = s.progress_lines;

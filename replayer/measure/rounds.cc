@@ -202,15 +202,15 @@ class Rounds {
   // at the pace of their own runs in the round just run (the race has
   // dropped the others, so the rounds left cost less than the first's).
   // Where even that goes past the cap, the budget stays: the verdict then
-  // says how many rounds it rests on. Once they have reached them, it
-  // stretches to its cap: those that run on (short of the precision) run
-  // until they are precise or it is spent, so the rounds a long trace
-  // affords go to the verdict, not to an early end.
+  // says how many rounds it rests on. Once they have reached them, with
+  // RoundsSettings::to_cap, it stretches to its cap: those that run on
+  // (short of the precision) run until they are precise or it is spent, so
+  // the rounds a long trace affords go to the verdict, not to an early end.
   void Reach(const std::vector<double>& spent_before) {
     const int done = round_ - s_.first_round;
     if (done < s_.race_min_runs) return;
     if (done >= s_.reach_rounds) {
-      result_.total_budget = std::max(result_.total_budget, Cap());
+      if (s_.to_cap) result_.total_budget = std::max(result_.total_budget, Cap());
       return;
     }
     const bool ref_runs_on = ReferenceActive(OthersActive());

@@ -284,10 +284,10 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
 // once the race has dropped the slow policy (at its first look, after 3
 // rounds), the rounds cost 2.5 s and the budget stretches to 29.5 s, so
 // the policies left reach 10 rounds; short of the precision, they run on
-// to the cap. Where 10 rounds would pass the cap, the
+// to the cap where the budget goes to it (to_cap). Where 10 rounds would pass the cap, the
 // budget stays.
 TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
-  auto run = [](double cap, int reach) {
+  auto run = [](double cap, int reach, bool to_cap = true) {
     std::vector<Contender> cs = Three();
     FakeRunner runner({1, 1, 0.5, 1.5});
     RoundsSettings s = TestSettings();
@@ -299,6 +299,7 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
     s.total_budget_seconds = 4;
     s.max_total_budget_seconds = cap;
     s.reach_rounds = reach;
+    s.to_cap = to_cap;
     const RoundsResult r = RunRounds(cs, runner, s);
     EXPECT_TRUE(cs[3].eliminated);
     EXPECT_TRUE(absl::StartsWith(cs[3].stop_reason, "eliminated after 3 runs"))
@@ -311,6 +312,10 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   EXPECT_GE(reached.rounds, 17);
   EXPECT_LE(reached.rounds, 19);
   EXPECT_EQ(reached.total_budget, 50);
+  const RoundsResult ten = run(50, 10, /*to_cap=*/false);
+  EXPECT_GE(ten.rounds, 10);
+  EXPECT_LE(ten.rounds, 11);  // the runs' 1% wobble may leave room for one more
+  EXPECT_NEAR(ten.total_budget, 29.5, 0.5);
   // 10 rounds would need 29.5 s: past a cap of 29 s the budget stays.
   const RoundsResult capped = run(29, 10);
   EXPECT_NEAR(capped.total_budget, 20, 0.5);
