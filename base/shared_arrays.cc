@@ -67,19 +67,21 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
   return fd;
 }
 
-void MappedArrays::Populate(size_t i) const {
+void PopulateRange(const void* data, size_t bytes) {
 #ifndef MADV_POPULATE_READ
   constexpr int kPopulateRead = 22;  // Linux 5.14; older kernels refuse it (EINVAL)
 #else
   constexpr int kPopulateRead = MADV_POPULATE_READ;
 #endif
-  const Section& s = sections[i];
-  if (s.count == 0) return;
+  if (bytes == 0) return;
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(s.data);
-  const uintptr_t from = begin & ~(page - 1);
-  const uintptr_t to = (begin + s.element_size * s.count + page - 1) & ~(page - 1);
+  const uintptr_t from = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  const uintptr_t to = (reinterpret_cast<uintptr_t>(data) + bytes + page - 1) & ~(page - 1);
   madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
+}
+
+void MappedArrays::Populate(size_t i) const {
+  PopulateRange(sections[i].data, sections[i].element_size * sections[i].count);
 }
 
 absl::StatusOr<MappedArrays> MapSharedArrays(int fd, const std::string& what, uint64_t kind,

@@ -71,6 +71,10 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
                                       const std::vector<uint64_t>& scalars,
                                       const std::vector<SharedSection>& sections);
 
+// Maps in the pages of [data, data + bytes) for reading now
+// (MADV_POPULATE_READ, Linux 5.14; a no-op where the kernel lacks it).
+void PopulateRange(const void* data, size_t bytes);
+
 // Maps `fd` (from WriteSharedArrays) and checks it holds `kind`, its
 // sections filling the file exactly. InvalidArgument naming `what` ("no
 // shared thread schedule on the given fd", "shared thread schedule is

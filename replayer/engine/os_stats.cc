@@ -68,19 +68,6 @@ int PrefaultSharedMappings(bool memfds) {
   return populated;
 }
 
-void PrefaultRange(const void* data, size_t bytes) {
-#ifndef MADV_POPULATE_READ
-  constexpr int kPopulateRead = 22;
-#else
-  constexpr int kPopulateRead = MADV_POPULATE_READ;
-#endif
-  if (bytes == 0) return;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t from = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
-  const uintptr_t to = (reinterpret_cast<uintptr_t>(data) + bytes + page - 1) & ~(page - 1);
-  madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
-}
-
 void ReleaseFreeMallocMemory() {
   malloc_trim(0);  // glibc (a no-op stub or absent effect under the others)
   if (auto* release =

@@ -35,12 +35,10 @@ class RssReader {
 // (Linux 5.14); a no-op where the kernel lacks them. Returns the number of
 // mappings populated. `memfds` false leaves out the anonymous files a
 // parent shares (the program, its schedule): a windowed run reads a small
-// part of them, which it populates itself (PrefaultRange), where
+// part of them, which it populates itself (base/shared_arrays.h:
+// PopulateRange), where
 // populating all of a 10 M-op trace's cost more than replaying a window.
 int PrefaultSharedMappings(bool memfds = true);
-
-// Populates the pages of [data, data + bytes) for reading, as above.
-void PrefaultRange(const void* data, size_t bytes);
 
 // Asks whichever malloc serves this process (glibc, tcmalloc, jemalloc,
 // mimalloc: found by their C entry points) to return its free memory to the

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "alloctrace/base/shared_arrays.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
@@ -113,12 +114,12 @@ inline void PrefaultWindow(const ReplayView& program, const ThreadScheduleView& 
     const StreamView& stream = schedule.streams[t];
     const uint32_t from = s.thread_bounds[3 * size_t{t}];
     const uint32_t to = s.thread_bounds[3 * size_t{t} + 2];
-    PrefaultRange(stream.ops + from, size_t{to - from} * sizeof(ReplayOp));
+    PopulateRange(stream.ops + from, size_t{to - from} * sizeof(ReplayOp));
     auto by_op = [](const SyncWait& a, uint32_t op) { return a.op < op; };
     const SyncWait* w0 =
         std::lower_bound(stream.waits, stream.waits + stream.num_waits, from, by_op);
     const SyncWait* w1 = std::lower_bound(w0, stream.waits + stream.num_waits, to, by_op);
-    PrefaultRange(w0, static_cast<size_t>(w1 - w0) * sizeof(SyncWait));
+    PopulateRange(w0, static_cast<size_t>(w1 - w0) * sizeof(SyncWait));
     for (uint32_t i = from; i < to; ++i) {
       const ReplayOp& op = stream.ops[i];
       const ReplayKind kind = static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask);

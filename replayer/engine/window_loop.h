@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloctrace/base/shared_arrays.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/replay_program.h"
@@ -202,7 +203,7 @@ RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayW
   for (const ReplayWindow& w : windows) {
     const uint64_t to = std::min<uint64_t>(w.end, program.num_ops);
     if (w.lead_begin < to) {
-      PrefaultRange(program.ops + w.lead_begin, size_t{to - w.lead_begin} * sizeof(ReplayOp));
+      PopulateRange(program.ops + w.lead_begin, size_t{to - w.lead_begin} * sizeof(ReplayOp));
     }
   }
   const int64_t migrations0 = ReadMigrations();

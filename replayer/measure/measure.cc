@@ -547,13 +547,7 @@ double EstimatedWholeRunSeconds(double pass_seconds) { return 1.25 * pass_second
 // (its windows could not see it).
 void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& contenders,
                    ReplayRunner& runner, const RoundsSettings& rounds, const Ranking& ranking) {
-  struct Planned {
-    double estimate;
-    double pass_seconds;
-    size_t i;
-    bool operator<(const Planned& o) const { return estimate < o.estimate; }
-  };
-  std::vector<Planned> order;
+  std::vector<std::pair<double, size_t>> order;  // (the windows' estimate of a pass, entry)
   for (size_t i = 0; i < entries.size(); ++i) {
     const Contender& c = contenders[i];
     if (c.noise || c.eliminated || c.failed > 0 || !entries[i].runs.skipped.empty()) continue;
@@ -562,23 +556,24 @@ void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& co
     for (const RunRecord& r : entries[i].runs.runs) {
       pass_seconds = std::max(pass_seconds, r.result.seconds);
     }
-    order.push_back({EstimatedWholeRunSeconds(pass_seconds), pass_seconds, i});
+    order.emplace_back(pass_seconds, i);
   }
   std::sort(order.begin(), order.end());
   double spent = 0;
-  for (const Planned& p : order) {
-    Entry& e = entries[p.i];
-    if (spent + p.estimate > kWholeRunsAllowanceSeconds) {
+  for (const auto& [pass_seconds, i] : order) {
+    Entry& e = entries[i];
+    const double estimate = EstimatedWholeRunSeconds(pass_seconds);
+    if (spent + estimate > kWholeRunsAllowanceSeconds) {
       e.runs.whole_run_note = absl::StrFormat(
           "no whole run: its estimated %.1f s would pass the %.0f s allowed for whole runs "
           "(%.1f s spent)",
-          p.estimate, kWholeRunsAllowanceSeconds, spent);
+          estimate, kWholeRunsAllowanceSeconds, spent);
       continue;
     }
     ChildLimits limits = rounds.limits;
-    const double bound = std::max(5.0, 4 * p.pass_seconds + 2);
+    const double bound = std::max(5.0, 4 * pass_seconds + 2);
     if (limits.wall_seconds <= 0 || limits.wall_seconds > bound) limits.wall_seconds = bound;
-    spent += runner.WholeRun(p.i, limits);
+    spent += runner.WholeRun(i, limits);
   }
 }
 
