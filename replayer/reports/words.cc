@@ -305,7 +305,12 @@ std::string SamplingWords(const TraceReport& t) {
   const std::string whole_runs = absl::StrFormat(
       "Peak RSS and page faults: from one whole run of each of %d of the %d policies left at the "
       "end%s",
-      whole, contenders, whole < contenders ? " (the others' from their windows)" : "");
+      whole, contenders,
+      whole < contenders && whole > 0
+          ? " (the others' from their windows, which are not compared with a whole run's: "
+            "they are neither the smallest RSS nor recommended)"
+      : whole < contenders ? " (the others' from their windows)"
+                           : "");
   // A per-thread replay's windows are cut where the per-thread replay
   // can start and stop (thread_window_loop.h).
   const std::string per_thread =

@@ -25,6 +25,24 @@ bool IsContender(const PolicyResult& p) {
   return p.ok() && p.name != "bump" && !p.eliminated && !p.screened_out;
 }
 
+// A windowed measurement takes peak RSS from whole runs of the policies
+// left at the end, the cheapest (the fastest) first while its reserve
+// lasts; a policy it had no time for has only its windows' peaks, which a
+// whole run's cannot be compared with (a window rebuilds its heap: the
+// 11 M-op trace's tcmalloc peaked at 4.9 MiB in windows, 0.86 MiB whole).
+// Where some contender ran whole, the memory rule weighs only those that
+// did: the others are neither the smallest nor recommended.
+bool AnyContenderRanWhole(const TraceReport& t) {
+  for (const PolicyResult& p : t.policies) {
+    if (IsContender(p) && p.whole_runs > 0) return true;
+  }
+  return false;
+}
+
+bool RssComparable(const PolicyResult& p, bool any_whole) {
+  return IsContender(p) && (!any_whole || p.whole_runs > 0);
+}
+
 std::vector<double> Values(const std::map<int, double>& m) {
   std::vector<double> v;
   for (const auto& [round, x] : m) v.push_back(x);
@@ -304,11 +322,14 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
 }
 
 void MarkTies(TraceReport* t, const ReportContext& ctx) {
-  std::vector<size_t> idx;
+  const bool any_whole = AnyContenderRanWhole(*t);
+  std::vector<size_t> idx, rss_idx;
   std::vector<Estimate> rss;
   for (size_t i = 0; i < t->policies.size(); ++i) {
     if (!IsContender(t->policies[i])) continue;
     idx.push_back(i);
+    if (!RssComparable(t->policies[i], any_whole)) continue;
+    rss_idx.push_back(i);
     rss.push_back(t->policies[i].peak_rss);
   }
   Verdict& v = t->verdict;
@@ -319,14 +340,14 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
     v.fastest.push_back(t->policies[i].name);
   }
   if (!fastest.empty()) v.fastest_vs_malloc = t->policies[fastest[0]].vs_malloc;
-  for (size_t k : TiedWithLowest(rss)) t->policies[idx[k]].tied_smallest_rss = true;
+  for (size_t k : TiedWithLowest(rss)) t->policies[rss_idx[k]].tied_smallest_rss = true;
   double smallest = std::numeric_limits<double>::max();
-  for (const PolicyResult& p : t->policies) {
-    if (IsContender(p)) smallest = std::min(smallest, p.peak_rss.median);
-  }
+  for (size_t i : rss_idx) smallest = std::min(smallest, t->policies[i].peak_rss.median);
   for (const PolicyResult& p : t->policies) {
     if (p.tied_smallest_rss) v.smallest_rss.push_back(p.name);
-    if (IsContender(p) && p.peak_rss.median == smallest) v.smallest_rss_bytes = p.peak_rss;
+  }
+  for (size_t i : rss_idx) {
+    if (t->policies[i].peak_rss.median == smallest) v.smallest_rss_bytes = t->policies[i].peak_rss;
   }
 }
 
@@ -405,13 +426,14 @@ struct Pick {
 Pick PickAmong(const TraceReport& t, const ReportContext& ctx,
                bool (*allowed)(const PolicyResult&)) {
   Pick out;
+  const bool any_whole = AnyContenderRanWhole(t);
   double smallest = std::numeric_limits<double>::max();
   for (const PolicyResult& p : t.policies) {
-    if (IsContender(p) && allowed(p)) smallest = std::min(smallest, p.peak_rss.median);
+    if (RssComparable(p, any_whole) && allowed(p)) smallest = std::min(smallest, p.peak_rss.median);
   }
   for (size_t i = 0; i < t.policies.size(); ++i) {
     const PolicyResult& p = t.policies[i];
-    if (IsContender(p) && allowed(p) &&
+    if (RssComparable(p, any_whole) && allowed(p) &&
         WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
       out.cand.push_back(i);
     }
@@ -434,7 +456,7 @@ Pick PickAmong(const TraceReport& t, const ReportContext& ctx,
   if (t.arenas_used <= 1) {
     if (const std::string single = SingleTwin(out.rec->name); !single.empty()) {
       for (const PolicyResult& p : t.policies) {
-        if (p.name == single && IsContender(p)) out.rec = &p;
+        if (p.name == single && RssComparable(p, any_whole)) out.rec = &p;
       }
     }
   }

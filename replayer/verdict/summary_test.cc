@@ -589,6 +589,37 @@ TEST(SummarizeTest, WithoutContainerArenasOnlyWhatAdoptsUnchangedIsRecommended) 
   EXPECT_EQ(IfInstrumentedWords(t), "");
 }
 
+// A windowed measurement whose whole runs ran out before the slowest
+// policy left had one: its windows' peak (small here, as a rebuilt heap's
+// can be) is not weighed against the others' whole runs.
+TEST(SummarizeTest, PeaksFromWindowsAreNotComparedWithWholeRuns) {
+  auto whole = [](PolicyRuns p, int64_t peak) {
+    p.whole_runs.push_back(::alloctrace::Run(0, 50, peak));
+    return p;
+  };
+  const PolicyRuns malloc = whole(Runs("malloc", Scaled(kDrift, 2), 9 << 20), 12 << 20);
+  const PolicyRuns fast = whole(Runs("fast", Scaled(kDrift, 0.8), 5 << 20), 4 << 20);
+  PolicyRuns windowed = Runs("windowed", kDrift, 512 << 10);
+  windowed.whole_run_note = "no whole run: the time for them ran out";
+  MeasuredTrace m = Measured({malloc, fast, windowed}, PolicyRuns{});
+  m.sampling.windowed = true;
+  m.sampling.strata = 8;
+  m.sampling.per_run = 8;
+  TraceReport t = Summarize(m, Cold());
+  EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"fast"});
+  EXPECT_EQ(t.verdict.smallest_rss_bytes.median, 4 << 20);
+  EXPECT_EQ(t.verdict.recommended, "fast");
+  EXPECT_THAT(SamplingWords(t), HasSubstr("from one whole run of each of 2 of the 3 policies"));
+  EXPECT_THAT(SamplingWords(t), HasSubstr("neither the smallest RSS nor recommended"));
+  // Every policy left with only its windows' peaks: those are compared.
+  m.policies = {Runs("malloc", Scaled(kDrift, 2), 9 << 20),
+                Runs("fast", Scaled(kDrift, 0.8), 5 << 20), Runs("windowed", kDrift, 512 << 10)};
+  t = Summarize(m, Cold());
+  EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"windowed"});
+  EXPECT_EQ(t.verdict.recommended, "windowed");
+}
+
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
   MeasuredTrace m = Measured({}, PolicyRuns{});
   m.trace.memory_ops = 0;
