@@ -98,8 +98,8 @@ ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
           "with --race: seconds of runs per trace, all policies together, after which every "
           "policy stops where it is; on a long trace it stretches, up to 47 s, to "
           "5 rounds at the first round's pace, and further, within those 47 s, so that the "
-          "policies the race leaves reach 10 rounds (with sampled windows, and then run on "
-          "while short of the precision); "
+          "policies the race leaves reach 10 rounds (with sampled windows, to all 47 s "
+          "once the race has looked, for those short of the precision to run on); "
           "0: no total limit");
 ABSL_FLAG(double, run_timeout, Defaults().run_timeout_seconds,
           "seconds a child may run before it is killed (a FAILED run); 0: 60 s + 100 us per "

@@ -526,7 +526,8 @@ Contender ContenderOf(const Entry& e) {
 
 // Seconds the whole runs after windowed rounds may take together. They
 // come out of the total budget's cap (the rounds stretch to the cap less
-// this), so a long trace's command ends within the cap and the decoding
+// what the contenders still in the race will need of this: RoundsFor), so
+// a long trace's command ends within the cap and the decoding
 // (docs/usage.md). On the captured 5-thread trace of 10 M events a whole
 // per-thread run takes 2 to 5 s: 8 s, and then 12, covered 3 of the 4
 // contenders left, and the one without a whole run had its peak RSS from
@@ -538,6 +539,14 @@ constexpr double kWholeRunsAllowanceSeconds = 14;
 // pass, the child's start and the heap's teardown.
 double EstimatedWholeRunSeconds(double pass_seconds) { return 1.25 * pass_seconds + 0.5; }
 
+// The windows' estimate of a whole pass, the largest of the runs' (0: no
+// run yet).
+double WindowsPassSeconds(const PolicyRuns& runs) {
+  double pass_seconds = 0;
+  for (const RunRecord& r : runs.runs) pass_seconds = std::max(pass_seconds, r.result.seconds);
+  return pass_seconds;
+}
+
 // After windowed rounds: one whole run for each contender left (not
 // eliminated, failed or skipped) and for glibc malloc, the cheapest first
 // (by their windows' estimate), so that as many as can get one within
@@ -548,26 +557,29 @@ double EstimatedWholeRunSeconds(double pass_seconds) { return 1.25 * pass_second
 void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& contenders,
                    ReplayRunner& runner, const RoundsSettings& rounds, const Ranking& ranking) {
   std::vector<std::pair<double, size_t>> order;  // (the windows' estimate of a pass, entry)
+  double rounds_spent = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const Contender& c = contenders[i];
+    rounds_spent += c.spent;
     if (c.noise || c.eliminated || c.failed > 0 || !entries[i].runs.skipped.empty()) continue;
     if (RankFigures(entries[i].runs, ranking).empty()) continue;
-    double pass_seconds = 0;
-    for (const RunRecord& r : entries[i].runs.runs) {
-      pass_seconds = std::max(pass_seconds, r.result.seconds);
-    }
-    order.emplace_back(pass_seconds, i);
+    order.emplace_back(WindowsPassSeconds(entries[i].runs), i);
   }
   std::sort(order.begin(), order.end());
+  // What the rounds left of the cap, and never more than the allowance.
+  const double allowed = std::min(
+      kWholeRunsAllowanceSeconds,
+      std::max(0.0, std::max(rounds.total_budget_seconds, rounds.max_total_budget_seconds) -
+                        rounds_spent));
   double spent = 0;
   for (const auto& [pass_seconds, i] : order) {
     Entry& e = entries[i];
     const double estimate = EstimatedWholeRunSeconds(pass_seconds);
-    if (spent + estimate > kWholeRunsAllowanceSeconds) {
+    if (spent + estimate > allowed) {
       e.runs.whole_run_note = absl::StrFormat(
-          "no whole run: its estimated %.1f s would pass the %.0f s allowed for whole runs "
+          "no whole run: its estimated %.1f s would pass the %.1f s left for whole runs "
           "(%.1f s spent)",
-          estimate, kWholeRunsAllowanceSeconds, spent);
+          estimate, allowed, spent);
       continue;
     }
     ChildLimits limits = rounds.limits;
@@ -578,13 +590,19 @@ void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& co
 }
 
 // The rounds' settings for `program`: its path as the progress label (if
-// asked), and, `windowed`, a cap less the whole runs' allowance, which
-// comes out of it (MakeWholeRuns).
-RoundsSettings RoundsFor(const MeasureSettings& s, const ReplayProgram& program, bool windowed) {
+// asked), and, `windowed`, the whole runs' allowance kept from the cap:
+// what the contenders left will need by their windows' estimates (on the
+// 11 M-op trace, 1.1 s each), at most the allowance (MakeWholeRuns).
+RoundsSettings RoundsFor(const MeasureSettings& s, const ReplayProgram& program,
+                         const std::vector<Entry>& entries, bool windowed) {
   RoundsSettings rounds = s.rounds;
   if (windowed) {
-    rounds.max_total_budget_seconds = std::max(
-        rounds.total_budget_seconds, rounds.max_total_budget_seconds - kWholeRunsAllowanceSeconds);
+    rounds.kept_seconds = kWholeRunsAllowanceSeconds;
+    rounds.kept_for = [&entries](size_t i) {
+      if (!entries[i].runs.skipped.empty()) return 0.0;
+      const double pass = WindowsPassSeconds(entries[i].runs);
+      return pass > 0 ? EstimatedWholeRunSeconds(pass) : -1.0;
+    };
     rounds.to_cap = true;
   }
   if (s.progress || s.progress_lines) rounds.progress_label = program.path;
@@ -681,10 +699,10 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
 
   std::vector<Contender> contenders;
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
-  const RoundsSettings rounds = RoundsFor(s, program, plans.has_value());
+  const RoundsSettings rounds = RoundsFor(s, program, entries, plans.has_value());
   ReplayRunner runner = runner_for(entries);
   out.rounds = RunRounds(contenders, runner, rounds).rounds;
-  if (plans) MakeWholeRuns(entries, contenders, runner, s.rounds, ranking);
+  if (plans) MakeWholeRuns(entries, contenders, runner, rounds, ranking);
 
   for (size_t i = 0; i < entries.size(); ++i) {
     PolicyRuns& runs = entries[i].runs;

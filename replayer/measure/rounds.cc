@@ -70,7 +70,21 @@ class Rounds {
   // The most the total budget can stretch to: no run, not even the first
   // round's, goes past it (plus kBudgetRunAllowanceSeconds for the run
   // under way), whatever a trace costs per event.
-  double Cap() const { return std::max(s_.total_budget_seconds, s_.max_total_budget_seconds); }
+  // Less what is kept for after the rounds (RoundsSettings::kept_seconds).
+  double Cap() const {
+    return std::max(s_.total_budget_seconds, s_.max_total_budget_seconds - Kept());
+  }
+  double Kept() const {
+    if (!s_.kept_for) return s_.kept_seconds;
+    double need = 0;
+    for (size_t i = 0; i < cs_.size(); ++i) {
+      if (IsNoise(i) || cs_[i].eliminated || cs_[i].failed > 0) continue;
+      const double seconds = s_.kept_for(i);
+      if (seconds < 0) return s_.kept_seconds;
+      need += seconds;
+    }
+    return std::min(s_.kept_seconds, need);
+  }
 
   double TotalSpent() const {
     double spent = 0;
@@ -191,8 +205,7 @@ class Rounds {
   // run no more: their runs set no pace.
   void Stretch() {
     const double pace = TotalSpent() - stopped_spent_;
-    const double stretched =
-        std::min(s_.max_total_budget_seconds, s_.stretch_rounds * pace + stopped_spent_);
+    const double stretched = std::min(Cap(), s_.stretch_rounds * pace + stopped_spent_);
     stretched_ = stretched > result_.total_budget;
     result_.total_budget = std::max(result_.total_budget, stretched);
   }
@@ -202,17 +215,21 @@ class Rounds {
   // at the pace of their own runs in the round just run (the race has
   // dropped the others, so the rounds left cost less than the first's).
   // Where even that goes past the cap, the budget stays: the verdict then
-  // says how many rounds it rests on. Once they have reached them, with
-  // RoundsSettings::to_cap, it stretches to its cap: those that run on
-  // (short of the precision) run until they are precise or it is spent, so
-  // the rounds a long trace affords go to the verdict, not to an early end.
+  // says how many rounds it rests on. With RoundsSettings::to_cap (a long
+  // trace), it stretches to its cap at once: those that run on (short of
+  // the precision) run until they are precise or it is spent, so the rounds
+  // a long trace affords go to the verdict, not to an early end (on the
+  // captured 5-thread trace, 15 policies left in a noisy hour could not
+  // reach 10 rounds within the cap, and the budget stopped them at 27 s of
+  // 33, after 7).
   void Reach(const std::vector<double>& spent_before) {
     const int done = round_ - s_.first_round;
     if (done < s_.race_min_runs) return;
-    if (done >= s_.reach_rounds) {
-      if (s_.to_cap) result_.total_budget = std::max(result_.total_budget, Cap());
+    if (s_.to_cap) {
+      result_.total_budget = std::max(result_.total_budget, Cap());
       return;
     }
+    if (done >= s_.reach_rounds) return;
     const bool ref_runs_on = ReferenceActive(OthersActive());
     double pace = 0;
     for (size_t i = 0; i < cs_.size(); ++i) {

@@ -15,8 +15,8 @@
 // after the first round the budget stretches, up to
 // RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at
 // the first round's pace, so that no verdict rests on a round or two, and
-// then for the contenders the race leaves to reach reach_rounds rounds,
-// and once they have (to_cap: a long trace), to its cap, while they are
+// then for the contenders the race leaves to reach reach_rounds rounds
+// (to_cap, a long trace: to its cap, once the race has looked), while they are
 // short of the precision. No
 // run, not even in the first round, outlasts the stretched budget's cap
 // (plus kBudgetRunAllowanceSeconds): a trace too costly for every
@@ -31,6 +31,7 @@
 #define ALLOCTRACE_REPLAYER_MEASURE_ROUNDS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -107,11 +108,19 @@ struct RoundsSettings {
   // A stretched budget stretches further, within its cap, so that the
   // contenders the race leaves reach this many rounds at their own pace.
   int reach_rounds = 10;
-  // And once they have, to its cap (a long trace, replayed as sampled
-  // windows: measure.cc). Not on a short trace whose budget a slow first
+  // Or, on a long trace (replayed as sampled windows: measure.cc), to its
+  // cap once the race has looked, whether or not they can reach that many
+  // within it. Not on a short trace whose budget a slow first
   // round on a busy machine stretched: the sample trace's command would
   // take the cap, 43 s, rather than 16 to 25 s.
   bool to_cap = false;
+  // Seconds of the cap kept for what a mode runs after the rounds (a
+  // windowed replay's whole runs: measure.cc): at most kept_seconds, and,
+  // given kept_for, no more than the contenders still in the race will
+  // need (kept_for(i): contender i's seconds; < 0 while it cannot tell),
+  // so the rounds get what the race's eliminations free.
+  double kept_seconds = 0;
+  std::function<double(size_t)> kept_for;
   ChildLimits limits;   // the configured limits of a run
   uint64_t seed = 1;    // of the order shuffled in each round
   int first_round = 0;  // in situ counts its warm-up as round 0

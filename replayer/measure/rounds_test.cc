@@ -2,6 +2,7 @@
 // measurements through a fake runner (no timing, no child processes).
 #include "alloctrace/replayer/measure/rounds.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -284,8 +285,8 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
 // once the race has dropped the slow policy (at its first look, after 3
 // rounds), the rounds cost 2.5 s and the budget stretches to 29.5 s, so
 // the policies left reach 10 rounds; short of the precision, they run on
-// to the cap where the budget goes to it (to_cap). Where 10 rounds would pass the cap, the
-// budget stays.
+// to the cap where the budget goes to it (to_cap). Where 10 rounds would
+// pass the cap, the budget stays, or goes to the cap (to_cap).
 TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   auto run = [](double cap, int reach, bool to_cap = true) {
     std::vector<Contender> cs = Three();
@@ -316,10 +317,46 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   EXPECT_GE(ten.rounds, 10);
   EXPECT_LE(ten.rounds, 11);  // the runs' 1% wobble may leave room for one more
   EXPECT_NEAR(ten.total_budget, 29.5, 0.5);
-  // 10 rounds would need 29.5 s: past a cap of 29 s the budget stays.
-  const RoundsResult capped = run(29, 10);
+  // 10 rounds would need 29.5 s: past a cap of 29 s the budget stays,
+  // unless it goes to the cap (to_cap), where the rounds it affords are
+  // run.
+  const RoundsResult capped = run(29, 10, /*to_cap=*/false);
   EXPECT_NEAR(capped.total_budget, 20, 0.5);
   EXPECT_LT(capped.rounds, 10);
+  const RoundsResult to_cap = run(29, 10);
+  EXPECT_EQ(to_cap.total_budget, 29);
+  EXPECT_GT(to_cap.rounds, capped.rounds);
+}
+
+// What a mode keeps of the cap for after the rounds (a windowed replay's
+// whole runs): all of kept_seconds, or what the contenders still in the
+// race will need, so an elimination gives its share back to the rounds.
+TEST(RunRoundsTest, TheCapKeepsWhatTheContendersLeftWillNeedAfterTheRounds) {
+  auto run = [](std::function<double(size_t)> kept_for) {
+    std::vector<Contender> cs = Three();
+    FakeRunner runner({1, 1, 0.5, 1.5});
+    RoundsSettings s = TestSettings();
+    s.race_min_runs = 3;
+    s.precision = 0.0001;
+    s.budget_seconds = 1000;
+    s.min_runs = 1000;
+    s.max_runs = 1000;
+    s.total_budget_seconds = 4;
+    s.max_total_budget_seconds = 50;
+    s.to_cap = true;
+    s.kept_seconds = 14;
+    s.kept_for = std::move(kept_for);
+    const RoundsResult r = RunRounds(cs, runner, s);
+    EXPECT_TRUE(cs[3].eliminated);
+    return r;
+  };
+  // 2 s each for malloc and fast once slow is out (the noise set needs
+  // none): 4 s kept, 46 s for the rounds.
+  EXPECT_EQ(run([](size_t) { return 2.0; }).total_budget, 46);
+  // At most kept_seconds; all of it while a contender cannot tell.
+  EXPECT_EQ(run([](size_t) { return 10.0; }).total_budget, 36);
+  EXPECT_EQ(run([](size_t i) { return i == 2 ? -1.0 : 2.0; }).total_budget, 36);
+  EXPECT_EQ(run(nullptr).total_budget, 36);
 }
 
 TEST(RunRoundsTest, WithoutTheReferenceNothingElseRunsWhenAsked) {
