@@ -566,11 +566,12 @@ void MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Contender>& co
     order.emplace_back(WindowsPassSeconds(entries[i].runs), i);
   }
   std::sort(order.begin(), order.end());
-  // What the rounds left of the cap, and never more than the allowance.
-  const double allowed = std::min(
-      kWholeRunsAllowanceSeconds,
-      std::max(0.0, std::max(rounds.total_budget_seconds, rounds.max_total_budget_seconds) -
-                        rounds_spent));
+  // What their estimates need (the rounds kept that much of the cap), or
+  // more where the rounds left more of it; never more than the allowance.
+  double need = 0;
+  for (const auto& [pass_seconds, i] : order) need += EstimatedWholeRunSeconds(pass_seconds);
+  const double cap = std::max(rounds.total_budget_seconds, rounds.max_total_budget_seconds);
+  const double allowed = std::min(kWholeRunsAllowanceSeconds, std::max(need, cap - rounds_spent));
   double spent = 0;
   for (const auto& [pass_seconds, i] : order) {
     Entry& e = entries[i];

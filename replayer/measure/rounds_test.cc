@@ -280,6 +280,20 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
   EXPECT_GE(not_run, 2);
 }
 
+// A race whose total budget (4 s) stretches up to `cap`, and in which
+// nobody is ever precise: the budget ends it.
+RoundsSettings RaceToTheCap(double cap) {
+  RoundsSettings s = TestSettings();
+  s.race_min_runs = 3;
+  s.precision = 0.0001;
+  s.budget_seconds = 1000;
+  s.min_runs = 1000;
+  s.max_runs = 1000;
+  s.total_budget_seconds = 4;
+  s.max_total_budget_seconds = cap;
+  return s;
+}
+
 // A long trace: the first round (4 s, a slow policy in it) stretches the
 // budget to 5 rounds at its pace, 20 s, which would end before 10 rounds;
 // once the race has dropped the slow policy (at its first look, after 3
@@ -291,14 +305,7 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   auto run = [](double cap, int reach, bool to_cap = true) {
     std::vector<Contender> cs = Three();
     FakeRunner runner({1, 1, 0.5, 1.5});
-    RoundsSettings s = TestSettings();
-    s.race_min_runs = 3;
-    s.precision = 0.0001;  // nobody is ever precise: the budget ends the race
-    s.budget_seconds = 1000;
-    s.min_runs = 1000;
-    s.max_runs = 1000;
-    s.total_budget_seconds = 4;
-    s.max_total_budget_seconds = cap;
+    RoundsSettings s = RaceToTheCap(cap);
     s.reach_rounds = reach;
     s.to_cap = to_cap;
     const RoundsResult r = RunRounds(cs, runner, s);
@@ -335,14 +342,7 @@ TEST(RunRoundsTest, TheCapKeepsWhatTheContendersLeftWillNeedAfterTheRounds) {
   auto run = [](std::function<double(size_t)> kept_for) {
     std::vector<Contender> cs = Three();
     FakeRunner runner({1, 1, 0.5, 1.5});
-    RoundsSettings s = TestSettings();
-    s.race_min_runs = 3;
-    s.precision = 0.0001;
-    s.budget_seconds = 1000;
-    s.min_runs = 1000;
-    s.max_runs = 1000;
-    s.total_budget_seconds = 4;
-    s.max_total_budget_seconds = 50;
+    RoundsSettings s = RaceToTheCap(50);
     s.to_cap = true;
     s.kept_seconds = 14;
     s.kept_for = std::move(kept_for);
