@@ -145,9 +145,17 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
     runnable = MixRunnablePolicy();
   }
   MaybeInjectFault(request->policy, request->attempt);
+  // The child's work ends with the run: a windowed run leaves its last
+  // window's heap to the process's end, which frees it at once (_Exit: no
+  // destructors, no exit handlers, nothing left to do but the result,
+  // written and closed first).
+  RunOptions options = request->options;
+  options.process_ends_after = true;
   const RunResult r = Run(runnable, policy->second.info.preload, *program, schedule, windows,
-                          states ? &*states : nullptr, request->options);
-  return WriteRunResult(request->result_fd, r) ? 0 : 1;
+                          states ? &*states : nullptr, options);
+  const int code = WriteRunResult(request->result_fd, r) ? 0 : 1;
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
 
 }  // namespace alloctrace

@@ -26,9 +26,11 @@
 namespace alloctrace {
 
 // Runs the request in argv (IsChildInvocation(argc, argv) holds) with
-// `policies` (RunnablePolicies()). Returns the process's exit status: 0
-// once the result is written (the run's own failure is in it), 1 if it
-// could not be, 2 for a malformed request or unknown policy.
+// `policies` (RunnablePolicies()), and ends the process once the run is
+// done (_Exit, so that nothing is freed or destroyed after it): exit
+// status 0 once the result is written (the run's own failure is in it), 1
+// if it could not be. Returns 2, the process's exit status, for a
+// malformed request or unknown policy.
 int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>& policies);
 
 }  // namespace alloctrace

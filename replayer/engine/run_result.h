@@ -39,6 +39,11 @@ struct RunOptions {
   // min_warm_seconds (wall), at least one, at most max_passes in all.
   int max_passes = 50;
   double min_warm_seconds = 0.005;
+  // The run is its process's last work (a child about to end with
+  // _Exit): a windowed run leaves its last window's heap for the process's
+  // end to free (window_loop.h). Never carried in a request: the child
+  // sets it.
+  bool process_ends_after = false;
 };
 
 // One pass over the trace's ops.

@@ -1,8 +1,10 @@
 #include "alloctrace/replayer/engine/windows.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -367,6 +369,57 @@ TEST(ReplayWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryOp) {
   EXPECT_EQ(r.windows[0].ops, p->memory_ops());
   EXPECT_EQ(r.ops, p->memory_ops());
   EXPECT_DOUBLE_EQ(r.passes[0].wall_seconds, r.windows[0].figures.wall_seconds);
+}
+
+// Bytes glibc malloc has handed out, mapped blocks included.
+size_t InUse() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+// In a child about to end (process_ends_after), the last window's heap is
+// left to the process's end: the same windows and ops as a run that frees
+// it, and the blocks the last window left still allocated (so the run's
+// final RSS holds them, as a whole run's holds what its pass left). Run in
+// a process of its own (the heap is never freed), which reports by its
+// exit status.
+TEST(ReplayWindowsWithTest, TheLastWindowsHeapIsLeftToAChildsEnd) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "mallinfo2 does not see AddressSanitizer's heap";
+#endif
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/random.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ReplayView view = ViewOf(*p);
+  const WindowShape shape = ShapeFor(view.num_ops);
+  // The first half of a plan, so that the last window ends mid-trace.
+  std::vector<ReplayWindow> plan =
+      PlanWindows(view.num_ops, shape, StratumWeights(view, shape), 1, 2);
+  plan.resize(plan.size() / 2);
+  RunOptions options;
+  options.touch = Touch::kFirst;
+  // The bytes live where the last window ends: what it leaves allocated.
+  size_t live = 0;
+  for (const LiveObject& o : StateScanner(view).StateAt(plan.back().end).objects) live += o.bytes;
+  ASSERT_GT(live, 16384u);
+  const size_t in_use = InUse();
+  const RunResult freed =
+      ReplayWindowsWith<allocators::MallocAllocator>(view, plan, nullptr, options);
+  ASSERT_TRUE(freed.error.empty()) << freed.error;
+  EXPECT_LT(InUse(), in_use + live / 2);
+  options.process_ends_after = true;
+  EXPECT_EXIT(
+      {
+        const size_t before = InUse();
+        const RunResult left =
+            ReplayWindowsWith<allocators::MallocAllocator>(view, plan, nullptr, options);
+        bool same = left.error.empty() && left.windows.size() == freed.windows.size();
+        for (size_t i = 0; same && i < left.windows.size(); ++i) {
+          same = left.windows[i].ops == freed.windows[i].ops;
+        }
+        const bool still_allocated = InUse() >= before + live / 2;
+        std::_Exit(!same ? 1 : !still_allocated ? 2 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(WindowedEstimateTest, EachWindowScaledToItsStratum) {
