@@ -20,7 +20,9 @@
 //     from the second barrier to the last stream's end.
 // Then what the window left live is freed (the parent worked out which
 // blocks, WindowStates::leftovers), the allocator destroyed, the heap
-// trimmed. No wait can deadlock: each points to an op earlier in the
+// trimmed; after the last window of a child about to end
+// (RunOptions::process_ends_after), all of that is left to the process's
+// end. No wait can deadlock: each points to an op earlier in the
 // global order, which is before the same barrier or is already met.
 //
 // Thread-safety: starts its threads before the run's baseline and joins
@@ -221,8 +223,12 @@ class WindowThreads {
   }
 
   // Window i (after window i - 1) through a fresh allocator: its figures
-  // in *f; "" or what failed (then the threads are stopped).
-  std::string Run(size_t i, const ReplayWindow& w, WindowFigures* f, int64_t* migrations) {
+  // in *f; "" or what failed (then the threads are stopped). `leave_heap`:
+  // what the window left live, and its allocator, are left for the
+  // process's end (the run's last window in a child about to exit, as
+  // window_loop.h's RunWindow does).
+  std::string Run(size_t i, const ReplayWindow& w, WindowFigures* f, int64_t* migrations,
+                  bool leave_heap = false) {
     const StateRef start = StateOf(states_, i);
     auto allocator = std::make_unique<A>();
     if constexpr (replay_internal::HasReserveArenas<A>::value) {
@@ -245,6 +251,11 @@ class WindowThreads {
       return error;
     }
     f->ops = MemoryOpsIn(program_, w.begin, w.end);
+    allocator_ = nullptr;
+    if (leave_heap) {
+      allocator.release();  // the process ends next, without freeing
+      return "";
+    }
     for (size_t k = 0; k < start.num_leftovers; ++k) {
       const WindowLeftover& b = start.leftovers[k];
       if (b.gone == 0 && ptrs_[b.slot] != nullptr) {
@@ -252,7 +263,6 @@ class WindowThreads {
       }
       ptrs_[b.slot] = nullptr;
     }
-    allocator_ = nullptr;
     allocator.reset();
     return "";
   }
@@ -357,9 +367,13 @@ RunResult ReplayPerThreadWindowsWith(const ReplayView& program, const ThreadSche
   thread_window_internal::WindowThreads<A> threads(program, schedule, states, ptrs, options.touch);
   r.error = threads.Start();
   if (!r.error.empty()) return r;
-  window_internal::RunWindowsFromBaseline(windows, &r, [&](size_t i, WindowFigures* f) {
-    return threads.Run(i, windows[i], f, &r.migrations);
-  });
+  window_internal::RunWindowsFromBaseline(
+      windows, &r,
+      [&](size_t i, WindowFigures* f) {
+        const bool last = i + 1 == windows.size();
+        return threads.Run(i, windows[i], f, &r.migrations, options.process_ends_after && last);
+      },
+      options.process_ends_after);
   threads.Stop();
   return r;
 }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -193,6 +195,48 @@ TEST(ReplayPerThreadWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryO
   EXPECT_EQ(r.windows[0].ops, l.program.memory_ops());
   EXPECT_GT(r.passes[0].cpu_seconds, 0);
   EXPECT_GT(r.passes[0].wall_seconds, 0);
+}
+
+// In a child about to end (process_ends_after), the last window's heap is
+// left to the process's end: every block it left (its leftovers still
+// there) is still allocated after the run, where a run that frees it
+// leaves none, and the windows are the same. Run in a process of its own
+// (the heap is never freed), which reports by its exit status.
+TEST(ReplayPerThreadWindowsWithTest, TheLastWindowsHeapIsLeftToAChildsEnd) {
+  const Loaded l = Load("traces/thread_map_churn.trace");
+  const ReplayView view = ViewOf(l.program);
+  const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
+  // The first half of a plan, so that the last window ends mid-trace.
+  std::vector<ReplayWindow> plan =
+      PlanWindows(view.num_ops, shape, StratumWeights(view, shape), 3, 0);
+  plan.resize(std::max<size_t>(plan.size() / 2, 1));
+  const WindowStatesView states = Shared(l, plan);
+  const StateRef last = StateOf(states, plan.size() - 1);
+  size_t left = 0;
+  for (size_t k = 0; k < last.num_leftovers; ++k) left += last.leftovers[k].gone == 0;
+  ASSERT_GT(left, 0u);
+  RunOptions options;
+  options.touch = Touch::kProgram;
+  CheckedAllocator::Reset();
+  const RunResult freed =
+      ReplayPerThreadWindowsWith<CheckedAllocator>(view, ViewOf(l.schedule), plan, states, options);
+  ASSERT_EQ(freed.error, "");
+  EXPECT_TRUE(CheckedAllocator::live.empty());
+  options.process_ends_after = true;
+  EXPECT_EXIT(
+      {
+        CheckedAllocator::Reset();
+        const RunResult kept = ReplayPerThreadWindowsWith<CheckedAllocator>(
+            view, ViewOf(l.schedule), plan, states, options);
+        bool same = kept.error.empty() && kept.windows.size() == freed.windows.size();
+        for (size_t i = 0; same && i < kept.windows.size(); ++i) {
+          same = kept.windows[i].ops == freed.windows[i].ops;
+        }
+        const bool still_allocated =
+            CheckedAllocator::errors.empty() && CheckedAllocator::live.size() == left;
+        std::_Exit(!same ? 1 : !still_allocated ? 2 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // A run without the per-thread states (a serialized run's, or none) fails
