@@ -17,9 +17,9 @@
 // program that cannot be run is an error of Start, never an exit status to
 // guess at.
 //
-// Thread-safety: a ChildProcess is used by one thread. Start forks: call it
-// from a process whose other threads hold no lock the child could need (the
-// child only calls async-signal-safe functions before execve).
+// Thread-safety: a ChildProcess is used by one thread. Start vforks (the
+// calling thread waits until the child has executed its program; the child
+// makes only system calls before its execve).
 #ifndef ALLOCTRACE_BASE_CHILD_PROCESS_H_
 #define ALLOCTRACE_BASE_CHILD_PROCESS_H_
 

@@ -1,6 +1,7 @@
 #include "alloctrace/base/child_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -139,6 +140,30 @@ TEST(ChildProcessTest, EnvironmentAndDirectoryAreTheSpecs) {
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status();
   EXPECT_TRUE(child->Wait().Succeeded());
+}
+
+// Start blocks every signal around its vfork; the child's program starts
+// with the caller's mask, not with everything blocked.
+TEST(ChildProcessTest, TheChildStartsWithTheCallersSignalMask) {
+  sigset_t usr1, before;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &usr1, &before), 0);
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "exec grep SigBlk /proc/self/status"};
+  spec.stdout_fd = fds[1];
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  close(fds[1]);
+  ASSERT_TRUE(child.ok()) << child.status();
+  std::string got;
+  const ChildExit e = child->Wait(ChildLimits(), fds[0], &got);
+  close(fds[0]);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  EXPECT_TRUE(e.Succeeded());
+  // SIGUSR1 (10) alone: bit 9.
+  EXPECT_EQ(got, "SigBlk:\t0000000000000200\n");
 }
 
 TEST(FindProgramTest, PathsAreTheUsersAndNamesAreSearchedInPath) {

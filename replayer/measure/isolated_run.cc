@@ -8,7 +8,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
 
 namespace alloctrace {
@@ -37,7 +36,6 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
     env.push_back("LD_PRELOAD=" + ld_preload);
     spec.env = std::move(env);
   }
-  ReleaseFreeMallocMemory();  // fork copies less
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
   close(fds[1]);
   if (!child.ok()) {
