@@ -3,7 +3,8 @@
 //   "v1 <wait status> <wall s> <user+system s> <ru_maxrss KiB> <minflt> <majflt>\n".
 //
 // Why a launcher: ru_maxrss is the high-water mark of every memory image a
-// process had, the one it was forked from included, so a program forked
+// process had, the one it was forked from included (and with vfork, the
+// parent's, which the child runs on until its execve), so a program started
 // straight from the replayer (tens of MiB of decoded trace) would report
 // the replayer's RSS. A process this launcher forks starts from the
 // launcher's few hundred KiB, so its ru_maxrss is the program's own.
