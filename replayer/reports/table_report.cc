@@ -30,6 +30,13 @@ std::string RatioCell(const Estimate& e) {
   return absl::StrFormat("%.2f %.2f-%.2f", e.median, e.lo, e.hi);
 }
 
+// ", over 25 rounds": how many paired rounds an interval rests on (below
+// kMinPairedRounds, Times says so in its place).
+std::string RoundsWords(const Estimate& e) {
+  if (e.n < kMinPairedRounds) return "";
+  return absl::StrFormat(", over %d rounds", e.n);
+}
+
 // The verdict block, as lines of at most 80 columns.
 std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
@@ -46,7 +53,8 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
                       : ProvisionalWords(t).empty() ? " (tied)"
                                                     : " (not told apart in so few rounds)",
                       v.fastest_vs_malloc.has_data()
-                          ? absl::StrCat("; ", Times(v.fastest_vs_malloc), " glibc malloc's speed")
+                          ? absl::StrCat("; ", Times(v.fastest_vs_malloc), " glibc malloc's speed",
+                                         RoundsWords(v.fastest_vs_malloc))
                           : ""));
     line("smallest RSS:",
          absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
