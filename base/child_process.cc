@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -110,6 +111,28 @@ int64_t ResidentAnonBytes(pid_t pid) {
   return kib < 0 ? -1 : kib * 1024;
 }
 
+// Moves the calling thread off `pid`'s CPU, if it shares it and may run on
+// another. A child started by vfork wakes its parent at its execve, and
+// the scheduler tends to wake a thread on its waker's CPU: the parent then
+// shares the child's CPU, and each of its polls while the child runs
+// (every kMemoryPollMs) preempts the child's timed passes. fork left the
+// parent where it was. Narrowing the thread's CPUs migrates it; restoring
+// them leaves it where it now is.
+void LeaveCpuOf(pid_t pid) {
+  const int mine = sched_getcpu();
+  if (mine < 0 || LastCpuOf(pid) != mine) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2 ||
+      !CPU_ISSET(mine, &allowed)) {
+    return;
+  }
+  cpu_set_t others = allowed;
+  CPU_CLR(mine, &others);
+  if (sched_setaffinity(0, sizeof others, &others) == 0) {
+    sched_setaffinity(0, sizeof allowed, &allowed);
+  }
+}
+
 int OpenPidFd(pid_t pid) {
 #if defined(SYS_pidfd_open)
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -190,6 +213,7 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
     }
     return StartError(spec, failure);
   }
+  LeaveCpuOf(pid);
   return ChildProcess(pid, spec.new_process_group, started);
 }
 
@@ -286,6 +310,26 @@ std::string ChildExitWords(const ChildExit& end, const ChildLimits& limits) {
                           ") passed the memory limit of ", Mib(limits.memory_bytes));
   }
   return "ended";
+}
+
+int LastCpuOf(pid_t pid) {
+  // Field 39 of /proc/PID/stat.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return -1;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // Fields 3 on follow the last ')' (the command name may hold any byte).
+  const char* p = strrchr(buf, ')');
+  if (p == nullptr) return -1;
+  int field = 2;
+  while (*p != '\0' && field < 39) {
+    if (*p++ == ' ') ++field;
+  }
+  return field == 39 ? std::atoi(p) : -1;
 }
 
 absl::StatusOr<std::string> FindProgram(const std::string& name) {

@@ -83,7 +83,9 @@ std::string ChildExitWords(const ChildExit& end, const ChildLimits& limits);
 
 class ChildProcess {
  public:
-  // Starts `spec`. Errors: NotFound or PermissionDenied ("cannot run PATH:
+  // Starts `spec`; the calling thread leaves the child's CPU if it shares
+  // it and may run on another (so that its polls in Wait do not preempt
+  // the child). Errors: NotFound or PermissionDenied ("cannot run PATH:
   // ...") when argv[0] cannot be executed, NotFound when working_dir cannot
   // be entered, InvalidArgument for an empty argv, Internal when a pipe or
   // fork fails.
@@ -110,6 +112,9 @@ class ChildProcess {
   bool group_ = false;
   std::chrono::steady_clock::time_point started_;
 };
+
+// The CPU `pid` last ran on (/proc/PID/stat); -1 if unknown.
+int LastCpuOf(pid_t pid);
 
 // `name` as execve wants it. A name with a '/' is a path, relative to the
 // user's directory (ResolveUserPath: where `bazel run` was typed, else the
