@@ -110,7 +110,8 @@ struct RoundsSettings {
   int reach_rounds = 10;
   // Or, on a long trace (replayed as sampled windows: measure.cc), to its
   // cap once the race has looked, whether or not they can reach that many
-  // within it. Not on a short trace whose budget a slow first
+  // within it, and whether or not the first round stretched the budget.
+  // Not on a short trace whose budget a slow first
   // round on a busy machine stretched: the sample trace's command would
   // take the cap, 43 s, rather than 16 to 25 s.
   bool to_cap = false;

@@ -335,6 +335,27 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   EXPECT_GT(to_cap.rounds, capped.rounds);
 }
 
+// A long trace whose first round is cheap: 5 rounds at its pace (20 s)
+// stay within the 30 s total budget, so the first round stretches nothing;
+// the budget still goes to the cap once the race has looked (to_cap), and
+// stays at 30 s otherwise.
+TEST(RunRoundsTest, ACheapFirstRoundStillTakesALongTraceToTheCap) {
+  auto run = [](bool to_cap) {
+    std::vector<Contender> cs = Three();
+    FakeRunner runner({1, 1, 0.5, 1.5});
+    RoundsSettings s = RaceToTheCap(50);
+    s.total_budget_seconds = 30;
+    s.to_cap = to_cap;
+    return RunRounds(cs, runner, s);
+  };
+  const RoundsResult capped = run(true);
+  EXPECT_EQ(capped.total_budget, 50);
+  EXPECT_GE(capped.rounds, 17);
+  const RoundsResult kept = run(false);
+  EXPECT_EQ(kept.total_budget, 30);
+  EXPECT_LT(kept.rounds, capped.rounds);
+}
+
 // What a mode keeps of the cap for after the rounds (a windowed replay's
 // whole runs): all of kept_seconds, or what the contenders still in the
 // race will need, so an elimination gives its share back to the rounds.
