@@ -222,6 +222,14 @@ absl::StatusOr<ThreadSchedule> BuildThreadSchedule(const ReplayProgram& program)
     }
   }
   ThreadSchedule schedule = Builder(program, stream_of, std::max<uint32_t>(threads, 1)).Build();
+  const uint32_t streams = static_cast<uint32_t>(schedule.streams.size());
+  std::vector<uint32_t> done(streams, 0);
+  for (uint64_t i = 0; i <= program.ops.size(); ++i) {
+    if (i % kStreamCountEvery == 0) {
+      schedule.stream_counts.insert(schedule.stream_counts.end(), done.begin(), done.end());
+    }
+    if (i < program.ops.size()) ++done[stream_of[program.op_threads[i]]];
+  }
   schedule.stream_of = std::move(stream_of);
   return schedule;
 }

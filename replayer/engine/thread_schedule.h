@@ -106,7 +106,14 @@ struct ThreadSchedule {
   // By the program's dense thread index (op_threads), its stream (not
   // shared with children).
   std::vector<uint32_t> stream_of;
+  // Each stream's ops before op k * kStreamCountEvery, for k = 0, 1, ...
+  // while that is at most the program's ops (streams.size() counts each;
+  // not shared with children): a walk to a point of the global order
+  // (AddThreadStarts, each round of a windowed replay) starts from the
+  // checkpoint before it instead of from the trace's first op.
+  std::vector<uint32_t> stream_counts;
 };
+inline constexpr uint64_t kStreamCountEvery = 65536;
 
 // Splits `program` (with op_threads filled, i.e. more than one thread).
 // Refuses more than kMaxReplayThreads threads.

@@ -143,6 +143,46 @@ TEST(AddThreadStartsTest, BoundsAndSlotsFollowTheGlobalOrder) {
   }
 }
 
+// The schedule's checkpoints (each stream's ops before every
+// kStreamCountEvery-th op) are each stream's ops before them, and a walk
+// that starts from them finds the bounds and slots a walk from the
+// trace's first op finds.
+TEST(AddThreadStartsTest, TheCheckpointsGiveWhatAWalkFromTheFirstOpGives) {
+  const Loaded l = Load("traces/larson.trace");
+  const uint64_t n = l.program.ops.size();
+  ASSERT_GT(n, kStreamCountEvery + 10000);
+  const uint32_t threads = static_cast<uint32_t>(l.schedule.streams.size());
+  ASSERT_GT(threads, 1u);
+  ASSERT_EQ(l.schedule.stream_counts.size(), (n / kStreamCountEvery + 1) * threads);
+  std::vector<uint32_t> before(threads, 0);
+  for (uint64_t g = 0; g < n; ++g) {
+    if (g % kStreamCountEvery == 0) {
+      for (uint32_t t = 0; t < threads; ++t) {
+        EXPECT_EQ(l.schedule.stream_counts[g / kStreamCountEvery * threads + t], before[t]) << g;
+      }
+    }
+    ++before[l.schedule.stream_of[l.program.op_threads[g]]];
+  }
+  // A window before the checkpoint at kStreamCountEvery, one starting on
+  // it, one past it.
+  const uint64_t c = kStreamCountEvery;
+  const std::vector<ReplayWindow> plan = {{c / 2, c / 2 + 1000, c / 2 + 9000, 1},
+                                          {c, c + 100, c + 3000, 1},
+                                          {c + 5000, c + 6000, n, 1}};
+  WindowStates with = StartStates(ViewOf(l.program), plan);
+  WindowStates without = with;
+  AddThreadStarts(l.program, l.schedule, plan, &with);
+  ThreadSchedule walked = l.schedule;
+  walked.stream_counts.clear();
+  AddThreadStarts(l.program, walked, plan, &without);
+  ASSERT_FALSE(with.objects.empty());
+  EXPECT_EQ(with.thread_bounds, without.thread_bounds);
+  EXPECT_EQ(with.object_slots, without.object_slots);
+  EXPECT_EQ(with.object_threads, without.object_threads);
+  ASSERT_EQ(with.leftovers.size(), without.leftovers.size());
+  EXPECT_EQ(with.leftover_end, without.leftover_end);
+}
+
 // Every window of several plans replayed per thread through the checked
 // malloc: no call names a block wrongly, and nothing is left live after a
 // run (the leftovers freed with their sizes); then through a thread-safe

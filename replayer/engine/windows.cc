@@ -276,6 +276,30 @@ std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
   return out;
 }
 
+bool TakeStates(std::map<uint64_t, WindowStates>* by_lead, const std::vector<ReplayWindow>& windows,
+                WindowStates* out) {
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (by_lead->count(windows[i].lead_begin) == 0) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (windows[j].lead_begin == windows[i].lead_begin) return false;
+    }
+  }
+  WindowStates states;
+  for (const ReplayWindow& w : windows) {
+    auto it = by_lead->find(w.lead_begin);
+    const WindowStates& one = it->second;
+    states.arenas.insert(states.arenas.end(), one.arenas.begin(), one.arenas.end());
+    states.objects.insert(states.objects.end(), one.objects.begin(), one.objects.end());
+    states.object_ops.insert(states.object_ops.end(), one.object_ops.begin(), one.object_ops.end());
+    states.arena_end.push_back(states.arenas.size());
+    states.object_end.push_back(states.objects.size());
+    states.realloc_index.push_back(one.realloc_index.empty() ? 0 : one.realloc_index[0]);
+    by_lead->erase(it);
+  }
+  *out = std::move(states);
+  return true;
+}
+
 WindowStatesView ViewOf(const WindowStates& s) {
   WindowStatesView v{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
                      s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
@@ -347,7 +371,16 @@ void StreamBoundsAndSlots(const ReplayProgram& program, const ThreadSchedule& sc
   });
   std::vector<uint32_t> done(threads, 0);  // each stream's ops before the walk's position
   uint64_t at = 0;
+  const bool checkpoints = schedule.stream_counts.size() ==
+                           (program.ops.size() / kStreamCountEvery + 1) * size_t{threads};
   for (const Point& p : points) {
+    // From the checkpoint before p, where the walk is further back.
+    const uint64_t k = std::min<uint64_t>(p.at, program.ops.size()) / kStreamCountEvery;
+    if (checkpoints && k * kStreamCountEvery > at) {
+      const uint32_t* counts = schedule.stream_counts.data() + k * threads;
+      done.assign(counts, counts + threads);
+      at = k * kStreamCountEvery;
+    }
     for (; at < p.at && at < program.ops.size(); ++at) ++done[StreamAt(program, schedule, at)];
     if (p.kind < 3) {
       for (uint32_t t = 0; t < threads; ++t) {

@@ -218,6 +218,13 @@ void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedul
 std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
                                                    std::vector<ReplayWindow> windows);
 
+// One round's states out of a cycle's (StartStatesByLead): those of
+// `windows`, in their order, joined as StartStates(windows) would give
+// them, and taken out of *by_lead. False, leaving *by_lead as it was,
+// where one is not there (or a lead_begin comes twice).
+bool TakeStates(std::map<uint64_t, WindowStates>* by_lead, const std::vector<ReplayWindow>& windows,
+                WindowStates* out);
+
 // WindowStates as a child maps them, or as a run reads its own.
 struct WindowStatesView {
   const uint32_t* arenas = nullptr;

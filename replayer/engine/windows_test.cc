@@ -269,6 +269,49 @@ TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
   }
 }
 
+// A cycle of rounds of 4 windows each (the per-thread shape): each
+// round's states taken out of the cycle's are StartStates of its windows;
+// a round not in the cycle takes nothing.
+TEST(WindowStatesTest, ARoundsStatesTakenFromACycleAreItsOwn) {
+  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/random.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ReplayView view = ViewOf(*p);
+  const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
+  ASSERT_LT(shape.per_run, shape.strata);
+  const std::vector<uint64_t> weights = StratumWeights(view, shape);
+  const int rounds = shape.strata / shape.per_run;
+  std::vector<ReplayWindow> ahead;
+  for (int round = 0; round < rounds; ++round) {
+    for (const ReplayWindow& w : PlanWindows(view.num_ops, shape, weights, 5, round)) {
+      ahead.push_back(w);
+    }
+  }
+  std::map<uint64_t, WindowStates> cycle = StartStatesByLead(view, ahead);
+  WindowStates taken;
+  const std::vector<ReplayWindow> other = PlanWindows(view.num_ops, shape, weights, 6, 0);
+  EXPECT_FALSE(TakeStates(&cycle, other, &taken));
+  EXPECT_EQ(cycle.size(), ahead.size());
+  for (int round = rounds - 1; round >= 0; --round) {
+    SCOPED_TRACE(round);
+    const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 5, round);
+    ASSERT_GT(plan.size(), 1u);
+    ASSERT_TRUE(TakeStates(&cycle, plan, &taken));
+    const WindowStates walked = StartStates(view, plan);
+    EXPECT_EQ(taken.arenas, walked.arenas);
+    ASSERT_EQ(taken.objects.size(), walked.objects.size());
+    for (size_t k = 0; k < walked.objects.size(); ++k) {
+      EXPECT_EQ(taken.objects[k].object, walked.objects[k].object);
+      EXPECT_EQ(taken.objects[k].bytes, walked.objects[k].bytes);
+    }
+    EXPECT_EQ(taken.object_ops, walked.object_ops);
+    EXPECT_EQ(taken.arena_end, walked.arena_end);
+    EXPECT_EQ(taken.object_end, walked.object_end);
+    EXPECT_EQ(taken.realloc_index, walked.realloc_index);
+    EXPECT_FALSE(TakeStates(&cycle, plan, &taken));  // taken once
+  }
+  EXPECT_TRUE(cycle.empty());
+}
+
 TEST(WindowStatesTest, AMalformedSharingIsRefused) {
   absl::StatusOr<int> fd = ShareReplayView(ReplayView());
   ASSERT_TRUE(fd.ok());

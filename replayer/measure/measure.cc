@@ -56,9 +56,12 @@ struct Disturbance {
 // The windows of each round (engine/windows.h): drawn once per round from
 // the seed, the same for every contender of the round, and their start
 // states worked out once per round and shared with its children. With one
-// window per run, one walk of the trace works out the states of a cycle of
-// rounds (each stratum once: StartStatesByLead), where their states, held
-// until used, stay under kCycleStatesBytes (`rebuild_ops`: RebuildOps).
+// window per run, or a few (per-thread windows: 4 of 16 strata), one walk
+// of the trace works out the states of a cycle of rounds (each stratum
+// once: StartStatesByLead), where their states, held until used, stay under
+// kCycleStatesBytes (`rebuild_ops`: RebuildOps); a walk per round cost the
+// parent 60 to 80 ms a round on the captured 5-thread trace, about as much
+// as a run.
 class WindowPlans {
  public:
   // `schedule`: the trace's per-thread replay (null: serialized), whose
@@ -122,22 +125,22 @@ class WindowPlans {
   }
 
   WindowStates StatesOf(int round, const std::vector<ReplayWindow>& windows) {
-    if (!by_cycle_ || windows.size() != 1) return StartStates(ViewOf(program_), windows);
-    auto it = cycle_.find(windows[0].lead_begin);
-    if (it == cycle_.end()) {
-      std::vector<ReplayWindow> ahead;
-      for (int r = round; r < round + shape_.strata; ++r) {
-        for (const ReplayWindow& w : PlanWindows(num_ops_, shape_, weights_, seed_, r)) {
-          ahead.push_back(w);
-        }
+    if (!by_cycle_) return StartStates(ViewOf(program_), windows);
+    WindowStates states;
+    if (TakeStates(&cycle_, windows, &states)) return states;
+    // The rounds from this one on take every stratum once.
+    const int rounds = (shape_.strata + shape_.per_run - 1) / shape_.per_run;
+    std::vector<ReplayWindow> ahead;
+    for (int r = round; r < round + rounds; ++r) {
+      for (const ReplayWindow& w : PlanWindows(num_ops_, shape_, weights_, seed_, r)) {
+        ahead.push_back(w);
       }
-      // The cycle starts with this round's own window: it is found.
-      cycle_ = StartStatesByLead(ViewOf(program_), std::move(ahead));
-      it = cycle_.find(windows[0].lead_begin);
     }
-    WindowStates states = std::move(it->second);
-    cycle_.erase(it);
-    return states;
+    // The cycle starts with this round's own windows: they are found (a
+    // lead_begin twice in a round, possible only in a tiny trace, is not).
+    cycle_ = StartStatesByLead(ViewOf(program_), std::move(ahead));
+    if (TakeStates(&cycle_, windows, &states)) return states;
+    return StartStates(ViewOf(program_), windows);
   }
 
   // What a cycle's states may hold at most (beyond it, a walk per round).
