@@ -339,7 +339,11 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
     t->policies[i].tied_fastest = true;
     v.fastest.push_back(t->policies[i].name);
   }
-  if (!fastest.empty()) v.fastest_vs_malloc = t->policies[fastest[0]].vs_malloc;
+  // glibc malloc's ratio to itself is 1 in every round: an interval of
+  // no width, which would read as certainty. Where it leads, no ratio.
+  if (!fastest.empty() && t->policies[fastest[0]].name != "malloc") {
+    v.fastest_vs_malloc = t->policies[fastest[0]].vs_malloc;
+  }
   for (size_t k : TiedWithLowest(rss)) t->policies[rss_idx[k]].tied_smallest_rss = true;
   double smallest = std::numeric_limits<double>::max();
   for (size_t i : rss_idx) smallest = std::min(smallest, t->policies[i].peak_rss.median);

@@ -89,7 +89,7 @@ struct PolicyResult {
 
 struct Verdict {
   std::vector<std::string> fastest;  // the tied group, fastest median first
-  Estimate fastest_vs_malloc;        // of the group's first
+  Estimate fastest_vs_malloc;        // of the group's first (none if it is malloc)
   std::vector<std::string> smallest_rss;
   Estimate smallest_rss_bytes;
   std::string recommended;     // "" if nothing can be recommended

@@ -312,6 +312,8 @@ TEST(SummarizeTest, MallocFastestKeepsItsPlaceAndDropsWhatItBeats) {
                                    Runs("malloc (again)", again));
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"malloc"});
   EXPECT_EQ(t.verdict.recommended, "malloc");
+  // Its ratio to itself, [1, 1], is no interval: none is given.
+  EXPECT_FALSE(t.verdict.fastest_vs_malloc.has_data());
 }
 
 TEST(SummarizeTest, EliminatedPoliciesKeepTheirRowAndReason) {
