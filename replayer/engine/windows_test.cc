@@ -236,6 +236,19 @@ TEST(WindowStatesTest, StartStatesAndArenasAfterAreTheTraces) {
   }
 }
 
+// The serialized replay's part of two WindowStates is the same.
+void ExpectSameStates(const WindowStates& a, const WindowStates& b) {
+  EXPECT_EQ(a.arenas, b.arenas);
+  ASSERT_EQ(a.objects.size(), b.objects.size());
+  for (size_t k = 0; k < b.objects.size(); ++k) {
+    EXPECT_EQ(a.objects[k].object, b.objects[k].object);
+    EXPECT_EQ(a.objects[k].bytes, b.objects[k].bytes);
+  }
+  EXPECT_EQ(a.arena_end, b.arena_end);
+  EXPECT_EQ(a.object_end, b.object_end);
+  EXPECT_EQ(a.realloc_index, b.realloc_index);
+}
+
 // One walk for a cycle of rounds, one window each (out of trace order):
 // each window's state is the one its own walk gives.
 TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
@@ -255,17 +268,7 @@ TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
   ASSERT_EQ(by_lead.size(), windows.size());
   for (const ReplayWindow& w : windows) {
     SCOPED_TRACE(w.lead_begin);
-    const WindowStates alone = StartStates(view, {w});
-    const WindowStates& cycled = by_lead.at(w.lead_begin);
-    EXPECT_EQ(cycled.arenas, alone.arenas);
-    ASSERT_EQ(cycled.objects.size(), alone.objects.size());
-    for (size_t k = 0; k < alone.objects.size(); ++k) {
-      EXPECT_EQ(cycled.objects[k].object, alone.objects[k].object);
-      EXPECT_EQ(cycled.objects[k].bytes, alone.objects[k].bytes);
-    }
-    EXPECT_EQ(cycled.arena_end, alone.arena_end);
-    EXPECT_EQ(cycled.object_end, alone.object_end);
-    EXPECT_EQ(cycled.realloc_index, alone.realloc_index);
+    ExpectSameStates(by_lead.at(w.lead_begin), StartStates(view, {w}));
   }
 }
 
@@ -297,16 +300,8 @@ TEST(WindowStatesTest, ARoundsStatesTakenFromACycleAreItsOwn) {
     ASSERT_GT(plan.size(), 1u);
     ASSERT_TRUE(TakeStates(&cycle, plan, &taken));
     const WindowStates walked = StartStates(view, plan);
-    EXPECT_EQ(taken.arenas, walked.arenas);
-    ASSERT_EQ(taken.objects.size(), walked.objects.size());
-    for (size_t k = 0; k < walked.objects.size(); ++k) {
-      EXPECT_EQ(taken.objects[k].object, walked.objects[k].object);
-      EXPECT_EQ(taken.objects[k].bytes, walked.objects[k].bytes);
-    }
+    ExpectSameStates(taken, walked);
     EXPECT_EQ(taken.object_ops, walked.object_ops);
-    EXPECT_EQ(taken.arena_end, walked.arena_end);
-    EXPECT_EQ(taken.object_end, walked.object_end);
-    EXPECT_EQ(taken.realloc_index, walked.realloc_index);
     EXPECT_FALSE(TakeStates(&cycle, plan, &taken));  // taken once
   }
   EXPECT_TRUE(cycle.empty());
