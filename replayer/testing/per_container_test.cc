@@ -32,8 +32,9 @@ TEST(PerContainerTest, OrderBookGetsAPolicyAndAnAliasPerClass) {
   o.out = Slurp(table);
   EXPECT_TRUE(absl::StrContains(o.out, "PER CONTAINER (a policy per class of containers)"))
       << o.out;
-  EXPECT_TRUE(absl::StrContains(o.out, "template <class T> using OrderIndexAlloc = ")) << o.out;
-  EXPECT_TRUE(absl::StrContains(o.out, "template <class T> using PriceLevelsAlloc = ")) << o.out;
+  // (The type follows on the same line or, when it is long, on the next.)
+  EXPECT_TRUE(absl::StrContains(o.out, "template <class T> using OrderIndexAlloc =")) << o.out;
+  EXPECT_TRUE(absl::StrContains(o.out, "template <class T> using PriceLevelsAlloc =")) << o.out;
   EXPECT_TRUE(absl::StrContains(o.out, "3.6% of the memory ops, below the 5% searched: held"))
       << o.out;
   const std::string j = Slurp(json);
