@@ -373,7 +373,8 @@ std::string ReplayRuleWords(const ReportContext& ctx) {
       "whose median peak RSS is ",
       RssSlackWords(ctx.rss_slack),
       "; of the policies tied with it (the 95% CI of the ratio paired by round includes 1 or "
-      "lies within the noise floor), one that frees its blocks, with the smallest peak RSS "
+      "lies within the noise floor), one that frees its blocks (where the fastest never frees, "
+      "of those tied with the fastest that frees), with the smallest peak RSS "
       "(within a page or 2%), preferring malloc, then our pools, the mallocs, the baselines "
       "and the article's grid; a policy that never frees its blocks is recommended over the "
       "fastest that frees only when shown more than ",

@@ -230,13 +230,19 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
   r.members = MeasuredEnough(policies, FastestTiedGroup(policies, noise_margin));
   auto frees = [&](size_t i) { return policies[i].frees_blocks; };
   if (r.members.empty()) return r;
-  if (std::any_of(r.members.begin(), r.members.end(), frees)) {
+  if (frees(r.members[0])) {
     // A tie goes to a policy whose memory stays bounded.
     r.members.erase(
         std::remove_if(r.members.begin(), r.members.end(), [&](size_t i) { return !frees(i); }),
         r.members.end());
     return r;
   }
+  // The fastest never frees. Whether it is tied with a policy that frees or
+  // not, the freeing policies a recommendation may name are those tied with
+  // the fastest of them, as if the never-freeing ones had not run: which
+  // freeing policies the noise of a never-freeing one's rounds happens to
+  // tie with it must not decide among them.
+  const bool tied_with_freeing = std::any_of(r.members.begin(), r.members.end(), frees);
   std::vector<size_t> freeing;
   std::vector<SpeedFigures> freeing_figures;
   for (size_t i = 0; i < policies.size(); ++i) {
@@ -253,9 +259,12 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
   const size_t kept = freeing[group[0]];
   // The freeing policy's figure over the never-freeing one's (>1: slower).
   const Estimate edge = PairedRatio(policies[kept].by_round, policies[fastest].by_round);
-  if (edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) return r;
+  if (!tied_with_freeing && edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) {
+    return r;
+  }
   r.members.clear();
   for (size_t k : group) r.members.push_back(freeing[k]);
+  if (tied_with_freeing) return r;
   r.passed_over = fastest;
   r.edge = edge;
   return r;

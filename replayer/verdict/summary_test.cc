@@ -139,6 +139,30 @@ TEST(FastestRecommendableTest, APolicyTiedForWantOfRoundsIsNotRecommended) {
   EXPECT_EQ(FastestRecommendable(provisional, 0).members, (std::vector<size_t>{0, 1}));
 }
 
+// A never-freeing policy leads; f1, which frees, is tied with it (0% or
+// 6% slower, round by round); f2, which frees too, is 6% slower in every
+// round: not tied with the leader, but tied with f1. The group the pick is
+// made from is the freeing policies tied with the fastest of them, f1 and
+// f2, as it would be had the never-freeing one not run; not f1 alone.
+TEST(FastestRecommendableTest, AmongFreeingPoliciesTheNeverFreeingLeaderDoesNotChoose) {
+  std::map<int, double> keep, f1, f2;
+  for (int round = 0; round < 12; ++round) {
+    const double base = 10 + round;  // the rounds drift
+    keep[round] = base;
+    f1[round] = base * (round % 2 ? 1.06 : 1.0);
+    f2[round] = base * 1.06;
+  }
+  std::vector<SpeedFigures> figures = {Figures(keep), Figures(f1), Figures(f2)};
+  figures[0].frees_blocks = false;
+  EXPECT_EQ(FastestTiedGroup(figures, 0), (std::vector<size_t>{0, 1}));
+  const RecommendableGroup r = FastestRecommendable(figures, 0);
+  EXPECT_EQ(r.members, (std::vector<size_t>{1, 2}));
+  EXPECT_FALSE(r.passed_over.has_value());  // tied: nothing passed over
+  // Without the never-freeing policy, the same group.
+  const std::vector<SpeedFigures> freeing = {figures[1], figures[2]};
+  EXPECT_EQ(FastestRecommendable(freeing, 0).members, (std::vector<size_t>{0, 1}));
+}
+
 TEST(SummarizeTest, AClearWinnerThatUnpairedIntervalsWouldHaveTied) {
   // c is 5% slower in every round; the drift makes both CIs of the median
   // overlap, but the ratio paired by round excludes 1.
