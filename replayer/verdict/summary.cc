@@ -255,18 +255,17 @@ RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policie
   const std::vector<size_t> group =
       MeasuredEnough(freeing_figures, FastestTiedGroup(freeing_figures, noise_margin));
   if (group.empty()) return r;
-  const size_t fastest = r.members[0];
-  const size_t kept = freeing[group[0]];
-  // The freeing policy's figure over the never-freeing one's (>1: slower).
-  const Estimate edge = PairedRatio(policies[kept].by_round, policies[fastest].by_round);
-  if (!tied_with_freeing && edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) {
-    return r;
+  if (!tied_with_freeing) {
+    const size_t fastest = r.members[0];
+    // The freeing policy's figure over the never-freeing one's (>1: slower).
+    const Estimate edge =
+        PairedRatio(policies[freeing[group[0]]].by_round, policies[fastest].by_round);
+    if (edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) return r;
+    r.passed_over = fastest;
+    r.edge = edge;
   }
   r.members.clear();
   for (size_t k : group) r.members.push_back(freeing[k]);
-  if (tied_with_freeing) return r;
-  r.passed_over = fastest;
-  r.edge = edge;
   return r;
 }
 

@@ -266,9 +266,7 @@ struct RecommendableGroup {
 // fastest never frees but it holds a policy that frees, the
 // FastestTiedGroup of the freeing policies: which of them the noise of a
 // never-freeing policy's rounds ties with it does not choose among them
-// (on simple_map in a noisy hour a keep pool led, boost_fast_pool_nolock
-// fell within its tie and slab/st/single, as fast, just outside, and the
-// pick went to the larger one). If it
+// (the group is the one a run without the never-freeing policies gives). If it
 // holds only never-freeing policies: they stay only if the fastest of them
 // beats the fastest freeing policy by more than kNeverFreesMargin, shown
 // (the ratio's CI lower bound above 1 + kNeverFreesMargin, from at least
