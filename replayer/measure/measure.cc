@@ -705,7 +705,9 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
   const RoundsSettings rounds = RoundsFor(s, program, entries, plans.has_value());
   ReplayRunner runner = runner_for(entries);
-  out.rounds = RunRounds(contenders, runner, rounds).rounds;
+  const RoundsResult done = RunRounds(contenders, runner, rounds);
+  out.rounds = done.rounds;
+  out.total_budget = done.total_budget;
   if (plans) MakeWholeRuns(entries, contenders, runner, rounds, ranking);
 
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -58,6 +58,9 @@ struct MeasuredTrace {
   std::vector<PolicyRuns> policies;
   PolicyRuns noise;  // glibc malloc's second run set (may be empty)
   int rounds = 0;
+  // Seconds of runs the rounds could spend in all, as stretched (0: no
+  // total budget).
+  double total_budget = 0;
   DisturbanceCounts disturbance;
   // The clock that timed the ranking figure, resolved (kCpu or kWall).
   TimingClock clock = TimingClock::kCpu;

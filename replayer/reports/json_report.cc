@@ -282,7 +282,9 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"class_table_notes\": ", JsonStrings(t.class_table_notes),
       ",\n      \"left_out_notes\": ", JsonStrings(t.left_out_notes),
       ",\n      \"no_memory_ops\": ", t.no_memory_ops ? "true" : "false",
-      ",\n      \"rounds\": ", t.rounds, ",\n      \"failed_policies\": ", t.failed_policies,
+      ",\n      \"rounds\": ", t.rounds,
+      absl::StrFormat(",\n      \"budget_for_precision_seconds\": %.1f", t.budget_for_precision),
+      ",\n      \"failed_policies\": ", t.failed_policies,
       ",\n      \"sampling\": ", JsonSampling(t),
       ",\n      \"noise_floor\": ", JsonEstimate(t.noise_floor),
       absl::StrFormat(",\n      \"disturbed\": {\"runs\": %d, \"disturbed\": %d, "

@@ -156,11 +156,22 @@ std::string TotalBudgetNote(const TraceReport& t) {
   const size_t total = cut.size();
   std::string names = absl::StrJoin(cut.begin(), cut.begin() + std::min(kNamed, total), ", ");
   if (total > kNamed) absl::StrAppend(&names, " and ", total - kNamed, " more");
+  std::string more = "--total_budget=SECONDS gives them more";
+  if (t.budget_for_precision > 0) {
+    // Two significant figures: an estimate, not a measurement.
+    const double seconds = t.budget_for_precision;
+    const double step = seconds < 100 ? 1 : seconds < 1000 ? 10 : 100;
+    absl::StrAppendFormat(&more,
+                          "; at these rounds' pace and spread, about --total_budget=%.0f would "
+                          "bring them to it, the intervals narrowing as the square root of the "
+                          "runs",
+                          std::ceil(seconds / step) * step);
+  }
   return absl::StrCat("the total budget ran out before ", total,
                       total == 1 ? " policy" : " policies", " still in the race (", names,
                       ") reached the precision: their intervals are wider than asked, and "
-                      "a tie among them may only mean too few runs (--total_budget=SECONDS "
-                      "gives them more)");
+                      "a tie among them may only mean too few runs (",
+                      more, ")");
 }
 
 int MarginPercent() { return static_cast<int>(std::lround(100 * kNeverFreesMargin)); }

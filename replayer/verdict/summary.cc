@@ -572,7 +572,22 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   MarkTies(&t, ctx);
   Recommend(&t, ctx);
   t.program = EstimateForProgram(t, trace.recorded_seconds, trace.recorded_cpu);
+  t.budget_for_precision = BudgetForPrecision(t.policies, ctx.precision, measured.total_budget);
   return t;
+}
+
+double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
+                          double total_budget) {
+  if (precision <= 0 || total_budget <= 0) return 0;
+  double widest = 0;
+  for (const PolicyResult& p : policies) {
+    if (!p.ok() || p.eliminated || !absl::StartsWith(p.stop_reason, "total budget")) continue;
+    double w = p.ns_per_op.has_data() ? p.ns_per_op.HalfWidth() : 0;
+    if (p.vs_malloc.has_data() && p.name != "malloc") w = std::max(w, p.vs_malloc.HalfWidth());
+    if (std::isfinite(w)) widest = std::max(widest, w);
+  }
+  if (widest <= precision) return 0;
+  return total_budget * (widest / precision) * (widest / precision);
 }
 
 ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds,

@@ -160,6 +160,11 @@ struct TraceReport {
   std::string cut_short;
   bool no_memory_ops = false;  // nothing to time: no ranking, no verdict
   int rounds = 0;
+  // Where the total budget stopped policies still in the race short of the
+  // precision: about how many seconds of runs in all would have brought
+  // them to it, at these rounds' pace and spread (0: none was stopped so).
+  // BudgetForPrecision.
+  double budget_for_precision = 0;
   // ok by median ns/op, then ok without figures, then failed, then skipped
   std::vector<PolicyResult> policies;
   // glibc malloc against a second malloc run set, paired by round: how far
@@ -180,6 +185,14 @@ struct TraceReport {
 // in order: SummarizePolicy for each policy (then sorted as
 // TraceReport::policies), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx);
+
+// The seconds of runs in all that would bring the policies the total budget
+// stopped (still in the race, short of the precision) to `precision`: the
+// rounds' `total_budget` times (widest CI half-width / precision)^2, the
+// intervals narrowing as the square root of the rounds. 0 if none was
+// stopped so.
+double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
+                          double total_budget);
 
 // Among policies the recommendation cannot tell apart by speed or peak RSS,
 // the order it prefers them in (smaller first): malloc (nothing to change),

@@ -3,11 +3,13 @@
 // (reports/words.h). No timing, no child processes.
 #include "alloctrace/replayer/verdict/summary.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "alloctrace/replayer/reports/words.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -384,6 +386,61 @@ TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
   EXPECT_TRUE(
       absl::StrContains(six[0], "before 6 policies still in the race (p0, p1, p2, p3 and 2 more)"))
       << six[0];
+}
+
+// How much budget the precision would take: the rounds' budget times
+// (widest half-width / precision)^2, over the policies the total budget
+// stopped in the race only.
+TEST(BudgetForPrecisionTest, ScalesTheBudgetByTheSquareOfHowFarTheWidestIsFromThePrecision) {
+  auto result = [](const std::string& name, double half_width, const std::string& stop) {
+    PolicyResult p;
+    p.name = name;
+    p.stop_reason = stop;
+    p.ns_per_op = Estimate{100, 100 * (1 - half_width), 100 * (1 + half_width), 50};
+    p.vs_malloc = Estimate{1, 1 - half_width / 2, 1 + half_width / 2, 50};
+    return p;
+  };
+  const std::string spent = "total budget of 40 s spent (--total_budget)";
+  // +-6% against +-3%: four times the 40 s.
+  EXPECT_DOUBLE_EQ(
+      BudgetForPrecision({result("slab", 0.06, spent), result("malloc", 0.03, spent)}, 0.03, 40),
+      160);
+  // The ratio's interval counts too (malloc's own is no interval).
+  PolicyResult ratio_wide = result("slab", 0.03, spent);
+  ratio_wide.vs_malloc = Estimate{1, 0.91, 1.09, 50};
+  EXPECT_NEAR(BudgetForPrecision({ratio_wide}, 0.03, 40), 360, 1e-9);
+  // Eliminated, stopped otherwise, or already precise: nothing to say.
+  PolicyResult out = result("jemalloc", 0.2, spent);
+  out.eliminated = true;
+  EXPECT_EQ(BudgetForPrecision({out, result("tcmalloc", 0.2, "precise")}, 0.03, 40), 0);
+  EXPECT_EQ(BudgetForPrecision({result("slab", 0.02, spent)}, 0.03, 40), 0);
+  EXPECT_EQ(BudgetForPrecision({result("slab", 0.06, spent)}, 0.03, 0), 0);
+}
+
+TEST(SummarizeTest, TheTotalBudgetNoteSaysWhatBudgetTheIntervalsWouldNeed) {
+  PolicyRuns slab = Runs("slab", kDrift);
+  slab.stop_reason = "total budget of 16 s spent (--total_budget)";
+  MeasuredTrace m = Measured({Runs("malloc", Scaled(kDrift, 2)), slab}, {});
+  m.total_budget = 16;
+  const TraceReport t = Summarize(m, Cold());
+  ASSERT_GT(t.budget_for_precision, 16);
+  std::string note;
+  for (const std::string& n : TraceNotes(t)) {
+    if (absl::StrContains(n, "total budget")) note = n;
+  }
+  const double v = t.budget_for_precision;
+  const double step = v < 100 ? 1 : v < 1000 ? 10 : 100;  // two significant figures
+  EXPECT_TRUE(absl::StrContains(note, absl::StrFormat("about --total_budget=%.0f would bring "
+                                                      "them to it",
+                                                      std::ceil(v / step) * step)))
+      << note;
+  // Without a total budget to scale, the note says only how to give more.
+  m.total_budget = 0;
+  const TraceReport unscaled = Summarize(m, Cold());
+  EXPECT_EQ(unscaled.budget_for_precision, 0);
+  for (const std::string& n : TraceNotes(unscaled)) {
+    EXPECT_FALSE(absl::StrContains(n, "about --total_budget")) << n;
+  }
 }
 
 TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
