@@ -95,8 +95,9 @@ ABSL_FLAG(int, race_min_runs, Rounds().race_min_runs,
           "with --race: paired runs before the test can eliminate a policy (a gross loser "
           "goes sooner)");
 ABSL_FLAG(double, total_budget, Rounds().total_budget_seconds,
-          "with --race: seconds of runs per trace, all policies together, after which every "
-          "policy stops where it is; on a long trace it stretches, up to 47 s, to "
+          "with --race: seconds of runs per trace, all policies together (and the replayer's "
+          "own work between them), after which every policy stops where it is; on a long trace it "
+          "stretches, up to 47 s, to "
           "5 rounds at the first round's pace, and further, within those 47 s, so that the "
           "policies the race leaves reach 10 rounds (with sampled windows, to all 47 s "
           "once the race has looked, for those short of the precision to run on); "
@@ -129,7 +130,7 @@ ABSL_FLAG(int, rss_samples, Defaults().measure.run_options.rss_samples,
 ABSL_FLAG(bool, quiet, Defaults().quiet, "no progress lines on standard error");
 ABSL_FLAG(bool, progress_lines, Defaults().measure.progress_lines,
           "one progress line per round on standard error (rounds done, contenders left, "
-          "seconds of runs and the budget), whatever standard error is: for logs");
+          "seconds spent and the budget), whatever standard error is: for logs");
 ABSL_FLAG(int, confirm, Defaults().confirm,
           "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program under the "
           "replay's N fastest and the reference; those runs decide");

@@ -10,7 +10,8 @@
 // (UpdateDone: failed, precise, its own budget spent, max_runs) and, with the
 // race, the race's look (race.h) decide who runs on; the race's leaders and
 // the reference run as long as anyone does. With a total budget (race
-// only), the runs stop once that many seconds of them are spent, checked
+// only), the runs stop once that many seconds are spent (the runs' and,
+// between them, the rounds' own work, by the wall clock), checked
 // before every run after the first round (so every contender gets a run);
 // after the first round the budget stretches, up to
 // RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at

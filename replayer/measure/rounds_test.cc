@@ -2,9 +2,11 @@
 // measurements through a fake runner (no timing, no child processes).
 #include "alloctrace/replayer/measure/rounds.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -378,6 +380,36 @@ TEST(RunRoundsTest, TheCapKeepsWhatTheContendersLeftWillNeedAfterTheRounds) {
   EXPECT_EQ(run([](size_t) { return 10.0; }).total_budget, 36);
   EXPECT_EQ(run([](size_t i) { return i == 2 ? -1.0 : 2.0; }).total_budget, 36);
   EXPECT_EQ(run(nullptr).total_budget, 36);
+}
+
+// The total budget counts the wall time between runs too (the statistics,
+// the window states): a runner whose runs report 1 ms but take 10 ms of
+// real time is stopped by the real time. 4 runs a round, at least 40 ms:
+// a 0.3 s budget affords at most 8 rounds (reported seconds alone would
+// afford 75).
+class SlowerThanReportedRunner : public FakeRunner {
+ public:
+  using FakeRunner::FakeRunner;
+  RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return FakeRunner::Run(i, round, limits, race_limited);
+  }
+};
+
+TEST(RunRoundsTest, TheTotalBudgetCountsTheTimeBetweenRunsToo) {
+  std::vector<Contender> cs = Three();
+  SlowerThanReportedRunner runner({0.001, 0.001, 0.001, 0.001});
+  RoundsSettings s = TestSettings();
+  s.precision = 0.0001;
+  s.budget_seconds = 1000;
+  s.min_runs = 1000;
+  s.max_runs = 1000;
+  s.race_min_runs = 1000;  // no eliminations: 4 runs every round
+  s.total_budget_seconds = 0.3;
+  s.max_total_budget_seconds = 0.3;
+  const RoundsResult r = RunRounds(cs, runner, s);
+  EXPECT_LE(r.rounds, 9);
+  EXPECT_EQ(cs[2].stop_reason, "total budget of 0 s spent (--total_budget)");
 }
 
 TEST(RunRoundsTest, WithoutTheReferenceNothingElseRunsWhenAsked) {
