@@ -46,6 +46,23 @@ TEST(UpdateDoneTest, SteadyRunsArePreciseOnlyAfterMinRuns) {
   EXPECT_EQ(c.stop_reason, "precise");
 }
 
+// Precise skips the bootstrap where the spread shows it cannot be met; a
+// tight median among outliers is still found precise (the skip reads the
+// logs' MAD, which the outliers do not widen), and a wide one is not.
+TEST(UpdateDoneTest, OutliersDoNotKeepATightMedianFromBeingPrecise) {
+  std::vector<double> tight(40, 50.0);
+  for (size_t i = 0; i < tight.size(); i += 4) tight[i] = 500;  // a quarter 10x slower
+  const Contender c = WithFigures("slab", tight);
+  EXPECT_TRUE(Precise(c, nullptr, 0.03));
+  const Contender ref = WithFigures("malloc", std::vector<double>(40, 100.0));
+  EXPECT_TRUE(Precise(c, &ref, 0.03));
+  std::vector<double> wide;
+  for (int i = 0; i < 40; ++i) wide.push_back(i % 2 ? 40 : 60);
+  EXPECT_FALSE(Precise(WithFigures("slab", wide), nullptr, 0.03));
+  const Contender wide_ref = WithFigures("malloc", wide);
+  EXPECT_FALSE(Precise(c, &wide_ref, 0.03));  // its ratio to a wide reference
+}
+
 TEST(UpdateDoneTest, TheRatioToTheReferenceMustBePreciseToo) {
   const RoundsSettings s = TestSettings();
   // Steady alone, but its ratio to a reference that swings by 2x is not.

@@ -73,13 +73,18 @@ Estimate MedianWithCi(const std::vector<double>& samples, int resamples, uint64_
   return e;
 }
 
-Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
+std::vector<double> PairedRatios(const std::map<int, double>& reference,
+                                 const std::map<int, double>& subject) {
   std::vector<double> ratios;
   for (const auto& [round, x] : subject) {
     auto it = reference.find(round);
     if (it != reference.end() && x > 0) ratios.push_back(it->second / x);
   }
-  return MedianWithCi(ratios);
+  return ratios;
+}
+
+Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject) {
+  return MedianWithCi(PairedRatios(reference, subject));
 }
 
 bool Overlaps(const Estimate& a, const Estimate& b) {

@@ -43,6 +43,9 @@ Estimate MedianWithCi(const std::vector<double>& samples, int resamples = kBoots
 // with its 95% CI: a ratio paired by round (> 1: subject is faster when
 // the figures are times).
 Estimate PairedRatio(const std::map<int, double>& reference, const std::map<int, double>& subject);
+// The per-round ratios themselves, in round order.
+std::vector<double> PairedRatios(const std::map<int, double>& reference,
+                                 const std::map<int, double>& subject);
 
 // Whether two intervals share any point.
 bool Overlaps(const Estimate& a, const Estimate& b);
