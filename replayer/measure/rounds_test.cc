@@ -416,14 +416,9 @@ class SlowerThanReportedRunner : public FakeRunner {
 TEST(RunRoundsTest, TheTotalBudgetCountsTheTimeBetweenRunsToo) {
   std::vector<Contender> cs = Three();
   SlowerThanReportedRunner runner({0.001, 0.001, 0.001, 0.001});
-  RoundsSettings s = TestSettings();
-  s.precision = 0.0001;
-  s.budget_seconds = 1000;
-  s.min_runs = 1000;
-  s.max_runs = 1000;
+  RoundsSettings s = RaceToTheCap(0.3);
   s.race_min_runs = 1000;  // no eliminations: 4 runs every round
   s.total_budget_seconds = 0.3;
-  s.max_total_budget_seconds = 0.3;
   const RoundsResult r = RunRounds(cs, runner, s);
   EXPECT_LE(r.rounds, 9);
   EXPECT_EQ(cs[2].stop_reason, "total budget of 0 s spent (--total_budget)");
