@@ -315,10 +315,6 @@ class Rounds {
   std::chrono::steady_clock::time_point started_;  // when Run began
 };
 
-}  // namespace
-
-namespace {
-
 // Whether the median of `values` (positive) is clearly short of
 // `precision`, without a bootstrap: the interval a normal approximation
 // gives the median from the spread of the logs (the MAD, so that outliers
