@@ -136,6 +136,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "memory_noise: --samples must be at least 300\n");
     return 2;
   }
+  for (size_t mib : sizes) {
+    if (mib > 4096) {
+      std::fprintf(stderr, "memory_noise: --mib=%zu: at most 4096 (the walk's buffer, in MiB)\n",
+                   mib);
+      return 2;
+    }
+  }
   std::printf("memory_noise: %ld samples of %ld dependent loads per buffer size\n", samples, loads);
   std::printf("%8s %9s %7s %7s %26s %12s\n", "buffer", "ns/load", "log sd", ">1.5x",
               "autocorrelation at lag", "arith log sd");

@@ -10,7 +10,7 @@ grep -q "^memory_noise: 300 samples of 2000 dependent loads per buffer size$" <<
 # "    2 MiB      16.2   0.098    0.5%  0.11@1ms ..." with positive numbers.
 grep -Eq "^ +2 MiB +[0-9]+\.[0-9] +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]% +-?[0-9]\.[0-9]{2}@[0-9]+ms" <<<"$out" ||
   { echo "FAIL: no row for 2 MiB"; exit 1; }
-for bad in --mib=0 --samples=10 --loads=x --bogus; do
+for bad in --mib=0 --mib=100000 --samples=10 --loads=x --bogus; do
   set +e
   err=$("$bin" "$bad" 2>&1 >/dev/null)
   code=$?
