@@ -31,17 +31,16 @@
 #include <string>
 #include <vector>
 
+#include "alloctrace/replayer/measure/stats.h"
+
 namespace {
+
+using alloctrace::Median;
 
 double Now() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 double Mean(const std::vector<double>& v) {

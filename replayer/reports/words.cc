@@ -147,7 +147,7 @@ namespace {
 std::string TotalBudgetNote(const TraceReport& t) {
   std::vector<std::string> cut;
   for (const PolicyResult& p : t.policies) {
-    if (p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget")) {
+    if (StoppedByTotalBudget(p)) {
       cut.push_back(p.name);
     }
   }

@@ -576,14 +576,18 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   return t;
 }
 
+bool StoppedByTotalBudget(const PolicyResult& p) {
+  return p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget");
+}
+
 double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
                           double total_budget) {
   if (precision <= 0 || total_budget <= 0) return 0;
   double widest = 0;
   for (const PolicyResult& p : policies) {
-    if (!p.ok() || p.eliminated || !absl::StartsWith(p.stop_reason, "total budget")) continue;
+    if (!StoppedByTotalBudget(p)) continue;
     double w = p.ns_per_op.has_data() ? p.ns_per_op.HalfWidth() : 0;
-    if (p.vs_malloc.has_data() && p.name != "malloc") w = std::max(w, p.vs_malloc.HalfWidth());
+    if (p.vs_malloc.has_data()) w = std::max(w, p.vs_malloc.HalfWidth());
     if (std::isfinite(w)) widest = std::max(widest, w);
   }
   if (widest <= precision) return 0;

@@ -186,6 +186,10 @@ struct TraceReport {
 // TraceReport::policies), ScreenArticlePolicies, MarkTies, Recommend.
 TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx);
 
+// Whether `p` was still in the race when the total budget stopped it, short
+// of the precision (rounds.h: "total budget of N s spent (--total_budget)").
+bool StoppedByTotalBudget(const PolicyResult& p);
+
 // The seconds of runs in all that would bring the policies the total budget
 // stopped (still in the race, short of the precision) to `precision`: the
 // rounds' `total_budget` times (widest CI half-width / precision)^2, the
