@@ -9,7 +9,7 @@ namespace alloctrace {
 
 double Estimate::HalfWidth() const {
   if (n == 0 || median == 0) return std::numeric_limits<double>::infinity();
-  return (hi - lo) / 2 / std::fabs(median);
+  return std::max(hi - median, median - lo) / std::fabs(median);
 }
 
 double Median(std::vector<double> v) {

@@ -23,7 +23,10 @@ struct Estimate {
   int n = 0;
 
   bool has_data() const { return n > 0; }
-  // Half the interval's width over the median: 0.03 is "within +-3%".
+  // The interval's longer side (from the median to lo or to hi) over the
+  // median: 0.03 is "within +-3%", both ends. A bootstrap interval of a
+  // median is seldom symmetric ([2.02, 2.20] about 2.09: -3.3%, +5.3%), and
+  // half its width (4.3% there) would understate the longer side.
   // Infinite without data or with a median of 0.
   double HalfWidth() const;
 };

@@ -85,6 +85,17 @@ TEST(StatsTest, IntervalNarrowsAsSpreadShrinks) {
   EXPECT_LT(MedianWithCi(narrow).HalfWidth(), 0.03);
 }
 
+TEST(StatsTest, HalfWidthIsTheIntervalsLongerSide) {
+  // [2.02, 2.20] about 2.09: 3.3% below, 5.3% above. "Within +-4.3%" (half
+  // the width) would be false above the median.
+  const Estimate lopsided{2.09, 2.02, 2.20, 170};
+  EXPECT_NEAR(lopsided.HalfWidth(), 0.11 / 2.09, 1e-9);
+  const Estimate low_side{100, 90, 102, 40};
+  EXPECT_NEAR(low_side.HalfWidth(), 0.10, 1e-9);
+  const Estimate symmetric{100, 97, 103, 40};
+  EXPECT_NEAR(symmetric.HalfWidth(), 0.03, 1e-9);
+}
+
 TEST(StatsTest, NoDataAndOneSample) {
   EXPECT_FALSE(MedianWithCi({}).has_data());
   EXPECT_TRUE(std::isinf(Estimate().HalfWidth()));
