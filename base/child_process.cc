@@ -51,7 +51,8 @@ std::vector<char*> Pointers(std::vector<std::string>& v) {
 // handlers), then the parent's signal mask (`mask`) is restored: no handler
 // of the parent's runs on the parent's memory in the child.
 [[noreturn]] void BecomeChild(const ChildSpec& spec, const char* path, char* const* argv,
-                              char* const* envp, int report_fd, const sigset_t* mask) {
+                              char* const* envp, int report_fd, const sigset_t* mask,
+                              const cpu_set_t* cpu) {
   for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction action;
     if (sigaction(sig, nullptr, &action) != 0) continue;
@@ -61,6 +62,7 @@ std::vector<char*> Pointers(std::vector<std::string>& v) {
     sigaction(sig, &action, nullptr);
   }
   sigprocmask(SIG_SETMASK, mask, nullptr);
+  if (cpu != nullptr) sched_setaffinity(0, sizeof *cpu, cpu);  // this task only: the child
   if (spec.new_process_group) setpgid(0, 0);
   if (spec.stdin_null) {
     const int null_fd = open("/dev/null", O_RDONLY);
@@ -187,12 +189,20 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
   // trace for every run, and the child tore the copy down at its execve:
   // a tenth of a windowed measurement's time). Every signal is blocked
   // until the child has executed its program (BecomeChild).
+  // The child's CPU, made here: the vforked child only makes system calls.
+  cpu_set_t cpu;
+  CPU_ZERO(&cpu);
+  const bool pinned = spec.cpu >= 0 && spec.cpu < CPU_SETSIZE;
+  if (pinned) CPU_SET(spec.cpu, &cpu);
   sigset_t all, mask;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &mask);
   const Clock::time_point started = Clock::now();
   const pid_t pid = vfork();
-  if (pid == 0) BecomeChild(spec, path.c_str(), argv.data(), envp.data(), report[1], &mask);
+  if (pid == 0) {
+    BecomeChild(spec, path.c_str(), argv.data(), envp.data(), report[1], &mask,
+                pinned ? &cpu : nullptr);
+  }
   const int error = errno;
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   if (pid < 0) {
@@ -310,6 +320,16 @@ std::string ChildExitWords(const ChildExit& end, const ChildLimits& limits) {
                           ") passed the memory limit of ", Mib(limits.memory_bytes));
   }
   return "ended";
+}
+
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  return cpus;
 }
 
 int LastCpuOf(pid_t pid) {

@@ -50,6 +50,10 @@ struct ChildSpec {
   // Descriptors the child keeps open across execve, whatever their
   // close-on-exec flag (a result pipe whose number is in argv).
   std::vector<int> inherit_fds;
+  // >= 0: the child runs on this CPU alone (its affinity set before its
+  // execve; where that fails, a CPU this process may not use, it runs
+  // where the scheduler puts it). -1: the parent's CPUs.
+  int cpu = -1;
 };
 
 // Bounds on a child while it is waited for; 0: none.
@@ -115,6 +119,10 @@ class ChildProcess {
 
 // The CPU `pid` last ran on (/proc/PID/stat); -1 if unknown.
 int LastCpuOf(pid_t pid);
+
+// The CPUs this process may run on (its affinity), in increasing order;
+// empty if unknown.
+std::vector<int> AllowedCpus();
 
 // `name` as execve wants it. A name with a '/' is a path, relative to the
 // user's directory (ResolveUserPath: where `bazel run` was typed, else the

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -199,6 +200,48 @@ TEST(ChildProcessTest, TheCallerLeavesTheChildsCpu) {
     child->Wait(limits);
   }
   EXPECT_LE(shared, 3);
+}
+
+// The CPUs a running child may use, from /proc/PID/status
+// ("Cpus_allowed_list:	0-1"); "" if unreadable.
+std::string CpusAllowedOf(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "Cpus_allowed_list:")) {
+      const size_t at = line.find_first_not_of(" \t", line.find(':') + 1);
+      return at == std::string::npos ? "" : line.substr(at);
+    }
+  }
+  return "";
+}
+
+TEST(ChildProcessTest, APinnedChildRunsOnItsCpuAlone) {
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  for (int cpu : cpus) {
+    ChildSpec spec;
+    spec.argv = {"/bin/sh", "-c", "while :; do :; done"};
+    spec.cpu = cpu;
+    absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+    ASSERT_TRUE(child.ok()) << child.status();
+    EXPECT_EQ(CpusAllowedOf(child->pid()), std::to_string(cpu));
+    ChildLimits limits;
+    limits.wall_seconds = 0.001;
+    child->Wait(limits);
+  }
+  // The parent keeps its own CPUs.
+  EXPECT_EQ(AllowedCpus(), cpus);
+  // A CPU this process may not use leaves the child where the parent may run.
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "while :; do :; done"};
+  spec.cpu = CPU_SETSIZE - 1;
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_EQ(CpusAllowedOf(child->pid()), CpusAllowedOf(getpid()));
+  ChildLimits limits;
+  limits.wall_seconds = 0.001;
+  child->Wait(limits);
 }
 
 TEST(FindProgramTest, PathsAreTheUsersAndNamesAreSearchedInPath) {

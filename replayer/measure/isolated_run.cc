@@ -13,8 +13,8 @@
 namespace alloctrace {
 
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
-                                          const std::string& result_word,
-                                          const ChildLimits& limits) {
+                                          const std::string& result_word, const ChildLimits& limits,
+                                          int cpu) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
@@ -23,6 +23,7 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
   spec.argv = std::move(argv);
   spec.argv.push_back(absl::StrCat(result_word, fds[1]));
   spec.inherit_fds = {fds[1]};
+  spec.cpu = cpu;
   if (!preload.empty()) {
     std::vector<std::string> env;
     std::string ld_preload = preload;

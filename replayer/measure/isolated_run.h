@@ -27,9 +27,10 @@ namespace alloctrace {
 // a result; DeadlineExceeded for a child killed past limits.wall_seconds;
 // ResourceExhausted for one killed past limits.memory_bytes (the message
 // names --memory_limit_mb); NotFound if the program cannot be started.
+// `cpu` >= 0: the child runs on that CPU alone (ChildSpec::cpu).
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_word,
-                                          const ChildLimits& limits = {});
+                                          const ChildLimits& limits = {}, int cpu = -1);
 
 }  // namespace alloctrace
 

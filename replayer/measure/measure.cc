@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "alloctrace/base/child_process.h"
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/windows.h"
@@ -173,7 +174,8 @@ class ReplayRunner : public ContenderRunner {
         s_(s),
         ranking_(ranking),
         disturbance_(disturbance),
-        plans_(plans) {}
+        plans_(plans),
+        cpus_(schedule_fd < 0 ? AllowedCpus() : std::vector<int>()) {}
 
   // One run of entries[i], re-run while disturbed (up to --max_reruns).
   // `limits` bound the run's attempts together: a re-run is made only if
@@ -195,9 +197,9 @@ class ReplayRunner : public ContenderRunner {
     };
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
-      ChildRun child =
-          RunChild(e, left, plans_ != nullptr ? plans_->WordFor(round) : "",
-                   plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options);
+      ChildRun child = RunChild(e, left, plans_ != nullptr ? plans_->WordFor(round) : "",
+                                plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options,
+                                CpuOf(round));
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
       if (disturbed_before && absl::IsDeadlineExceeded(r.status())) {
@@ -237,7 +239,7 @@ class ReplayRunner : public ContenderRunner {
     Entry& e = entries_[i];
     RunOptions one_pass = s_.run_options;
     one_pass.max_passes = 1;
-    ChildRun child = RunChild(e, limits, "", -1, one_pass);
+    ChildRun child = RunChild(e, limits, "", -1, one_pass, /*cpu=*/-1);
     absl::StatusOr<RunResult>& r = child.result;
     if (!r.ok() || !r->error.empty()) {
       e.runs.whole_run_error = r.ok() ? r->error : std::string(r.status().message());
@@ -252,8 +254,26 @@ class ReplayRunner : public ContenderRunner {
   }
 
  private:
+  // The CPU a serialized replay's runs run on, every one of them: the last
+  // this process may use (`taskset -c` chooses it); -1 (where the scheduler
+  // puts them) for a per-thread replay, whose threads need every core, and
+  // for the whole runs after windows (peak RSS and page faults only). On a
+  // shared machine a core's neighbours (its sibling hyperthread, its share
+  // of the last-level cache) slow it in spells of milliseconds, each core
+  // its own (docs/results.md, "Where the noise comes from"): runs on
+  // whichever core was free met different neighbours from their pair's, and
+  // a core newly taken has none of the trace in its caches. Measured on
+  // lru_cache 2000000, slab/st/single and jemalloc against glibc malloc, 40
+  // rounds, 5 sets each interleaved: per-round spread of the log ratio 0.20
+  // and 0.19 on one CPU, 0.24 and 0.22 with the CPUs taken in turn by round,
+  // 0.33 and 0.32 where the scheduler put them; the same ratios.
+  int CpuOf(int round) const {
+    if (cpus_.empty() || round < 0) return -1;
+    return cpus_.back();
+  }
+
   ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
-                    int states_fd, const RunOptions& options) {
+                    int states_fd, const RunOptions& options, int cpu) {
     ChildRequest request;
     request.policy = e.policy;
     request.program_fd = shared_fd_;
@@ -267,7 +287,8 @@ class ReplayRunner : public ContenderRunner {
     argv.insert(argv.begin(), self_);
     if (s_.run_child) return s_.run_child(std::move(argv), e.preload_path, limits);
     const auto t0 = std::chrono::steady_clock::now();
-    ChildRun c{RunInFreshChild(std::move(argv), e.preload_path, kChildResultFdWord, limits), 0};
+    ChildRun c{RunInFreshChild(std::move(argv), e.preload_path, kChildResultFdWord, limits, cpu),
+               0};
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return c;
   }
@@ -325,6 +346,7 @@ class ReplayRunner : public ContenderRunner {
   Ranking ranking_;
   Disturbance& disturbance_;
   WindowPlans* plans_;
+  std::vector<int> cpus_;  // for CpuOf
 };
 
 // A mix named `name` (MeasureSettings::mixes): run by its rest's process
