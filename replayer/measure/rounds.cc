@@ -261,7 +261,8 @@ class Rounds {
     if (done >= 1 && done < s_.race_min_runs) {
       EliminateGrossLosers(cs_, FindRaceLeaders(cs_), ref_, s_.race_min_runs);
     }
-    if (done < s_.race_min_runs) return;
+    if (done < std::max(s_.race_min_runs, next_look_)) return;
+    next_look_ = NextLookAfter(done);
     const double margin =
         noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0;
     RaceLook(cs_, FindRaceLeaders(cs_), ref_, margin, ++looks_, entrants_, s_.race_min_runs);
@@ -309,11 +310,18 @@ class Rounds {
   size_t noise_ = static_cast<size_t>(-1);
   int entrants_ = 0;
   int looks_ = 0;
+  int next_look_ = 0;  // the round (done) of the race's next look
   int round_ = 0;
   double stopped_spent_ = 0;
   RoundsResult result_;
   std::chrono::steady_clock::time_point started_;  // when Run began
 };
+
+}  // namespace
+
+int NextLookAfter(int done) { return std::max(done + 1, (9 * done + 7) / 8); }
+
+namespace {
 
 // Whether the median of `values` (positive) is clearly short of
 // `precision`, without a bootstrap: the interval a normal approximation

@@ -201,6 +201,16 @@ std::vector<Contender> Three() {
   return cs;
 }
 
+TEST(RaceLooksTest, AfterEveryRoundToEightThenByAnEighth) {
+  std::vector<int> looks;
+  for (int done = 3; done <= 30; done = NextLookAfter(done)) looks.push_back(done);
+  EXPECT_EQ(looks, (std::vector<int>{3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 17, 20, 23, 26, 30}));
+  // Far on, still an eighth: from 30 rounds to 1000, 29 looks, not 970.
+  int n = 0;
+  for (int done = 30; done < 1000; done = NextLookAfter(done)) ++n;
+  EXPECT_EQ(n, 29);
+}
+
 TEST(RunRoundsTest, TheReferenceRunsInEveryRoundAnyoneRuns) {
   std::vector<Contender> cs = Three();
   FakeRunner runner({0.01, 0.01, 0.005, 0.05});
