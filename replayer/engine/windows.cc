@@ -33,10 +33,11 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops, bool per_thread) {
     s.window_ops = std::max(s.window_ops, std::min(4 * rebuild_ops, num_ops / 8));
     s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 2 / s.window_ops, 4, 16));
     s.per_run = 1;
+    s.lead_ops = 4 * s.window_ops;
   } else {
     s.per_run = per_thread ? kPerThreadWindowsPerRun : s.strata;
+    s.lead_ops = s.window_ops / 4;
   }
-  s.lead_ops = s.window_ops / 4;
   return s;
 }
 
