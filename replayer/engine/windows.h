@@ -70,8 +70,7 @@ struct WindowShape {
 // read slab/st/single 1.18x glibc malloc's speed and jemalloc 0.96x, whole
 // runs 1.6 to 2.1x and 1.33x [1.20, 1.41]; with leads of 1, 2, 4 and 6
 // windows slab read 1.54, 1.71, 1.82 and 1.76x and jemalloc 0.99, 1.01,
-// 1.20 and 1.38x (30 rounds each), glibc malloc's own time rising toward
-// its whole runs' as the lead grew.
+// 1.20 and 1.38x (30 rounds each).
 // Rebuilding is the untimed cost of a window (a fresh allocator makes
 // every live object and arena again): on a trace of 11 M ops and 2.8 M
 // arenas, 100,000 objects and arenas live, 7 windows of 280,000 ops per
