@@ -261,10 +261,10 @@ class ReplayRunner : public ContenderRunner {
   // shared machine a core's neighbours (its sibling hyperthread, its share
   // of the last-level cache) slow it in spells of milliseconds, each core
   // its own (docs/results.md, "Where the noise comes from"): runs on
-  // whichever core was free met different neighbours from their pair's, and
-  // a core newly taken has none of the trace in its caches. Measured on
+  // whichever core was free met different neighbours from their pair's (and,
+  // likely, a core newly taken held less of the trace in its caches). On
   // lru_cache 2000000, slab/st/single and jemalloc against glibc malloc, 40
-  // rounds, 5 sets each interleaved: per-round spread of the log ratio 0.20
+  // rounds, 5 sets each interleaved, measured: per-round spread of the log ratio 0.20
   // and 0.19 on one CPU, 0.24 and 0.22 with the CPUs taken in turn by round,
   // 0.33 and 0.32 where the scheduler put them; the same ratios.
   int CpuOf(int round) const {

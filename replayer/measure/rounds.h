@@ -153,8 +153,9 @@ bool Precise(const Contender& c, const Contender* reference, double precision);
 // square of its number (race.h): looking after every round, a policy 1.4x
 // slower than the leader, its log ratios spread by 0.3 a round against a
 // noise floor of 10% (a captured 5-thread trace's jemalloc against
-// mimalloc), waited about 55 rounds at 60 entrants, running in every one;
-// looking by an eighth, its 44th round is the 18th look and eliminates it.
+// mimalloc), was still running after 58 rounds; by the test's arithmetic it
+// needed about 55 at 60 entrants, where looking by an eighth, its 44th
+// round is the 18th look and eliminates it.
 int NextLookAfter(int done);
 
 // Whether a contender's own budget (RoundsSettings::budget_seconds) stops
