@@ -272,7 +272,7 @@ TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
   }
 }
 
-// A cycle of rounds of 4 windows each (the per-thread shape): each
+// A cycle of rounds of the per-thread shape (kPerThreadWindowsPerRun windows each): each
 // round's states taken out of the cycle's are StartStates of its windows;
 // a round not in the cycle takes nothing.
 TEST(WindowStatesTest, ARoundsStatesTakenFromACycleAreItsOwn) {

@@ -224,8 +224,8 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
   EXPECT_NE(whole.out.find("\"sampling\": {\"windowed\": false}"), std::string::npos);
 }
 
-// A multi-threaded trace in windows: replayed per thread, 4 windows a
-// run, the measured line saying how they are cut; the checked-in
+// A multi-threaded trace in windows: replayed per thread, 8 windows a
+// run (kPerThreadWindowsPerRun), the measured line saying how they are cut; the checked-in
 // producer/consumer trace has a live heap small beside its windows.
 TEST(ReplayerTest, PerThreadWindowsAreStated) {
   const Output json =
@@ -234,7 +234,7 @@ TEST(ReplayerTest, PerThreadWindowsAreStated) {
                                "traces/producer_consumer.trace"));
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"strata\": 16, "
-                          "\"windows_per_run\": 4, "),
+                          "\"windows_per_run\": 8, "),
             std::string::npos)
       << json.out;
   EXPECT_NE(json.out.find("Each window is cut at points of the trace's global order and "
