@@ -160,6 +160,12 @@ class WindowPlans {
   int states_fd_ = -1;
 };
 
+// The last CPU this process may use; -1 if unknown.
+int LastAllowedCpu() {
+  const std::vector<int> cpus = AllowedCpus();
+  return cpus.empty() ? -1 : cpus.back();
+}
+
 // The replay's runs for the rounds: one child per run of a policy.
 class ReplayRunner : public ContenderRunner {
  public:
@@ -175,7 +181,7 @@ class ReplayRunner : public ContenderRunner {
         ranking_(ranking),
         disturbance_(disturbance),
         plans_(plans),
-        cpus_(schedule_fd < 0 ? AllowedCpus() : std::vector<int>()) {}
+        cpu_(schedule_fd < 0 ? LastAllowedCpu() : -1) {}
 
   // One run of entries[i], re-run while disturbed (up to --max_reruns).
   // `limits` bound the run's attempts together: a re-run is made only if
@@ -197,9 +203,9 @@ class ReplayRunner : public ContenderRunner {
     };
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
-      ChildRun child = RunChild(e, left, plans_ != nullptr ? plans_->WordFor(round) : "",
-                                plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options,
-                                CpuOf(round));
+      ChildRun child =
+          RunChild(e, left, plans_ != nullptr ? plans_->WordFor(round) : "",
+                   plans_ != nullptr ? plans_->StatesFdFor(round) : -1, s_.run_options, cpu_);
       o.seconds += child.seconds;
       absl::StatusOr<RunResult>& r = child.result;
       if (disturbed_before && absl::IsDeadlineExceeded(r.status())) {
@@ -254,24 +260,6 @@ class ReplayRunner : public ContenderRunner {
   }
 
  private:
-  // The CPU a serialized replay's runs run on, every one of them: the last
-  // this process may use (`taskset -c` chooses it); -1 (where the scheduler
-  // puts them) for a per-thread replay, whose threads need every core, and
-  // for the whole runs after windows (peak RSS and page faults only). On a
-  // shared machine a core's neighbours (its sibling hyperthread, its share
-  // of the last-level cache) slow it in spells of milliseconds, each core
-  // its own (docs/results.md, "Where the noise comes from"): runs on
-  // whichever core was free met different neighbours from their pair's (and,
-  // likely, a core newly taken held less of the trace in its caches). On
-  // lru_cache 2000000, slab/st/single and jemalloc against glibc malloc, 40
-  // rounds, 5 sets each interleaved, measured: per-round spread of the log ratio 0.20
-  // and 0.19 on one CPU, 0.24 and 0.22 with the CPUs taken in turn by round,
-  // 0.33 and 0.32 where the scheduler put them; the same ratios.
-  int CpuOf(int round) const {
-    if (cpus_.empty() || round < 0) return -1;
-    return cpus_.back();
-  }
-
   ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
                     int states_fd, const RunOptions& options, int cpu) {
     ChildRequest request;
@@ -346,7 +334,21 @@ class ReplayRunner : public ContenderRunner {
   Ranking ranking_;
   Disturbance& disturbance_;
   WindowPlans* plans_;
-  std::vector<int> cpus_;  // for CpuOf
+  // The CPU a serialized replay's runs run on, every one of them: the last
+  // this process may use (`taskset -c` chooses it); -1 (where the scheduler
+  // puts them) for a per-thread replay, whose threads need every core. The
+  // whole runs after windows (peak RSS and page faults only) are not pinned.
+  // On a shared machine a core's neighbours (its sibling hyperthread, its
+  // share of the last-level cache) slow it in spells of milliseconds, each
+  // core its own (docs/results.md, "Where the noise comes from"): runs on
+  // whichever core was free met different neighbours from their pair's
+  // (and, likely, a core newly taken held less of the trace in its caches).
+  // On lru_cache 2000000, slab/st/single and jemalloc against glibc malloc,
+  // 40 rounds, 5 sets each interleaved, measured: per-round spread of the
+  // log ratio 0.20 and 0.19 on one CPU, 0.24 and 0.22 with the CPUs taken in
+  // turn by round, 0.33 and 0.32 where the scheduler put them; the same
+  // ratios.
+  int cpu_;
 };
 
 // A mix named `name` (MeasureSettings::mixes): run by its rest's process
@@ -670,6 +672,45 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
   return t;
 }
 
+namespace {
+
+// Whether the rounds replay sampled windows (--windows, the trace's size
+// and what a windowed run would replay), and if so their shape and what a
+// window rebuilds at most. Windows rank by the cold pass they estimate.
+bool WindowsFor(const ReplayProgram& program, WindowsMode mode, const Ranking& ranking,
+                bool per_thread, WindowShape* shape, uint64_t* rebuild_ops) {
+  const bool may_use_windows =
+      !ranking.warm() && program.memory_ops() > 0 &&
+      (mode == WindowsMode::kAlways ||
+       (mode == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps));
+  if (!may_use_windows) return false;
+  *rebuild_ops = RebuildOps(ViewOf(program), program.peak_live_objects);
+  *shape = ShapeFor(program.ops.size(), *rebuild_ops, per_thread);
+  return UsesWindows(mode, program.ops.size(), program.memory_ops(),
+                     WindowedRunOps(*shape, *rebuild_ops));
+}
+
+// Each entry's runs into `out` (the noise set's as its noise floor), with
+// why its contender stopped and whether the race eliminated it.
+void KeepRuns(std::vector<Entry>& entries, const std::vector<Contender>& contenders,
+              MeasuredTrace* out) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    PolicyRuns& runs = entries[i].runs;
+    const Contender& c = contenders[i];
+    if (runs.skipped.empty() && runs.stop_reason.empty()) {
+      runs.stop_reason = c.done ? c.stop_reason : "stopped with the others";
+    }
+    runs.eliminated = c.eliminated;
+    if (c.noise) {
+      out->noise = std::move(runs);
+    } else {
+      out->policies.push_back(std::move(runs));
+    }
+  }
+}
+
+}  // namespace
+
 MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
                            bool screen, const PolicyInfos& policies, const std::string& self,
                            const MeasureSettings& s, int shared_fd, const ThreadSchedule* schedule,
@@ -682,17 +723,10 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   const Ranking ranking{s.rank_by, s.run_options.max_passes, out.clock};
   const int schedule_in = schedule != nullptr ? schedule_fd : -1;
   Disturbance disturbance;
-  // Windows rank by the cold pass they estimate.
   std::optional<WindowPlans> plans;
-  const bool may_use_windows =
-      !ranking.warm() && program.memory_ops() > 0 &&
-      (s.windows == WindowsMode::kAlways ||
-       (s.windows == WindowsMode::kAuto && program.memory_ops() >= kWindowsFromMemoryOps));
-  const uint64_t rebuild_ops =
-      may_use_windows ? RebuildOps(ViewOf(program), program.peak_live_objects) : 0;
-  const WindowShape shape = ShapeFor(program.ops.size(), rebuild_ops, schedule != nullptr);
-  if (may_use_windows && UsesWindows(s.windows, program.ops.size(), program.memory_ops(),
-                                     WindowedRunOps(shape, rebuild_ops))) {
+  WindowShape shape;
+  uint64_t rebuild_ops = 0;
+  if (WindowsFor(program, s.windows, ranking, schedule != nullptr, &shape, &rebuild_ops)) {
     plans.emplace(program, schedule, shape, s.rounds.seed, rebuild_ops);
     out.sampling = plans->Facts();
   }
@@ -732,19 +766,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   out.total_budget = done.total_budget;
   if (plans) MakeWholeRuns(entries, contenders, runner, rounds, ranking);
 
-  for (size_t i = 0; i < entries.size(); ++i) {
-    PolicyRuns& runs = entries[i].runs;
-    const Contender& c = contenders[i];
-    if (runs.skipped.empty() && runs.stop_reason.empty()) {
-      runs.stop_reason = c.done ? c.stop_reason : "stopped with the others";
-    }
-    runs.eliminated = c.eliminated;
-    if (c.noise) {
-      out.noise = std::move(runs);
-    } else {
-      out.policies.push_back(std::move(runs));
-    }
-  }
+  KeepRuns(entries, contenders, &out);
   out.disturbance = DisturbanceCounts{disturbance.seen, disturbance.disturbed, disturbance.kept};
   if (schedule != nullptr) {
     out.replay_threads = static_cast<uint32_t>(schedule->streams.size());

@@ -317,12 +317,6 @@ class Rounds {
   std::chrono::steady_clock::time_point started_;  // when Run began
 };
 
-}  // namespace
-
-int NextLookAfter(int done) { return std::max(done + 1, (9 * done + 7) / 8); }
-
-namespace {
-
 // Whether the median of `values` (positive) is clearly short of
 // `precision`, without a bootstrap: the interval a normal approximation
 // gives the median from the spread of the logs (the MAD, so that outliers
@@ -346,6 +340,8 @@ bool ClearlyImprecise(const std::vector<double>& values, double precision) {
 }
 
 }  // namespace
+
+int NextLookAfter(int done) { return std::max(done + 1, (9 * done + 7) / 8); }
 
 bool Precise(const Contender& c, const Contender* reference, double precision) {
   const std::vector<double> figures = Values(c.figures);
