@@ -94,25 +94,6 @@ absl::Status StartError(const ChildSpec& spec, const StartFailure& f) {
                                                : absl::NotFoundError(message);
 }
 
-// The resident anonymous memory of `pid` (RssAnon, bytes); -1 if unknown.
-int64_t ResidentAnonBytes(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  int64_t kib = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    long long v = 0;
-    if (std::sscanf(line, "RssAnon: %lld kB", &v) == 1) {
-      kib = v;
-      break;
-    }
-  }
-  std::fclose(f);
-  return kib < 0 ? -1 : kib * 1024;
-}
-
 // Moves the calling thread off `pid`'s CPU, if it shares it and may run on
 // another. A child started by vfork wakes its parent at its execve, and
 // the scheduler tends to wake a thread on its waker's CPU: the parent then
@@ -245,22 +226,22 @@ void ChildProcess::Kill() {
   kill(pid_, SIGKILL);
 }
 
-ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::string* drained) {
-  ChildExit end;
+ChildProcess::Watched ChildProcess::Watch(const ChildLimits& limits, Clock::time_point since,
+                                          int fd, std::string* received,
+                                          const std::function<bool()>& enough, int64_t* resident) {
   const Clock::time_point deadline =
-      started_ + std::chrono::microseconds(static_cast<int64_t>(limits.wall_seconds * 1e6));
+      since + std::chrono::microseconds(static_cast<int64_t>(limits.wall_seconds * 1e6));
   const int pidfd = OpenPidFd(pid_);
-  if (drain_fd >= 0) fcntl(drain_fd, F_SETFL, fcntl(drain_fd, F_GETFL) | O_NONBLOCK);
-  bool draining = drain_fd >= 0;
-  bool killed = false;
+  if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  bool reading = fd >= 0;
+  Watched watched = Watched::kEnded;
   while (true) {
     int wait_ms = -1;
     if (limits.wall_seconds > 0) {
       const int64_t left_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left_ms <= 0) {
-        end.how = ChildExit::How::kTimedOut;
-        killed = true;
+        watched = Watched::kTimedOut;
         break;
       }
       wait_ms = static_cast<int>(std::min<int64_t>(left_ms + 1, 1 << 30));
@@ -268,9 +249,8 @@ ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::strin
     if (limits.memory_bytes > 0) {
       const int64_t now = ResidentAnonBytes(pid_);
       if (now > limits.memory_bytes) {
-        end.how = ChildExit::How::kOverMemory;
-        end.resident_bytes = now;
-        killed = true;
+        watched = Watched::kOverMemory;
+        *resident = now;
         break;
       }
       wait_ms = wait_ms < 0 ? kMemoryPollMs : std::min(wait_ms, kMemoryPollMs);
@@ -280,14 +260,29 @@ ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::strin
     struct pollfd fds[2];
     int nfds = 0;
     if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
-    if (draining) fds[nfds++] = {drain_fd, POLLIN, 0};
+    if (reading) fds[nfds++] = {fd, POLLIN, 0};
     const int ready = poll(fds, static_cast<nfds_t>(nfds), wait_ms);
     if (ready < 0 && errno != EINTR) break;
-    if (draining) draining = DrainSome(drain_fd, drained);
+    if (reading) reading = DrainSome(fd, received);
+    if (enough && enough()) {
+      watched = Watched::kEnough;
+      break;
+    }
     if (pidfd >= 0 ? (ready > 0 && (fds[0].revents & POLLIN) != 0) : Ended(pid_)) break;
   }
   if (pidfd >= 0) close(pidfd);
-  if (killed) Kill();
+  return watched;
+}
+
+ChildExit ChildProcess::Reap(Watched watched, int64_t resident, int fd, std::string* received) {
+  ChildExit end;
+  const bool killed = watched == Watched::kTimedOut || watched == Watched::kOverMemory;
+  if (killed) {
+    end.how =
+        watched == Watched::kTimedOut ? ChildExit::How::kTimedOut : ChildExit::How::kOverMemory;
+    end.resident_bytes = resident;
+    Kill();
+  }
   int status = 0;
   while (wait4(pid_, &status, 0, &end.usage) < 0 && errno == EINTR) {
   }
@@ -295,7 +290,7 @@ ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::strin
   end.wall_seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   // What the child wrote before it ended (a grandchild holding the pipe
   // open does not hold this up: the reads do not block).
-  if (draining) DrainSome(drain_fd, drained);
+  if (fd >= 0) DrainSome(fd, received);
   if (killed) return end;
   if (WIFSIGNALED(status)) {
     end.how = ChildExit::How::kSignaled;
@@ -305,6 +300,40 @@ ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::strin
     end.code = WEXITSTATUS(status);
   }
   return end;
+}
+
+ChildExit ChildProcess::Wait(const ChildLimits& limits, int drain_fd, std::string* drained) {
+  int64_t resident = 0;
+  const Watched watched = Watch(limits, started_, drain_fd, drained, nullptr, &resident);
+  return Reap(watched, resident, drain_fd, drained);
+}
+
+std::optional<ChildExit> ChildProcess::WaitFor(const ChildLimits& limits, int fd,
+                                               std::string* received,
+                                               const std::function<bool()>& enough) {
+  LeaveCpuOf(pid_);
+  int64_t resident = 0;
+  const Watched watched = Watch(limits, Clock::now(), fd, received, enough, &resident);
+  if (watched == Watched::kEnough) return std::nullopt;
+  return Reap(watched, resident, fd, received);
+}
+
+int64_t ResidentAnonBytes(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long v = 0;
+    if (std::sscanf(line, "RssAnon: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
 }
 
 std::string ChildExitWords(const ChildExit& end, const ChildLimits& limits) {

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,7 +108,24 @@ class ChildProcess {
   // its result to a pipe can never block on it. Call once.
   ChildExit Wait(const ChildLimits& limits = {}, int drain_fd = -1, std::string* drained = nullptr);
 
+  // For a child that answers requests and runs on: waits until `enough()`
+  // holds, reading `fd` meanwhile (appended to *received), and returns
+  // nullopt with the child still running; or, if it ends first or passes
+  // `limits` (its wall time counted from this call), its end as Wait
+  // returns it (the child killed and reaped). May be called again.
+  std::optional<ChildExit> WaitFor(const ChildLimits& limits, int fd, std::string* received,
+                                   const std::function<bool()>& enough);
+
  private:
+  enum class Watched { kEnded, kTimedOut, kOverMemory, kEnough };
+  using Clock = std::chrono::steady_clock;
+  // The loop of Wait and WaitFor: until the child ends, passes `limits`
+  // (its wall time from `since`) or `enough()` (if set) holds, reading
+  // `fd` (if >= 0) into *received; *resident: what it held if over memory.
+  Watched Watch(const ChildLimits& limits, Clock::time_point since, int fd, std::string* received,
+                const std::function<bool()>& enough, int64_t* resident);
+  // The child's end after Watch (killed first if it passed a limit).
+  ChildExit Reap(Watched watched, int64_t resident, int fd, std::string* received);
   ChildProcess(pid_t pid, bool group, std::chrono::steady_clock::time_point started)
       : pid_(pid), group_(group), started_(started) {}
   void Kill();
@@ -116,6 +134,10 @@ class ChildProcess {
   bool group_ = false;
   std::chrono::steady_clock::time_point started_;
 };
+
+// The resident anonymous memory of `pid` (RssAnon in /proc/PID/status),
+// in bytes; -1 if unknown.
+int64_t ResidentAnonBytes(pid_t pid);
 
 // The CPU `pid` last ran on (/proc/PID/stat); -1 if unknown.
 int LastCpuOf(pid_t pid);
