@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/base/io.h"
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
 #include "alloctrace/replayer/engine/windows.h"
@@ -56,6 +57,35 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// Why the policy's preload (`preload`, "" for none) did not take effect, or
+// "".
+std::string PreloadError(const std::string& preload) {
+  const std::string provider = MallocProvider();
+  if (preload.empty() || provider.find(preload) != std::string::npos) return "";
+  return absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ", provider,
+                      ")");
+}
+
+// A serving child's life (window_server.h); its exit status. What stops it
+// before its first window (a preload that did not take, no memory) is its
+// first answer.
+int Serve(const RunnablePolicy& policy, const std::string& preload, const ReplayView& program,
+          const RunOptions& options, int command_fd, int result_fd) {
+  RunResult r;
+  r.error = PreloadError(preload);
+  if (r.error.empty() && policy.serve_windows == nullptr) r.error = "it cannot serve windows";
+  if (r.error.empty()) {
+    try {
+      return policy.serve_windows(program, options, command_fd, result_fd);
+    } catch (const std::bad_alloc&) {
+      const std::string limit = MemoryLimitWords();
+      r.error = absl::StrCat("out of memory (std::bad_alloc)",
+                             limit.empty() ? "" : absl::StrCat(" under ", limit));
+    }
+  }
+  return WriteAll(result_fd, FramedRunResult(r)) == 0 ? 0 : 1;
+}
+
 // The run itself, its failures in the result.
 // `preload`: the library the request's policy (a mix's rest) is preloaded
 // with, "" for none.
@@ -64,12 +94,8 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
               const std::vector<ReplayWindow>& windows, const WindowStatesView* states,
               const RunOptions& options) {
   RunResult r;
-  const std::string provider = MallocProvider();
-  if (!preload.empty() && provider.find(preload) == std::string::npos) {
-    r.error = absl::StrCat("LD_PRELOAD of ", preload, " did not take effect (malloc is from ",
-                           provider, ")");
-    return r;
-  }
+  r.error = PreloadError(preload);
+  if (!r.error.empty()) return r;
   try {
     if (!windows.empty() && schedule) {
       if (states == nullptr) {
@@ -107,7 +133,7 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
   // The parent decoded the trace; this process maps the result and so
   // allocates nothing before the run but what the runtime does. A windowed
   // run maps in what its windows read, a whole run all of it.
-  const bool whole = request->windows.empty();
+  const bool whole = request->windows.empty();  // a serving child replays it all too
   absl::StatusOr<ReplayView> program = MapSharedReplayView(request->program_fd, whole);
   if (!program.ok()) return Fail(1, std::string(program.status().message()));
   std::optional<ThreadScheduleView> schedule;
@@ -151,6 +177,12 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
   // written and closed first).
   RunOptions options = request->options;
   options.process_ends_after = true;
+  if (request->command_fd >= 0) {
+    const int code = Serve(runnable, policy->second.info.preload, *program, options,
+                           request->command_fd, request->result_fd);
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   const RunResult r = Run(runnable, policy->second.info.preload, *program, schedule, windows,
                           states ? &*states : nullptr, options);
   const int code = WriteRunResult(request->result_fd, r) ? 0 : 1;

@@ -55,6 +55,10 @@ absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
   if (!integer("schedule_fd", &r.schedule_fd)) return bad("schedule_fd");
   if (!integer("result_fd", &r.result_fd) || r.result_fd < 0) return bad("result_fd");
   if (!integer("attempt", &r.attempt)) return bad("attempt");
+  if (words.count("command_fd") != 0 &&
+      (!integer("command_fd", &r.command_fd) || r.command_fd < 0)) {
+    return bad("command_fd");
+  }
   if (!integer("states_fd", &r.states_fd)) return bad("states_fd");
   if (!integer("rss_samples", &r.options.rss_samples)) return bad("rss_samples");
   if (!integer("passes", &r.options.max_passes)) return bad("passes");

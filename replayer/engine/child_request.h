@@ -43,7 +43,13 @@ struct ChildRequest {
   // process's malloc, which decides its preload.
   std::string mix;
   RunOptions options;
+  // >= 0: the child serves windows (window_server.h), each asked for on
+  // this fd; `windows` is then empty. Appended by the runner, as result_fd.
+  int command_fd = -1;
 };
+// The word a serving child's runner appends, followed by its command
+// pipe's fd.
+inline constexpr char kChildCommandFdWord[] = "command_fd=";
 
 // The words after the program's path, result_fd excluded (the runner
 // appends it): kChildMarker, then policy=, program_fd=, schedule_fd=,
@@ -53,7 +59,8 @@ std::vector<std::string> ChildArgs(const ChildRequest& request);
 // Whether argv is a child run (argv[1] is kChildMarker).
 bool IsChildInvocation(int argc, char** argv);
 
-// The request in argv (as ChildArgs wrote it, with result_fd=): or
+// The request in argv (as ChildArgs wrote it, with result_fd= and, for a
+// serving child, command_fd=): or
 // InvalidArgument naming the first word that is missing or malformed.
 absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv);
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -63,6 +64,28 @@ TEST(ChildRequestTest, AMissingOrMalformedWordIsNamed) {
   argv = Argv(words);
   r = ParseChildArgs(static_cast<int>(words.size()), argv.data());
   EXPECT_EQ(r.status().message(), "child run: missing or malformed result_fd=");
+}
+
+// A serving child's command pipe comes after the request's words, as its
+// result pipe does; without it the child runs once.
+TEST(ChildRequestTest, AServingChildsCommandFdIsReadBack) {
+  std::vector<std::string> words =
+      ChildArgs(ChildRequest{"malloc", 3, -1, -1, 1, "", -1, "", RunOptions()});
+  words.insert(words.begin(), "replayer");
+  words.push_back("result_fd=9");
+  std::vector<char*> argv = Argv(words);
+  absl::StatusOr<ChildRequest> r = ParseChildArgs(static_cast<int>(words.size()), argv.data());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->command_fd, -1);
+  words.push_back(absl::StrCat(kChildCommandFdWord, 8));
+  argv = Argv(words);
+  r = ParseChildArgs(static_cast<int>(words.size()), argv.data());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->command_fd, 8);
+  words.back() = "command_fd=-2";
+  argv = Argv(words);
+  r = ParseChildArgs(static_cast<int>(words.size()), argv.data());
+  EXPECT_EQ(r.status().message(), "child run: missing or malformed command_fd=");
 }
 
 TEST(ChildRequestTest, AUserCommandLineIsNotAChildRun) {

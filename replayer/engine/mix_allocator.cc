@@ -8,6 +8,7 @@
 #include "alloctrace/replayer/engine/thread_replay.h"
 #include "alloctrace/replayer/engine/thread_window_loop.h"
 #include "alloctrace/replayer/engine/window_loop.h"
+#include "alloctrace/replayer/engine/window_server.h"
 
 namespace alloctrace {
 namespace {
@@ -66,9 +67,13 @@ MixAllocator::MixAllocator() {
 }
 
 RunnablePolicy MixRunnablePolicy() {
-  return RunnablePolicy{MixAllocator::Info(), &ReplayWith<MixAllocator>,
-                        &ReplayPerThreadWith<MixAllocator>, &ReplayWindowsWith<MixAllocator>,
-                        &ReplayPerThreadWindowsWith<MixAllocator>};
+  return RunnablePolicy{MixAllocator::Info(),
+                        &ReplayWith<MixAllocator>,
+                        &ReplayPerThreadWith<MixAllocator>,
+                        &ReplayWindowsWith<MixAllocator>,
+                        &ReplayPerThreadWindowsWith<MixAllocator>,
+                        nullptr,
+                        &ServeWindowsWith<MixAllocator>};
 }
 
 }  // namespace alloctrace

@@ -40,6 +40,17 @@ class RssReader {
 // populating all of a 10 M-op trace's cost more than replaying a window.
 int PrefaultSharedMappings(bool memfds = true);
 
+// Reads every resident page of this process's private writable memory
+// (its heap, the allocator's mappings, the replay's pointer table), a
+// cache line at a time, in the order /proc/self/maps lists them, up to
+// `max_bytes`; pages not resident are left alone (mincore), so the walk
+// maps in nothing, and regions over 64 GiB of address space (a sanitizer's
+// shadow) are passed over. Allocates nothing. Returns the bytes read. A served
+// window (window_server.h) starts with it: between its turns the other
+// contenders' replays evicted its heap from the caches, where a whole
+// run's stays.
+uint64_t WarmPrivateMemory(uint64_t max_bytes);
+
 // Asks whichever malloc serves this process (glibc, tcmalloc, jemalloc,
 // mimalloc: found by their C entry points) to return its free memory to the
 // system, so a run starts without resident memory left over from decoding

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
 
@@ -83,6 +84,21 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
     r.major_faults = r.passes[0].major_faults;
   }
   return r;
+}
+
+std::string FramedRunResult(const RunResult& r) {
+  const std::string words = SerializeRunResult(r);
+  return absl::StrCat(words.size(), "\n", words);
+}
+
+bool TakeFramedWords(const std::string& received, std::string* words, size_t* used) {
+  const size_t nl = received.find('\n');
+  size_t length = 0;
+  if (nl == std::string::npos || !absl::SimpleAtoi(received.substr(0, nl), &length)) return false;
+  if (received.size() - nl - 1 < length) return false;
+  *words = received.substr(nl + 1, length);
+  *used = nl + 1 + length;
+  return true;
 }
 
 bool WriteRunResult(int fd, const RunResult& r) { return WriteAll(fd, SerializeRunResult(r)) == 0; }

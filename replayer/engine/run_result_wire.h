@@ -18,6 +18,15 @@ std::string SerializeRunResult(const RunResult& r);
 // writes what this reads, so a mismatch is a broken child, not bad input).
 absl::StatusOr<RunResult> ParseRunResult(const std::string& line);
 
+// One of several results on one pipe (a serving child's answers:
+// window_server.h): the length of SerializeRunResult(r) in decimal, a
+// newline, then the words.
+std::string FramedRunResult(const RunResult& r);
+
+// The first framed result at the start of `received`: its words in *words
+// and the bytes it took in *used; false while it is not all there yet.
+bool TakeFramedWords(const std::string& received, std::string* words, size_t* used);
+
 // Writes SerializeRunResult(r) to fd; false if it could not.
 bool WriteRunResult(int fd, const RunResult& r);
 

@@ -43,6 +43,10 @@ using ThreadWindowsRunFn = RunResult (*)(const ReplayView&, const ThreadSchedule
                                          const std::vector<ReplayWindow>&, const WindowStatesView&,
                                          const RunOptions&);
 
+// Served windows: the child's whole life (window_server.h); returns its
+// exit status.
+using ServeWindowsFn = int (*)(const ReplayView&, const RunOptions&, int command_fd, int result_fd);
+
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {
   allocators::AllocatorInfo info;
@@ -52,6 +56,7 @@ struct RunnablePolicy {
   ThreadWindowsRunFn run_thread_windows = nullptr;
   // The policy as one slot of a mix (mix_allocator.h).
   MakeErasedFn make_erased = nullptr;
+  ServeWindowsFn serve_windows = nullptr;
 };
 
 std::map<std::string, RunnablePolicy> RunnablePolicies();

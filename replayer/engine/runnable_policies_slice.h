@@ -16,6 +16,7 @@
 #include "alloctrace/replayer/engine/thread_replay.h"
 #include "alloctrace/replayer/engine/thread_window_loop.h"
 #include "alloctrace/replayer/engine/window_loop.h"
+#include "alloctrace/replayer/engine/window_server.h"
 
 namespace alloctrace::runnable_policies_internal {
 
@@ -30,7 +31,8 @@ struct AddPolicy {
                                   &ReplayPerThreadWith<A>,
                                   &ReplayWindowsWith<A>,
                                   &ReplayPerThreadWindowsWith<A>,
-                                  &MakeErased<A>};
+                                  &MakeErased<A>,
+                                  &ServeWindowsWith<A>};
   }
 };
 

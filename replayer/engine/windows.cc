@@ -26,6 +26,17 @@ uint64_t StratumBegin(uint64_t num_ops, int strata, int i) {
 
 }  // namespace
 
+WindowShape ServedShape(uint64_t num_ops) {
+  WindowShape s;
+  s.served = true;
+  s.per_run = 1;
+  s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / kServedStratumOps, 4, 32));
+  const uint64_t length = num_ops / static_cast<uint64_t>(s.strata);
+  s.lead_ops = length / 4;
+  s.window_ops = length - s.lead_ops;
+  return s;
+}
+
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops, bool per_thread) {
   WindowShape s;
   s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
@@ -42,6 +53,10 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops, bool per_thread) {
 }
 
 std::vector<int> StrataOfRound(const WindowShape& shape, int round) {
+  if (shape.served) {
+    const int k = round % shape.strata;
+    return {k < 0 ? k + shape.strata : k};
+  }
   std::vector<int> all(shape.strata);
   for (int i = 0; i < shape.strata; ++i) all[i] = i;
   if (shape.per_run >= shape.strata || shape.per_run < 1) return all;
@@ -77,6 +92,7 @@ uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
 }
 
 uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops) {
+  if (shape.served) return shape.lead_ops + shape.window_ops;  // nothing rebuilt
   return static_cast<uint64_t>(std::min(shape.per_run, shape.strata)) *
          (rebuild_ops + shape.lead_ops + shape.window_ops);
 }
@@ -106,9 +122,18 @@ std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape
     const uint64_t from = StratumBegin(num_ops, shape.strata, i);
     const uint64_t to = StratumBegin(num_ops, shape.strata, i + 1);
     if (to <= from || weights[i] == 0) continue;  // a stratum of arena events only
+    ReplayWindow w;
+    if (shape.served) {  // the stratum, its first quarter untimed
+      w.lead_begin = from;
+      w.begin = from + (to - from) / 4;
+      w.end = to;
+      w.weight = weights[i];
+      chosen += weights[i];
+      plan.push_back(w);
+      continue;
+    }
     const uint64_t length = std::min(shape.window_ops, to - from);
     const uint64_t begin = from + (to - from == length ? 0 : rng() % (to - from - length + 1));
-    ReplayWindow w;
     w.begin = begin;
     w.end = begin + length;
     w.lead_begin = std::max(previous_end, begin - std::min(shape.lead_ops, begin));

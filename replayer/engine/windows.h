@@ -52,6 +52,11 @@ struct WindowShape {
   int per_run = 16;             // windows a run replays: all strata, or 1 (rounds take turns)
   uint64_t window_ops = 65536;  // ops timed per window (fewer if the stratum is shorter)
   uint64_t lead_ops = 16384;    // ops replayed untimed before it
+  // Served (window_server.h): each contender's windows come from one
+  // replay of the trace that runs on from round to round, a window a round,
+  // the strata in trace order; a window is the last three quarters of its
+  // stratum, after lead_ops (the first quarter) replayed untimed.
+  bool served = false;
 };
 
 // The shape for a trace of `num_ops` ops whose windows rebuild up to
@@ -71,12 +76,32 @@ struct WindowShape {
 // runs 1.6 to 2.1x and 1.33x [1.20, 1.41]; with leads of 1, 2, 4 and 6
 // windows slab read 1.54, 1.71, 1.82 and 1.76x and jemalloc 0.99, 1.01,
 // 1.20 and 1.38x (30 rounds each).
+// A serialized replay of such a trace serves its windows instead
+// (ServedShape, chosen by the measurement): where a window would rebuild
+// half of what it times, the rebuild and the long lead-in were most of
+// what a run cost.
 // Rebuilding is the untimed cost of a window (a fresh allocator makes
 // every live object and arena again): on a trace of 11 M ops and 2.8 M
 // arenas, 100,000 objects and arenas live, 7 windows of 280,000 ops per
 // run spent 39% of a run rebuilding, 31% freeing what was left and 10%
 // replaying ops, and a windowed run cost 0.9x a whole run.
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread = false);
+// Served windows over `num_ops` ops: strata of at least kServedStratumOps
+// ops, 4 to 32 of them, each a window after a lead-in of a quarter of it.
+// A round costs each contender a stratum's ops (a cycle of rounds, one
+// replay of the trace) and times three quarters of them. Between its turns
+// the other contenders' replays evict a server's heap from the caches,
+// where a whole run's stays: before its lead-in a server reads its private
+// memory back in (os_stats.h: WarmPrivateMemory). On lru_cache 2000000
+// (slab/st/single, mimalloc, jemalloc against glibc malloc; sets
+// interleaved with whole runs of 8 rounds), lead-ins of 3/8 of a
+// 440,000-op stratum alone read slab/st/single 1.49, 1.37 and 1.37x where
+// whole runs read 1.78, 2.15 and 1.59x, and every policy nearer 1 than
+// its whole runs; with the memory read back first, 1.66, 1.66 and 1.50x
+// against 1.44, 1.59 and 1.66x (mimalloc 1.33, 1.34, 1.20 against 1.38,
+// 1.16, 1.34; jemalloc 1.30, 1.32, 1.32 against 1.19, 1.19, 1.36).
+WindowShape ServedShape(uint64_t num_ops);
+inline constexpr uint64_t kServedStratumOps = 262144;
 // A per-thread run's windows (the rounds take the strata in turn). A run's
 // replay threads start afresh, and live through its windows as a whole
 // run's live through the trace: with few windows a run, that fresh start
@@ -113,7 +138,8 @@ std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape
 // The strata whose windows round `round` replays, in trace order: all of
 // them, or shape.per_run of them taken in turn in an order that spreads
 // them over the trace (bit-reversed, from its middle: with 8 strata,
-// rounds 0, 1, 2, ... take 4 2 6 1 5 3 7 0 and again).
+// rounds 0, 1, 2, ... take 4 2 6 1 5 3 7 0 and again); served windows, in
+// trace order (round modulo the strata).
 std::vector<int> StrataOfRound(const WindowShape& shape, int round);
 
 // The windows as one word ("lead:begin:end:weight,..."), and back

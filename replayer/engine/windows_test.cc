@@ -55,6 +55,54 @@ TEST(WindowShapeTest, ALargeLiveHeapGetsOneLongerWindowPerRun) {
   EXPECT_EQ(ShapeFor(400'000'000, 40'000).window_ops, 160'000u);
 }
 
+// Served windows: strata of a quarter million ops or more, 4 to 32 of
+// them, each timed after its first quarter.
+TEST(WindowShapeTest, ServedWindowsAreThreeQuartersOfTheirStrata) {
+  const WindowShape big = ServedShape(17'000'000);
+  EXPECT_TRUE(big.served);
+  EXPECT_EQ(big.per_run, 1);
+  EXPECT_EQ(big.strata, 32);  // not 64: a cycle of rounds is one replay
+  EXPECT_EQ(big.lead_ops, 17'000'000u / 32 / 4);
+  EXPECT_EQ(big.lead_ops + big.window_ops, 17'000'000u / 32);
+  EXPECT_EQ(ServedShape(4'000'000).strata, 15);
+  EXPECT_EQ(ServedShape(60'000).strata, 4);  // never fewer
+  // A served round replays a stratum, rebuilding nothing.
+  EXPECT_EQ(WindowedRunOps(big, 5'000'000), 17'000'000u / 32);
+  EXPECT_FALSE(ShapeFor(17'000'000, 200'000).served);  // the measurement chooses
+}
+
+// A served replay only runs forward: the rounds take the strata in trace
+// order, a cycle of rounds at a time.
+TEST(StrataOfRoundTest, ServedWindowsTakeTheStrataInTraceOrder) {
+  WindowShape shape = ServedShape(17'000'000);
+  shape.strata = 5;
+  std::vector<int> order;
+  for (int round = 0; round < 11; ++round) order.push_back(StrataOfRound(shape, round)[0]);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0}));
+  EXPECT_EQ(StrataOfRound(shape, -1), std::vector<int>{4});  // a screen's rounds
+}
+
+// A served window is its stratum after the stratum's first quarter, and
+// stands for the whole trace.
+TEST(PlanWindowsTest, AServedWindowIsItsStratumAfterItsFirstQuarter) {
+  const uint64_t n = 17'000'003;
+  const WindowShape shape = ServedShape(n);
+  std::vector<uint64_t> weights(shape.strata, 1000);
+  weights[3] = 4000;
+  const uint64_t total = 1000 * (shape.strata - 1) + 4000;
+  for (int round = 0; round < shape.strata; ++round) {
+    const std::vector<ReplayWindow> plan = PlanWindows(n, shape, weights, 5, round);
+    ASSERT_EQ(plan.size(), 1u);
+    const uint64_t from = n * round / shape.strata, to = n * (round + 1) / shape.strata;
+    EXPECT_EQ(plan[0].lead_begin, from);
+    EXPECT_EQ(plan[0].begin, from + (to - from) / 4);
+    EXPECT_EQ(plan[0].end, to);
+    EXPECT_EQ(plan[0].weight, total);
+    // The same for every seed: nothing is drawn.
+    EXPECT_EQ(WindowsWord(PlanWindows(n, shape, weights, 6, round)), WindowsWord(plan));
+  }
+}
+
 // One window per run: the rounds take the strata in turn, from the
 // middle, spread over the trace, each stratum once in every cycle.
 TEST(StrataOfRoundTest, OneWindowPerRunTakesTheStrataInTurnFromTheMiddle) {
