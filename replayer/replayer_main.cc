@@ -254,6 +254,7 @@ TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::stri
   }
   MeasureSettings s = cmd.config.measure;
   s.rounds.limits = ChildLimitsFor(cmd.config, program, machine_cap);
+  s.served_memory_bytes = machine_cap;
   const int64_t claimed = ChildLimitsFor(cmd.config, program, 0).memory_bytes;
   if (!cmd.config.quiet && s.rounds.limits.memory_bytes < claimed) {
     std::fprintf(stderr,

@@ -1,6 +1,8 @@
 #include "alloctrace/replayer/measure/isolated_run.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -8,21 +10,16 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "alloctrace/base/io.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
 
 namespace alloctrace {
+namespace {
 
-absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
-                                          const std::string& result_word, const ChildLimits& limits,
-                                          int cpu) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  }
+// A child to run `argv`, `preload` first in its LD_PRELOAD.
+ChildSpec SpecFor(std::vector<std::string> argv, const std::string& preload, int cpu) {
   ChildSpec spec;
   spec.argv = std::move(argv);
-  spec.argv.push_back(absl::StrCat(result_word, fds[1]));
-  spec.inherit_fds = {fds[1]};
   spec.cpu = cpu;
   if (!preload.empty()) {
     std::vector<std::string> env;
@@ -37,15 +34,12 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
     env.push_back("LD_PRELOAD=" + ld_preload);
     spec.env = std::move(env);
   }
-  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
-  close(fds[1]);
-  if (!child.ok()) {
-    close(fds[0]);
-    return absl::NotFoundError(child.status().message());
-  }
-  std::string line;
-  const ChildExit end = child->Wait(limits, fds[0], &line);
-  close(fds[0]);
+  return spec;
+}
+
+// A child's end as the status RunInFreshChild documents; OK for a clean
+// exit.
+absl::Status EndStatus(const ChildExit& end, const ChildLimits& limits) {
   const std::string words = ChildExitWords(end, limits);
   switch (end.how) {
     case ChildExit::How::kTimedOut:
@@ -58,7 +52,105 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
       if (end.code != 0) return absl::AbortedError(words);
       break;
   }
+  return absl::OkStatus();
+}
+
+// Writes `s` to a pipe whose reader may be gone, without the SIGPIPE that
+// would end this process (a write to it then fails, and the pending signal
+// is taken).
+void WriteToPipe(int fd, const std::string& s) {
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  if (WriteAll(fd, s) != 0) {
+    const struct timespec now = {0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+absl::Status PipeError() { return absl::InternalError(absl::StrCat("pipe: ", strerror(errno))); }
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
+                                          const std::string& result_word, const ChildLimits& limits,
+                                          int cpu) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return PipeError();
+  argv.push_back(absl::StrCat(result_word, fds[1]));
+  ChildSpec spec = SpecFor(std::move(argv), preload, cpu);
+  spec.inherit_fds = {fds[1]};
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  close(fds[1]);
+  if (!child.ok()) {
+    close(fds[0]);
+    return absl::NotFoundError(child.status().message());
+  }
+  std::string line;
+  const ChildExit end = child->Wait(limits, fds[0], &line);
+  close(fds[0]);
+  if (absl::Status status = EndStatus(end, limits); !status.ok()) return status;
   return ParseRunResult(line);
+}
+
+ServingChild::~ServingChild() {
+  if (command_fd_ >= 0) close(command_fd_);
+  if (result_fd_ >= 0) close(result_fd_);
+}
+
+absl::StatusOr<std::unique_ptr<ServingChild>> ServingChild::Start(std::vector<std::string> argv,
+                                                                  const std::string& preload,
+                                                                  const std::string& command_word,
+                                                                  const std::string& result_word,
+                                                                  int cpu) {
+  int commands[2], results[2];
+  if (pipe2(commands, O_CLOEXEC) != 0) return PipeError();
+  if (pipe2(results, O_CLOEXEC) != 0) {
+    const absl::Status error = PipeError();
+    close(commands[0]);
+    close(commands[1]);
+    return error;
+  }
+  argv.push_back(absl::StrCat(command_word, commands[0]));
+  argv.push_back(absl::StrCat(result_word, results[1]));
+  ChildSpec spec = SpecFor(std::move(argv), preload, cpu);
+  spec.inherit_fds = {commands[0], results[1]};
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  close(commands[0]);
+  close(results[1]);
+  if (!child.ok()) {
+    close(commands[1]);
+    close(results[0]);
+    return absl::NotFoundError(child.status().message());
+  }
+  return std::unique_ptr<ServingChild>(
+      new ServingChild(*std::move(child), commands[1], results[0]));
+}
+
+absl::StatusOr<RunResult> ServingChild::Serve(const std::string& request,
+                                              const ChildLimits& limits) {
+  if (ended_) return absl::FailedPreconditionError("the serving child has ended");
+  std::string words;
+  size_t used = 0;
+  auto answered = [&] { return TakeFramedWords(received_, &words, &used); };
+  // A child that ended before reading the request is seen by WaitFor.
+  WriteToPipe(command_fd_, absl::StrCat(request, "\n"));
+  std::optional<ChildExit> end;
+  if (!answered()) end = child_.WaitFor(limits, result_fd_, &received_, answered);
+  if (end) {
+    ended_ = true;
+    absl::Status status = EndStatus(*end, limits);
+    if (!answered()) {
+      return status.ok() ? absl::AbortedError("the serving child ended without an answer") : status;
+    }
+    if (!status.ok()) return status;
+  }
+  received_.erase(0, used);
+  absl::StatusOr<RunResult> r = ParseRunResult(words);
+  if (!r.ok() || !r->error.empty()) ended_ = true;  // a child that erred ends
+  return r;
 }
 
 }  // namespace alloctrace

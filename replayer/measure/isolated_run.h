@@ -6,6 +6,7 @@
 #ifndef ALLOCTRACE_REPLAYER_MEASURE_ISOLATED_RUN_H_
 #define ALLOCTRACE_REPLAYER_MEASURE_ISOLATED_RUN_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,41 @@ namespace alloctrace {
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_word,
                                           const ChildLimits& limits = {}, int cpu = -1);
+
+// A child that serves windows (engine/window_server.h): started once with
+// a command pipe and a result pipe (their fds appended to `argv` after
+// `command_word` and `result_word`), then asked for one window at a time.
+// Destroying it closes its command pipe and kills it.
+class ServingChild {
+ public:
+  // Errors as RunInFreshChild's start: NotFound, Internal.
+  static absl::StatusOr<std::unique_ptr<ServingChild>> Start(std::vector<std::string> argv,
+                                                             const std::string& preload,
+                                                             const std::string& command_word,
+                                                             const std::string& result_word,
+                                                             int cpu = -1);
+  ~ServingChild();
+  ServingChild(const ServingChild&) = delete;
+  ServingChild& operator=(const ServingChild&) = delete;
+
+  // Sends `request` (one line, no newline) and reads the answer, killing
+  // the child past `limits` (its wall time counted from this call). Errors
+  // as RunInFreshChild's for a child that ended or was killed; a result
+  // with an error, or any error, ends the child: ended() is then true.
+  absl::StatusOr<RunResult> Serve(const std::string& request, const ChildLimits& limits);
+  bool ended() const { return ended_; }
+  pid_t pid() const { return child_.pid(); }
+
+ private:
+  ServingChild(ChildProcess child, int command_fd, int result_fd)
+      : child_(std::move(child)), command_fd_(command_fd), result_fd_(result_fd) {}
+
+  ChildProcess child_;
+  int command_fd_;
+  int result_fd_;
+  std::string received_;  // read from result_fd_, not yet taken
+  bool ended_ = false;
+};
 
 }  // namespace alloctrace
 

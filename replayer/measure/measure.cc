@@ -19,6 +19,7 @@
 #include "alloctrace/replayer/engine/child_request.h"
 #include "alloctrace/replayer/engine/os_stats.h"
 #include "alloctrace/replayer/engine/windows.h"
+#include "alloctrace/replayer/measure/isolated_run.h"
 #include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/measure/stats.h"
 
@@ -89,8 +90,17 @@ class WindowPlans {
     return word_;
   }
 
+  // Round `round`'s windows.
+  const std::vector<ReplayWindow>& WindowsOf(int round) {
+    Plan(round);
+    return windows_;
+  }
+
+  // Whether the windows are served (engine/window_server.h).
+  bool served() const { return shape_.served; }
+
   // The round's shared start states; -1 if they could not be shared (the
-  // children then work them out).
+  // children then work them out) or are not needed (served windows).
   int StatesFdFor(int round) {
     Plan(round);
     return states_fd_;
@@ -103,6 +113,7 @@ class WindowPlans {
     f.per_run = std::min(shape_.per_run, shape_.strata);
     f.window_ops = shape_.window_ops;
     f.lead_ops = shape_.lead_ops;
+    f.served = shape_.served;
     f.timed_share = num_ops_ == 0 ? 0
                                   : std::min(1.0, static_cast<double>(f.per_run) *
                                                       static_cast<double>(shape_.window_ops) /
@@ -116,9 +127,12 @@ class WindowPlans {
   void Plan(int round) {
     if (round == round_) return;
     round_ = round;
-    const std::vector<ReplayWindow> windows = PlanWindows(num_ops_, shape_, weights_, seed_, round);
+    windows_ = PlanWindows(num_ops_, shape_, weights_, seed_, round);
+    const std::vector<ReplayWindow>& windows = windows_;
     word_ = WindowsWord(windows);
     if (states_fd_ >= 0) close(states_fd_);
+    states_fd_ = -1;
+    if (shape_.served) return;  // the serving children need none
     WindowStates states = StatesOf(round, windows);
     if (schedule_ != nullptr) AddThreadStarts(program_, *schedule_, windows, &states);
     absl::StatusOr<int> fd = ShareWindowStates(states);
@@ -156,6 +170,7 @@ class WindowPlans {
   bool by_cycle_;
   std::map<uint64_t, WindowStates> cycle_;  // by lead_begin, until used
   int round_ = -1;
+  std::vector<ReplayWindow> windows_;
   std::string word_;
   int states_fd_ = -1;
 };
@@ -190,6 +205,9 @@ class ReplayRunner : public ContenderRunner {
   // three attempts of a 9 s run took 27 s of a cap meant for one). A
   // re-run stopped at what was left keeps the disturbed attempt before it.
   RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
+    if (plans_ != nullptr && plans_->served() && !s_.run_child) {
+      return RunServed(i, round, limits, race_limited);
+    }
     Entry& e = entries_[i];
     RunOutcome o;
     ChildLimits left = limits;
@@ -238,6 +256,66 @@ class ReplayRunner : public ContenderRunner {
     }
   }
 
+  // One served window of entries[i] (engine/window_server.h): its serving
+  // child asked for the round's window, started first where it has none
+  // or is past the window (a new cycle of rounds: a new replay from the
+  // trace's first op). Never re-run: the child has replayed past the
+  // window; a disturbed window is kept and counted.
+  RunOutcome RunServed(size_t i, int round, const ChildLimits& limits, bool race_limited) {
+    EndServersOfDone(round);
+    Entry& e = entries_[i];
+    Server& server = servers_[i];
+    server.round = round;
+    const ReplayWindow& window = plans_->WindowsOf(round).front();
+    RunOutcome o;
+    ++e.runs.attempts;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (server.child && (server.child->ended() || server.position > window.begin)) {
+      server.child.reset();
+    }
+    absl::StatusOr<RunResult> r = absl::UnknownError("no serving child");
+    if (!server.child) {
+      ChildRequest request = RequestFor(e, "", -1, s_.run_options);
+      std::vector<std::string> argv = ChildArgs(request);
+      argv.insert(argv.begin(), self_);
+      absl::StatusOr<std::unique_ptr<ServingChild>> child = ServingChild::Start(
+          std::move(argv), e.preload_path, kChildCommandFdWord, kChildResultFdWord, cpu_);
+      if (child.ok()) {
+        server.child = *std::move(child);
+        server.position = 0;
+      } else {
+        r = child.status();
+      }
+    }
+    if (server.child) {
+      BoundServersMemory(i);
+      r = server.child->Serve(plans_->WordFor(round), limits);
+      server.position = window.end;
+      if (server.child->ended()) server.child.reset();
+    }
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (race_limited && absl::IsDeadlineExceeded(r.status())) {
+      o.end = RunOutcome::End::kStopped;
+      return o;
+    }
+    if (!r.ok() || !r->error.empty()) return Failed(e, r, o);
+    const bool disturbed = Disturbed(*r);
+    ++disturbance_.seen;
+    disturbance_.disturbed += disturbed;
+    disturbance_.kept += disturbed;
+    RunRecord record;
+    record.round = round;
+    record.disturbed = disturbed;
+    record.result = *std::move(r);
+    o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
+    o.run_seconds = o.seconds;
+    e.runs.runs.push_back(std::move(record));
+    return o;
+  }
+
+  // Ends every serving child (their memory back before the whole runs).
+  void EndServers() { servers_.clear(); }
+
   // One whole run of entries[i] with one pass, after windowed rounds: kept
   // in its whole_runs, or its failure in whole_run_note. Returns the
   // seconds it took.
@@ -260,8 +338,46 @@ class ReplayRunner : public ContenderRunner {
   }
 
  private:
-  ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
-                    int states_fd, const RunOptions& options, int cpu) {
+  // A serving child, and where its replay stands.
+  struct Server {
+    std::unique_ptr<ServingChild> child;
+    uint64_t position = 0;  // the op its replay has reached
+    int round = 0;          // the last round it served
+  };
+
+  // Ends the serving children of contenders that did not run in the round
+  // before `round` (done: the rounds run every contender not done), so
+  // their heaps do not stay resident through the rest of the rounds.
+  void EndServersOfDone(int round) {
+    for (auto it = servers_.begin(); it != servers_.end();) {
+      it = it->second.round < round - 1 ? servers_.erase(it) : std::next(it);
+    }
+  }
+
+  // Holds the serving children's resident memory together within
+  // MeasureSettings::served_memory_bytes: the largest ends (not entry
+  // `serving`'s) until they fit.
+  void BoundServersMemory(size_t serving) {
+    if (s_.served_memory_bytes <= 0) return;
+    while (true) {
+      int64_t total = 0, largest_bytes = -1;
+      auto largest = servers_.end();
+      for (auto it = servers_.begin(); it != servers_.end(); ++it) {
+        if (!it->second.child) continue;
+        const int64_t bytes = std::max<int64_t>(0, ResidentAnonBytes(it->second.child->pid()));
+        total += bytes;
+        if (it->first != serving && bytes > largest_bytes) {
+          largest_bytes = bytes;
+          largest = it;
+        }
+      }
+      if (total <= s_.served_memory_bytes || largest == servers_.end()) return;
+      servers_.erase(largest);
+    }
+  }
+
+  ChildRequest RequestFor(const Entry& e, const std::string& windows, int states_fd,
+                          const RunOptions& options) const {
     ChildRequest request;
     request.policy = e.policy;
     request.program_fd = shared_fd_;
@@ -271,7 +387,12 @@ class ReplayRunner : public ContenderRunner {
     request.states_fd = states_fd;
     request.mix = e.mix;
     request.options = options;
-    std::vector<std::string> argv = ChildArgs(request);
+    return request;
+  }
+
+  ChildRun RunChild(const Entry& e, const ChildLimits& limits, const std::string& windows,
+                    int states_fd, const RunOptions& options, int cpu) {
+    std::vector<std::string> argv = ChildArgs(RequestFor(e, windows, states_fd, options));
     argv.insert(argv.begin(), self_);
     if (s_.run_child) return s_.run_child(std::move(argv), e.preload_path, limits);
     const auto t0 = std::chrono::steady_clock::now();
@@ -334,6 +455,7 @@ class ReplayRunner : public ContenderRunner {
   Ranking ranking_;
   Disturbance& disturbance_;
   WindowPlans* plans_;
+  std::map<size_t, Server> servers_;  // by entry, served windows only
   // The CPU a serialized replay's runs run on, every one of them: the last
   // this process may use (`taskset -c` chooses it); -1 (where the scheduler
   // puts them) for a per-thread replay, whose threads need every core. The
@@ -686,6 +808,10 @@ bool WindowsFor(const ReplayProgram& program, WindowsMode mode, const Ranking& r
   if (!may_use_windows) return false;
   *rebuild_ops = RebuildOps(ViewOf(program), program.peak_live_objects);
   *shape = ShapeFor(program.ops.size(), *rebuild_ops, per_thread);
+  // A serialized replay whose windows would rebuild much: served instead.
+  if (!per_thread && shape->per_run == 1) {
+    *shape = ServedShape(program.ops.size());
+  }
   return UsesWindows(mode, program.ops.size(), program.memory_ops(),
                      WindowedRunOps(*shape, *rebuild_ops));
 }
@@ -764,6 +890,7 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   const RoundsResult done = RunRounds(contenders, runner, rounds);
   out.rounds = done.rounds;
   out.total_budget = done.total_budget;
+  runner.EndServers();
   if (plans) MakeWholeRuns(entries, contenders, runner, rounds, ranking);
 
   KeepRuns(entries, contenders, &out);

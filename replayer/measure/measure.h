@@ -117,6 +117,11 @@ struct MeasureSettings {
   bool progress = false;        // progress on stderr (rewritten in place)
   bool progress_lines = false;  // one progress line per round on stderr
   ChildRunner run_child;        // empty: a fresh child (RunInFreshChild)
+  // What the serving children of served windows (engine/window_server.h),
+  // a process per contender alive through the rounds, may hold resident
+  // together (0: no bound); past it, the one holding most, other than the
+  // one about to serve, is ended (its next window starts a new replay).
+  int64_t served_memory_bytes = 0;
   // Names MeasureTrace measures as mixes (a policy per class of
   // containers, engine/mix_allocator.h) rather than registry policies:
   // run in the process of the mix's rest (its malloc's preload), their

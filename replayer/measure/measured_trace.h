@@ -50,6 +50,9 @@ struct SamplingFacts {
   uint64_t lead_ops = 0;    // ops replayed untimed before each
   // Of the trace's ops, the share a run times.
   double timed_share = 0;
+  // Served windows (engine/window_server.h): one replay per contender,
+  // a window a round.
+  bool served = false;
 };
 
 // Every policy's runs on one trace, as measured.

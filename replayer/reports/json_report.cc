@@ -104,8 +104,9 @@ std::string JsonSampling(const TraceReport& t) {
   if (!f.windowed) return "{\"windowed\": false}";
   return absl::StrFormat(
       "{\"windowed\": true, \"strata\": %d, \"windows_per_run\": %d, \"window_ops\": %d, "
-      "\"lead_ops\": %d, \"timed_share\": %.4f, \"words\": %s}",
-      f.strata, f.per_run, f.window_ops, f.lead_ops, f.timed_share, JsonString(SamplingWords(t)));
+      "\"lead_ops\": %d, \"timed_share\": %.4f, \"served\": %s, \"words\": %s}",
+      f.strata, f.per_run, f.window_ops, f.lead_ops, f.timed_share, f.served ? "true" : "false",
+      JsonString(SamplingWords(t)));
 }
 
 std::string JsonNumber(double v) { return absl::StrFormat("%.6g", v); }

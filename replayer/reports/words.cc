@@ -332,6 +332,16 @@ std::string SamplingWords(const TraceReport& t) {
                 "replays its own ops of the window with the waits of the whole replay.",
                 t.replay_threads)
           : "";
+  if (f.served) {
+    return absl::StrFormat(
+        "served windows: each contender's own process replays the trace once, from its first op, "
+        "through one allocator, a window a round, every contender of a round the same window: the "
+        "trace's %d strata in order, each a window of %d ops after %d ops untimed, and before "
+        "those its process's memory read back into the caches (the other contenders' turns evicted "
+        "it); so a window starts on the heap the trace made up to it. A run's time for the whole "
+        "trace is its window's time per memory op times the trace's memory ops. %s",
+        f.strata, f.window_ops, f.lead_ops, whole_runs);
+  }
   if (f.per_run == 1 && f.strata > 1) {
     return absl::StrFormat(
         "sampled windows: every run replays one window of %d ops from the trace's heap at its "

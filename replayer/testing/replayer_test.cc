@@ -197,7 +197,8 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
   EXPECT_EQ(passes, 2u * 3u * 2u);
 }
 
-// --windows=always on a checked-in trace: the runs are sampled windows, the
+// --windows=always on a checked-in trace: the runs are served windows (a
+// process per contender replays the trace on from round to round), the
 // reports say so, and each policy left has one whole run for its memory
 // figures.
 TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
@@ -205,8 +206,9 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
       kFewRuns, " --windows=always --policies=slab/st/single traces/simple_map.trace"));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   // 30,000 objects live beside 4096-op windows: the shape of a large live
-  // heap (engine/windows.h), one window per run, 4 strata.
-  EXPECT_NE(table.out.find("  measured:     sampled windows: every run replays one window of "),
+  // heap (engine/windows.h), served, 4 strata.
+  EXPECT_NE(table.out.find("  measured:     served windows: each contender's own process "
+                           "replays the trace\n"),
             std::string::npos)
       << table.out;
   const Output json = RunReplayer(absl::StrCat(
@@ -217,6 +219,7 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
                           "\"windows_per_run\": 1, "),
             std::string::npos)
       << json.out;
+  EXPECT_NE(json.out.find("\"served\": true"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("\"whole_runs\": 1, "), std::string::npos);
   const Output whole = RunReplayer(
       absl::StrCat(kFewRuns, " --policies=slab/st/single --format=json traces/simple_map.trace"));
@@ -294,6 +297,31 @@ TEST(ReplayerTest, InjectedCrashIsFailedNeverRankedAndExitStatusSaysSo) {
             std::string::npos)
       << json.out;
   EXPECT_NE(json.out.find("\"fastest\": [\"malloc\"]"), std::string::npos) << json.out;
+}
+
+// The same for a serving child (served windows): one that crashes as it
+// starts fails its run; the next round starts another.
+TEST(ReplayerTest, AServingChildsCrashIsFailedAndTheNextRoundStartsAnother) {
+  const Output o = RunReplayer(absl::StrCat(kFewRuns,
+                                            " --windows=always --policies=malloc,slab/st/single "
+                                            "traces/simple_map.trace"),
+                               "ALLOCTRACE_TEST_FAULT=slab/st/single:1:segv");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  const std::string expected =
+      kAsan ? "FAILED slab/st/single: 1 of 3 runs failed; first: run 1: "
+            : "FAILED slab/st/single: 1 of 3 runs failed; first: run 1: crashed "
+              "with signal 11";
+  EXPECT_NE(o.out.find(expected), std::string::npos) << o.out;
+  const Output hang =
+      RunReplayer(absl::StrCat(kFewRuns,
+                               " --windows=always --run_timeout=2 --policies=malloc,slab/st/single "
+                               "traces/simple_map.trace"),
+                  "ALLOCTRACE_TEST_FAULT=slab/st/single:1:hang");
+  EXPECT_EQ(hang.exit_code, 0) << hang.err;
+  EXPECT_NE(hang.out.find("over limit slab/st/single: 1 of 1 runs stopped at a limit; first: run "
+                          "1: killed\n    after the time limit of 2 s per run"),
+            std::string::npos)
+      << hang.out;
 }
 
 TEST(ReplayerTest, ChildPastItsTimeLimitIsKilledAndReported) {
