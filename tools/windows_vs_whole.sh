@@ -12,6 +12,9 @@
 #   WINDOWS=always tools/windows_vs_whole.sh traces/*.trace
 #                     # windows on traces --windows=auto runs whole (short)
 #   REPLAYER_BIN=path/to/replayer tools/windows_vs_whole.sh TRACE...
+#   WHOLE=mimalloc,jemalloc tools/windows_vs_whole.sh TRACE...
+#                     # whole runs of these too (eliminated ones have
+#                     # windowed ratios from the rounds they ran)
 #
 # Run it on a quiet machine: the whole runs of a 10 M-op trace take a
 # second each, about ROUNDS x (contenders + 2) seconds per trace.
@@ -59,6 +62,7 @@ names = [p["policy"] for p in t["policies"]
 print(",".join(names))
 EOF
 )
+  [ -z "${WHOLE:-}" ] || left="${left:+$left,}$WHOLE"
   "$replayer" --quiet --format=json --out="$tmp/whole.json" --windows=never --race=false \
     --passes=1 --min_runs="$rounds" --max_runs="$rounds" --budget=1000 \
     --policies="$left" "$trace" || [ $? -eq 3 ]
