@@ -98,64 +98,69 @@ TEST(ChildProcessTest, DrainsAPipeLargerThanItsBuffer) {
   EXPECT_EQ(got.size(), 1048576u);
 }
 
-// A child that answers each line on `commands` with "got LINE" on
-// `answers`, until `commands` ends.
-absl::StatusOr<ChildProcess> StartEcho(int commands, int answers) {
-  ChildSpec spec;
-  spec.argv = {
-      "/bin/sh", "-c",
-      absl::StrCat("while read l <&", commands, "; do echo \"got $l\" >&", answers, "; done")};
-  spec.inherit_fds = {commands, answers};
-  return ChildProcess::Start(spec);
-}
+// A child that answers each line written to `commands` with "got LINE"
+// on `answers`, until `commands` is closed.
+struct EchoChild {
+  EchoChild() {
+    int c[2], a[2];
+    EXPECT_EQ(pipe2(c, O_CLOEXEC), 0);
+    EXPECT_EQ(pipe2(a, O_CLOEXEC), 0);
+    ChildSpec spec;
+    spec.argv = {"/bin/sh", "-c",
+                 absl::StrCat("while read l <&", c[0], "; do echo \"got $l\" >&", a[1], "; done")};
+    spec.inherit_fds = {c[0], a[1]};
+    absl::StatusOr<ChildProcess> started = ChildProcess::Start(spec);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (started.ok()) child.emplace(*std::move(started));
+    close(c[0]);
+    close(a[1]);
+    commands = c[1];
+    answers = a[0];
+  }
+  ~EchoChild() {
+    if (commands >= 0) close(commands);
+    close(answers);
+  }
+  std::optional<ChildProcess> child;
+  int commands = -1;
+  int answers = -1;
+};
 
 TEST(ChildProcessTest, WaitsForAnAnswerAndTheChildRunsOn) {
-  int commands[2], answers[2];
-  ASSERT_EQ(pipe2(commands, O_CLOEXEC), 0);
-  ASSERT_EQ(pipe2(answers, O_CLOEXEC), 0);
-  absl::StatusOr<ChildProcess> child = StartEcho(commands[0], answers[1]);
-  ASSERT_TRUE(child.ok()) << child.status();
-  close(commands[0]);
-  close(answers[1]);
+  EchoChild echo;
+  ASSERT_TRUE(echo.child.has_value());
   ChildLimits limits;
   limits.wall_seconds = 30;
   std::string received;
   auto lines = [&](int n) {
     return [&received, n] { return std::count(received.begin(), received.end(), '\n') >= n; };
   };
-  ASSERT_EQ(write(commands[1], "a\n", 2), 2);
-  EXPECT_FALSE(child->WaitFor(limits, answers[0], &received, lines(1)).has_value());
+  ASSERT_EQ(write(echo.commands, "a\n", 2), 2);
+  EXPECT_FALSE(echo.child->WaitFor(limits, echo.answers, &received, lines(1)).has_value());
   EXPECT_EQ(received, "got a\n");
-  ASSERT_EQ(write(commands[1], "b\n", 2), 2);
-  EXPECT_FALSE(child->WaitFor(limits, answers[0], &received, lines(2)).has_value());
+  ASSERT_EQ(write(echo.commands, "b\n", 2), 2);
+  EXPECT_FALSE(echo.child->WaitFor(limits, echo.answers, &received, lines(2)).has_value());
   EXPECT_EQ(received, "got a\ngot b\n");
   // No answer within its limit, counted from the call: killed.
   limits.wall_seconds = 0.2;
-  std::optional<ChildExit> end = child->WaitFor(limits, answers[0], &received, lines(3));
+  std::optional<ChildExit> end = echo.child->WaitFor(limits, echo.answers, &received, lines(3));
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->how, ChildExit::How::kTimedOut);
-  close(commands[1]);
-  close(answers[0]);
 }
 
 TEST(ChildProcessTest, AChildThatEndsBeforeItAnswersIsItsEnd) {
-  int commands[2], answers[2];
-  ASSERT_EQ(pipe2(commands, O_CLOEXEC), 0);
-  ASSERT_EQ(pipe2(answers, O_CLOEXEC), 0);
-  absl::StatusOr<ChildProcess> child = StartEcho(commands[0], answers[1]);
-  ASSERT_TRUE(child.ok()) << child.status();
-  close(commands[0]);
-  close(answers[1]);
-  close(commands[1]);  // its loop ends: it exits
+  EchoChild echo;
+  ASSERT_TRUE(echo.child.has_value());
+  close(echo.commands);  // its loop ends: it exits
+  echo.commands = -1;
   ChildLimits limits;
   limits.wall_seconds = 30;
   std::string received;
   std::optional<ChildExit> end =
-      child->WaitFor(limits, answers[0], &received, [] { return false; });
+      echo.child->WaitFor(limits, echo.answers, &received, [] { return false; });
   ASSERT_TRUE(end.has_value());
   EXPECT_TRUE(end->Succeeded()) << ChildExitWords(*end, limits);
   EXPECT_LT(end->wall_seconds, 30);
-  close(answers[0]);
 }
 
 TEST(ChildProcessTest, AGroupIsKilledWithWhatItStarted) {

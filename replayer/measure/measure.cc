@@ -213,12 +213,6 @@ class ReplayRunner : public ContenderRunner {
     ChildLimits left = limits;
     std::optional<RunRecord> disturbed_before;  // the last attempt, re-run
     double disturbed_seconds = 0;
-    auto keep = [&](RunRecord record, double seconds) {
-      o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
-      o.run_seconds = seconds;
-      e.runs.runs.push_back(std::move(record));
-      return o;
-    };
     for (int attempt = 0;; ++attempt) {
       ++e.runs.attempts;
       ChildRun child =
@@ -228,21 +222,11 @@ class ReplayRunner : public ContenderRunner {
       absl::StatusOr<RunResult>& r = child.result;
       if (disturbed_before && absl::IsDeadlineExceeded(r.status())) {
         ++disturbance_.kept;
-        return keep(*std::move(disturbed_before), disturbed_seconds);
+        return Keep(e, *std::move(disturbed_before), o, disturbed_seconds);
       }
-      if (race_limited && absl::IsDeadlineExceeded(r.status())) {
-        o.end = RunOutcome::End::kStopped;
-        return o;
-      }
-      if (!r.ok() || !r->error.empty()) return Failed(e, r, o);
-      const bool disturbed = Disturbed(*r);
-      ++disturbance_.seen;
-      disturbance_.disturbed += disturbed;
-      RunRecord record;
-      record.round = round;
-      record.reruns = attempt;
-      record.disturbed = disturbed;
-      record.result = *std::move(r);
+      if (std::optional<RunOutcome> end = NotKept(e, r, o, race_limited)) return *end;
+      RunRecord record = Record(r, round, attempt);
+      const bool disturbed = record.disturbed;
       const bool rerun_fits =
           limits.wall_seconds <= 0 || o.seconds + child.seconds <= limits.wall_seconds;
       if (disturbed && attempt < s_.max_reruns && !disturbance_.Busy() && rerun_fits) {
@@ -252,7 +236,7 @@ class ReplayRunner : public ContenderRunner {
         continue;
       }
       disturbance_.kept += disturbed;
-      return keep(std::move(record), child.seconds);
+      return Keep(e, std::move(record), o, child.seconds);
     }
   }
 
@@ -294,23 +278,10 @@ class ReplayRunner : public ContenderRunner {
       if (server.child->ended()) server.child.reset();
     }
     o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (race_limited && absl::IsDeadlineExceeded(r.status())) {
-      o.end = RunOutcome::End::kStopped;
-      return o;
-    }
-    if (!r.ok() || !r->error.empty()) return Failed(e, r, o);
-    const bool disturbed = Disturbed(*r);
-    ++disturbance_.seen;
-    disturbance_.disturbed += disturbed;
-    disturbance_.kept += disturbed;
-    RunRecord record;
-    record.round = round;
-    record.disturbed = disturbed;
-    record.result = *std::move(r);
-    o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
-    o.run_seconds = o.seconds;
-    e.runs.runs.push_back(std::move(record));
-    return o;
+    if (std::optional<RunOutcome> end = NotKept(e, r, o, race_limited)) return *end;
+    RunRecord record = Record(r, round, 0);
+    disturbance_.kept += record.disturbed;
+    return Keep(e, std::move(record), o, o.seconds);
   }
 
   // Ends every serving child (their memory back before the whole runs).
@@ -338,6 +309,38 @@ class ReplayRunner : public ContenderRunner {
   }
 
  private:
+  // A run that ends without a record: stopped at the race's time limit,
+  // or failed; nullopt where `r` is a result to record.
+  static std::optional<RunOutcome> NotKept(Entry& e, const absl::StatusOr<RunResult>& r,
+                                           RunOutcome o, bool race_limited) {
+    if (race_limited && absl::IsDeadlineExceeded(r.status())) {
+      o.end = RunOutcome::End::kStopped;
+      return o;
+    }
+    if (!r.ok() || !r->error.empty()) return Failed(e, r, o);
+    return std::nullopt;
+  }
+
+  // The record of result `r` in `round`, counted as seen (and disturbed).
+  RunRecord Record(absl::StatusOr<RunResult>& r, int round, int reruns) {
+    RunRecord record;
+    record.round = round;
+    record.reruns = reruns;
+    record.disturbed = Disturbed(*r);
+    ++disturbance_.seen;
+    disturbance_.disturbed += record.disturbed;
+    record.result = *std::move(r);
+    return record;
+  }
+
+  // `record` kept in e's runs; the outcome with its figure.
+  RunOutcome Keep(Entry& e, RunRecord record, RunOutcome o, double seconds) const {
+    o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
+    o.run_seconds = seconds;
+    e.runs.runs.push_back(std::move(record));
+    return o;
+  }
+
   // A serving child, and where its replay stands.
   struct Server {
     std::unique_ptr<ServingChild> child;
