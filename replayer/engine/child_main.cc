@@ -70,12 +70,19 @@ std::string PreloadError(const std::string& preload) {
 // before its first window (a preload that did not take, no memory) is its
 // first answer.
 int Serve(const RunnablePolicy& policy, const std::string& preload, const ReplayView& program,
-          const RunOptions& options, int command_fd, int result_fd) {
+          const std::optional<ThreadScheduleView>& schedule, const RunOptions& options,
+          int command_fd, int result_fd) {
   RunResult r;
   r.error = PreloadError(preload);
-  if (r.error.empty() && policy.serve_windows == nullptr) r.error = "it cannot serve windows";
+  if (r.error.empty() &&
+      (schedule ? policy.serve_thread_windows == nullptr : policy.serve_windows == nullptr)) {
+    r.error = "it cannot serve windows";
+  }
   if (r.error.empty()) {
     try {
+      if (schedule) {
+        return policy.serve_thread_windows(program, *schedule, options, command_fd, result_fd);
+      }
       return policy.serve_windows(program, options, command_fd, result_fd);
     } catch (const std::bad_alloc&) {
       const std::string limit = MemoryLimitWords();
@@ -178,7 +185,7 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
   RunOptions options = request->options;
   options.process_ends_after = true;
   if (request->command_fd >= 0) {
-    const int code = Serve(runnable, policy->second.info.preload, *program, options,
+    const int code = Serve(runnable, policy->second.info.preload, *program, schedule, options,
                            request->command_fd, request->result_fd);
     std::fflush(nullptr);
     std::_Exit(code);

@@ -7,6 +7,7 @@
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
 #include "alloctrace/replayer/engine/thread_window_loop.h"
+#include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/window_loop.h"
 #include "alloctrace/replayer/engine/window_server.h"
 
@@ -73,7 +74,8 @@ RunnablePolicy MixRunnablePolicy() {
                         &ReplayWindowsWith<MixAllocator>,
                         &ReplayPerThreadWindowsWith<MixAllocator>,
                         nullptr,
-                        &ServeWindowsWith<MixAllocator>};
+                        &ServeWindowsWith<MixAllocator>,
+                        &ServeThreadWindowsWith<MixAllocator>};
 }
 
 }  // namespace alloctrace

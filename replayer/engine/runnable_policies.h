@@ -47,6 +47,11 @@ using ThreadWindowsRunFn = RunResult (*)(const ReplayView&, const ThreadSchedule
 // exit status.
 using ServeWindowsFn = int (*)(const ReplayView&, const RunOptions&, int command_fd, int result_fd);
 
+// Served windows of a multi-threaded trace: the child's whole life
+// (thread_window_server.h); returns its exit status.
+using ServeThreadWindowsFn = int (*)(const ReplayView&, const ThreadScheduleView&,
+                                     const RunOptions&, int command_fd, int result_fd);
+
 // A policy as the registry lists it, with what runs it in the child.
 struct RunnablePolicy {
   allocators::AllocatorInfo info;
@@ -57,6 +62,7 @@ struct RunnablePolicy {
   // The policy as one slot of a mix (mix_allocator.h).
   MakeErasedFn make_erased = nullptr;
   ServeWindowsFn serve_windows = nullptr;
+  ServeThreadWindowsFn serve_thread_windows = nullptr;
 };
 
 std::map<std::string, RunnablePolicy> RunnablePolicies();

@@ -15,6 +15,7 @@
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
 #include "alloctrace/replayer/engine/thread_window_loop.h"
+#include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/window_loop.h"
 #include "alloctrace/replayer/engine/window_server.h"
 
@@ -32,7 +33,8 @@ struct AddPolicy {
                                   &ReplayWindowsWith<A>,
                                   &ReplayPerThreadWindowsWith<A>,
                                   &MakeErased<A>,
-                                  &ServeWindowsWith<A>};
+                                  &ServeWindowsWith<A>,
+                                  &ServeThreadWindowsWith<A>};
   }
 };
 

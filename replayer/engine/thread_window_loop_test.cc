@@ -1,5 +1,6 @@
 #include "alloctrace/replayer/engine/thread_window_loop.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/engine/allocators/pool_allocators.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/engine/run_result_wire.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
+#include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/windows.h"
 #include "gtest/gtest.h"
 
@@ -289,6 +293,97 @@ TEST(ReplayPerThreadWindowsWithTest, WithoutPerThreadStatesTheRunFails) {
   const RunResult r = ReplayPerThreadWindowsWith<allocators::MallocAllocator>(
       view, ViewOf(l.schedule), plan, ViewOf(serial), RunOptions());
   EXPECT_EQ(r.error, "a per-thread windowed run needs its windows' per-thread start states");
+}
+
+// Each stream's ops before a point of the trace, as a walk of the op
+// threads counts them, whatever checkpoint the count starts from.
+TEST(StreamOpsBeforeTest, CountsEachStreamsOpsBeforeAPoint) {
+  const Loaded l = Load("traces/producer_consumer.trace");
+  const uint64_t n = l.program.ops.size();
+  const uint32_t threads = static_cast<uint32_t>(l.schedule.streams.size());
+  for (uint64_t at : {uint64_t{0}, uint64_t{1}, n / 3, n / 2, n - 1, n, n + 5}) {
+    std::vector<uint32_t> before(threads, 0);
+    for (uint64_t g = 0; g < std::min(at, n); ++g) {
+      ++before[l.schedule.stream_of[l.program.op_threads[g]]];
+    }
+    EXPECT_EQ(StreamOpsBefore(l.program, l.schedule, at), before) << at;
+  }
+}
+
+// A cycle of served windows of a per-thread trace (thread_window_server.h),
+// in a process of its own (the server leaves its heap to its end), through
+// the checked malloc: every free and realloc names a block live with its
+// size and arena, so the streams replay the whole trace in order across
+// the windows; each window has its figures; a window behind the replay is
+// refused.
+TEST(ServeThreadWindowsWithTest, ACycleIsServedAndEveryFreeIsOfALiveBlock) {
+  const Loaded l = Load("traces/producer_consumer.trace");
+  const ReplayView view = ViewOf(l.program);
+  const WindowShape shape = ServedShape(view.num_ops);
+  const std::vector<uint64_t> weights = StratumWeights(view, shape);
+  std::vector<ReplayWindow> windows;
+  std::string requests;
+  for (int round = 0; round < shape.strata; ++round) {
+    const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 1, round);
+    ASSERT_EQ(plan.size(), 1u);
+    windows.push_back(plan[0]);
+    const std::vector<uint32_t> begin = StreamOpsBefore(l.program, l.schedule, plan[0].begin);
+    const std::vector<uint32_t> end = StreamOpsBefore(l.program, l.schedule, plan[0].end);
+    std::string line = WindowsWord(plan);
+    for (size_t t = 0; t < begin.size(); ++t) {
+      absl::StrAppend(&line, t == 0 ? ";" : ",", begin[t], ",", end[t]);
+    }
+    absl::StrAppend(&requests, line, "\n");
+  }
+  absl::StrAppend(&requests, requests.substr(0, requests.find('\n') + 1));  // behind
+  int commands[2], results[2];
+  ASSERT_EQ(pipe(commands), 0);
+  ASSERT_EQ(pipe(results), 0);
+  ASSERT_EQ(write(commands[1], requests.data(), requests.size()),
+            static_cast<ssize_t>(requests.size()));
+  close(commands[1]);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(results[0]);
+    CheckedAllocator::Reset();
+    RunOptions options;
+    options.process_ends_after = true;
+    const int status = ServeThreadWindowsWith<CheckedAllocator>(view, ViewOf(l.schedule), options,
+                                                                commands[0], results[1]);
+    _exit(status != 0 ? 10 : CheckedAllocator::errors.empty() ? 0 : 11);
+  }
+  close(commands[0]);
+  close(results[1]);
+  std::string received;
+  char buf[4096];
+  ssize_t got;
+  while ((got = read(results[0], buf, sizeof buf)) > 0) received.append(buf, got);
+  close(results[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: the server failed; 11: a free of a block not live";
+  std::vector<RunResult> answers;
+  std::string words;
+  size_t used = 0;
+  while (TakeFramedWords(received, &words, &used)) {
+    absl::StatusOr<RunResult> r = ParseRunResult(words);
+    ASSERT_TRUE(r.ok()) << r.status();
+    answers.push_back(*std::move(r));
+    received.erase(0, used);
+  }
+  ASSERT_EQ(answers.size(), windows.size() + 1);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(answers[i].error.empty()) << answers[i].error;
+    ASSERT_EQ(answers[i].windows.size(), 1u);
+    EXPECT_EQ(answers[i].windows[0].ops, MemoryOpsIn(view, windows[i].begin, windows[i].end));
+    EXPECT_EQ(answers[i].threads, l.schedule.streams.size());
+    EXPECT_GT(answers[i].passes[0].cpu_seconds, 0);
+  }
+  EXPECT_NE(answers.back().error.find("before the replay's position"), std::string::npos)
+      << answers.back().error;
 }
 
 }  // namespace

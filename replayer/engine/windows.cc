@@ -469,6 +469,23 @@ void WindowLeftovers(const ReplayProgram& program, const ThreadSchedule& schedul
 
 }  // namespace
 
+std::vector<uint32_t> StreamOpsBefore(const ReplayProgram& program, const ThreadSchedule& schedule,
+                                      uint64_t at) {
+  const uint32_t threads = static_cast<uint32_t>(schedule.streams.size());
+  at = std::min<uint64_t>(at, program.ops.size());
+  std::vector<uint32_t> done(threads, 0);
+  uint64_t from = 0;
+  const uint64_t k = at / kStreamCountEvery;
+  if (schedule.stream_counts.size() ==
+      (program.ops.size() / kStreamCountEvery + 1) * size_t{threads}) {
+    const uint32_t* counts = schedule.stream_counts.data() + k * threads;
+    done.assign(counts, counts + threads);
+    from = k * kStreamCountEvery;
+  }
+  for (uint64_t i = from; i < at; ++i) ++done[StreamAt(program, schedule, i)];
+  return done;
+}
+
 void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
                      const std::vector<ReplayWindow>& windows, WindowStates* states) {
   WindowStates& s = *states;

@@ -102,7 +102,8 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread
 // 1.16, 1.34; jemalloc 1.30, 1.32, 1.32 against 1.19, 1.19, 1.36).
 WindowShape ServedShape(uint64_t num_ops);
 inline constexpr uint64_t kServedStratumOps = 262144;
-// A per-thread run's windows (the rounds take the strata in turn). A run's
+// A per-thread run's windows (the rounds take the strata in turn), where
+// a per-thread replay does not serve its windows (more than 64 threads). A run's
 // replay threads start afresh, and live through its windows as a whole
 // run's live through the trace: with few windows a run, that fresh start
 // weighs more than in a whole run. On the captured 5-thread trace
@@ -207,6 +208,12 @@ class StateScanner {
   LiveSet live_objects_;
   LiveSet live_arenas_;
 };
+
+// Each stream's ops before op index `at` (from the schedule's checkpoints,
+// then a walk of at most kStreamCountEvery ops): where a served per-thread
+// window (thread_window_server.h) starts or ends in each stream.
+std::vector<uint32_t> StreamOpsBefore(const ReplayProgram& program, const ThreadSchedule& schedule,
+                                      uint64_t at);
 
 // The states a round's windows start from (each at its lead_begin), as
 // arrays: window i's arenas are arenas[arena_end[i-1], arena_end[i]) (from
