@@ -70,12 +70,12 @@ ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults()
 ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().measure.windows),
           "how a run samples the trace: always (sampled windows: each run replays one window "
           "per sixteenth of the trace, from the trace's state there, and estimates the whole "
-          "trace's time from them; where rebuilding that state costs as much as a window, a "
-          "one-thread replay serves its windows instead: a process per policy replays the trace "
-          "once, timing a window a round; peak RSS and page faults from one whole run of each "
-          "policy left at the end), never (whole runs) or auto: windows for traces of a million "
-          "memory ops or more. Windows rank by the cold pass; a per-thread replay's windows are "
-          "cut at points of the trace's global order, 8 per run");
+          "trace's time from them; where rebuilding that state costs as much as a window, and "
+          "for a per-thread replay of up to 64 threads, served windows instead: a process per "
+          "policy replays the trace once, timing a window a round; peak RSS and page faults from "
+          "one whole run of each policy left at the end), never (whole runs) or auto: windows for "
+          "traces of a million memory ops or more. Windows rank by the cold pass; a per-thread "
+          "replay's windows are cut at points of the trace's global order");
 ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");

@@ -132,7 +132,14 @@ class WindowPlans {
     word_ = WindowsWord(windows);
     if (states_fd_ >= 0) close(states_fd_);
     states_fd_ = -1;
-    if (shape_.served) return;  // the serving children need none
+    if (shape_.served && schedule_ != nullptr) {  // and each stream's bounds
+      const std::vector<uint32_t> begin = StreamOpsBefore(program_, *schedule_, windows[0].begin);
+      const std::vector<uint32_t> end = StreamOpsBefore(program_, *schedule_, windows[0].end);
+      for (size_t t = 0; t < begin.size(); ++t) {
+        absl::StrAppend(&word_, t == 0 ? ";" : ",", begin[t], ",", end[t]);
+      }
+    }
+    if (shape_.served) return;  // the serving children need no states
     WindowStates states = StatesOf(round, windows);
     if (schedule_ != nullptr) AddThreadStarts(program_, *schedule_, windows, &states);
     absl::StatusOr<int> fd = ShareWindowStates(states);
@@ -799,11 +806,19 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
 
 namespace {
 
+// A per-thread replay serves its windows up to this many threads: each
+// serving child keeps its replay threads through the rounds, a thread per
+// stream for every contender still in the race.
+constexpr uint32_t kServedThreadsAtMost = 64;
+
 // Whether the rounds replay sampled windows (--windows, the trace's size
 // and what a windowed run would replay), and if so their shape and what a
 // window rebuilds at most. Windows rank by the cold pass they estimate.
+// `replay_threads`: the per-thread replay's threads, 0 for a serialized
+// one.
 bool WindowsFor(const ReplayProgram& program, WindowsMode mode, const Ranking& ranking,
-                bool per_thread, WindowShape* shape, uint64_t* rebuild_ops) {
+                uint32_t replay_threads, WindowShape* shape, uint64_t* rebuild_ops) {
+  const bool per_thread = replay_threads > 0;
   const bool may_use_windows =
       !ranking.warm() && program.memory_ops() > 0 &&
       (mode == WindowsMode::kAlways ||
@@ -811,8 +826,9 @@ bool WindowsFor(const ReplayProgram& program, WindowsMode mode, const Ranking& r
   if (!may_use_windows) return false;
   *rebuild_ops = RebuildOps(ViewOf(program), program.peak_live_objects);
   *shape = ShapeFor(program.ops.size(), *rebuild_ops, per_thread);
-  // A serialized replay whose windows would rebuild much: served instead.
-  if (!per_thread && shape->per_run == 1) {
+  // A serialized replay whose windows would rebuild much, and a per-thread
+  // replay of up to kServedThreadsAtMost threads: served instead.
+  if (per_thread ? replay_threads <= kServedThreadsAtMost : shape->per_run == 1) {
     *shape = ServedShape(program.ops.size());
   }
   return UsesWindows(mode, program.ops.size(), program.memory_ops(),
@@ -855,7 +871,9 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   std::optional<WindowPlans> plans;
   WindowShape shape;
   uint64_t rebuild_ops = 0;
-  if (WindowsFor(program, s.windows, ranking, schedule != nullptr, &shape, &rebuild_ops)) {
+  const uint32_t replay_threads =
+      schedule != nullptr ? static_cast<uint32_t>(schedule->streams.size()) : 0;
+  if (WindowsFor(program, s.windows, ranking, replay_threads, &shape, &rebuild_ops)) {
     plans.emplace(program, schedule, shape, s.rounds.seed, rebuild_ops);
     out.sampling = plans->Facts();
   }

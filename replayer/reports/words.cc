@@ -333,14 +333,22 @@ std::string SamplingWords(const TraceReport& t) {
                 t.replay_threads)
           : "";
   if (f.served) {
+    const std::string threads =
+        t.replay_threads > 1
+            ? absl::StrFormat(
+                  " Each window is cut at points of the trace's global order and replayed on %d "
+                  "threads, which live through the trace as a whole run's do: each replays its own "
+                  "ops up to the window, then the window's, with the waits of the whole replay.",
+                  t.replay_threads)
+            : "";
     return absl::StrFormat(
         "served windows: each contender's own process replays the trace once, from its first op, "
         "through one allocator, a window a round, every contender of a round the same window: the "
         "trace's %d strata in order, each a window of %d ops after %d ops untimed, and before "
         "those its process's memory read back into the caches (the other contenders' turns evicted "
         "it); so a window starts on the heap the trace made up to it. A run's time for the whole "
-        "trace is its window's time per memory op times the trace's memory ops. %s",
-        f.strata, f.window_ops, f.lead_ops, whole_runs);
+        "trace is its window's time per memory op times the trace's memory ops.%s %s",
+        f.strata, f.window_ops, f.lead_ops, threads, whole_runs);
   }
   if (f.per_run == 1 && f.strata > 1) {
     return absl::StrFormat(

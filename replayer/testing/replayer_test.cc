@@ -227,21 +227,21 @@ TEST(ReplayerTest, SampledWindowsAreStatedInTheTableAndTheJson) {
   EXPECT_NE(whole.out.find("\"sampling\": {\"windowed\": false}"), std::string::npos);
 }
 
-// A multi-threaded trace in windows: replayed per thread, 8 windows a
-// run (kPerThreadWindowsPerRun), the measured line saying how they are cut; the checked-in
-// producer/consumer trace has a live heap small beside its windows.
+// A multi-threaded trace in windows: served, replayed per thread, the
+// measured line saying how they are cut.
 TEST(ReplayerTest, PerThreadWindowsAreStated) {
   const Output json =
       RunReplayer(absl::StrCat(kFewRuns,
                                " --windows=always --policies=slab/mt/single --format=json "
                                "traces/producer_consumer.trace"));
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"strata\": 16, "
-                          "\"windows_per_run\": 8, "),
+  EXPECT_NE(json.out.find("\"sampling\": {\"windowed\": true, \"strata\": 4, "
+                          "\"windows_per_run\": 1, "),
             std::string::npos)
       << json.out;
+  EXPECT_NE(json.out.find("\"served\": true"), std::string::npos) << json.out;
   EXPECT_NE(json.out.find("Each window is cut at points of the trace's global order and "
-                          "replayed on 5 threads"),
+                          "replayed on 5 threads, which live through the trace"),
             std::string::npos)
       << json.out;
   EXPECT_EQ(json.out.find("FAILED"), std::string::npos) << json.out;
