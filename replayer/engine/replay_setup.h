@@ -44,6 +44,15 @@ template <typename A>
 struct HasReserveArenas<A, std::void_t<decltype(std::declval<A&>().ReserveArenas(uint32_t{}))>>
     : std::true_type {};
 
+// A fresh allocator of type A, its arenas reserved (up to `arena_limit`)
+// where it can.
+template <typename A>
+std::unique_ptr<A> MakeAllocator(uint32_t arena_limit) {
+  auto allocator = std::make_unique<A>();
+  if constexpr (HasReserveArenas<A>::value) allocator->ReserveArenas(arena_limit);
+  return allocator;
+}
+
 // `r` (its ops and thread figures already set) completed by the run: a
 // table of `slots` pointers, `arena_limit` arenas (dense indexes below it).
 template <typename A, typename Pass, typename FreeLeftovers>
@@ -60,8 +69,7 @@ RunResult RunPasses(RunResult r, size_t slots, uint32_t arena_limit, const RunOp
   ReleaseFreeMallocMemory();
   ResetPeakRss();
   r.baseline_rss = rss.ResidentBytes();
-  auto allocator = std::make_unique<A>();
-  if constexpr (HasReserveArenas<A>::value) allocator->ReserveArenas(arena_limit);
+  auto allocator = MakeAllocator<A>(arena_limit);
   const int passes = std::max(1, options.max_passes);
   double warm_seconds = 0;
   for (int i = 0; i < passes; ++i) {

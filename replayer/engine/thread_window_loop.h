@@ -184,6 +184,88 @@ void WindowThread(A& allocator, const ReplayView& program, const ThreadScheduleV
                                       ptrs, touch, shared, f);
 }
 
+// Replay threads, one per stream, that each run step k (from 1) once the
+// main thread releases it, and the main thread's wait for them: a run's
+// windows (WindowThreads) or a serving child's (thread_window_server.h).
+// `step`(k, t, &figures[t]) returns whether thread t goes on to the next
+// step; the threads end after `steps` steps (0: until stopped).
+class ReleasedThreads {
+ public:
+  using Step = std::function<bool(uint32_t k, uint32_t t)>;
+  ReleasedThreads(uint32_t n, PassShared& shared, Step step, uint32_t steps = 0)
+      : n_(n), shared_(shared), step_(std::move(step)), steps_(steps) {}
+  ~ReleasedThreads() { Stop(); }
+  ReleasedThreads(const ReleasedThreads&) = delete;
+  ReleasedThreads& operator=(const ReleasedThreads&) = delete;
+
+  // Starts the threads (they wait for step 1): "" or what failed.
+  std::string Start() {
+    bodies_.resize(n_);
+    for (uint32_t t = 0; t < n_; ++t) bodies_[t] = [this, t] { Body(t); };
+    return thread_replay_internal::StartThreads(bodies_, &threads_, shared_);
+  }
+
+  // Releases step k (steps are released in order) and waits until every
+  // thread is done with it.
+  void RunStep(uint32_t k) {
+    Release(k);
+    double cpu = 0, wall = 0;
+    const uint32_t all = k * n_;
+    thread_replay_internal::WaitOn(
+        finished_, finished_waiters_, 0, [all](uint32_t done) { return done >= all; }, &cpu, &wall);
+  }
+
+  // Ends the threads (after the last step, or on a failure) and joins them.
+  void Stop() {
+    if (threads_.empty()) return;
+    Release(thread_replay_internal::kStopBit);
+    thread_replay_internal::StopAll(shared_);
+    for (pthread_t thread : threads_) pthread_join(thread, nullptr);
+    threads_.clear();
+  }
+
+ private:
+  // Sets `go_` to a step's number, or sets its kStopBit, and wakes the
+  // threads waiting on it.
+  void Release(uint32_t value) {
+    if (value == thread_replay_internal::kStopBit) {
+      go_.fetch_or(value, std::memory_order_seq_cst);
+    } else {
+      go_.store(value, std::memory_order_seq_cst);
+    }
+    if (go_waiters_.load(std::memory_order_seq_cst) != 0) thread_replay_internal::FutexWakeAll(go_);
+  }
+
+  void Body(uint32_t t) {
+    for (uint32_t k = 1; steps_ == 0 || k <= steps_; ++k) {
+      double cpu = 0, wall = 0;
+      if (!thread_replay_internal::WaitOn(
+              go_, go_waiters_, shared_.spin_ns, [k](uint32_t go) { return go >= k; }, &cpu,
+              &wall)) {
+        return;
+      }
+      const bool go_on = step_(k, t);
+      finished_.fetch_add(1, std::memory_order_seq_cst);
+      if (finished_waiters_.load(std::memory_order_seq_cst) != 0) {
+        thread_replay_internal::FutexWakeAll(finished_);
+      }
+      if (!go_on) return;
+    }
+  }
+
+  const uint32_t n_;
+  PassShared& shared_;
+  const Step step_;
+  const uint32_t steps_;
+  std::vector<std::function<void()>> bodies_;
+  std::vector<pthread_t> threads_;
+  // Steps released (their count; kStopBit: the threads are done), and the
+  // threads done with one, summed over the steps: futex words, as a
+  // pass's progress counters.
+  std::atomic<uint32_t> go_{0}, go_waiters_{0};
+  std::atomic<uint32_t> finished_{0}, finished_waiters_{0};
+};
+
 // The replay threads of a run, one per stream, which replay its windows
 // one after another as the run's main thread releases them: the program's
 // threads live through the program, and so do these through the run, so a
@@ -206,7 +288,10 @@ class WindowThreads {
         touch_(touch),
         n_(static_cast<uint32_t>(schedule.streams.size())),
         shared_(n_, /*fit=*/n_ <= UsableCores()),
-        figures_(states.windows, std::vector<ThreadFigures>(n_)) {
+        figures_(states.windows, std::vector<ThreadFigures>(n_)),
+        threads_(
+            n_, shared_, [this](uint32_t k, uint32_t t) { return Step(k, t); },
+            static_cast<uint32_t>(states.windows)) {
     for (auto& window : figures_) {
       for (ThreadFigures& f : window) f.error.reserve(64);
     }
@@ -216,11 +301,7 @@ class WindowThreads {
   WindowThreads& operator=(const WindowThreads&) = delete;
 
   // Starts the threads (they wait for the first window): "" or what failed.
-  std::string Start() {
-    bodies_.resize(n_);
-    for (uint32_t t = 0; t < n_; ++t) bodies_[t] = [this, t] { Body(t); };
-    return thread_replay_internal::StartThreads(bodies_, &threads_, shared_);
-  }
+  std::string Start() { return threads_.Start(); }
 
   // Window i (after window i - 1) through a fresh allocator: its figures
   // in *f; "" or what failed (then the threads are stopped). `leave_heap`:
@@ -230,20 +311,13 @@ class WindowThreads {
   std::string Run(size_t i, const ReplayWindow& w, WindowFigures* f, int64_t* migrations,
                   bool leave_heap = false) {
     const StateRef start = StateOf(states_, i);
-    auto allocator = std::make_unique<A>();
-    if constexpr (replay_internal::HasReserveArenas<A>::value) {
-      allocator->ReserveArenas(program_.arena_limit);
-    }
+    auto allocator = replay_internal::MakeAllocator<A>(program_.arena_limit);
     for (size_t k = 0; k < start.num_arenas; ++k) allocator->ArenaCreated(start.arenas[k]);
     for (uint32_t t = 0; t < n_; ++t) {
       shared_.progress[t].done.store(start.thread_bounds[3 * size_t{t}], std::memory_order_relaxed);
     }
     allocator_ = allocator.get();
-    Release(static_cast<uint32_t>(i + 1));
-    double cpu = 0, wall = 0;
-    const uint32_t all = static_cast<uint32_t>(i + 1) * n_;
-    thread_replay_internal::WaitOn(
-        finished_, finished_waiters_, 0, [all](uint32_t done) { return done >= all; }, &cpu, &wall);
+    threads_.RunStep(static_cast<uint32_t>(i + 1));
     const std::string error = thread_replay_internal::SumThreadFigures(
         figures_[i], shared_.start_ns.load(), "", &f->figures, migrations);
     if (!error.empty()) {
@@ -269,47 +343,20 @@ class WindowThreads {
 
   // Ends the threads (after the last window, or on a failure) and joins
   // them.
-  void Stop() {
-    if (threads_.empty()) return;
-    Release(thread_replay_internal::kStopBit);
-    thread_replay_internal::StopAll(shared_);
-    for (pthread_t thread : threads_) pthread_join(thread, nullptr);
-    threads_.clear();
-  }
+  void Stop() { threads_.Stop(); }
 
  private:
-  // Sets `go_` to a window's number (windows are released in order), or
-  // sets its kStopBit, and wakes the threads waiting on it.
-  void Release(uint32_t value) {
-    if (value == thread_replay_internal::kStopBit) {
-      go_.fetch_or(value, std::memory_order_seq_cst);
-    } else {
-      go_.store(value, std::memory_order_seq_cst);
-    }
-    if (go_waiters_.load(std::memory_order_seq_cst) != 0) thread_replay_internal::FutexWakeAll(go_);
-  }
-
-  void Body(uint32_t t) {
-    for (uint32_t i = 0; i < states_.windows; ++i) {
-      double cpu = 0, wall = 0;
-      if (!thread_replay_internal::WaitOn(
-              go_, go_waiters_, shared_.spin_ns, [i](uint32_t go) { return go >= i + 1; }, &cpu,
-              &wall)) {
-        return;
-      }
-      ThreadFigures* f = &figures_[i][t];
-      thread_replay_internal::CatchingBadAlloc(
-          [&](ThreadFigures* tf) {
-            WindowThread<A>(*allocator_, program_, schedule_, StateOf(states_, i), t, 2 * i, ptrs_,
-                            touch_, shared_, tf);
-          },
-          shared_, f);
-      finished_.fetch_add(1, std::memory_order_seq_cst);
-      if (finished_waiters_.load(std::memory_order_seq_cst) != 0) {
-        thread_replay_internal::FutexWakeAll(finished_);
-      }
-      if (!f->error.empty()) return;
-    }
+  // Thread t's part of window k - 1; whether it goes on.
+  bool Step(uint32_t k, uint32_t t) {
+    const uint32_t i = k - 1;
+    ThreadFigures* f = &figures_[i][t];
+    thread_replay_internal::CatchingBadAlloc(
+        [&](ThreadFigures* tf) {
+          WindowThread<A>(*allocator_, program_, schedule_, StateOf(states_, i), t, 2 * i, ptrs_,
+                          touch_, shared_, tf);
+        },
+        shared_, f);
+    return f->error.empty();
   }
 
   const ReplayView& program_;
@@ -320,14 +367,8 @@ class WindowThreads {
   const uint32_t n_;
   PassShared shared_;
   std::vector<std::vector<ThreadFigures>> figures_;  // by window, by thread
-  std::vector<std::function<void()>> bodies_;
-  std::vector<pthread_t> threads_;
-  A* allocator_ = nullptr;  // the window's, while its threads run
-  // Windows released (their count; kStopBit: the run is over), and the
-  // threads done with one, summed over the windows: futex words, as a
-  // pass's progress counters.
-  std::atomic<uint32_t> go_{0}, go_waiters_{0};
-  std::atomic<uint32_t> finished_{0}, finished_waiters_{0};
+  A* allocator_ = nullptr;                           // the window's, while its threads run
+  ReleasedThreads threads_;                          // last: its threads use the members above
 };
 
 }  // namespace thread_window_internal

@@ -54,16 +54,13 @@ class ServedThreads {
         shared_(n_, /*fit=*/n_ <= UsableCores()),
         figures_(n_),
         bounds_(2 * size_t{n_}, 0),
-        position_(n_, 0) {}
+        position_(n_, 0),
+        threads_(n_, shared_, [this](uint32_t k, uint32_t t) { return Step(k, t); }) {}
   ~ServedThreads() { Stop(); }
   ServedThreads(const ServedThreads&) = delete;
   ServedThreads& operator=(const ServedThreads&) = delete;
 
-  std::string Start() {
-    bodies_.resize(n_);
-    for (uint32_t t = 0; t < n_; ++t) bodies_[t] = [this, t] { Body(t); };
-    return thread_replay_internal::StartThreads(bodies_, &threads_, shared_);
-  }
+  std::string Start() { return threads_.Start(); }
 
   // Each stream's ops before the next window's begin and end, 2 per
   // stream: "" or why they cannot follow the last window's.
@@ -89,12 +86,7 @@ class ServedThreads {
       f = ThreadFigures();
       f.error.reserve(64);
     }
-    ++windows_;
-    Release(windows_);
-    double cpu = 0, wall = 0;
-    const uint32_t all = windows_ * n_;
-    thread_replay_internal::WaitOn(
-        finished_, finished_waiters_, 0, [all](uint32_t done) { return done >= all; }, &cpu, &wall);
+    threads_.RunStep(++windows_);
     const std::string error = thread_replay_internal::SumThreadFigures(
         figures_, shared_.start_ns.load(), "", pass, migrations);
     if (!error.empty()) Stop();
@@ -102,24 +94,9 @@ class ServedThreads {
     return error;
   }
 
-  void Stop() {
-    if (threads_.empty()) return;
-    Release(thread_replay_internal::kStopBit);
-    thread_replay_internal::StopAll(shared_);
-    for (pthread_t thread : threads_) pthread_join(thread, nullptr);
-    threads_.clear();
-  }
+  void Stop() { threads_.Stop(); }
 
  private:
-  void Release(uint32_t value) {
-    if (value == thread_replay_internal::kStopBit) {
-      go_.fetch_or(value, std::memory_order_seq_cst);
-    } else {
-      go_.store(value, std::memory_order_seq_cst);
-    }
-    if (go_waiters_.load(std::memory_order_seq_cst) != 0) thread_replay_internal::FutexWakeAll(go_);
-  }
-
   // Stream t's part of window k (from 1): on untimed to its begin, the
   // barrier, its window timed.
   void Window(uint32_t k, uint32_t t, ThreadFigures* f) {
@@ -144,23 +121,12 @@ class ServedThreads {
                                         touch_, shared_, f);
   }
 
-  void Body(uint32_t t) {
-    for (uint32_t k = 1;; ++k) {
-      double cpu = 0, wall = 0;
-      if (!thread_replay_internal::WaitOn(
-              go_, go_waiters_, shared_.spin_ns, [k](uint32_t go) { return go >= k; }, &cpu,
-              &wall)) {
-        return;
-      }
-      ThreadFigures* f = &figures_[t];
-      thread_replay_internal::CatchingBadAlloc([&](ThreadFigures* tf) { Window(k, t, tf); },
-                                               shared_, f);
-      finished_.fetch_add(1, std::memory_order_seq_cst);
-      if (finished_waiters_.load(std::memory_order_seq_cst) != 0) {
-        thread_replay_internal::FutexWakeAll(finished_);
-      }
-      if (!f->error.empty()) return;
-    }
+  // Thread t's part of window k; whether it goes on.
+  bool Step(uint32_t k, uint32_t t) {
+    ThreadFigures* f = &figures_[t];
+    thread_replay_internal::CatchingBadAlloc([&](ThreadFigures* tf) { Window(k, t, tf); }, shared_,
+                                             f);
+    return f->error.empty();
   }
 
   const ReplayView& program_;
@@ -172,12 +138,9 @@ class ServedThreads {
   std::vector<ThreadFigures> figures_;  // the window's, by thread
   std::vector<uint32_t> bounds_;        // the window's, 2 per stream
   std::vector<uint32_t> position_;      // each stream's ops done
-  std::vector<std::function<void()>> bodies_;
-  std::vector<pthread_t> threads_;
   A* allocator_ = nullptr;
-  uint32_t windows_ = 0;  // released so far
-  std::atomic<uint32_t> go_{0}, go_waiters_{0};
-  std::atomic<uint32_t> finished_{0}, finished_waiters_{0};
+  uint32_t windows_ = 0;     // released so far
+  ReleasedThreads threads_;  // last: its threads use the members above
 };
 
 // A request's window and stream bounds; false if malformed.
@@ -218,10 +181,7 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
   ReleaseFreeMallocMemory();
   ResetPeakRss();
   const int64_t baseline = rss.ResidentBytes();
-  auto allocator = std::make_unique<A>();
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
+  auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   uint64_t position = 0;
   window_internal::LineReader requests(command_fd);
   std::string line;

@@ -127,10 +127,7 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
 template <typename A>
 std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const StateRef& start,
                       void** ptrs, Touch touch, WindowFigures* f, bool leave_heap = false) {
-  auto allocator = std::make_unique<A>();
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
+  auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   size_t realloc_index = start.realloc_index;
   std::string error = Rebuild(*allocator, start, ptrs, touch);
   if (error.empty()) {

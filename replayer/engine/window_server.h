@@ -92,10 +92,7 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
   ReleaseFreeMallocMemory();
   ResetPeakRss();
   const int64_t baseline = rss.ResidentBytes();
-  auto allocator = std::make_unique<A>();
-  if constexpr (replay_internal::HasReserveArenas<A>::value) {
-    allocator->ReserveArenas(program.arena_limit);
-  }
+  auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   uint64_t position = 0;
   size_t realloc_index = 0;
   LineReader requests(command_fd);
