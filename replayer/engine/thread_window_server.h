@@ -177,10 +177,7 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
   ServedThreads<A> threads(program, schedule, table.data(), options.touch);
   failed.error = threads.Start();
   if (!failed.error.empty()) return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
-  RssReader rss;
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  const int64_t baseline = rss.ResidentBytes();
+  const window_internal::ServedMemory memory;
   auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   uint64_t position = 0;
   window_internal::LineReader requests(command_fd);
@@ -196,11 +193,9 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
     if (!thread_window_internal::ParseThreadRequest(line, program.num_ops, &w, &bounds)) {
       r.error = absl::StrCat("a served window's request '", line, "' is not one window and ",
                              "its streams' bounds");
-    } else if (w.begin < position) {
-      r.error = absl::StrCat("a served window starts at op ", w.begin,
-                             ", before the replay's position, op ", position);
     } else {
-      r.error = threads.CheckBounds(bounds);
+      r.error = window_internal::BehindWords(w.begin, position);
+      if (r.error.empty()) r.error = threads.CheckBounds(bounds);
     }
     if (r.error.empty()) {
       WarmPrivateMemory(window_internal::kWarmBytes);
@@ -210,18 +205,12 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
       if (r.error.empty()) {
         position = w.end;
         f.ops = MemoryOpsIn(program, w.begin, w.end);
-        r.baseline_rss = baseline;
-        r.peak_rss = PeakRssBytes() - baseline;
-        r.final_rss = rss.ResidentBytes() - baseline;
+        memory.Fill(&r);
         r.windows.push_back(f);
         WindowedEstimate({w}, &r);
       }
     }
-    if (WriteAll(result_fd, FramedRunResult(r)) != 0) {
-      status = 1;
-      break;
-    }
-    if (!r.error.empty()) break;
+    if (!window_internal::Answer(result_fd, r, &status)) break;
   }
   threads.Stop();
   // The heap, and the allocator, are left to the process's end: its blocks

@@ -59,6 +59,31 @@ std::string RunOps(A& allocator, const ReplayView& program, uint64_t from, uint6
   return "";
 }
 
+// Ops [from, to) as RunOps runs them, timed by the wall clock and the
+// thread's CPU clock, with the page faults and context switches of that
+// stretch, into f->figures and their memory ops into f->ops. Returns "" or
+// what failed.
+template <typename A>
+std::string TimedOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to,
+                     void** ptrs, Touch touch, size_t* realloc_index, WindowFigures* f) {
+  const UsageCounts u0 = ReadUsageCounts();
+  const double c0 = replay_internal::ThreadCpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string error = RunOps(allocator, program, from, to, ptrs, touch, realloc_index);
+  const auto t1 = std::chrono::steady_clock::now();
+  const double c1 = replay_internal::ThreadCpuSeconds();
+  const UsageCounts u1 = ReadUsageCounts();
+  if (!error.empty()) return error;
+  f->figures.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
+  f->figures.cpu_seconds = c1 - c0;
+  f->figures.minor_faults = u1.minor_faults - u0.minor_faults;
+  f->figures.major_faults = u1.major_faults - u0.major_faults;
+  f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
+  f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+  f->ops = MemoryOpsIn(program, from, to);
+  return "";
+}
+
 // The trace's state `s` rebuilt in `allocator`: arenas created, objects
 // allocated and touched. Returns "" or what failed.
 template <typename A>
@@ -134,21 +159,8 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const St
     error = RunOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch, &realloc_index);
   }
   if (!error.empty()) return error;
-  const UsageCounts u0 = ReadUsageCounts();
-  const double c0 = replay_internal::ThreadCpuSeconds();
-  const auto t0 = std::chrono::steady_clock::now();
-  error = RunOps(*allocator, program, w.begin, w.end, ptrs, touch, &realloc_index);
-  const auto t1 = std::chrono::steady_clock::now();
-  const double c1 = replay_internal::ThreadCpuSeconds();
-  const UsageCounts u1 = ReadUsageCounts();
+  error = TimedOps(*allocator, program, w.begin, w.end, ptrs, touch, &realloc_index, f);
   if (!error.empty()) return error;
-  f->figures.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
-  f->figures.cpu_seconds = c1 - c0;
-  f->figures.minor_faults = u1.minor_faults - u0.minor_faults;
-  f->figures.major_faults = u1.major_faults - u0.major_faults;
-  f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
-  f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-  f->ops = MemoryOpsIn(program, w.begin, w.end);
   if (leave_heap) {
     allocator.release();  // the process ends next, without freeing
     return "";

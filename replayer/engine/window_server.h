@@ -77,6 +77,44 @@ class LineReader {
 // larger than that would not stay in a whole run's caches either.
 inline constexpr uint64_t kWarmBytes = uint64_t{64} << 20;
 
+// A serving child's memory figures, from its baseline: taken once its
+// tables are made and before its allocator is, as a whole run's.
+class ServedMemory {
+ public:
+  ServedMemory() {
+    ReleaseFreeMallocMemory();
+    ResetPeakRss();
+    baseline_ = rss_.ResidentBytes();
+  }
+  void Fill(RunResult* r) const {
+    r->baseline_rss = baseline_;
+    r->peak_rss = PeakRssBytes() - baseline_;
+    r->final_rss = rss_.ResidentBytes() - baseline_;
+  }
+
+ private:
+  RssReader rss_;
+  int64_t baseline_ = 0;
+};
+
+// "" if a window at op `begin` follows the replay's `position`, else why
+// not.
+inline std::string BehindWords(uint64_t begin, uint64_t position) {
+  if (begin >= position) return "";
+  return absl::StrCat("a served window starts at op ", begin, ", before the replay's position, op ",
+                      position);
+}
+
+// Sends `r`; whether the child serves on (it was sent and is no error).
+// *status becomes 1 where it could not be sent.
+inline bool Answer(int result_fd, const RunResult& r, int* status) {
+  if (WriteAll(result_fd, FramedRunResult(r)) != 0) {
+    *status = 1;
+    return false;
+  }
+  return r.error.empty();
+}
+
 }  // namespace window_internal
 
 // Serves windows until `command_fd` ends or a window fails; returns the
@@ -88,10 +126,7 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
   std::vector<void*> ptrs(program.object_limit + 1, nullptr);
   std::memset(ptrs.data(), 0, ptrs.size() * sizeof(void*));
   PrefaultSharedMappings();
-  RssReader rss;
-  ReleaseFreeMallocMemory();
-  ResetPeakRss();
-  const int64_t baseline = rss.ResidentBytes();
+  const ServedMemory memory;
   auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   uint64_t position = 0;
   size_t realloc_index = 0;
@@ -103,9 +138,8 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
     absl::StatusOr<std::vector<ReplayWindow>> windows = ParseWindowsWord(line, program.num_ops);
     if (!windows.ok() || windows->size() != 1) {
       r.error = absl::StrCat("a served window's request '", line, "' is not one window");
-    } else if ((*windows)[0].begin < position) {
-      r.error = absl::StrCat("a served window starts at op ", (*windows)[0].begin,
-                             ", before the replay's position, op ", position);
+    } else {
+      r.error = BehindWords((*windows)[0].begin, position);
     }
     if (r.error.empty()) {
       const ReplayWindow& w = (*windows)[0];
@@ -117,37 +151,18 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
       f.weight = w.weight;
       const int64_t migrations0 = ReadMigrations();
       if (r.error.empty()) {
-        const UsageCounts u0 = ReadUsageCounts();
-        const double c0 = replay_internal::ThreadCpuSeconds();
-        const auto t0 = std::chrono::steady_clock::now();
-        r.error =
-            RunOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch, &realloc_index);
-        const auto t1 = std::chrono::steady_clock::now();
-        const double c1 = replay_internal::ThreadCpuSeconds();
-        const UsageCounts u1 = ReadUsageCounts();
-        f.figures.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
-        f.figures.cpu_seconds = c1 - c0;
-        f.figures.minor_faults = u1.minor_faults - u0.minor_faults;
-        f.figures.major_faults = u1.major_faults - u0.major_faults;
-        f.figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
-        f.figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-        f.ops = MemoryOpsIn(program, w.begin, w.end);
+        r.error = TimedOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch,
+                           &realloc_index, &f);
       }
       if (r.error.empty()) {
         position = w.end;
         r.migrations = ReadMigrations() - migrations0;
-        r.baseline_rss = baseline;
-        r.peak_rss = PeakRssBytes() - baseline;
-        r.final_rss = rss.ResidentBytes() - baseline;
+        memory.Fill(&r);
         r.windows.push_back(f);
         WindowedEstimate(*windows, &r);
       }
     }
-    if (WriteAll(result_fd, FramedRunResult(r)) != 0) {
-      status = 1;
-      break;
-    }
-    if (!r.error.empty()) break;
+    if (!Answer(result_fd, r, &status)) break;
   }
   if (options.process_ends_after) {
     allocator.release();  // the process ends next, without freeing
