@@ -2,7 +2,8 @@
 // run. Meant to run in a child process of its own (measure/isolated_run.h),
 // so the RSS and page-fault figures belong to this run alone. Its setup,
 // passes and teardown are replay_setup.h's, shared with the per-thread
-// loop; this file is the timed pass and what both loops do per op.
+// loop; this file is what every loop does per op (ApplyOp), the op loop of
+// a serialized replay, whole or windowed (ReplayOps), and the timed pass.
 //
 // Timed: only the op loop (allocator calls, plus writing into each new block
 // as a constructor would, per RunOptions::touch), by the wall clock and by
@@ -228,6 +229,41 @@ inline __attribute__((always_inline)) OpFailure ApplyOp(
   return OpFailure::kNone;
 }
 
+// Ops [from, to) through `allocator`, the realloc table read from
+// *realloc_index on: the op loop every serialized replay runs, timed or
+// not (a whole run's pass, a window, its lead-in). Not inlined, so that
+// for each allocator type a window and a whole run time the same machine
+// code: copies of this loop compiled into their callers read the same
+// window's ratios to glibc malloc up to a tenth apart. Returns "" or what
+// failed.
+template <typename A>
+__attribute__((noinline)) std::string ReplayOps(A& allocator, const ReplayView& program,
+                                                uint64_t from, uint64_t to, void** ptrs,
+                                                Touch touch, size_t* realloc_index) {
+  const ReplayOp* ops = program.ops;
+  size_t next_realloc = *realloc_index;
+  uint64_t read_sink = 0;  // Touch::kProgram's reads, kept observable
+  std::string error;
+  for (uint64_t i = from; i < to; ++i) {
+    const ReplayOp& op = ops[i];
+    size_t failed_bytes = 0;
+    const OpFailure failure = ApplyOp(
+        allocator, program, op, op.kind, ptrs, touch, read_sink,
+        [&](const ReplayOp&) {
+          const ReallocInfo* info = &program.reallocs[next_realloc++];
+          return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
+        },
+        &failed_bytes);
+    if (__builtin_expect(failure != OpFailure::kNone, 0)) {
+      error = OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
+      break;
+    }
+  }
+  *realloc_index = next_realloc;
+  asm volatile("" : : "r"(read_sink));
+  return error;
+}
+
 // One timed pass over the ops, in `samples` segments; between segments
 // (untimed) the RSS above `baseline` is appended to `course` if given.
 // Returns an error message, or "" on success.
@@ -236,12 +272,10 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
                       int samples, std::vector<int64_t>* course, const RssReader* rss,
                       int64_t baseline, PassFigures* figures) {
   using Clock = std::chrono::steady_clock;
-  const ReplayOp* ops = program.ops;
   const size_t n = program.num_ops;
   samples = samples > 0 ? samples : 1;
   const size_t segment = n / samples + 1;
   size_t realloc_index = 0;
-  uint64_t read_sink = 0;  // Touch::kProgram's reads, kept observable
   Clock::duration timed{};
   double cpu = 0;
   if (course != nullptr) course->reserve(course->size() + samples + 1);
@@ -249,25 +283,12 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
     const size_t end = std::min(n, begin + segment);
     const double c0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
-    for (size_t i = begin; i < end; ++i) {
-      const ReplayOp& op = ops[i];
-      size_t failed_bytes = 0;
-      const OpFailure failure = ApplyOp(
-          allocator, program, op, op.kind, ptrs, touch, read_sink,
-          [&](const ReplayOp&) {
-            const ReallocInfo* info = &program.reallocs[realloc_index++];
-            return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
-          },
-          &failed_bytes);
-      if (__builtin_expect(failure != OpFailure::kNone, 0)) {
-        return OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
-      }
-    }
+    std::string error = ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
+    if (!error.empty()) return error;
     timed += Clock::now() - t0;
     cpu += ThreadCpuSeconds() - c0;
     if (course != nullptr) course->push_back(rss->ResidentBytes() - baseline);
   }
-  asm volatile("" : : "r"(read_sink));
   figures->wall_seconds = std::chrono::duration<double>(timed).count();
   figures->cpu_seconds = cpu;
   return "";

@@ -35,41 +35,18 @@
 namespace alloctrace {
 namespace window_internal {
 
-// Ops [from, to) through `allocator`, the realloc table read from
-// *realloc_index on. Returns "" or what failed.
-template <typename A>
-std::string RunOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to, void** ptrs,
-                   Touch touch, size_t* realloc_index) {
-  uint64_t read_sink = 0;
-  for (uint64_t i = from; i < to; ++i) {
-    const ReplayOp& op = program.ops[i];
-    size_t failed_bytes = 0;
-    const replay_internal::OpFailure failure = replay_internal::ApplyOp(
-        allocator, program, op, op.kind, ptrs, touch, read_sink,
-        [&](const ReplayOp&) {
-          const ReallocInfo* info = &program.reallocs[(*realloc_index)++];
-          return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
-        },
-        &failed_bytes);
-    if (__builtin_expect(failure != replay_internal::OpFailure::kNone, 0)) {
-      return replay_internal::OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
-    }
-  }
-  asm volatile("" : : "r"(read_sink));
-  return "";
-}
-
-// Ops [from, to) as RunOps runs them, timed by the wall clock and the
-// thread's CPU clock, with the page faults and context switches of that
-// stretch, into f->figures and their memory ops into f->ops. Returns "" or
-// what failed.
+// Ops [from, to) through replay_internal::ReplayOps (a whole run's loop),
+// timed by the wall clock and the thread's CPU clock, with the page faults
+// and context switches of that stretch, into f->figures and their memory
+// ops into f->ops. Returns "" or what failed.
 template <typename A>
 std::string TimedOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to,
                      void** ptrs, Touch touch, size_t* realloc_index, WindowFigures* f) {
   const UsageCounts u0 = ReadUsageCounts();
   const double c0 = replay_internal::ThreadCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string error = RunOps(allocator, program, from, to, ptrs, touch, realloc_index);
+  const std::string error =
+      replay_internal::ReplayOps(allocator, program, from, to, ptrs, touch, realloc_index);
   const auto t1 = std::chrono::steady_clock::now();
   const double c1 = replay_internal::ThreadCpuSeconds();
   const UsageCounts u1 = ReadUsageCounts();
@@ -156,7 +133,8 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const St
   size_t realloc_index = start.realloc_index;
   std::string error = Rebuild(*allocator, start, ptrs, touch);
   if (error.empty()) {
-    error = RunOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch, &realloc_index);
+    error = replay_internal::ReplayOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch,
+                                       &realloc_index);
   }
   if (!error.empty()) return error;
   error = TimedOps(*allocator, program, w.begin, w.end, ptrs, touch, &realloc_index, f);

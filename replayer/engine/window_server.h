@@ -145,8 +145,8 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
       const ReplayWindow& w = (*windows)[0];
       // The caches as a whole run's would hold them (windows.h: ServedShape).
       WarmPrivateMemory(kWarmBytes);
-      r.error = RunOps(*allocator, program, position, w.begin, ptrs.data(), options.touch,
-                       &realloc_index);
+      r.error = replay_internal::ReplayOps(*allocator, program, position, w.begin, ptrs.data(),
+                                           options.touch, &realloc_index);
       WindowFigures f;
       f.weight = w.weight;
       const int64_t migrations0 = ReadMigrations();
