@@ -100,12 +100,12 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread
 // its whole runs; with the memory read back first, 1.66, 1.66 and 1.50x
 // against 1.44, 1.59 and 1.66x (mimalloc 1.33, 1.34, 1.20 against 1.38,
 // 1.16, 1.34; jemalloc 1.30, 1.32, 1.32 against 1.19, 1.19, 1.36).
-// Not all the way: pooled over 20 such sets, slab/st/single 1.56x and
-// mimalloc 1.28x served against 1.75x and 1.44x whole, the order the same;
-// part of it was the windows' own copy of the op loop (now one,
-// ReplayOps). Strata of 1/8 read closer (1.63x and 1.34x) but ran 24 to
-// 184 rounds where 32 strata run 360 to 500; a longer lead-in did not move
-// them (docs/results.md).
+// A window and a whole run time one compiled loop (ReplayOps): separate
+// copies read the ratios up to a tenth apart. With it, six such sets read
+// the served ratios within about 4% of whole runs (slab/st/single 1.68x
+// against 1.74x, mimalloc 1.29x against 1.35x). Strata of 1/8 ran 24 to 184
+// rounds where 32 strata run 360 to 500; a lead-in longer than a quarter
+// did not move the ratios (docs/results.md).
 WindowShape ServedShape(uint64_t num_ops);
 inline constexpr uint64_t kServedStratumOps = 262144;
 // A per-thread run's windows (the rounds take the strata in turn), where
