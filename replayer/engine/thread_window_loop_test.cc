@@ -14,7 +14,7 @@
 #include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/engine/allocators/pool_allocators.h"
 #include "alloctrace/replayer/engine/replay_program.h"
-#include "alloctrace/replayer/engine/run_result_wire.h"
+#include "alloctrace/replayer/engine/run_result_wire_testing.h"
 #include "alloctrace/replayer/engine/thread_schedule.h"
 #include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/windows.h"
@@ -355,23 +355,16 @@ TEST(ServeThreadWindowsWithTest, ACycleIsServedAndEveryFreeIsOfALiveBlock) {
   }
   close(commands[0]);
   close(results[1]);
-  std::string received;
-  char buf[4096];
-  ssize_t got;
-  while ((got = read(results[0], buf, sizeof buf)) > 0) received.append(buf, got);
-  close(results[0]);
+  std::string rest;
+  std::vector<absl::StatusOr<RunResult>> framed = ReadFramedAnswers(results[0], &rest);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: the server failed; 11: a free of a block not live";
   std::vector<RunResult> answers;
-  std::string words;
-  size_t used = 0;
-  while (TakeFramedWords(received, &words, &used)) {
-    absl::StatusOr<RunResult> r = ParseRunResult(words);
+  for (absl::StatusOr<RunResult>& r : framed) {
     ASSERT_TRUE(r.ok()) << r.status();
     answers.push_back(*std::move(r));
-    received.erase(0, used);
   }
   ASSERT_EQ(answers.size(), windows.size() + 1);
   for (size_t i = 0; i < windows.size(); ++i) {

@@ -12,6 +12,7 @@
 #include "alloctrace/replayer/engine/allocators/pool_allocators.h"
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
+#include "alloctrace/replayer/engine/run_result_wire_testing.h"
 #include "alloctrace/replayer/engine/windows.h"
 #include "gtest/gtest.h"
 
@@ -36,21 +37,13 @@ std::vector<RunResult> Serve(const ReplayView& program, const std::vector<std::s
   *status = ServeWindowsWith<A>(program, RunOptions(), commands[0], results[1]);
   close(commands[0]);
   close(results[1]);
-  std::string received;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(results[0], buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
-  close(results[0]);
+  std::string rest;
   std::vector<RunResult> answers;
-  std::string words;
-  size_t used = 0;
-  while (TakeFramedWords(received, &words, &used)) {
-    absl::StatusOr<RunResult> r = ParseRunResult(words);
+  for (absl::StatusOr<RunResult>& r : ReadFramedAnswers(results[0], &rest)) {
     EXPECT_TRUE(r.ok()) << r.status();
     if (r.ok()) answers.push_back(*std::move(r));
-    received.erase(0, used);
   }
-  EXPECT_TRUE(received.empty()) << "a partial answer: " << received;
+  EXPECT_TRUE(rest.empty()) << "a partial answer: " << rest;
   return answers;
 }
 
