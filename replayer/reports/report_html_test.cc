@@ -81,6 +81,7 @@ class ReportHtmlTest : public ::testing::Test {
     std::vector<PolicyRuns> runs;
     runs.push_back(Runs("malloc", 30, 200000));
     runs.push_back(Runs("slab", 10, 150000));
+    runs.back().family = allocators::Family::kOurs;    // first in the order among the tied
     runs.push_back(Runs(kHostileScript, 10, 400000));  // tied with slab (ratio 1 by round)
     runs.push_back(Runs("bump", 3, 64 << 20));
     runs.push_back(Runs("pool/simple/lin/st/stack/free", 20, 180000));

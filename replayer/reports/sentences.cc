@@ -44,14 +44,15 @@ std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
                       ClockWords(t.clock), "), ", speed_words, vs, "; the smallest peak RSS is ",
                       NameList(v.smallest_rss), "'s (", Mib(v.smallest_rss_bytes.median),
                       "). Recommended: ", rec->name, rec_vs, ", ", Mib(rec->peak_rss.median),
-                      " peak RSS", passed_over.empty() ? "" : absl::StrCat(" (", passed_over, ")"),
+                      " peak RSS, ", ChoiceWords(v),
+                      passed_over.empty() ? "" : absl::StrCat(" (", passed_over, ")"),
                       "; the rule: ", ReplayRuleWords(ctx), ".");
 }
 
 std::string InSituPassedOverWords(const InSituSummary& s) {
   const InSituDecision& d = s.decision;
   if (d.passed_over == InSituDecision::kNone) return "";
-  return NeverFreesWords(s.policies[d.passed_over].name, s.policies[d.best].name,
+  return NeverFreesWords(s.policies[d.passed_over].name, s.policies[d.recommended].name,
                          d.passed_over_edge);
 }
 
@@ -130,10 +131,13 @@ class InSituWords {
   // What else the rule left out: the fastest, for its memory, and a faster
   // policy that never frees.
   std::string Aside() const {
-    std::string aside = d_.fastest_over_slack
-                            ? absl::StrCat(" ", first_.name, ", the fastest (", Speed(first_),
-                                           "), is left out: its ", OverSlack(first_), ".")
-                            : "";
+    std::string aside =
+        d_.memory_passed_over != InSituDecision::kNone
+            ? absl::StrCat(" ", s_.policies[d_.memory_passed_over].name,
+                           ", as fast and earlier in the fixed order (",
+                           Speed(s_.policies[d_.memory_passed_over]), "), is left out: its ",
+                           OverSlack(s_.policies[d_.memory_passed_over]), ".")
+            : "";
     const std::string passed_over = InSituPassedOverWords(s_);
     if (!passed_over.empty()) absl::StrAppend(&aside, " Not recommended: ", passed_over, ".");
     return aside;

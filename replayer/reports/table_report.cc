@@ -59,7 +59,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("smallest RSS:",
          absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
                       Mib(v.smallest_rss_bytes.median)));
-    line("recommended:", v.recommended);
+    line("recommended:", absl::StrCat(v.recommended, ": ", ChoiceWords(v)));
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
     if (!v.recommended.empty()) line("program:", ProgramWords(t));
     if (const std::string w = IfInstrumentedWords(t); !w.empty()) line("instrumented:", w);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 
@@ -396,31 +397,65 @@ std::string NeverFreesWords(const std::string& passed_over, const std::string& k
       passed_over, speed, MarginPercent(), 1 + kNeverFreesMargin);
 }
 
+namespace {
+
+// The choice's rule (verdict/choice.h) after "the fastest by ...".
+std::string ChoiceRuleWords(double rss_slack) {
+  return absl::StrCat(
+      ", measured over ", kMinPairedRounds,
+      " rounds or more, and every policy not shown slower than it by more than the margin of "
+      "practical equivalence (",
+      static_cast<int>(std::lround(100 * kEquivalenceMargin)),
+      "%, or the noise floor if that is wider; ", MarginPercent(),
+      "% for a policy that frees against a fastest that never frees: the paired ratio's 95% CI "
+      "reaching below it) are equally fast; if one of them frees its blocks, those that never "
+      "free leave",
+      rss_slack >= 0
+          ? absl::StrCat("; of them, those whose median peak RSS is ", RssSlackWords(rss_slack),
+                         " of them (memory decides only "
+                         "among the equally fast)")
+          : " (memory not weighed: --rss_slack=-1)",
+      "; of those, the first in a fixed order, the same every time: the reference (nothing to "
+      "change), our pools, the external mallocs, the baselines, the article's grid, then by name");
+}
+
+}  // namespace
+
 std::string ReplayRuleWords(const ReportContext& ctx) {
   return absl::StrCat(
-      "the fastest policy among the contenders (not eliminated by the race, not screened out) "
-      "whose median peak RSS is ",
-      RssSlackWords(ctx.rss_slack),
-      "; of the policies tied with it (the 95% CI of the ratio paired by round includes 1 or "
-      "lies within the noise floor), one that frees its blocks (where the fastest never frees, "
-      "of those tied with the fastest that frees), with the smallest peak RSS "
-      "(within a page or 2%), preferring malloc, then our pools, the mallocs, the baselines "
-      "and the article's grid; a policy that never frees its blocks is recommended over the "
-      "fastest that frees only when shown more than ",
-      MarginPercent(), "% faster");
+      "the fastest contender by its median (not eliminated by the race, not screened out)",
+      ChoiceRuleWords(ctx.rss_slack));
 }
 
 std::string InSituRuleWords(const InSituSummary& s) {
-  return absl::StrCat(
-      "in situ: the fastest policy (median ", ProgramTimeWords(s.clock),
-      " of the program) among those whose median peak RSS is ", RssSlackWords(s.rss_slack),
-      "; of the policies tied with it (the 95% CI of the ratio paired by round includes 1; no "
-      "noise floor is measured in situ), the replay's pick if its peak RSS is within a page or "
-      "2% of the smallest, else the one with the smallest peak RSS (within a page or 2%), "
-      "preferring the reference, then our pools, the mallocs, the baselines and the article's "
-      "grid; a policy that never frees its blocks is recommended over the fastest that frees "
-      "only when shown more than ",
-      MarginPercent(), "% faster");
+  return absl::StrCat("in the program: the fastest policy by its median ",
+                      ProgramTimeWords(s.clock), " of the program", ChoiceRuleWords(s.rss_slack));
+}
+
+std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
+                        size_t equivalent, double margin, const std::string& memory_passed_over) {
+  const std::string among =
+      equivalent > 1
+          ? absl::StrFormat(" of the %d equally fast (within %.0f%%)", equivalent, 100 * margin)
+          : "";
+  std::string o =
+      faster.empty()
+          ? absl::StrCat(
+                "the fastest",
+                among.empty() ? "" : absl::StrCat(", and first", among, " in the fixed order"))
+          : absl::StrCat("as fast as the fastest, ", faster, ", within the margin (its time ",
+                         Times(pick_vs_faster), " ", faster, "'s), and first", among,
+                         " in the fixed order");
+  if (!memory_passed_over.empty()) {
+    absl::StrAppend(&o, "; ", memory_passed_over,
+                    ", as fast and earlier in the order, is left out for its peak RSS");
+  }
+  return o;
+}
+
+std::string ChoiceWords(const Verdict& v) {
+  return ChoiceWords(v.faster, v.pick_vs_faster, v.equivalent.size(), v.equivalence_margin,
+                     v.memory_passed_over);
 }
 
 std::string PassedOverWords(const TraceReport& t) {

@@ -120,6 +120,13 @@ std::string InSituSentence(const InSituSummary& s);
 // replay's alone; else the replay's.
 std::string ReportSentence(const TraceReport& t, const ReportContext& ctx);
 std::string ReportRule(const TraceReport& t, const ReportContext& ctx);
+// Why the choice (verdict/choice.h) named the recommendation: "the
+// fastest", or "as fast as the fastest, X, within the margin (...), and
+// first of the 3 equally fast (within 5%) in the fixed order", and what its
+// peak RSS left out.
+std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
+                        size_t equivalent, double margin, const std::string& memory_passed_over);
+std::string ChoiceWords(const Verdict& v);
 // The faster policy the never-freeing margin passed over, in words; "".
 std::string PassedOverWords(const TraceReport& t);
 std::string InSituPassedOverWords(const InSituSummary& s);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/replayer/verdict/choice.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
@@ -30,10 +31,8 @@ Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, TimingCloc
 
 namespace {
 
-// The replay's FastestTiedGroup over `members` (indexes into s.policies, all
-// ok): paired by round, the reference std or malloc. No noise floor is
-// measured in situ (no second reference run set), so the margin is 0: a tie
-// is a paired ratio whose 95% CI includes 1 (or fewer than 3 paired rounds).
+// The speed figures of `members` (indexes into s.policies, all ok), paired
+// by round, the reference std or malloc.
 std::vector<SpeedFigures> InSituSpeedFigures(const InSituSummary& s,
                                              const std::vector<size_t>& members) {
   std::vector<SpeedFigures> figures;
@@ -50,14 +49,6 @@ std::vector<SpeedFigures> InSituSpeedFigures(const InSituSummary& s,
   return figures;
 }
 
-std::vector<size_t> InSituTiedGroup(const InSituSummary& s, const std::vector<size_t>& members) {
-  std::vector<size_t> group;
-  for (size_t k : FastestTiedGroup(InSituSpeedFigures(s, members), /*noise_margin=*/0)) {
-    group.push_back(members[k]);
-  }
-  return group;
-}
-
 }  // namespace
 
 std::string InSituNameOf(const std::string& replay_name, const std::string& reference) {
@@ -66,42 +57,10 @@ std::string InSituNameOf(const std::string& replay_name, const std::string& refe
 
 namespace {
 
-// The policies with runs, their fastest tied group (marked), the smallest
-// peak RSS, and the group the recommendation is made from.
-struct Groups {
-  std::vector<size_t> ok, fastest, within_slack, recommendable;
-  size_t smallest = InSituDecision::kNone;
-  RecommendableGroup rule;  // indexes into within_slack
-};
-
-Groups GroupsOf(InSituSummary& s) {
-  Groups g;
-  for (size_t i = 0; i < s.policies.size(); ++i) {
-    if (s.policies[i].ok()) g.ok.push_back(i);
-  }
-  if (g.ok.empty()) return g;
-  g.fastest = InSituTiedGroup(s, g.ok);
-  g.smallest = g.ok[0];
-  for (size_t i : g.ok) {
-    if (s.policies[i].peak_rss_bytes.median < s.policies[g.smallest].peak_rss_bytes.median) {
-      g.smallest = i;
-    }
-  }
-  const double smallest = s.policies[g.smallest].peak_rss_bytes.median;
-  for (size_t i : g.ok) {
-    if (WithinRssSlack(s.policies[i].peak_rss_bytes.median, smallest, s.rss_slack)) {
-      g.within_slack.push_back(i);
-    }
-  }
-  // The replay's group rule, the never-freeing margin with it (summary.h).
-  g.rule = FastestRecommendable(InSituSpeedFigures(s, g.within_slack), /*noise_margin=*/0);
-  for (size_t k : g.rule.members) g.recommendable.push_back(g.within_slack[k]);
-  if (g.recommendable.empty()) g.recommendable = g.within_slack;  // not reached: all have figures
-  return g;
-}
-
-// How the replay's pick fared against the recommendation `d` made.
-void JudgePick(InSituSummary& s, const Groups& g, InSituDecision& d) {
+// How the replay's pick fared against the choice `c` made (indexes into
+// `ok`).
+void JudgePick(InSituSummary& s, const std::vector<size_t>& ok, const Choice& c,
+               InSituDecision& d) {
   using Outcome = InSituDecision::Outcome;
   const InSituPolicy* pick = FindInSitu(s, s.replay_pick);
   if (pick == nullptr || !pick->ok()) {
@@ -111,25 +70,27 @@ void JudgePick(InSituSummary& s, const Groups& g, InSituDecision& d) {
     return;
   }
   d.pick = static_cast<size_t>(pick - s.policies.data());
+  auto among = [&](const std::vector<size_t>& set) {
+    return std::any_of(set.begin(), set.end(), [&](size_t k) { return ok[k] == d.pick; });
+  };
   const InSituPolicy& rec = s.policies[d.recommended];
-  // Held: the pick is in the group the recommendation is made from.
-  s.replay_pick_held =
-      std::find(g.recommendable.begin(), g.recommendable.end(), d.pick) != g.recommendable.end();
+  // Held: the program cannot tell the pick from the recommendation, by
+  // speed (the equivalent) and memory (what step 3 kept).
+  s.replay_pick_held = among(c.kept);
   s.pick_vs_best = PairedSlowdown(rec, *pick, s.clock);
   d.pick_vs_fastest = PairedSlowdown(s.policies[d.fastest], *pick, s.clock);
   if (d.pick == d.recommended) {
     d.outcome = Outcome::kPickIsBest;
   } else if (s.replay_pick_held) {
     d.outcome = Outcome::kPickTied;
-  } else if (std::find(g.within_slack.begin(), g.within_slack.end(), d.pick) ==
-             g.within_slack.end()) {
-    d.outcome = Outcome::kPickOverSlack;  // left out for its memory, whatever its speed
+  } else if (among(c.equivalent)) {
+    d.outcome = Outcome::kPickOverSlack;  // as fast, but left out for its memory
   } else {
-    // Within the slack but not tied with its fastest: slower than it. Held
-    // against the recommended policy, or the fastest if the recommended one
-    // (picked for its memory from the tied group) is not faster than the pick.
+    // Shown slower than the fastest by more than the margin. Held against
+    // the recommended policy, or the fastest if the recommended one (chosen
+    // by preference among the equivalent) is not faster than the pick.
     d.outcome = Outcome::kPickSlower;
-    d.winner = s.pick_vs_best.median > 1 ? d.recommended : d.best;
+    d.winner = s.pick_vs_best.median > 1 ? d.recommended : d.fastest;
     d.pick_vs_winner = PairedSlowdown(s.policies[d.winner], *pick, s.clock);
   }
 }
@@ -141,38 +102,46 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   InSituDecision& d = s.decision;
   d = InSituDecision();
   s.rss_slack = rss_slack;
+  s.fastest.clear();
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
-  const Groups g = GroupsOf(s);
-  if (g.ok.empty()) return;  // kNothingRan
-  for (size_t i : g.fastest) {
-    s.policies[i].tied_fastest = true;
-    s.fastest.push_back(s.policies[i].name);
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < s.policies.size(); ++i) {
+    if (s.policies[i].ok()) ok.push_back(i);
   }
-  d.fastest = g.fastest[0];
-  d.smallest = g.smallest;
-  d.best = g.recommendable[0];  // the fastest within the slack
-  d.fastest_over_slack =
-      std::find(g.within_slack.begin(), g.within_slack.end(), d.fastest) == g.within_slack.end();
-  if (g.rule.passed_over) {
-    d.passed_over = g.within_slack[*g.rule.passed_over];
-    d.passed_over_edge = g.rule.edge;
+  if (ok.empty()) return;  // kNothingRan
+  const double noise_margin = NoiseMargin(s.noise_floor);
+  const std::vector<SpeedFigures> speed = InSituSpeedFigures(s, ok);
+  for (size_t k : FastestTiedGroup(speed, noise_margin)) {
+    s.policies[ok[k]].tied_fastest = true;
+    s.fastest.push_back(s.policies[ok[k]].name);
   }
-  // The replay's pick, when the program cannot tell it from the best (tied,
-  // its peak RSS within a page or 2%), stands; else the replay's order.
-  std::vector<GroupMember> members;
-  for (size_t i : g.recommendable) {
-    const InSituPolicy& p = s.policies[i];
-    members.push_back(
-        {p.name, p.peak_rss_bytes.median, RecommendationPreference(p.name, p.family)});
+  std::vector<ChoiceCandidate> candidates;
+  d.smallest = ok[0];
+  for (size_t k = 0; k < ok.size(); ++k) {
+    const InSituPolicy& p = s.policies[ok[k]];
+    candidates.push_back({p.name, speed[k], p.peak_rss_bytes.median, true,
+                          RecommendationPreference(p.name, p.family)});
+    if (p.peak_rss_bytes.median < s.policies[d.smallest].peak_rss_bytes.median) {
+      d.smallest = ok[k];
+    }
   }
-  d.recommended = g.recommendable[PickFromGroup(members, s.replay_pick)];
+  const Choice c = Choose(candidates, noise_margin, rss_slack);
+  d.margin = c.margin;
+  d.recommended = ok[c.pick];
+  d.fastest = ok[c.fastest];
+  for (size_t k : c.equivalent) d.equivalent.push_back(ok[k]);
+  if (c.memory_passed_over != Choice::kNone) d.memory_passed_over = ok[c.memory_passed_over];
+  if (c.never_frees_passed_over != Choice::kNone) {
+    d.passed_over = ok[c.never_frees_passed_over];
+    d.passed_over_edge = c.never_frees_edge;
+  }
   s.recommended = s.policies[d.recommended].name;
   s.adopt = s.policies[d.recommended].adopt;
   if (s.replay_pick.empty()) {
     d.outcome = Outcome::kRecommended;
     return;
   }
-  JudgePick(s, g, d);
+  JudgePick(s, ok, c, d);
 }
 
 std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n) {

@@ -67,18 +67,20 @@ struct InSituDecision {
   };
   static constexpr size_t kNone = static_cast<size_t>(-1);
   Outcome outcome = Outcome::kNothingRan;
-  // Indexes into InSituSummary::policies; kNone where there is none.
+  // Indexes into InSituSummary::policies; kNone where there is none. The
+  // choice's steps (choice.h).
   size_t recommended = kNone;
-  size_t fastest = kNone;      // first of the fastest tied group, whatever its peak RSS
-  size_t best = kNone;         // the fastest within the RSS slack
-  size_t smallest = kNone;     // the smallest median peak RSS
-  size_t pick = kNone;         // the replay's pick, when it is a candidate
-  size_t winner = kNone;       // kPickSlower: what the pick is held against
-  size_t passed_over = kNone;  // a faster policy that never frees, kept out by the margin
-  Estimate passed_over_edge;   // the recommended group's first over it, paired (>1: it is faster)
-  bool fastest_over_slack = false;  // the fastest is left out for its peak RSS
-  Estimate pick_vs_fastest;         // the pick's time over the fastest's, paired (>1: slower)
-  Estimate pick_vs_winner;          // kPickSlower: the pick's time over the winner's
+  size_t fastest = kNone;             // the lowest median, whatever its peak RSS
+  std::vector<size_t> equivalent;     // practically as fast as the fastest
+  double margin = 0;                  // of practical equivalence
+  size_t memory_passed_over = kNone;  // what the preference would have taken, but for memory
+  size_t smallest = kNone;            // the smallest median peak RSS
+  size_t pick = kNone;                // the replay's pick, when it is a candidate
+  size_t winner = kNone;              // kPickSlower: what the pick is held against
+  size_t passed_over = kNone;         // a faster policy that never frees, kept out by the margin
+  Estimate passed_over_edge;  // the recommended one's figure over it, paired (>1: it is faster)
+  Estimate pick_vs_fastest;   // the pick's time over the fastest's, paired (>1: slower)
+  Estimate pick_vs_winner;    // kPickSlower: the pick's time over the winner's
 };
 
 struct InSituSummary {
@@ -88,13 +90,14 @@ struct InSituSummary {
   std::string reference;                  // "std" or "malloc"
   TimingClock clock = TimingClock::kCpu;  // what ranks: user + system, or wall
   int rounds = 0;
+  // The reference against its second run set, paired by round (none
+  // without one): how far two identical runs of the program read apart.
+  Estimate noise_floor;
   double wall_seconds = 0;             // of the whole in-situ measurement
   std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
   int failed_policies = 0;
-  // The verdict from the runs (DecideInSitu, the replay's rule: among
-  // policies within the RSS slack of the smallest peak RSS, WithinRssSlack,
-  // the FastestRecommendable group of the ranked figure, paired by round; of
-  // it, PickFromGroup, keeping the replay's pick if it is one it would take).
+  // The verdict from the runs (DecideInSitu: the replay's rule, choice.h,
+  // on the ranked figure paired by round, the noise floor's margin).
   // `fastest`: the FastestTiedGroup among all ok policies, whatever their
   // RSS.
   std::vector<std::string> fastest;

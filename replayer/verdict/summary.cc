@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 
@@ -196,79 +197,6 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
   return group;
 }
 
-namespace {
-
-// Of a fastest tied group (`group`, fastest first, indexes into
-// `policies`), those measured enough to be told apart from the fastest:
-// the fastest with kMinPairedRounds rounds or more, the others with as many
-// rounds paired with it. A member with fewer is in the group only because
-// so few rounds cannot tell it apart (2 rounds at 0.62x glibc malloc's
-// speed sat "tied" beside a 1.05x measured over 3, and the tie-break then
-// preferred its smaller peak RSS): it is not recommended over members
-// measured enough. If none is, the group stays whole (the verdict is
-// provisional then).
-std::vector<size_t> MeasuredEnough(const std::vector<SpeedFigures>& policies,
-                                   const std::vector<size_t>& group) {
-  if (group.empty()) return group;
-  const size_t best = group[0];
-  std::vector<size_t> kept;
-  for (size_t i : group) {
-    size_t rounds = 0;  // with the fastest (the fastest's own, for it)
-    for (const auto& [round, figure] : policies[i].by_round) {
-      rounds += policies[best].by_round.count(round);
-    }
-    if (rounds >= static_cast<size_t>(kMinPairedRounds)) kept.push_back(i);
-  }
-  return kept.empty() ? group : kept;
-}
-
-}  // namespace
-
-RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
-                                        double noise_margin) {
-  RecommendableGroup r;
-  r.members = MeasuredEnough(policies, FastestTiedGroup(policies, noise_margin));
-  auto frees = [&](size_t i) { return policies[i].frees_blocks; };
-  if (r.members.empty()) return r;
-  if (frees(r.members[0])) {
-    // A tie goes to a policy whose memory stays bounded.
-    r.members.erase(
-        std::remove_if(r.members.begin(), r.members.end(), [&](size_t i) { return !frees(i); }),
-        r.members.end());
-    return r;
-  }
-  // The fastest never frees. Whether it is tied with a policy that frees or
-  // not, the freeing policies a recommendation may name are those tied with
-  // the fastest of them, as if the never-freeing ones had not run: which
-  // freeing policies the noise of a never-freeing one's rounds happens to
-  // tie with it must not decide among them.
-  const bool tied_with_freeing = std::any_of(r.members.begin(), r.members.end(), frees);
-  std::vector<size_t> freeing;
-  std::vector<SpeedFigures> freeing_figures;
-  for (size_t i = 0; i < policies.size(); ++i) {
-    if (frees(i) && policies[i].median.has_data()) {
-      freeing.push_back(i);
-      freeing_figures.push_back(policies[i]);
-    }
-  }
-  if (freeing.empty()) return r;
-  const std::vector<size_t> group =
-      MeasuredEnough(freeing_figures, FastestTiedGroup(freeing_figures, noise_margin));
-  if (group.empty()) return r;
-  if (!tied_with_freeing) {
-    const size_t fastest = r.members[0];
-    // The freeing policy's figure over the never-freeing one's (>1: slower).
-    const Estimate edge =
-        PairedRatio(policies[freeing[group[0]]].by_round, policies[fastest].by_round);
-    if (edge.n >= kMinPairedRounds && edge.lo > 1 + kNeverFreesMargin) return r;
-    r.passed_over = fastest;
-    r.edge = edge;
-  }
-  r.members.clear();
-  for (size_t k : group) r.members.push_back(freeing[k]);
-  return r;
-}
-
 std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& policies,
                                              const std::vector<size_t>& members,
                                              const Ranking& ranking) {
@@ -304,7 +232,7 @@ bool WithinRssSlack(double peak_rss, double smallest, double rss_slack) {
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx) {
   // Those that free and those that never do are screened apart: the
   // recommendation weighs the fastest of each against the other
-  // (FastestRecommendable), so neither may be screened out by the other.
+  // (choice.h), so neither may be screened out by the other.
   std::map<std::pair<std::string, bool>, std::vector<size_t>> kinds;
   for (size_t i = 0; i < t->policies.size(); ++i) {
     const PolicyResult& p = t->policies[i];
@@ -382,25 +310,6 @@ int RecommendationPreference(const PolicyResult& p) {
   return RecommendationPreference(p.name, p.family);
 }
 
-size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& keep) {
-  double least = std::numeric_limits<double>::max();
-  for (const GroupMember& m : group) least = std::min(least, m.peak_rss);
-  const double tolerance = std::max(4096.0, 0.02 * least);
-  size_t best = group.size();
-  for (size_t i = 0; i < group.size(); ++i) {
-    const GroupMember& m = group[i];
-    if (m.peak_rss > least + tolerance) continue;
-    if (!keep.empty() && m.name == keep) return i;
-    if (best == group.size()) {
-      best = i;
-      continue;
-    }
-    const GroupMember& b = group[best];
-    if (m.preference != b.preference ? m.preference < b.preference : m.name < b.name) best = i;
-  }
-  return best;
-}
-
 namespace {
 
 // "slab/st/single" for "slab/st/stack" ("pool/.../stack/free" likewise):
@@ -427,41 +336,30 @@ bool AnyPolicy(const PolicyResult&) { return true; }
 
 struct Pick {
   const PolicyResult* rec = nullptr;  // null: nothing to recommend
-  RecommendableGroup group;
-  std::vector<size_t> cand;  // indexes into t.policies
+  Choice choice;
+  std::vector<size_t> cand;  // indexes into t.policies; choice's indexes are into it
+  const PolicyResult& At(size_t k, const TraceReport& t) const { return t.policies[cand[k]]; }
 };
 
-// Among the contenders `allowed` admits whose peak RSS is within the slack
-// of the smallest of them, the group a recommendation is made from
-// (FastestRecommendable); of it, PickFromGroup, so that noise between tied
-// policies cannot change the pick.
+// The choice (choice.h) among the contenders `allowed` admits whose peak
+// RSS can be compared (AnyContenderRanWhole).
 Pick PickAmong(const TraceReport& t, const ReportContext& ctx,
                bool (*allowed)(const PolicyResult&)) {
   Pick out;
   const bool any_whole = AnyContenderRanWhole(t);
-  double smallest = std::numeric_limits<double>::max();
-  for (const PolicyResult& p : t.policies) {
-    if (RssComparable(p, any_whole) && allowed(p)) smallest = std::min(smallest, p.peak_rss.median);
-  }
   for (size_t i = 0; i < t.policies.size(); ++i) {
-    const PolicyResult& p = t.policies[i];
-    if (RssComparable(p, any_whole) && allowed(p) &&
-        WithinRssSlack(p.peak_rss.median, smallest, ctx.rss_slack)) {
-      out.cand.push_back(i);
-    }
+    if (RssComparable(t.policies[i], any_whole) && allowed(t.policies[i])) out.cand.push_back(i);
   }
-  out.group =
-      FastestRecommendable(ReplaySpeedFigures(t.policies, out.cand, ctx.RankingFor(t.clock)),
-                           NoiseMargin(t.noise_floor));
-  // Of the group (a policy that frees before one that never does, above),
-  // one pick that noise between its members cannot move (PickFromGroup).
-  std::vector<GroupMember> members;
-  for (size_t k : out.group.members) {
+  const std::vector<SpeedFigures> speed =
+      ReplaySpeedFigures(t.policies, out.cand, ctx.RankingFor(t.clock));
+  std::vector<ChoiceCandidate> candidates;
+  for (size_t k = 0; k < out.cand.size(); ++k) {
     const PolicyResult& p = t.policies[out.cand[k]];
-    members.push_back({p.name, p.peak_rss.median, RecommendationPreference(p)});
+    candidates.push_back({p.name, speed[k], p.peak_rss.median, true, RecommendationPreference(p)});
   }
-  if (members.empty()) return out;
-  out.rec = &t.policies[out.cand[out.group.members[PickFromGroup(members)]]];
+  out.choice = Choose(candidates, NoiseMargin(t.noise_floor), ctx.rss_slack);
+  if (out.choice.pick == Choice::kNone) return out;
+  out.rec = &out.At(out.choice.pick, t);
   // On a trace whose blocks all live in one arena, a pool per container
   // (stack) and one per process (single) are the same replay: the pick
   // between them is this rule, never the noise.
@@ -486,12 +384,22 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   const bool unchanged_only = t->arena_events == 0;
   const Pick pick = PickAmong(*t, ctx, unchanged_only ? AdoptableUnchanged : AnyPolicy);
   if (pick.rec == nullptr) return;
+  const Choice& c = pick.choice;
   v.recommended = pick.rec->name;
   v.adopt = pick.rec->adopt;
-  if (pick.group.passed_over) {
-    v.passed_over_name = t->policies[pick.cand[*pick.group.passed_over]].name;
-    v.passed_over_kept = t->policies[pick.cand[pick.group.members[0]]].name;
-    v.passed_over_edge = pick.group.edge;
+  v.equivalence_margin = c.margin;
+  for (size_t k : c.equivalent) v.equivalent.push_back(pick.At(k, *t).name);
+  if (c.fastest != c.pick) {
+    v.faster = pick.At(c.fastest, *t).name;
+    v.pick_vs_faster = c.pick_vs_fastest;
+  }
+  if (c.memory_passed_over != Choice::kNone) {
+    v.memory_passed_over = pick.At(c.memory_passed_over, *t).name;
+  }
+  if (c.never_frees_passed_over != Choice::kNone) {
+    v.passed_over_name = pick.At(c.never_frees_passed_over, *t).name;
+    v.passed_over_kept = pick.At(c.pick, *t).name;
+    v.passed_over_edge = c.never_frees_edge;
   }
   if (unchanged_only) {
     const Pick any = PickAmong(*t, ctx, AnyPolicy);

@@ -109,6 +109,16 @@ struct Verdict {
   // and its speed over glibc malloc's. "" if none.
   std::string if_instrumented;
   Estimate if_instrumented_vs_malloc;
+  // The rule's steps (choice.h): the policies practically as fast as the
+  // fastest, within equivalence_margin; the fastest when it is not the
+  // pick, and the pick's figure over its (>1: `faster` is faster); the
+  // policy the preference would have named had its peak RSS not left it
+  // out ("" if memory changed nothing).
+  std::vector<std::string> equivalent;
+  double equivalence_margin = 0;
+  std::string faster;
+  Estimate pick_vs_faster;
+  std::string memory_passed_over;
 };
 
 // The verdict in the program's own terms, an estimate: the recording's
@@ -205,22 +215,6 @@ int RecommendationPreference(const PolicyResult& p);
 // The same by name and family ("malloc" and in situ's "std": 0).
 int RecommendationPreference(const std::string& name, allocators::Family family);
 
-// A member of the group a recommendation is made from, as the pick reads it.
-struct GroupMember {
-  std::string name;
-  double peak_rss = 0;  // median, bytes
-  int preference = 0;   // RecommendationPreference
-};
-
-// Of a recommendable group (FastestRecommendable), the one a verdict names,
-// so that noise between its members cannot move the pick: those whose
-// median peak RSS is within a page or 2% of the group's smallest (peaks read
-// a few pages apart from run to run); of those, `keep` if it is one (in
-// situ: the replay's pick, which the program could not tell from the best),
-// else the lowest preference, then the name. Index into `group`;
-// group.size() if it is empty.
-size_t PickFromGroup(const std::vector<GroupMember>& group, const std::string& keep = "");
-
 // Step 1: one policy's figures, status and precision, its runs read by
 // `ranking`; its ratios to the malloc figures given by round (none if
 // empty).
@@ -261,41 +255,9 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
 // run. So such a policy displaces the fastest that frees only when it is
 // faster by more than this margin, shown (the lower bound of the paired
 // ratio's 95% CI above 1 + kNeverFreesMargin), the replay's and in situ's
-// rule alike. 10%, as the RSS slack: the speed the rule gives up for a
+// rule alike (choice.h). 10%, as the RSS slack: the speed the rule gives up for a
 // bounded working set is at most what it gives up of memory for speed.
 inline constexpr double kNeverFreesMargin = 0.10;
-
-// The group a recommendation is made from (indexes into `policies`, fastest
-// first), and, if the never-freeing rule passed over a faster policy, which
-// one and by how much.
-struct RecommendableGroup {
-  std::vector<size_t> members;
-  // The fastest, if it never frees and did not clear kNeverFreesMargin
-  // against members[0] (the fastest that frees).
-  std::optional<size_t> passed_over;
-  // members[0]'s figure over passed_over's, paired by round (>1: the one
-  // passed over is faster).
-  Estimate edge;
-};
-
-// FastestTiedGroup of all `policies`; if its fastest frees, those of it
-// that free (a tie goes to the policy whose memory stays bounded). If its
-// fastest never frees but it holds a policy that frees, the
-// FastestTiedGroup of the freeing policies: which of them the noise of a
-// never-freeing policy's rounds ties with it does not choose among them
-// (the group is the one a run without the never-freeing policies gives). If it
-// holds only never-freeing policies: they stay only if the fastest of them
-// beats the fastest freeing policy by more than kNeverFreesMargin, shown
-// (the ratio's CI lower bound above 1 + kNeverFreesMargin, from at least
-// kMinPairedRounds rounds); otherwise the FastestTiedGroup of the freeing
-// policies, and the one passed over is named. Without a freeing policy,
-// the FastestTiedGroup as it is. In each case, where some members were
-// measured enough to be told apart from the group's fastest (it with
-// kMinPairedRounds rounds, they with as many paired with it), only those:
-// a member tied only for want of rounds is listed in the fastest group but
-// never recommended over them.
-RecommendableGroup FastestRecommendable(const std::vector<SpeedFigures>& policies,
-                                        double noise_margin);
 
 // The replay's `members` as SpeedFigures: their FiguresByRound as
 // `ranking` reads them, vs_malloc, malloc the reference.
@@ -325,7 +287,7 @@ bool WithinRssSlack(double peak_rss, double smallest, double rss_slack);
 // screen_kind and the same frees_blocks (ok, not eliminated), those outside
 // the FastestTiedGroup of that kind are screened_out, with a note saying
 // so: the screen kept the fastest article policy of each storage kind that
-// frees and that never frees (FastestRecommendable weighs the two), and the
+// frees and that never frees (the choice weighs the two: choice.h), and the
 // race keeps its rule.
 void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
 
@@ -336,9 +298,9 @@ void ScreenArticlePolicies(TraceReport* t, const ReportContext& ctx);
 // Uses t->noise_floor.
 void MarkTies(TraceReport* t, const ReportContext& ctx);
 
-// Step 3: the recommendation: among contenders (as in step 2) whose median
-// peak RSS is within the RSS slack of the smallest (WithinRssSlack,
-// ctx.rss_slack), the FastestRecommendable group; of it, PickFromGroup.
+// Step 3: the recommendation: the choice (choice.h: Choose) among the
+// contenders (as in step 2) whose peak RSS can be compared, with the noise
+// floor's margin and ctx.rss_slack; the Verdict keeps its steps.
 // Verdict::passed_over_name names a faster never-freeing policy the margin
 // kept out. On a trace with no arena events (no container arenas: a whole
 // program captured), only glibc malloc and the mallocs by preload or link

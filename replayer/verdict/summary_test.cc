@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/choice.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -129,24 +130,39 @@ SpeedFigures Figures(const std::map<int, double>& by_round) {
   return f;
 }
 
-TEST(FastestRecommendableTest, APolicyTiedForWantOfRoundsIsNotRecommended) {
-  // tcmalloc over 3 rounds; small_node 1.7x slower, in 2 of them only.
+ChoiceCandidate Named(const std::string& name, int preference, const SpeedFigures& f) {
+  ChoiceCandidate c;
+  c.name = name;
+  c.preference = preference;
+  c.speed = f;
+  return c;
+}
+
+TEST(ChooseOnFiguresTest, APolicyTiedForWantOfRoundsIsNotRecommended) {
+  // tcmalloc over 3 rounds; small_node, first in the order, 1.7x slower,
+  // in 2 of them only.
   const std::vector<SpeedFigures> measured = {Figures({{0, 28.4}, {1, 28.0}, {2, 29.1}}),
                                               Figures({{0, 49.1}, {1, 48.7}})};
   EXPECT_EQ(FastestTiedGroup(measured, 0), (std::vector<size_t>{0, 1}));
-  EXPECT_EQ(FastestRecommendable(measured, 0).members, (std::vector<size_t>{0}));
-  // Every policy on 2 rounds: none is measured enough, the group stays.
+  const Choice c =
+      Choose({Named("tcmalloc", 2, measured[0]), Named("small_node", 1, measured[1])}, 0, 0.1);
+  EXPECT_EQ(c.pick, 0u);
+  EXPECT_EQ(c.equivalent, (std::vector<size_t>{0}));
+  // Every policy on 2 rounds: none is measured enough, none can be told
+  // apart: both are equally fast (a provisional verdict says so).
   const std::vector<SpeedFigures> provisional = {Figures({{0, 28.4}, {1, 28.0}}),
                                                  Figures({{0, 49.1}, {1, 48.7}})};
-  EXPECT_EQ(FastestRecommendable(provisional, 0).members, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(
+      Choose({Named("tcmalloc", 2, provisional[0]), Named("small_node", 1, provisional[1])}, 0, 0.1)
+          .equivalent,
+      (std::vector<size_t>{0, 1}));
 }
 
-// A never-freeing policy leads; f1, which frees, is tied with it (0% or
-// 6% slower, round by round); f2, which frees too, is 6% slower in every
-// round: not tied with the leader, but tied with f1. The group the pick is
-// made from is the freeing policies tied with the fastest of them, f1 and
-// f2, as it would be had the never-freeing one not run; not f1 alone.
-TEST(FastestRecommendableTest, AmongFreeingPoliciesTheNeverFreeingLeaderDoesNotChoose) {
+// A never-freeing policy leads; f1, which frees, is 0% or 6% slower, round
+// by round; f2, which frees too, is 6% slower in every round. Neither is
+// shown slower than the leader by more than the never-freeing margin, so
+// both are equally fast, and the leader, which never frees, leaves.
+TEST(ChooseOnFiguresTest, AmongFreeingPoliciesTheNeverFreeingLeaderDoesNotChoose) {
   std::map<int, double> keep, f1, f2;
   for (int round = 0; round < 12; ++round) {
     const double base = 10 + round;  // the rounds drift
@@ -157,12 +173,12 @@ TEST(FastestRecommendableTest, AmongFreeingPoliciesTheNeverFreeingLeaderDoesNotC
   std::vector<SpeedFigures> figures = {Figures(keep), Figures(f1), Figures(f2)};
   figures[0].frees_blocks = false;
   EXPECT_EQ(FastestTiedGroup(figures, 0), (std::vector<size_t>{0, 1}));
-  const RecommendableGroup r = FastestRecommendable(figures, 0);
-  EXPECT_EQ(r.members, (std::vector<size_t>{1, 2}));
-  EXPECT_FALSE(r.passed_over.has_value());  // tied: nothing passed over
-  // Without the never-freeing policy, the same group.
-  const std::vector<SpeedFigures> freeing = {figures[1], figures[2]};
-  EXPECT_EQ(FastestRecommendable(freeing, 0).members, (std::vector<size_t>{0, 1}));
+  const Choice c =
+      Choose({Named("keep", 4, figures[0]), Named("f1", 1, figures[1]), Named("f2", 1, figures[2])},
+             0, 0.1);
+  EXPECT_EQ(c.equivalent, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(c.pick, 1u);
+  EXPECT_EQ(c.never_frees_passed_over, 0u);
 }
 
 TEST(SummarizeTest, AClearWinnerThatUnpairedIntervalsWouldHaveTied) {
@@ -218,14 +234,15 @@ TEST(SummarizeTest, BumpIsNotAContender) {
 }
 
 TEST(SummarizeTest, TheRssSlackRule) {
-  // fast is 20% faster than lean but holds twice its memory: out of the 10%
-  // slack, so lean is recommended though fast is the fastest.
+  // fast is 20% faster than lean but holds twice its memory: memory decides
+  // only among the equally fast, so fast is recommended.
   const TraceReport t =
       Summarized({Runs("malloc", Scaled(kDrift, 2), 12 << 20),
                   Runs("fast", Scaled(kDrift, 0.8), 8 << 20), Runs("lean", kDrift, 4 << 20)});
   EXPECT_EQ(t.verdict.fastest, std::vector<std::string>{"fast"});
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"lean"});
-  EXPECT_EQ(t.verdict.recommended, "lean");
+  EXPECT_EQ(t.verdict.recommended, "fast");
+  EXPECT_EQ(t.verdict.memory_passed_over, "");
   EXPECT_TRUE(absl::StrContains(ReplayRuleWords(Cold()),
                                 "within 10% or 1 MiB (whichever is more) of "
                                 "the smallest"))
@@ -235,14 +252,24 @@ TEST(SummarizeTest, TheRssSlackRule) {
                                     Runs("fast", Scaled(kDrift, 0.8), (4 << 20) * 21 / 20),
                                     Runs("lean", kDrift, 4 << 20)});
   EXPECT_EQ(u.verdict.recommended, "fast");
-  // Tied in speed: the smaller of the tied group, whatever the medians say.
+  // Equally fast: the smaller of the two when it is smaller beyond the
+  // slack, whatever the medians and the order say.
   std::vector<double> b = kDrift;
   for (size_t i = 0; i < b.size(); ++i) b[i] *= i % 2 ? 1.01 : 0.985;
-  const TraceReport w =
-      Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
-                  Runs("big", kDrift, (1 << 20) * 21 / 20), Runs("small", b, 1 << 20)});
+  const TraceReport w = Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                                    Runs("big", kDrift, 4 << 20), Runs("small", b, 1 << 20)});
   EXPECT_EQ(w.verdict.fastest.size(), 2u);
   EXPECT_EQ(w.verdict.recommended, "small");
+  EXPECT_EQ(w.verdict.memory_passed_over, "big");
+  EXPECT_THAT(ChoiceWords(w.verdict), HasSubstr("big, as fast and earlier in the order, is left "
+                                                "out for its peak RSS"));
+  // Within the slack (1.05 MiB against 1 MiB), memory changes nothing: the
+  // order (here the name) decides.
+  const TraceReport x =
+      Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20),
+                  Runs("big", kDrift, (1 << 20) * 21 / 20), Runs("small", b, 1 << 20)});
+  EXPECT_EQ(x.verdict.recommended, "big");
+  EXPECT_EQ(x.verdict.memory_passed_over, "");
 }
 
 // A captured `sort` trace: an article pool 2.9x slower than tcmalloc
@@ -290,8 +317,10 @@ TEST(SummarizeTest, TiedPoliciesOfAlmostEqualRssArePickedByAStableRule) {
       Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20), keep, article, slab});
   EXPECT_EQ(t.verdict.fastest.size(), 3u);
   EXPECT_EQ(t.verdict.recommended, "slab/st/single");
-  // A clearly smaller RSS (more than 2%) still wins.
+  // A smaller RSS beyond the slack still wins.
   article = Runs("pool/boundary/exp/st/single/free", b, 900 << 10);
+  slab = Runs("slab/st/single", kDrift, 8 << 20);
+  slab.family = allocators::Family::kOurs;
   const TraceReport u =
       Summarized({Runs("malloc", Scaled(kDrift, 2), 3 << 20), keep, article, slab});
   EXPECT_EQ(u.verdict.recommended, "pool/boundary/exp/st/single/free");
@@ -443,11 +472,10 @@ TEST(SummarizeTest, TheTotalBudgetNoteSaysWhatBudgetTheIntervalsWouldNeed) {
   }
 }
 
-TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
+TEST(SummarizeTest, ASlowerPolicySetsNoRssBar) {
   // lean holds 15% less than slab but was raced out: slab stays recommended,
-  // as when a screen left lean out. Not eliminated, lean's RSS would rule
-  // slab out and malloc (within 10% of lean, faster) in: list_churn's case,
-  // in MiB (in KiB, as list_churn read, the 1 MiB floor rules nothing out).
+  // as when a screen left lean out; and not eliminated, lean is slower, so
+  // its memory decides nothing: list_churn's case, in MiB.
   PolicyRuns lean = Runs("pool/simple/exp/st/stack/free", Scaled(kDrift, 1.8), 44 << 20);
   lean.eliminated = true;
   lean.stop_reason = "eliminated after 5 runs: 1.80x [1.80, 1.80] slower than slab";
@@ -457,7 +485,7 @@ TEST(SummarizeTest, AnEliminatedPolicySetsNoRssBar) {
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"malloc"});
   EXPECT_EQ(t.verdict.recommended, "slab");
   runs[2].eliminated = false;
-  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "slab");
 }
 
 TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
@@ -474,8 +502,8 @@ TEST(SummarizeTest, TheScreenKeepsTheFastestArticlePolicyOfEachKind) {
   EXPECT_TRUE(Find(t, "pool/simple/exp/st/stack/free").screened_out);
   EXPECT_NE(Find(t, "pool/simple/exp/st/stack/free").note.find("screened out"), std::string::npos);
   EXPECT_EQ(t.verdict.recommended, "slab");
-  runs[3].screen_kind.clear();  // named by the user: a contender
-  EXPECT_EQ(Summarized(runs).verdict.recommended, "malloc");
+  runs[3].screen_kind.clear();  // named by the user: a contender, but slower
+  EXPECT_EQ(Summarized(runs).verdict.recommended, "slab");
 }
 
 TEST(SummarizeTest, TheScreenWeighsThoseThatFreeApartFromThoseThatNever) {
@@ -519,7 +547,9 @@ TEST(SummarizeTest, ANeverFreeingPolicyDisplacesOneThatFreesOnlyByTheMargin) {
                                "slab/st/single's speed, never frees its blocks"))
       << PassedOverWords(a);
   EXPECT_TRUE(absl::StrContains(ReplaySentence(a, Cold()), PassedOverWords(a)));
-  EXPECT_TRUE(absl::StrContains(ReplayRuleWords(Cold()), "only when shown more than 10% faster"));
+  EXPECT_TRUE(absl::StrContains(ReplayRuleWords(Cold()),
+                                "10% for a policy that frees against a fastest that never frees"))
+      << ReplayRuleWords(Cold());
   // 9% faster: still inside the margin.
   EXPECT_EQ(with_keep(1 / 1.09).verdict.recommended, "slab/st/single");
   // 25% faster, shown: recommended, nothing passed over.
@@ -561,12 +591,12 @@ TEST(SummarizeTest, TheMarginNeedsPairedRoundsAndAFreeingContender) {
 }
 
 TEST(SummarizeTest, OnOneArenaAPoolPerContainerAndOnePerProcessArePickedByRule) {
-  // slab/st/stack reads 5% faster than slab/st/single, but with every block
+  // slab/st/stack reads 20% faster than slab/st/single, but with every block
   // in one arena they are the same replay: the rule picks single, whatever
   // the noise said. With two arenas they differ, and the figures decide.
   const std::vector<PolicyRuns> runs = {Runs("malloc", Scaled(kDrift, 2)),
                                         Runs("slab/st/stack", kDrift),
-                                        Runs("slab/st/single", Scaled(kDrift, 1.05))};
+                                        Runs("slab/st/single", Scaled(kDrift, 1.2))};
   MeasuredTrace m = Measured(runs, PolicyRuns{});
   m.trace.arenas_used = 1;
   EXPECT_EQ(Summarize(m, Cold()).verdict.recommended, "slab/st/single");
@@ -695,12 +725,13 @@ TEST(SummarizeTest, PeaksFromWindowsAreNotComparedWithWholeRuns) {
   EXPECT_EQ(t.verdict.recommended, "fast");
   EXPECT_THAT(SamplingWords(t), HasSubstr("from one whole run of each of 2 of the 3 policies"));
   EXPECT_THAT(SamplingWords(t), HasSubstr("neither the smallest RSS nor recommended"));
-  // Every policy left with only its windows' peaks: those are compared.
+  // Every policy left with only its windows' peaks: those are compared
+  // (and, speed first, the fastest stays recommended).
   m.policies = {Runs("malloc", Scaled(kDrift, 2), 9 << 20),
                 Runs("fast", Scaled(kDrift, 0.8), 5 << 20), Runs("windowed", kDrift, 512 << 10)};
   t = Summarize(m, Cold());
   EXPECT_EQ(t.verdict.smallest_rss, std::vector<std::string>{"windowed"});
-  EXPECT_EQ(t.verdict.recommended, "windowed");
+  EXPECT_EQ(t.verdict.recommended, "fast");
 }
 
 TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
