@@ -670,14 +670,17 @@ void ScreenArticleGrid(std::vector<Entry>& entries, const PolicyInfos& policies,
   }
 }
 
-// The rounds' view of an entry.
-Contender ContenderOf(const Entry& e) {
+// The rounds' view of an entry; `unchanged_apart`: a trace with no
+// container arenas, whose mallocs race apart (race.h).
+Contender ContenderOf(const Entry& e, bool unchanged_apart) {
   Contender c;
   c.name = e.runs.name;
   c.reference = e.policy == "malloc" && e.runs.name == "malloc";
   c.noise = e.runs.name == kNoiseName;
   c.races = e.policy != "bump";  // the harness floor, never a contender
   c.frees_blocks = e.runs.frees_blocks;
+  c.races_apart = unchanged_apart && !c.noise &&
+                  (e.policy == "malloc" || e.runs.family == allocators::Family::kExternal);
   // Skipped, or failed in the screen: already done.
   c.done = !e.runs.skipped.empty() || e.runs.failed > 0;
   return c;
@@ -905,7 +908,9 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   entries.push_back(MakeEntry(policies, "malloc", kNoiseName, program));
 
   std::vector<Contender> contenders;
-  for (const Entry& e : entries) contenders.push_back(ContenderOf(e));
+  for (const Entry& e : entries) {
+    contenders.push_back(ContenderOf(e, /*unchanged_apart=*/program.arena_events == 0));
+  }
   const RoundsSettings rounds = RoundsFor(s, program, entries, plans.has_value());
   ReplayRunner runner = runner_for(entries);
   const RoundsResult done = RunRounds(contenders, runner, rounds);

@@ -22,7 +22,9 @@ std::vector<double> Values(const std::map<int, double>& m) {
 size_t LeaderToBeat(const std::vector<Contender>& set, size_t i, const RaceLeaders& leaders,
                     size_t reference) {
   const Contender& c = set[i];
-  const size_t leader = c.frees_blocks ? leaders.freeing : leaders.fastest;
+  const size_t leader = c.races_apart    ? leaders.apart
+                        : c.frees_blocks ? leaders.freeing
+                                         : leaders.fastest;
   if (leader >= set.size() || i == leader || i == reference || c.done || !Races(c)) {
     return set.size();
   }
@@ -44,11 +46,12 @@ std::vector<double> RatiosToLeader(const std::vector<Contender>& set, size_t i, 
 
 bool Races(const Contender& c) { return c.races && c.failed == 0 && !c.eliminated && c.kept > 0; }
 
-size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only) {
+size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only, bool apart_only) {
   size_t leader = set.size();
   double best = 0;
   for (size_t i = 0; i < set.size(); ++i) {
     if (!Races(set[i]) || (freeing_only && !set[i].frees_blocks)) continue;
+    if (apart_only && !set[i].races_apart) continue;
     if (set[i].figures.empty()) continue;
     const double median = Median(Values(set[i].figures));
     if (leader == set.size() || median < best) {
@@ -60,7 +63,8 @@ size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only) {
 }
 
 RaceLeaders FindRaceLeaders(const std::vector<Contender>& set) {
-  return {RaceLeader(set), RaceLeader(set, /*freeing_only=*/true)};
+  return {RaceLeader(set), RaceLeader(set, /*freeing_only=*/true),
+          RaceLeader(set, /*freeing_only=*/false, /*apart_only=*/true)};
 }
 
 double RaceLevel(int look, int entrants) {

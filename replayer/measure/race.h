@@ -10,6 +10,13 @@
 // the recommendation takes a never-freeing policy over the fastest that
 // frees only by a margin (summary.h: kNeverFreesMargin), so a freeing
 // policy a few percent slower than a keep pool must stay in the race.
+// A contender that races apart (Contender::races_apart: on a trace with no
+// container arenas, a malloc the program adopts unchanged) races the
+// fastest of those that race apart: a pool the program cannot adopt
+// without rewriting its containers never eliminates what it can adopt
+// (on a captured python3, a pool 5x glibc malloc's speed eliminated
+// tcmalloc, jemalloc and mimalloc, and glibc malloc, the slowest in the
+// program, was recommended).
 //
 // The test: one-sided paired t-test (stats.h SlowerPValue) of the mean log
 // ratio (policy over leader, over the rounds both ran) against log(1 + m),
@@ -63,13 +70,17 @@ inline constexpr double kRaceAlpha = 0.05;
 bool Races(const Contender& c);
 
 // The leader: of the contenders that race (and free their blocks, if
-// freeing_only), the lowest median figure. set.size() if none has a figure.
-size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only = false);
+// freeing_only; and race apart, if apart_only), the lowest median figure.
+// set.size() if none has a figure.
+size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only = false,
+                  bool apart_only = false);
 
-// The two leaders of a look: the fastest, and the fastest that frees.
+// The leaders of a look: the fastest, the fastest that frees, and the
+// fastest of those that race apart (set.size() if none).
 struct RaceLeaders {
   size_t fastest = 0;
   size_t freeing = 0;
+  size_t apart = 0;
 };
 RaceLeaders FindRaceLeaders(const std::vector<Contender>& set);
 
@@ -78,7 +89,8 @@ RaceLeaders FindRaceLeaders(const std::vector<Contender>& set);
 double RaceLevel(int look, int entrants);
 
 // One look: each contender that races and is not done, other than its
-// leader (leaders.freeing if it frees its blocks, else leaders.fastest) and
+// leader (leaders.apart if it races apart, else leaders.freeing if it frees
+// its blocks, else leaders.fastest) and
 // `reference` (which runs as long as anyone does), with at least
 // `min_rounds` rounds in common with its leader, is eliminated when
 // SlowerPValue of its log ratios to the leader against `noise_margin` is at

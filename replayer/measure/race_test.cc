@@ -63,6 +63,32 @@ TEST(RaceTest, AClearlySlowerContenderIsEliminatedWithItsReason) {
   EXPECT_FALSE(set[1].done);  // nor the leader
 }
 
+// A captured python3: slab/st/single 5x glibc malloc's speed, tcmalloc 4x,
+// jemalloc 2.7x. The mallocs race apart (the program adopts them
+// unchanged): the pool eliminates none of them, and among them the slower
+// is eliminated by the fastest malloc, not by the pool.
+TEST(RaceTest, WhatTheProgramAdoptsUnchangedRacesApart) {
+  std::vector<Contender> set = {Drifting("malloc", 8, 5), Drifting("slab/st/single", 8, 1),
+                                Drifting("tcmalloc", 8, 1.25), Drifting("jemalloc", 8, 1.85)};
+  for (size_t i : {0, 2, 3}) set[i].races_apart = true;
+  const RaceLeaders leaders = FindRaceLeaders(set);
+  EXPECT_EQ(leaders.fastest, 1u);
+  EXPECT_EQ(leaders.apart, 2u);
+  EXPECT_EQ(RaceLook(set, leaders, 0, 0.02, 1, 3, kMinRounds), 1);
+  EXPECT_FALSE(set[2].done);  // the fastest malloc: a leader
+  EXPECT_TRUE(set[3].eliminated);
+  EXPECT_EQ(set[3].stop_reason, "eliminated after 8 runs: 1.48x [1.48, 1.48] slower than tcmalloc");
+  // Without the set apart, the pool eliminates every malloc.
+  for (Contender& c : set)
+    c = Drifting(c.name, 8,
+                 c.name == "malloc"           ? 5
+                 : c.name == "slab/st/single" ? 1
+                 : c.name == "tcmalloc"       ? 1.25
+                                              : 1.85);
+  EXPECT_EQ(RaceLook(set, FindRaceLeaders(set), 0, 0.02, 1, 3, kMinRounds), 2);
+  EXPECT_TRUE(set[2].eliminated);
+}
+
 // Before the test's first look at 3 rounds: 4x slower than the leader in
 // each of 2 rounds is out, 4x in one round and 3.9x in the other is not;
 // after one round, 10x is out; nothing once the test has its rounds.

@@ -122,10 +122,10 @@ class Rounds {
   // race's first round, so the race's time limit knows the pace).
   std::vector<size_t> Order(bool others_active, bool ref_active) {
     const RaceLeaders leaders =
-        s_.race ? FindRaceLeaders(cs_) : RaceLeaders{cs_.size(), cs_.size()};
+        s_.race ? FindRaceLeaders(cs_) : RaceLeaders{cs_.size(), cs_.size(), cs_.size()};
     std::vector<size_t> order;
     for (size_t i = 0; i < cs_.size(); ++i) {
-      const bool leads = i == leaders.fastest || i == leaders.freeing;
+      const bool leads = i == leaders.fastest || i == leaders.freeing || i == leaders.apart;
       const bool runs =
           i == ref_ || IsNoise(i) ? ref_active : !cs_[i].done || (leads && others_active);
       if (runs) order.push_back(i);

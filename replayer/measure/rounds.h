@@ -50,6 +50,10 @@ struct Contender {
   bool noise = false;        // the reference's second run set: runs with it
   bool races = true;         // may lead and be eliminated (false: bump, the harness floor)
   bool frees_blocks = true;  // the race's leaders: see race.h
+  // One of the set a program adopts unchanged (a capture's mallocs): it
+  // races the fastest of that set, never one the program cannot adopt
+  // (race.h).
+  bool races_apart = false;
   // The ranked figure (a time: lower is faster) of each round it has one.
   std::map<int, double> figures;
   int kept = 0;                     // runs kept (a kept run may lack a figure: no warm pass)
