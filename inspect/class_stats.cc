@@ -18,8 +18,15 @@ ClassStatsBuilder::Arena& ClassStatsBuilder::Touch(uint32_t arena, uint32_t thre
     a.thread = thread;
     classes_[a.class_id].threads.insert(thread);
   } else if (a.thread != thread) {
-    a.shared = true;
     classes_[a.class_id].threads.insert(thread);
+    // A thread that used the arena before, back after another: their uses
+    // interleave. Else the arena passes to `thread` (a hand-off).
+    if (std::find(a.earlier.begin(), a.earlier.end(), thread) != a.earlier.end()) {
+      a.shared = true;
+    } else {
+      a.earlier.push_back(a.thread);
+    }
+    a.thread = thread;
   }
   return a;
 }
@@ -76,6 +83,7 @@ std::vector<ClassSummary> ClassStatsBuilder::Summarize(
     ClassSummary& s = out[a.class_id];
     ++s.arenas;
     s.shared_arenas += a.shared;
+    s.handed_off_arenas += !a.shared && !a.earlier.empty();
     // Frees before the arena's last allocation were made while in use.
     const uint64_t during_use = a.frees - a.frees_since_alloc;
     if (static_cast<double>(during_use) <= kBuiltOnceMaxChurn * static_cast<double>(a.frees)) {
@@ -159,12 +167,21 @@ std::string Blocks(const ClassSummary& c) {
   return absl::StrCat(c.min_block, "/", c.median_block, "/", c.max_block);
 }
 
-// Threads per arena: "2 of 3 shared", "one thread each"; for one arena
-// "one thread" or "several threads".
+// Threads per arena: "2 of 3 shared", "one thread each", "4 of 5 handed
+// off"; for one arena "one thread", "several threads" or "handed off".
 std::string Threads(const ClassSummary& c) {
-  if (c.arenas == 1) return c.shared_arenas == 0 ? "one thread" : "several threads";
-  if (c.shared_arenas == 0) return "one thread each";
-  return absl::StrCat(c.shared_arenas, " of ", c.arenas, " shared");
+  if (c.arenas == 1) {
+    return c.shared_arenas > 0       ? "several threads"
+           : c.handed_off_arenas > 0 ? "handed off"
+                                     : "one thread";
+  }
+  std::string o = c.shared_arenas == 0 ? (c.handed_off_arenas == 0 ? "one thread each" : "")
+                                       : absl::StrCat(c.shared_arenas, " of ", c.arenas, " shared");
+  if (c.handed_off_arenas > 0) {
+    absl::StrAppend(&o, o.empty() ? "" : ", ", c.handed_off_arenas, " of ", c.arenas,
+                    " handed off");
+  }
+  return o;
 }
 
 std::string Lifetime(const ClassSummary& c) {
@@ -234,7 +251,8 @@ std::string FormatClassTableJson(const std::vector<ClassSummary>& classes) {
         ", \"share\": ", absl::StrFormat("%.4f", c.share), ", \"allocs\": ", c.allocs,
         ", \"min_block\": ", c.min_block, ", \"median_block\": ", c.median_block,
         ", \"max_block\": ", c.max_block, ", \"peak_live_bytes\": ", c.peak_live_bytes,
-        ", \"shared_arenas\": ", c.shared_arenas, ", \"built_once_arenas\": ", c.built_once_arenas,
+        ", \"shared_arenas\": ", c.shared_arenas, ", \"handed_off_arenas\": ", c.handed_off_arenas,
+        ", \"built_once_arenas\": ", c.built_once_arenas,
         ", \"churned_arenas\": ", c.churned_arenas, "}"));
   }
   return absl::StrCat("[", absl::StrJoin(rows, ",\n    "), "]");

@@ -5,7 +5,8 @@
 // Per class: its arenas, its memory ops (ALLOC, FREE, REALLOC) and their
 // share of the trace's, its block sizes (min, median, max over
 // allocations), the most bytes its arenas held live at once, how many of
-// its arenas several threads used (and which threads use them), and its
+// its arenas several threads used, interleaved or handed from one thread to
+// the next (and which threads use them), and its
 // lifetime shape:
 //  - an arena is *built once* when at most 10% of its frees come before its
 //    last allocation (the rest come after it: the container is cleared or
@@ -44,7 +45,12 @@ struct ClassSummary {
   uint64_t allocs = 0;      // ALLOC and REALLOC
   uint64_t min_block = 0, median_block = 0, max_block = 0;  // bytes, over allocations
   uint64_t peak_live_bytes = 0;
-  uint64_t shared_arenas = 0;      // used by more than one thread
+  // Used by more than one thread with their uses interleaved in the
+  // trace's order (a thread back after another); and handed off: used by
+  // one thread after another, each thread's uses in one stretch (a
+  // container built by a worker and freed by the main thread after join()).
+  uint64_t shared_arenas = 0;
+  uint64_t handed_off_arenas = 0;
   std::vector<uint32_t> threads;   // that use its arenas, ascending
   uint64_t built_once_arenas = 0;  // see the file comment
   uint64_t churned_arenas = 0;
@@ -73,8 +79,9 @@ class ClassStatsBuilder {
   static constexpr uint32_t kNone = ~uint32_t{0};
   struct Arena {
     uint32_t class_id = 0;
-    uint32_t thread = kNone;  // the first thread to use it
-    bool shared = false;
+    uint32_t thread = kNone;        // the thread that used it last
+    std::vector<uint32_t> earlier;  // the threads that used it before, in order
+    bool shared = false;            // a thread of `earlier` came back
     bool used = false;
     uint64_t frees = 0;
     uint64_t frees_since_alloc = 0;  // frees after its latest allocation

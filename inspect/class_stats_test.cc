@@ -100,6 +100,34 @@ TEST(ClassStatsTest, TwoClasses) {
       << json;
 }
 
+// Results: two maps, each filled by a worker (threads 1 and 2) and freed by
+// the main thread (0) after join(): handed off, never interleaved.
+TEST(ClassStatsTest, AMapFreedAfterJoinIsHandedOffNotShared) {
+  const std::string path = TempPath("hand_off.trace");
+  auto w = TraceWriter::Create(path, proto::Header());
+  ASSERT_TRUE(w.ok()) << w.status();
+  TraceWriter& t = **w;
+  const ClassDef results{1, "app::Results", 32, true};
+  t.DefineClass(results);
+  for (uint32_t arena = 1; arena <= 2; ++arena) t.ArenaCreate(arena, arena, results.id);
+  for (uint32_t arena = 1; arena <= 2; ++arena) {
+    for (int i = 0; i < 4; ++i) t.Alloc(arena, arena, 0x1000 * arena + 0x40 * i, Shape{32, 1, 8});
+  }
+  for (uint32_t arena = 1; arena <= 2; ++arena) {
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(t.Free(0, arena, 0x1000 * arena + 0x40 * i));
+    t.ArenaDestroy(0, arena);
+  }
+  ASSERT_TRUE(t.Finish().ok());
+  absl::StatusOr<TraceStats> st = ComputeTraceStats(path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->classes.size(), 1u);
+  EXPECT_EQ(st->classes[0].shared_arenas, 0u);
+  EXPECT_EQ(st->classes[0].handed_off_arenas, 2u);
+  EXPECT_EQ(st->classes[0].threads, (std::vector<uint32_t>{0, 1, 2}));
+  const std::string text = FormatTraceStatsText(*st);
+  EXPECT_NE(text.find("2 of 2 handed off"), std::string::npos) << text;
+}
+
 TEST(ClassStatsTest, NoClassTableIsOneUnnamedClass) {
   for (const bool captured : {false, true}) {
     const std::string path = TempPath("no_classes.trace");

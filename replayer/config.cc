@@ -132,8 +132,20 @@ ABSL_FLAG(bool, progress_lines, Defaults().measure.progress_lines,
           "one progress line per round on standard error (rounds done, contenders left, "
           "seconds spent and the budget), whatever standard error is: for logs");
 ABSL_FLAG(int, confirm, Defaults().confirm,
-          "with TRACE -- PROGRAM [ARGS...]: after the replay, run the program under the "
-          "replay's N fastest and the reference; those runs decide");
+          "with TRACE -- PROGRAM [ARGS...]: how many of the replay's fastest join the search in "
+          "the program (0: 3), beside the best of each family (every malloc; for an "
+          "instrumented program each pool kind the safety rule allows, and the article grid's "
+          "best); the program's runs decide");
+ABSL_FLAG(double, in_situ_budget, Defaults().in_situ_budget_seconds,
+          "the search in the program stops after this many seconds of the program's runs (or "
+          "--in_situ_runs runs, or when every candidate left is precise); with --per_container "
+          "each class's race and the final race get this much again");
+ABSL_FLAG(int, in_situ_runs, Defaults().in_situ_runs,
+          "the search in the program stops after this many runs of the program (see "
+          "--in_situ_budget)");
+ABSL_FLAG(bool, speed_only, Defaults().speed_only,
+          "rank by speed alone: peak RSS never decides between policies the margin of practical "
+          "equivalence calls equally fast");
 ABSL_FLAG(bool, per_container, Defaults().per_container,
           "after the verdict, a policy per class of containers (the trace's class table): "
           "each class's candidates raced with the others held, then the mix against the best "
@@ -301,6 +313,13 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   }
   c.min_share = min_share / 100;
   c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
+  c.in_situ_budget_seconds = absl::GetFlag(FLAGS_in_situ_budget);
+  c.in_situ_runs = absl::GetFlag(FLAGS_in_situ_runs);
+  if (!(c.in_situ_budget_seconds > 0) || c.in_situ_runs < 3) {
+    return Usage("--in_situ_budget must be > 0 and --in_situ_runs at least 3 (got ",
+                 c.in_situ_budget_seconds, " and ", c.in_situ_runs, ")");
+  }
+  c.speed_only = absl::GetFlag(FLAGS_speed_only);
   if (c.list_policies) {
     // The policy list has formats of its own, and runs nothing.
     const std::string format = absl::GetFlag(FLAGS_format);
@@ -332,6 +351,7 @@ ReportContext ReportContextFor(const ReplayerConfig& c) {
   ctx.budget_seconds = m.rounds.budget_seconds;
   ctx.own_budget = OwnBudgetApplies(m.rounds);
   ctx.min_runs = m.rounds.min_runs;
+  if (c.speed_only) ctx.rss_slack = -1;
   return ctx;
 }
 

@@ -53,10 +53,16 @@ struct ReplayerConfig {
   std::vector<std::string> formats = {"table"};  // each a ReportFormat name
   std::vector<std::string> outs;                 // one per format, or none: stdout
   bool quiet = false;
-  // In situ (replayer/in_situ_cli.h): the program after "--" run under the
-  // replay's top `confirm` policies, or (in_situ) under --policies alone.
+  // In situ (replayer/in_situ_cli.h): the search in the program after
+  // "--": the replay's `confirm` fastest (0: kDefaultLeaders) and the best
+  // of each family, or (in_situ, no trace) --policies or the families;
+  // bounded by in_situ_budget_seconds and in_situ_runs.
   int confirm = 0;
   bool in_situ = false;
+  double in_situ_budget_seconds = 120;
+  int in_situ_runs = 200;
+  // Rank by speed alone (ReportContext::rss_slack < 0).
+  bool speed_only = false;
   // After the single verdict, a policy per class of containers
   // (replayer/per_container/search.h); classes below min_share (a
   // fraction) are held.

@@ -8,6 +8,7 @@
 
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/replayer/in_situ/per_container_search.h"
 #include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/per_container_verdict.h"
 
@@ -15,11 +16,11 @@ namespace alloctrace {
 
 absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
                               std::vector<std::string>& program) {
-  if (confirm < 0 || confirm > 100 || (confirm > 0) == in_situ_only || program.empty() ||
-      (confirm > 0 && traces != 1) || (in_situ_only && traces != 0)) {
+  if (confirm < 0 || confirm > 100 || program.empty() || (confirm > 0 && in_situ_only) ||
+      (!in_situ_only && traces != 1) || (in_situ_only && traces != 0)) {
     return absl::InvalidArgumentError(
-        "usage: replayer --confirm=N TRACE -- PROGRAM [ARGS...] (N 1 to 100), or replayer "
-        "--in_situ --policies=LIST -- PROGRAM [ARGS...]");
+        "usage: replayer [--confirm=N] TRACE -- PROGRAM [ARGS...] (one trace; N 1 to 100), or "
+        "replayer --in_situ [--policies=LIST] -- PROGRAM [ARGS...] (no trace)");
   }
   absl::StatusOr<std::string> path = FindProgram(program[0]);
   if (!path.ok()) return path.status();
@@ -51,12 +52,16 @@ InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress) {
   in.precision = r.precision;
   in.budget_seconds = r.budget_seconds;
   in.timeout_seconds = c.run_timeout_seconds;
-  in.rss_slack = ReportContext().rss_slack;
+  in.rss_slack = ReportContextFor(c).rss_slack;
   // --clock=auto is CPU time here: an in-situ run's cpu_s is the whole
   // process's, every thread's (auto's wall time is for the per-thread replay).
   in.clock = ResolveClock(c.measure.clock, /*replay_threads=*/1, /*cores=*/1);
   in.seed = r.seed;
+  in.race = r.race;
+  in.total_budget_seconds = c.in_situ_budget_seconds;
+  in.max_total_runs = c.in_situ_runs;
   in.progress = progress;
+  in.progress_lines = c.measure.progress_lines;
   in.log_path = c.in_situ_log.empty() ? "" : ResolveUserPath(c.in_situ_log);
   const std::string probe = HelperPath("libmalloc_probe.so");
   if (access(probe.c_str(), R_OK) == 0) in.probe_library = probe;
@@ -69,7 +74,7 @@ absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& 
                                                 const InSituSettings& settings,
                                                 bool drop_unrunnable) {
   std::vector<InSituCandidate> candidates;
-  for (const std::string& name : names) {
+  for (const std::string& name : names.empty() ? FamilyCandidates() : names) {
     InSituCandidate c = CandidateFor(name);
     if (c.skipped.empty() || !drop_unrunnable) candidates.push_back(std::move(c));
   }
@@ -78,74 +83,26 @@ absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& 
   return r;
 }
 
-namespace {
-
-// The per-container mix as an in-situ candidate: the assignment through
-// ALLOCTRACE_POLICY, the heap's malloc preloaded.
-InSituCandidate MixCandidate(const PerContainerVerdict& v) {
-  InSituCandidate c;
-  c.name = kMixCandidate;
-  c.policy = v.assignment;
-  c.pool_policy = true;
-  c.family = allocators::Family::kOurs;
-  if (v.heap != "malloc") c.preload = CandidateFor(v.heap).preload;
-  return c;
-}
-
-// The mix's in-situ runs against the best single choice's and the
-// reference's, paired by round, into a copy of `v`.
-std::shared_ptr<const PerContainerVerdict> WithInSitu(const PerContainerVerdict& v,
-                                                      const InSituSummary& s) {
-  auto out = std::make_shared<PerContainerVerdict>(v);
-  out->confirmed = true;
-  const InSituPolicy* mix = FindInSitu(s, kMixCandidate);
-  const InSituPolicy* single = FindInSitu(s, InSituNameOf(v.best_single, s.reference));
-  const InSituPolicy* reference = FindInSitu(s, s.reference);
-  if (mix == nullptr) return out;
-  if (!mix->ok()) {
-    // The switch says on stderr why it refused the assignment (a class the
-    // program never used, an unknown policy): its last line is the reason.
-    out->in_situ_failure = mix->stderr_tail.empty()
-                               ? mix->failure
-                               : absl::StrCat(mix->failure, ": ", mix->stderr_tail.back());
-  }
-  if (single != nullptr) out->in_situ_vs_single = PairedSlowdown(*mix, *single, s.clock);
-  if (reference != nullptr) out->in_situ_vs_std = PairedSlowdown(*mix, *reference, s.clock);
-  return out;
-}
-
-}  // namespace
-
-absl::Status Confirm(TraceReport& replay, int n, const std::vector<std::string>& argv,
-                     const InSituSettings& settings) {
+absl::Status Search(TraceReport& replay, int leaders, const std::vector<std::string>& argv,
+                    const InSituSettings& settings) {
   std::vector<InSituCandidate> candidates;
-  for (const std::string& name : ConfirmCandidates(replay, n)) {
+  for (const std::string& name :
+       SearchCandidates(replay, leaders > 0 ? leaders : kDefaultLeaders)) {
     candidates.push_back(CandidateFor(name));
   }
-  // With a per-container verdict whose mix is not the single choice, the
-  // mix runs in the same rounds; it is not one of the single verdict's
-  // candidates, so it leaves the summary before the decision and joins it
-  // after, for its row.
-  const PerContainerVerdict* per_container = replay.per_container.get();
-  const bool with_mix =
-      per_container != nullptr && per_container->why_not.empty() && !per_container->mix_is_single;
-  if (with_mix) candidates.push_back(MixCandidate(*per_container));
   absl::StatusOr<InSituSummary> r = MeasureInSitu(argv, std::move(candidates), settings);
   if (!r.ok()) return r.status();
-  std::vector<InSituPolicy> mix;
-  for (auto it = r->policies.begin(); it != r->policies.end();) {
-    if (with_mix && it->name == kMixCandidate) {
-      mix.push_back(std::move(*it));
-      it = r->policies.erase(it);
-    } else {
-      ++it;
-    }
-  }
   DecideInSitu(*r, replay.verdict.recommended, settings.rss_slack);
-  for (InSituPolicy& p : mix) r->policies.push_back(std::move(p));
-  if (with_mix) replay.per_container = WithInSitu(*per_container, *r);
   ApplyInSitu(replay, std::make_shared<const InSituSummary>(*std::move(r)));
   return absl::OkStatus();
+}
+
+void SearchPerContainer(TraceReport& replay, const ReplayProgram& program,
+                        const std::vector<std::string>& argv, const InSituSettings& settings,
+                        double min_share) {
+  if (replay.in_situ == nullptr) return;
+  replay.per_container = std::make_shared<const PerContainerVerdict>(
+      SearchPerContainerInProgram(program, *replay.in_situ, argv, settings, min_share));
 }
 
 }  // namespace alloctrace

@@ -43,17 +43,27 @@ InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress);
 
 // --in_situ: the program under `names` (registry names or "std"; with
 // `drop_unrunnable`, names that cannot run in situ are left out rather than
-// reported skipped), no replay, decided without a replay pick.
+// reported skipped; empty: FamilyCandidates), no replay, decided without a
+// replay pick.
 absl::StatusOr<InSituSummary> MeasureInSituOnly(const std::vector<std::string>& argv,
                                                 const std::vector<std::string>& names,
                                                 const InSituSettings& settings,
                                                 bool drop_unrunnable);
 
-// --confirm=n: the program under the replay's n fastest and its pick; the
-// in-situ verdict becomes `replay`'s (ApplyInSitu). Errors: as
-// MeasureInSitu. A FAILED policy is in replay.in_situ->failed_policies.
-absl::Status Confirm(TraceReport& replay, int n, const std::vector<std::string>& argv,
-                     const InSituSettings& settings);
+// TRACE -- PROGRAM: the search in the program over SearchCandidates
+// (`leaders` of the replay's fastest, 0: kDefaultLeaders, and the best of
+// each family); the in-situ verdict becomes `replay`'s (ApplyInSitu).
+// Errors: as MeasureInSitu. A FAILED policy is in
+// replay.in_situ->failed_policies.
+absl::Status Search(TraceReport& replay, int leaders, const std::vector<std::string>& argv,
+                    const InSituSettings& settings);
+
+// --per_container TRACE -- PROGRAM, after Search: the per-container search
+// in the program (in_situ/per_container_search.h) from the search's best
+// single choice; its verdict becomes replay.per_container.
+void SearchPerContainer(TraceReport& replay, const ReplayProgram& program,
+                        const std::vector<std::string>& argv, const InSituSettings& settings,
+                        double min_share);
 
 }  // namespace alloctrace
 

@@ -1,10 +1,8 @@
-// --confirm with a verdict per container whose mix is not the single
-// choice: the mix runs in the program itself (ALLOCTRACE_POLICY set to its
-// assignment) in the same rounds as the best single choice and std, and
-// the verdict says how it did against each, paired. The replay's verdict
-// is given here (no replay runs); the program, its runs and the switch are
-// the real ones: examples/programs/pipeline, whose two per-thread roles may
-// take single-threaded pools and whose hand-off queue may not.
+// The search in a real program and the per-container search in it:
+// examples/programs/pipeline, whose two per-thread roles may take
+// single-threaded pools and whose hand-off queue (a list a parser thread
+// fills and an aggregator thread frees, interleaved) may not. Its trace is
+// recorded here; the program, its runs and the switch are the real ones.
 #include "alloctrace/replayer/in_situ_cli.h"
 
 #include <cstdlib>
@@ -13,6 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/in_situ/per_container_search.h"
 #include "alloctrace/replayer/verdict/per_container_verdict.h"
 #include "gtest/gtest.h"
 
@@ -24,64 +24,123 @@ std::string Runfile(const std::string& path) {
   return absl::StrCat(srcdir != nullptr ? srcdir : ".", "/alloctrace/", path);
 }
 
-// A replay whose single verdict is slab/mt/stack and whose per-container
-// verdict is the mix `assignment`.
-TraceReport ReplayWithMix(const std::string& assignment) {
-  TraceReport replay;
-  PolicyResult single;
-  single.name = "slab/mt/stack";
-  replay.policies.push_back(single);
-  replay.verdict.recommended = "slab/mt/stack";
-  auto v = std::make_shared<PerContainerVerdict>();
-  v->best_single = "slab/mt/stack";
-  v->heap = "malloc";
-  v->assignment = assignment;
-  replay.per_container = v;
-  return replay;
+std::vector<std::string> Pipeline() {
+  return {Runfile("examples/programs/pipeline"), "2000", "256"};
 }
 
 InSituSettings Quick(const std::string& name) {
   InSituSettings s;
+  s.race = true;
   s.min_runs = 3;
-  s.max_runs = 3;
+  s.max_runs = 5;
+  s.total_budget_seconds = 30;
+  s.max_total_runs = 40;
   s.launcher = Runfile("replayer/in_situ_launcher");
   s.log_path = absl::StrCat(testing::TempDir(), "/", name, ".log");
   return s;
 }
 
-TEST(ConfirmMixTest, TheMixRunsInTheProgramPairedWithTheSingleChoiceAndStd) {
-  TraceReport replay = ReplayWithMix(
-      "ParseIndex=slab/st/single;Totals=small_node/st/single;Handoff=slab/mt/stack;*=std");
-  const absl::Status s =
-      Confirm(replay, 1, {Runfile("examples/programs/pipeline"), "2000", "256"}, Quick("mix"));
-  ASSERT_TRUE(s.ok()) << s;
-  const PerContainerVerdict& v = *replay.per_container;
-  EXPECT_TRUE(v.confirmed);
-  EXPECT_EQ(v.in_situ_failure, "");
-  EXPECT_GE(v.in_situ_vs_single.n, 3);
-  EXPECT_GE(v.in_situ_vs_std.n, 3);
-  EXPECT_GT(v.in_situ_vs_single.median, 0);
-  // The mix is not one of the single verdict's candidates: the in-situ
-  // decision is made without it, and it is listed after.
-  ASSERT_NE(replay.in_situ, nullptr);
-  EXPECT_NE(replay.verdict.recommended, kMixCandidate);
-  ASSERT_NE(FindInSitu(*replay.in_situ, kMixCandidate), nullptr);
+// pipeline's trace, recorded once.
+const ReplayProgram& PipelineProgram() {
+  static const ReplayProgram* program = [] {
+    const std::string path = absl::StrCat(testing::TempDir(), "/pipeline.trace");
+    const std::string command =
+        absl::StrCat("ALLOCTRACE_OUT=", path, " ", Pipeline()[0], " 2000 256 >/dev/null");
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    absl::StatusOr<ReplayProgram> p = LoadReplayProgram(path);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return new ReplayProgram(p.ok() ? *std::move(p) : ReplayProgram());
+  }();
+  return *program;
 }
 
-// An assignment the program refuses (a class it never used): the mix's
-// runs fail with the switch's message, and the rest of the confirmation
-// stands.
-TEST(ConfirmMixTest, AMixTheProgramRefusesIsAFailureThatSaysWhy) {
-  TraceReport replay = ReplayWithMix("Parser=slab/st/single;*=std");
-  const absl::Status s =
-      Confirm(replay, 1, {Runfile("examples/programs/pipeline"), "2000", "256"}, Quick("bad"));
+// The search without a replay's figures: every malloc and our pools, in
+// the program's own runs; what it recommends is one of them or std.
+TEST(SearchTest, TheFamiliesRaceInTheProgram) {
+  TraceReport replay;
+  replay.arena_events = 1;
+  for (const char* name : {"slab/mt/stack", "slab/st/stack"}) {
+    PolicyResult p;
+    p.name = name;
+    replay.policies.push_back(p);
+  }
+  replay.verdict.recommended = "slab/mt/stack";
+  const absl::Status s = Search(replay, 1, Pipeline(), Quick("search"));
   ASSERT_TRUE(s.ok()) << s;
-  const PerContainerVerdict& v = *replay.per_container;
-  EXPECT_TRUE(v.confirmed);
-  EXPECT_TRUE(absl::StrContains(v.in_situ_failure, "names class 'Parser'")) << v.in_situ_failure;
-  EXPECT_TRUE(absl::StrContains(v.in_situ_failure, "Handoff")) << v.in_situ_failure;
   ASSERT_NE(replay.in_situ, nullptr);
-  EXPECT_FALSE(replay.verdict.recommended.empty());
+  const InSituSummary& r = *replay.in_situ;
+  EXPECT_TRUE(r.instrumented);
+  for (const char* name : {"tcmalloc", "jemalloc", "mimalloc", "slab/mt/stack", "slab/st/stack"}) {
+    EXPECT_NE(FindInSitu(r, name), nullptr) << name;
+  }
+  EXPECT_FALSE(r.recommended.empty());
+  EXPECT_EQ(replay.verdict.recommended, r.recommended);
+  EXPECT_EQ(replay.verdict.replay_recommended, "slab/mt/stack");
+  EXPECT_LE(r.runs, 40 + 12) << "the runs' budget (a round in course may finish)";
+  EXPECT_GE(r.noise_floor.n, 3) << "the reference's second run set pairs with it";
+}
+
+TEST(PerContainerInProgramTest, EachClassRacesItsSafePoliciesInTheProgram) {
+  const ReplayProgram& program = PipelineProgram();
+  InSituSummary single;
+  single.instrumented = true;
+  single.reference = "std";
+  single.recommended = "std";
+  const PerContainerVerdict v =
+      SearchPerContainerInProgram(program, single, Pipeline(), Quick("per_container"), 0.01);
+  ASSERT_EQ(v.why_not, "");
+  EXPECT_TRUE(v.in_program);
+  EXPECT_GE(v.races, 2);
+  EXPECT_EQ(v.in_situ_failure, "");
+  // The final race: the mix against std, unless no class moved (the mix is
+  // std itself, the single choice here).
+  if (!v.mix_is_single) {
+    EXPECT_TRUE(v.confirmed);
+    EXPECT_GE(v.in_situ_vs_std.n, 3);
+  }
+  bool saw_handoff = false, saw_parse = false;
+  for (const ClassVerdict& c : v.classes) {
+    if (absl::StrContains(c.facts.def.name, "Handoff")) {
+      saw_handoff = true;
+      // Its nodes are allocated by one thread and freed by the other,
+      // interleaved: no single-threaded pool is offered.
+      for (const ClassCandidate& cc : c.candidates) {
+        if (absl::StrContains(cc.policy, "/st/")) {
+          EXPECT_TRUE(absl::StrContains(cc.skipped, "several threads")) << cc.policy;
+        }
+      }
+      EXPECT_EQ(c.policy.find("/st/"), std::string::npos) << c.policy;
+    }
+    if (absl::StrContains(c.facts.def.name, "ParseIndex")) {
+      saw_parse = true;
+      bool st_ran = false;
+      for (const ClassCandidate& cc : c.candidates) {
+        st_ran |= cc.policy == "slab/st/stack" && cc.skipped.empty() && cc.seconds.has_data();
+      }
+      EXPECT_TRUE(st_ran);
+    }
+  }
+  EXPECT_TRUE(saw_handoff);
+  EXPECT_TRUE(saw_parse);
+  EXPECT_TRUE(absl::StrContains(v.assignment, "*=std")) << v.assignment;
+}
+
+TEST(PerContainerInProgramTest, AnUninstrumentedProgramOrOneClassHasNoSearch) {
+  const ReplayProgram& program = PipelineProgram();
+  InSituSummary single;
+  single.instrumented = false;
+  single.reference = "malloc";
+  single.recommended = "jemalloc";
+  EXPECT_TRUE(absl::StrContains(
+      SearchPerContainerInProgram(program, single, Pipeline(), Quick("none"), 0.05).why_not,
+      "not instrumented"));
+  ReplayProgram one = program;
+  one.classes.clear();
+  for (uint32_t& c : one.arena_classes) c = 0;
+  single.instrumented = true;
+  EXPECT_TRUE(absl::StrContains(
+      SearchPerContainerInProgram(one, single, Pipeline(), Quick("one"), 0.05).why_not,
+      "names no class"));
 }
 
 }  // namespace

@@ -139,6 +139,7 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
   cmd.progress = !cmd.config.quiet && isatty(STDERR_FILENO);
   cmd.config.measure.progress = cmd.progress;
   if (cmd.config.confirm > 0 || cmd.config.in_situ || !cmd.program.empty()) {
+    // A program after "--" with a trace: the search in it.
     absl::Status st =
         CheckInSituUsage(cmd.config.confirm, cmd.config.in_situ, cmd.traces.size(), cmd.program);
     if (!st.ok())
@@ -178,9 +179,9 @@ int WriteReports(const Command& cmd, const std::vector<std::string>& texts) {
 
 // --in_situ: the program under --policies, no replay.
 int InSituOnly(const Command& cmd) {
-  absl::StatusOr<InSituSummary> r =
-      MeasureInSituOnly(cmd.program, cmd.selected, InSituFromConfig(cmd.config, cmd.progress),
-                        /*drop_unrunnable=*/cmd.use_default);
+  absl::StatusOr<InSituSummary> r = MeasureInSituOnly(
+      cmd.program, cmd.use_default ? std::vector<std::string>() : cmd.selected,
+      InSituFromConfig(cmd.config, cmd.progress), /*drop_unrunnable=*/cmd.use_default);
   if (!r.ok()) return Fail(kExitBadInput, std::string(r.status().message()));
   const std::vector<TraceReport> no_reports;
   const std::vector<ReplayProgram> no_programs;
@@ -272,7 +273,9 @@ TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::stri
   measured = MeasureTrace(program, names, cmd.use_default, infos, self, s, t.program_fd,
                           t.schedule ? &*t.schedule : nullptr, t.schedule_fd);
   TraceReport report = Summarize(measured, ctx);
-  if (cmd.config.per_container) {
+  // With the program at hand, the program decides per container too
+  // (Replay: SearchPerContainer in the program), not the replay.
+  if (cmd.config.per_container && cmd.program.empty()) {
     SearchSettings search;
     search.min_share = cmd.config.min_share;
     search.single_seconds =
@@ -314,11 +317,15 @@ int Replay(const Command& cmd, const char* argv0) {
     any_failed |= r.failed_policies > 0 || (!r.no_memory_ops && r.verdict.recommended.empty());
     programs.push_back(std::move(t.program));
   }
-  if (cmd.config.confirm > 0 && !reports[0].no_memory_ops) {
-    absl::Status st = Confirm(reports[0], cmd.config.confirm, cmd.program,
-                              InSituFromConfig(cmd.config, cmd.progress));
+  if (!cmd.program.empty() && !reports[0].no_memory_ops) {
+    absl::Status st = Search(reports[0], cmd.config.confirm, cmd.program,
+                             InSituFromConfig(cmd.config, cmd.progress));
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
     any_failed |= reports[0].in_situ->failed_policies > 0;
+    if (cmd.config.per_container) {
+      SearchPerContainer(reports[0], programs[0], cmd.program,
+                         InSituFromConfig(cmd.config, cmd.progress), cmd.config.min_share);
+    }
   }
   ReportContext ctx = ReportContextFor(cmd.config);
   ctx.machine = DescribeMachine();

@@ -61,7 +61,7 @@ class InSituRunner : public ContenderRunner {
 
   void set_timeout(double seconds) { timeout_ = seconds; }
 
-  RunOutcome Run(size_t i, int round, const ChildLimits&, bool) override {
+  RunOutcome Run(size_t i, int round, const ChildLimits& limits, bool race_limited) override {
     Slot& s = slots_[i];
     ProgramRun run;
     run.launcher = set_.launcher;
@@ -71,7 +71,11 @@ class InSituRunner : public ContenderRunner {
       run.preload = s.preload_path;
       run.probe = set_.probe_library;
     }
-    run.timeout_seconds = timeout_;
+    // The race's limit (20x the fastest candidate's run) when it is the
+    // lower: a run stopped there is an elimination, not a failure.
+    const bool raced = race_limited && limits.wall_seconds > 0 &&
+                       (timeout_ <= 0 || limits.wall_seconds < timeout_);
+    run.timeout_seconds = raced ? limits.wall_seconds : timeout_;
     ++s.p.attempts;
     const std::string header =
         absl::StrCat("run ", s.p.attempts, " of ", s.p.name, " (round ", round + 1, ")");
@@ -79,6 +83,10 @@ class InSituRunner : public ContenderRunner {
     last_acknowledged_ = !o.acknowledged_policy.empty();
     RunOutcome out;
     out.seconds = o.run.wall_s;
+    if (raced && o.timed_out) {
+      out.end = RunOutcome::End::kStopped;
+      return out;
+    }
     out.error = o.error.empty() ? Unverified(s, o, !run.preload.empty()) : o.error;
     if (!out.error.empty()) {
       // A failed run of the program is final: its policy stops.
@@ -108,9 +116,14 @@ class InSituRunner : public ContenderRunner {
 };
 
 // The summary's figures of each candidate, ranked: ok by median, then
-// FAILED, then skipped.
+// FAILED, then skipped; and the noise floor from the noise slot (the
+// last), which is no policy of the summary.
 void Summarize(InSituSummary& out, std::vector<Slot>& slots, TimingClock clock) {
   const std::map<int, double> ref = FiguresByRound(slots[0].p, clock);
+  if (slots.back().c.noise) {
+    out.noise_floor = PairedRatio(ref, FiguresByRound(slots.back().p, clock));
+    slots.pop_back();
+  }
   for (Slot& s : slots) {
     InSituPolicy& p = s.p;
     if (p.status == RunStatus::kOk && p.runs.empty() && !s.c.skipped.empty()) {
@@ -218,7 +231,8 @@ InSituCandidate CandidateFor(const std::string& name) {
 
 absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv,
                                             std::vector<InSituCandidate> candidates,
-                                            const InSituSettings& set) {
+                                            const InSituSettings& set,
+                                            const InSituCandidate* reference) {
   const Clock::time_point start = Clock::now();
   InSituSummary out;
   out.argv = argv;
@@ -238,35 +252,63 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   // reference, which also finds out whether the program is instrumented
   // (ALLOCTRACE_POLICY=std acknowledged or not).
   std::vector<Slot> slots = {ReferenceSlot()};
+  if (reference != nullptr) {
+    slots[0].c = *reference;
+    slots[0].c.reference = true;
+    slots[0].p.name = reference->name;
+    slots[0].p.adopt = reference->adopt;
+    slots[0].p.frees_blocks = reference->frees_blocks;
+    slots[0].p.family = reference->family;
+    if (!reference->preload.empty()) {
+      slots[0].preload_path = FindPreloadLibrary(reference->preload);
+      if (slots[0].preload_path.empty() || set.probe_library.empty()) {
+        return absl::NotFoundError(absl::StrCat(reference->preload, " is not installed"));
+      }
+    }
+  }
   InSituRunner runner(slots, argv, set, *log);
   runner.set_timeout(set.timeout_seconds > 0 ? set.timeout_seconds : 300);
   const bool ref_ok = runner.Run(0, 0, ChildLimits{}, false).end == RunOutcome::End::kKept;
   out.instrumented = runner.last_acknowledged();
-  if (!out.instrumented) {
+  if (reference != nullptr) {
+    out.reference = slots[0].p.name;
+  } else if (!out.instrumented) {
     // An uninstrumented program's reference is glibc malloc: nothing set.
     slots[0].c.name = slots[0].p.name = "malloc";
     slots[0].c.policy.clear();
   }
-  out.reference = slots[0].p.name;
-  // The Adopt line when the reference is recommended: glibc malloc as it
-  // is, or std::allocator (ALLOCTRACE_POLICY=std is plain operator new).
-  slots[0].p.adopt = CandidateFor(out.instrumented ? "new" : "malloc").adopt;
+  if (reference == nullptr) {
+    out.reference = slots[0].p.name;
+    // The Adopt line when the reference is recommended: glibc malloc as it
+    // is, or std::allocator (ALLOCTRACE_POLICY=std is plain operator new).
+    slots[0].p.adopt = CandidateFor(out.instrumented ? "new" : "malloc").adopt;
+  }
   const double first_wall = slots[0].p.runs.empty() ? 0 : slots[0].p.runs[0].wall_s;
   slots[0].p.runs.clear();
   runner.set_timeout(set.timeout_seconds > 0 ? set.timeout_seconds
                                              : std::max(10.0, 10 * first_wall));
   for (const InSituCandidate& c : candidates) {
-    if (c.name == "malloc" || c.name == "std" || c.name == "new") continue;  // the reference
+    const bool is_reference = reference != nullptr
+                                  ? c.name == reference->name
+                                  : c.name == "malloc" || c.name == "std" || c.name == "new";
+    if (is_reference) continue;
     slots.push_back(SlotFor(c, ref_ok, out.instrumented, out.reference, set));
   }
+  // The reference's second run set, last (Summarize takes it out).
+  Slot noise = slots[0];
+  noise.c.reference = noise.p.reference = false;
+  noise.c.noise = true;
+  noise.p.name = noise.c.name = absl::StrCat(slots[0].p.name, " (again)");
+  slots.push_back(std::move(noise));
 
   std::vector<Contender> contenders;
   for (const Slot& s : slots) {
     Contender c;
     c.name = s.p.name;
     c.reference = s.c.reference;
+    c.noise = s.c.noise;
     c.frees_blocks = s.c.frees_blocks;
-    c.done = !s.c.skipped.empty() || (s.c.reference && !ref_ok);
+    c.done = !s.c.skipped.empty() || ((s.c.reference || s.c.noise) && !ref_ok);
     contenders.push_back(std::move(c));
   }
   RoundsSettings rounds;
@@ -274,15 +316,21 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   rounds.max_runs = set.max_runs;
   rounds.precision = set.precision;
   rounds.budget_seconds = set.budget_seconds;
-  rounds.race = false;
-  rounds.total_budget_seconds = 0;
+  rounds.race = set.race;
+  rounds.total_budget_seconds = set.race ? set.total_budget_seconds : 0;
+  rounds.max_total_budget_seconds = rounds.total_budget_seconds;
+  rounds.max_total_runs = set.race ? set.max_total_runs : 0;
   rounds.seed = set.seed;
   rounds.first_round = 1;
   rounds.stop_without_reference = true;
-  if (set.progress) rounds.progress_label = "in situ";
+  rounds.progress_lines = set.progress_lines;
+  if (set.progress || set.progress_lines) rounds.progress_label = set.progress_label;
   if (ref_ok) out.rounds = 1 + RunRounds(contenders, runner, rounds).rounds;
+  out.budget_seconds = rounds.total_budget_seconds;
+  out.max_total_runs = rounds.max_total_runs;
   for (size_t i = 0; i < slots.size(); ++i) {
     InSituPolicy& p = slots[i].p;
+    out.runs += p.attempts;
     if (p.status == RunStatus::kFailed) {
       p.stop_reason = "failed";
     } else if (slots[i].c.skipped.empty()) {

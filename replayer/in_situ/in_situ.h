@@ -22,14 +22,20 @@
 //   serves malloc (dladdr, as the replayer's own children check); a run
 //   where that is not the preloaded library FAILED.
 //
-// Protocol: the replay's rounds (measure/rounds.h), without the race: a
-// shuffled order, the reference in every round so ratios pair by round; a
-// policy stops when its median time and its ratio to the reference have 95%
-// bootstrap CIs within the precision (after min_runs), its budget is spent
-// or max_runs is reached (the figure: --clock's, CPU or wall time). A run
-// that exits non-zero, crashes or passes the time limit is FAILED (its
-// reason and last stderr lines kept) and its policy stops; if the reference
-// fails, nothing else is run.
+// Protocol: the replay's rounds (measure/rounds.h): a shuffled order, the
+// reference in every round so ratios pair by round, and its second run set
+// (the noise contender) beside it, whose ratio to it is the noise floor. With
+// the race (the search's way, InSituSettings::race), a candidate shown slower
+// than its leader is eliminated, a run past 20x the fastest candidate's run
+// time is stopped and its candidate eliminated (race.h), and the runs stop
+// once the total budget of seconds or of program runs is spent, or every
+// candidate left is precise; without it, each policy runs until its median
+// time and its ratio to the reference have 95% bootstrap CIs within the
+// precision (after min_runs), its budget is spent or max_runs is reached
+// (the figure: --clock's, CPU or wall time). A run that exits non-zero,
+// crashes or passes the time limit is FAILED (its reason and last stderr
+// lines kept) and its policy stops; if the reference fails, nothing else is
+// run.
 //
 // The program's stdout and stderr go to the log file, one header per run.
 // Thread-safety: single-threaded; forks and waits for children.
@@ -54,6 +60,7 @@ struct InSituCandidate {
   std::string preload;       // the malloc's file name ("libjemalloc.so.2"), "" for none
   bool pool_policy = false;  // needs an instrumented program
   bool reference = false;
+  bool noise = false;   // the reference's second run set (the noise floor)
   std::string skipped;  // why it is not run ("" to run it)
   allocators::Adoption adopt;
   bool frees_blocks = true;  // false: never frees (summary.h: kNeverFreesMargin)
@@ -61,6 +68,11 @@ struct InSituCandidate {
 };
 
 struct InSituSettings {
+  // The search's race with its total budgets (see above); false: every
+  // policy to its own precision or budget.
+  bool race = false;
+  double total_budget_seconds = 120;
+  int max_total_runs = 200;
   int min_runs = 10;
   int max_runs = 500;
   double precision = 0.03;     // CI half-width, as a fraction
@@ -72,6 +84,8 @@ struct InSituSettings {
   TimingClock clock = TimingClock::kCpu;
   uint64_t seed = 1;
   bool progress = false;
+  bool progress_lines = false;  // a line per round (for logs), not one rewritten in place
+  std::string progress_label = "in the program";
   std::string log_path;       // "" : alloctrace-insitu.<pid>.log in the working directory
   std::string probe_library;  // libmalloc_probe.so; "" : mallocs are skipped
   std::string launcher;       // in_situ_launcher (in_situ_launcher.cc); required
@@ -81,11 +95,14 @@ struct InSituSettings {
 InSituCandidate CandidateFor(const std::string& name);
 
 // Runs argv under the reference and the candidates (see above). `argv[0]`
-// as FindProgram returned it. Errors only for what stops everything (the
-// log cannot be written); failed runs are in the summary.
+// as FindProgram returned it. `reference`: the candidate every ratio pairs
+// with, instead of std or malloc (the per-container search's held mix).
+// Errors only for what stops everything (the log cannot be written, the
+// reference's malloc is missing); failed runs are in the summary.
 absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv,
                                             std::vector<InSituCandidate> candidates,
-                                            const InSituSettings& s);
+                                            const InSituSettings& s,
+                                            const InSituCandidate* reference = nullptr);
 
 }  // namespace alloctrace
 

@@ -168,6 +168,7 @@ ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& 
     ChildLimits limits;
     limits.wall_seconds = run.timeout_seconds;
     const ChildExit end = child->Wait(limits, result[0], &line);
+    o.timed_out = end.how == ChildExit::How::kTimedOut;
     o.error = ProgramError(run, end, limits, line, &o.run);
   }
   close(result[0]);

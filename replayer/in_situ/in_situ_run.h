@@ -46,6 +46,7 @@ struct ProgramRun {
 struct ChildOutcome {
   InSituRun run;                         // round left 0
   std::string error;                     // "" if it exited 0
+  bool timed_out = false;                // killed at ProgramRun::timeout_seconds
   std::vector<std::string> stderr_tail;  // last lines, when it failed
   std::string acknowledged_policy;       // what the switch said it took ("" : nothing)
   std::string malloc_provider;           // what the preload check said serves malloc

@@ -70,6 +70,14 @@ class Rounds {
   bool IsNoise(size_t i) const { return i == noise_; }
   bool IsOther(size_t i) const { return i != ref_ && i != noise_; }
   bool Bounded() const { return s_.race && s_.total_budget_seconds > 0; }
+  int TotalRuns() const {
+    int runs = 0;
+    for (const Contender& c : cs_) runs += c.attempts;
+    return runs;
+  }
+  bool RunsSpent() const {
+    return Bounded() && s_.max_total_runs > 0 && TotalRuns() >= s_.max_total_runs;
+  }
   // The most the total budget can stretch to: no run, not even the first
   // round's, goes past it (plus kBudgetRunAllowanceSeconds for the run
   // under way), whatever a trace costs per event.
@@ -189,7 +197,8 @@ class Rounds {
     for (size_t i : Order(others_active, ref_active)) {
       // After the first round, the budget; in it, the cap (so that every
       // contender gets a run unless a trace is too costly for that).
-      if (Bounded() && TotalSpent() >= (round_ > s_.first_round ? result_.total_budget : Cap())) {
+      if (Bounded() && (TotalSpent() >= (round_ > s_.first_round ? result_.total_budget : Cap()) ||
+                        (round_ > s_.first_round && RunsSpent()))) {
         budget_spent = true;
         break;
       }
@@ -204,9 +213,10 @@ class Rounds {
     if (s_.race) Look();
     if (Bounded() && (stretched_ || s_.to_cap) && !budget_spent) Reach(spent_before);
     if (s_.progress_lines) ProgressLine();
-    if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget)) {
-      StopAll(
-          absl::StrFormat("total budget of %.0f s spent (--total_budget)", result_.total_budget));
+    if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget) || RunsSpent()) {
+      StopAll(RunsSpent() ? absl::StrFormat("total budget of %d runs spent", s_.max_total_runs)
+                          : absl::StrFormat("total budget of %.0f s spent (%s)",
+                                            result_.total_budget, s_.budget_flag));
       return false;
     }
     if (!others_active && cs_[ref_].done) return false;
@@ -279,9 +289,9 @@ class Rounds {
     }
     const std::string budget =
         Bounded() ? absl::StrFormat(" (budget %.0f s)", result_.total_budget) : "";
-    std::fprintf(stderr, "%s: round %d done: %d of %d contenders left, %.1f s spent%s\n",
-                 s_.progress_label.c_str(), round_ - s_.first_round, left, all, TotalSpent(),
-                 budget.c_str());
+    std::fprintf(stderr, "%s: round %d done: %d of %d contenders left, %d runs, %.1f s spent%s\n",
+                 s_.progress_label.c_str(), round_ - s_.first_round, left, all, TotalRuns(),
+                 TotalSpent(), budget.c_str());
   }
 
   void StopAll(const std::string& reason) {

@@ -105,6 +105,13 @@ struct RoundsSettings {
   bool race = true;                  // successive elimination (race.h)
   int race_min_runs = 3;             // paired rounds before a contender can be eliminated
   double total_budget_seconds = 16;  // with the race, all contenders together; 0: none
+  // With the total budget, the runs (every contender's, the noise's too)
+  // stop once this many were made, as once the seconds are spent; 0: no
+  // such bound (in situ bounds a program's runs by their number too).
+  int max_total_runs = 0;
+  // The flag a user raises the total budget with, as the stop reasons name
+  // it.
+  std::string budget_flag = "--total_budget";
   // What the total budget may stretch to: with the decoding (6 to 7 s on a
   // 10 M-event trace), and the whole runs after windowed rounds taken out of
   // it (measure.cc), a long trace's command ends within a minute.

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/replayer/verdict/per_container_verdict.h"
 
@@ -70,17 +71,24 @@ std::string MixName(const MixSpec& spec, const std::vector<ClassSummary>& classe
 }
 
 std::string MixUnsafeReason(const MixSpec& spec, const std::vector<ClassSummary>& classes,
-                            const std::map<std::string, allocators::AllocatorInfo>& infos) {
+                            const std::map<std::string, allocators::AllocatorInfo>& infos,
+                            HandOffs hand_offs) {
   // The classes and threads that reach each process-wide single-threaded pool.
   std::map<std::string, std::pair<std::vector<std::string>, std::set<uint32_t>>> reach;
   for (const ClassSummary& c : classes) {
     auto it = spec.by_class.find(c.def.id);
-    if (it == spec.by_class.end()) continue;
+    if (it == spec.by_class.end() || it->second == kHeapPolicy) continue;
     const allocators::AllocatorInfo& info = infos.at(it->second);
     if (info.thread_safe) continue;
     if (c.shared_arenas > 0) {
       return absl::StrCat(it->second, " is not thread-safe, and ", c.shared_arenas, " of ",
                           ShortName(c.def), "'s arenas are used by several threads");
+    }
+    if (c.handed_off_arenas > 0 && hand_offs == HandOffs::kShared) {
+      return absl::StrCat(it->second, " is not thread-safe, and ", c.handed_off_arenas, " of ",
+                          ShortName(c.def),
+                          "'s arenas pass from one thread to another (a replay's threads are "
+                          "not ordered by the program's hand-off)");
     }
     if (!info.state_per_arena) {
       auto& [names, threads] = reach[it->second];
@@ -96,6 +104,67 @@ std::string MixUnsafeReason(const MixSpec& spec, const std::vector<ClassSummary>
     }
   }
   return "";
+}
+
+std::vector<ClassVerdict> ClassRows(const std::vector<ClassSummary>& classes, bool search,
+                                    double min_share) {
+  std::vector<ClassVerdict> rows;
+  for (const ClassSummary& c : classes) {
+    ClassVerdict cv;
+    cv.facts = c;
+    cv.searched = search && c.def.id != 0 && c.share >= min_share;
+    if (c.def.id == 0) {
+      cv.note = "the global heap and unnamed arenas: the process's malloc";
+    } else if (search && !cv.searched) {
+      cv.note = absl::StrFormat("%.1f%% of the memory ops, below the %.0f%% searched: held",
+                                100 * c.share, 100 * min_share);
+    }
+    rows.push_back(std::move(cv));
+  }
+  return rows;
+}
+
+std::string PolicyOf(const MixSpec& spec, uint32_t class_id) {
+  auto it = spec.by_class.find(class_id);
+  return it == spec.by_class.end() ? kHeapPolicy : it->second;
+}
+
+namespace {
+
+bool IsMallocName(const std::string& name,
+                  const std::map<std::string, allocators::AllocatorInfo>& infos) {
+  auto it = infos.find(name);
+  return name == "malloc" || name == kHeapPolicy ||
+         (it != infos.end() && it->second.family == allocators::Family::kExternal);
+}
+
+}  // namespace
+
+std::string AssignmentFor(const MixSpec& spec, const std::vector<ClassSummary>& classes,
+                          const std::map<std::string, allocators::AllocatorInfo>& infos) {
+  const bool rest_is_heap = IsMallocName(spec.rest, infos);
+  std::string assignment;
+  for (const ClassSummary& c : classes) {
+    if (c.def.id == 0) continue;
+    const std::string policy = PolicyOf(spec, c.def.id);
+    if (policy != kHeapPolicy) {
+      absl::StrAppend(&assignment, c.def.name, "=", policy, ";");
+    } else if (!rest_is_heap) {
+      absl::StrAppend(&assignment, c.def.name, "=std;");
+    }
+  }
+  return absl::StrCat(assignment, "*=", rest_is_heap ? "std" : spec.rest);
+}
+
+std::string AdoptMix(const MixSpec& mix,
+                     const std::map<std::string, allocators::AllocatorInfo>& infos,
+                     const std::vector<ClassSummary>& classes, std::vector<ClassVerdict>& rows) {
+  for (ClassVerdict& cv : rows) {
+    cv.policy = cv.facts.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.facts.def.id);
+    if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
+    if (cv.facts.def.id != 0) cv.alias = AliasLine(cv.facts.def, cv.adopt);
+  }
+  return AssignmentFor(mix, classes, infos);
 }
 
 }  // namespace alloctrace

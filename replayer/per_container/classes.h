@@ -12,6 +12,13 @@
 //    the same one, uses all their arenas: two threads must not reach the
 //    one pool through any class.
 // The heap (the process's malloc) serves any class.
+// An arena handed off (inspect/class_stats.h: one thread after another,
+// their uses never interleaved, as a map a worker fills and the main
+// thread frees after join()) is safe for a not thread-safe policy with a
+// pool per arena in the program, where the hand-off orders the threads
+// (HandOffs::kSequential: the in-program search), but not in a per-thread
+// replay, whose threads the trace orders only at each block's free
+// (HandOffs::kShared).
 //
 // Thread-safety: pure functions.
 #ifndef ALLOCTRACE_REPLAYER_PER_CONTAINER_CLASSES_H_
@@ -27,6 +34,7 @@
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/engine/mix_spec.h"
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/verdict/per_container_verdict.h"
 
 namespace alloctrace {
 
@@ -42,10 +50,40 @@ std::vector<ClassSummary> ClassesOf(const ReplayProgram& program);
 // no class is "heap".
 std::string MixName(const MixSpec& spec, const std::vector<ClassSummary>& classes);
 
+enum class HandOffs { kShared, kSequential };
+
+// The pools a class may move to (those the safety rule allows it): ours,
+// per container and process-wide, single- and multi-threaded.
+inline constexpr const char* kCandidatePools[] = {
+    "slab/st/stack", "slab/st/single", "small_node/st/stack", "small_node/st/single",
+    "slab/mt/stack", "slab/mt/single", "small_node/mt/stack", "small_node/mt/single"};
+
+// A row per class, before a search: its facts, whether it is searched
+// (`search`, a named class, at least `min_share` of the memory ops), and
+// why not.
+std::vector<ClassVerdict> ClassRows(const std::vector<ClassSummary>& classes, bool search,
+                                    double min_share);
+
+// The policy `spec` gives class `class_id` (kHeapPolicy if none).
+std::string PolicyOf(const MixSpec& spec, uint32_t class_id);
+
+// ALLOCTRACE_POLICY for `spec` in the trace's class names: each class on a
+// pool named with it, a class on the heap named `std` only where the rest
+// is a pool, then `*=` the rest (`std` for the heap, a malloc preloaded).
+std::string AssignmentFor(const MixSpec& spec, const std::vector<ClassSummary>& classes,
+                          const std::map<std::string, allocators::AllocatorInfo>& infos);
+
+// The rows completed with `mix`: each class's policy, its Adoption and
+// alias line; returns AssignmentFor(mix).
+std::string AdoptMix(const MixSpec& mix,
+                     const std::map<std::string, allocators::AllocatorInfo>& infos,
+                     const std::vector<ClassSummary>& classes, std::vector<ClassVerdict>& rows);
+
 // Why `spec` may not serve the program (see above), naming the class and
 // the threads, or "" if it may. `infos` has every policy the spec names.
 std::string MixUnsafeReason(const MixSpec& spec, const std::vector<ClassSummary>& classes,
-                            const std::map<std::string, allocators::AllocatorInfo>& infos);
+                            const std::map<std::string, allocators::AllocatorInfo>& infos,
+                            HandOffs hand_offs = HandOffs::kShared);
 
 }  // namespace alloctrace
 

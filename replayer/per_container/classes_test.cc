@@ -1,6 +1,7 @@
 #include "alloctrace/replayer/per_container/classes.h"
 
 #include "alloctrace/replayer/engine/allocators/registry.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -47,9 +48,48 @@ ReplayProgram Service() {
   op(1, ReplayKind::kAlloc, 2, 1);
   op(2, ReplayKind::kAlloc, 3, 0);
   op(2, ReplayKind::kFree, 3, 1);
+  op(3, ReplayKind::kAlloc, 3, 0);  // thread 0 back in the registry: shared
+  op(3, ReplayKind::kFree, 3, 0);
   op(0, ReplayKind::kFree, 1, 0);
   op(1, ReplayKind::kFree, 2, 1);
   return p;
+}
+
+// A map a worker (thread 1) fills and the main thread (0) frees after
+// join(): handed off, not shared.
+TEST(MixSafetyTest, AHandOffIsSafeForAPoolPerContainerInTheProgramOnly) {
+  ReplayProgram p;
+  p.arena_limit = 3;
+  p.arena_classes = {0, 1, 2};
+  p.classes[1] = ClassDef{1, "app::Results", 32, true};
+  p.classes[2] = ClassDef{2, "app::Index", 32, true};
+  auto op = [&](uint32_t object, ReplayKind kind, uint32_t arena, uint32_t thread) {
+    p.ops.push_back(ReplayOp{object, 32, arena, kind, 3, 0});
+    p.op_threads.push_back(thread);
+  };
+  op(0, ReplayKind::kArenaCreate, 1, 1);
+  op(0, ReplayKind::kArenaCreate, 2, 0);
+  op(0, ReplayKind::kAlloc, 1, 1);
+  op(1, ReplayKind::kAlloc, 1, 1);
+  op(2, ReplayKind::kAlloc, 2, 0);
+  op(0, ReplayKind::kFree, 1, 0);  // after join()
+  op(1, ReplayKind::kFree, 1, 0);
+  op(2, ReplayKind::kFree, 2, 0);
+  const std::vector<ClassSummary> classes = ClassesOf(p);
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(classes[0].def.id, 1u);
+  EXPECT_EQ(classes[0].shared_arenas, 0u);
+  EXPECT_EQ(classes[0].handed_off_arenas, 1u);
+  const auto infos = allocators::AllocatorInfosByName();
+  MixSpec spec;
+  spec.by_class[1] = "slab/st/stack";
+  EXPECT_EQ(MixUnsafeReason(spec, classes, infos, HandOffs::kSequential), "");
+  EXPECT_THAT(MixUnsafeReason(spec, classes, infos),
+              testing::HasSubstr("1 of Results's arenas pass from one thread to another"));
+  // One pool for the process is reached by both threads even so.
+  spec.by_class[1] = "slab/st/single";
+  EXPECT_THAT(MixUnsafeReason(spec, classes, infos, HandOffs::kSequential),
+              testing::HasSubstr("threads 0, 1 reach it"));
 }
 
 TEST(MixSafetyTest, ASingleThreadedPoolServesOnlyWhatOneThreadReaches) {

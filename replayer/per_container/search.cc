@@ -32,11 +32,6 @@ MixSpec With(MixSpec spec, uint32_t id, const std::string& policy) {
   return spec;
 }
 
-std::string PolicyOf(const MixSpec& spec, uint32_t id) {
-  auto it = spec.by_class.find(id);
-  return it == spec.by_class.end() ? kHeapPolicy : it->second;
-}
-
 // One race of mixes, by label, in the order given; glibc malloc (plain) the
 // reference. The report's policies carry the labels.
 class Racer {
@@ -228,42 +223,6 @@ std::string WhyNot(const ReplayProgram& program, const std::vector<ClassSummary>
   return "";
 }
 
-// A row per class, before the search: its facts, whether it is searched.
-std::vector<ClassVerdict> ClassRows(const std::vector<ClassSummary>& classes, bool search,
-                                    double min_share) {
-  std::vector<ClassVerdict> rows;
-  for (const ClassSummary& c : classes) {
-    ClassVerdict cv;
-    cv.facts = c;
-    cv.searched = search && c.def.id != 0 && c.share >= min_share;
-    if (c.def.id == 0) {
-      cv.note = "the global heap and unnamed arenas: the process's malloc";
-    } else if (search && !cv.searched) {
-      cv.note = absl::StrFormat("%.1f%% of the memory ops, below the %.0f%% searched: held",
-                                100 * c.share, 100 * min_share);
-    }
-    rows.push_back(std::move(cv));
-  }
-  return rows;
-}
-
-// The rows completed with `mix`: each class's policy and alias line; and
-// ALLOCTRACE_POLICY for it.
-std::string Adopt(const MixSpec& mix, const PolicyInfos& infos, std::vector<ClassVerdict>& rows) {
-  std::string assignment;
-  for (ClassVerdict& cv : rows) {
-    cv.policy = cv.facts.def.id == 0 ? kHeapPolicy : PolicyOf(mix, cv.facts.def.id);
-    if (cv.policy != kHeapPolicy) cv.adopt = infos.at(cv.policy).adopt;
-    if (cv.facts.def.id != 0) {
-      cv.alias = AliasLine(cv.facts.def, cv.adopt);
-      if (cv.policy != kHeapPolicy) {
-        absl::StrAppend(&assignment, cv.facts.def.name, "=", cv.policy, ";");
-      }
-    }
-  }
-  return absl::StrCat(assignment, "*=std");
-}
-
 }  // namespace
 
 PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceReport& single,
@@ -317,7 +276,7 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
     FinalRace(racer, mix, start, budget, ++seed, v);
     ++v.races;
   }
-  v.assignment = Adopt(mix, infos, rows);
+  v.assignment = AdoptMix(mix, infos, classes, rows);
   v.classes = std::move(rows);
   v.seconds = SecondsSince(t0);
   return v;

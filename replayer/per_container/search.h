@@ -42,12 +42,6 @@
 
 namespace alloctrace {
 
-// The pools a class may move to (those the safety rule allows it): ours,
-// per container and process-wide, single- and multi-threaded.
-inline constexpr const char* kCandidatePools[] = {
-    "slab/st/stack", "slab/st/single", "small_node/st/stack", "small_node/st/single",
-    "slab/mt/stack", "slab/mt/single", "small_node/mt/stack", "small_node/mt/single"};
-
 struct SearchSettings {
   double min_share = 0.05;  // classes below it are held
   int max_sweeps = 2;

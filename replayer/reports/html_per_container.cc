@@ -17,10 +17,14 @@ using charts::Escape;
 std::string ClassChart(const PerContainerVerdict& v, const ClassVerdict& c, const std::string& id) {
   charts::IntervalChart chart;
   chart.id = id;
-  chart.title = absl::StrCat(ClassLabel(c),
-                             ": time per memory op of the whole replay with this "
-                             "class on each candidate, the others held (95% CI of the median)");
-  chart.x = SpeedAxis("ns per memory op", /*frame=*/true);
+  chart.title = absl::StrCat(
+      ClassLabel(c),
+      v.in_program ? ": the program's time with this class on each candidate, the others held "
+                     "(95% CI of the median)"
+                   : ": time per memory op of the whole replay with this class on each "
+                     "candidate, the others held (95% CI of the median)");
+  chart.x = SpeedAxis(v.in_program ? "seconds per run of the program" : "ns per memory op",
+                      /*frame=*/true);
   chart.highlight_label = "tied with the fastest";
   for (const ClassCandidate& k : c.candidates) {
     charts::IntervalRow r;
@@ -28,8 +32,8 @@ std::string ClassChart(const PerContainerVerdict& v, const ClassVerdict& c, cons
     if (!k.skipped.empty()) {
       r.status = k.skipped;
     } else {
-      r.marks.push_back({0, k.ns_per_op.median, k.ns_per_op.lo, k.ns_per_op.hi,
-                         k.ns_per_op.n >= kMinPairedRounds});
+      const Estimate& e = v.in_program ? k.seconds : k.ns_per_op;
+      r.marks.push_back({0, e.median, e.lo, e.hi, e.n >= kMinPairedRounds});
       r.highlighted = k.tied_fastest;
       r.note = k.policy == c.policy ? "chosen" : (k.policy == c.held ? "held" : "");
     }
@@ -61,14 +65,20 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
                   ClassPolicyWords(v, c), ClassChoiceWords(c)},
                  "");
   }
-  absl::StrAppend(&o, table.Render(absl::StrCat("id=\"", Escape(id), "-table\"")),
-                  "<p>Adopt, per container (T: the container's element type):</p>"
-                  "<pre style=\"white-space: pre-wrap\">");
-  for (const ClassVerdict& c : v.classes) {
-    if (!c.alias.empty()) absl::StrAppend(&o, Escape(c.alias), "\n");
+  absl::StrAppend(&o, table.Render(absl::StrCat("id=\"", Escape(id), "-table\"")));
+  if (MixIsTheAnswer(v)) {
+    absl::StrAppend(&o,
+                    "<p>Adopt, per container (T: the container's element type):</p>"
+                    "<pre style=\"white-space: pre-wrap\">");
+    for (const ClassVerdict& c : v.classes) {
+      if (!c.alias.empty()) absl::StrAppend(&o, Escape(c.alias), "\n");
+    }
+    absl::StrAppend(&o, "</pre><p>", Escape(HeapWords(v)), ". In the program, unchanged: <code>",
+                    Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
+  } else {
+    absl::StrAppend(&o, "<p class=\"note\">The mix searched (not the answer): <code>",
+                    Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
   }
-  absl::StrAppend(&o, "</pre><p>", Escape(HeapWords(v)), ". In situ, unchanged: <code>",
-                  Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
   for (size_t i = 0; i < v.classes.size(); ++i) {
     const ClassVerdict& c = v.classes[i];
     if (c.searched && !c.candidates.empty()) {

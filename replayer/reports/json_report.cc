@@ -91,11 +91,21 @@ std::string InSituJson(const InSituSummary& s) {
       absl::StrJoin(ps, ",\n    "), "]}");
 }
 
-// With --confirm: the in-situ fields of the verdict.
-std::string InSituVerdictJson(const InSituSummary& s) {
-  return absl::StrCat(", \"in_situ_fastest\": ", JsonStrings(s.fastest), ", \"replay_pick\": ",
-                      s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
-                      ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false");
+// With the search in the program: the in-situ fields of the verdict, who
+// decided, and the replay's recommendation beside the program's.
+std::string InSituVerdictJson(const TraceReport& t) {
+  const InSituSummary& s = *t.in_situ;
+  const std::string disagreement = DisagreementWords(t);
+  return absl::StrCat(
+      ", \"decided_by\": ", s.recommended.empty() ? "\"replay\"" : "\"program\"",
+      ", \"replay_recommended\": ",
+      t.verdict.replay_recommended.empty() ? "null" : JsonString(t.verdict.replay_recommended),
+      ", \"recommended_words\": ", JsonString(RecommendedWords(t)),
+      ", \"in_situ_fastest\": ", JsonStrings(s.fastest),
+      ", \"replay_pick\": ", s.replay_pick.empty() ? "null" : JsonString(s.replay_pick),
+      ", \"replay_pick_held\": ", s.replay_pick_held ? "true" : "false",
+      ", \"disagreement\": ", disagreement.empty() ? "null" : JsonString(disagreement),
+      ", \"measured_in_program\": ", JsonString(MeasuredInProgramWords(t)));
 }
 
 // How the runs sampled the trace (SamplingWords as data).
@@ -138,7 +148,8 @@ std::string JsonPerContainer(const TraceReport& t) {
     for (const ClassCandidate& k : c.candidates) {
       candidates.push_back(absl::StrCat(
           "{\"policy\": ", JsonString(k.policy), ", \"ns_per_op\": ", JsonEstimate(k.ns_per_op),
-          ", \"vs_malloc\": ", JsonEstimate(k.vs_malloc),
+          ", \"vs_malloc\": ", JsonEstimate(k.vs_malloc), ", \"program_seconds\": ",
+          JsonEstimate(k.seconds), ", \"vs_held\": ", JsonEstimate(k.vs_held),
           ", \"tied_fastest\": ", k.tied_fastest ? "true" : "false",
           ", \"skipped\": ", k.skipped.empty() ? "null" : JsonString(k.skipped), "}"));
     }
@@ -147,7 +158,8 @@ std::string JsonPerContainer(const TraceReport& t) {
         ", \"tagged\": ", c.facts.def.tagged ? "true" : "false",
         ", \"label\": ", JsonString(ClassLabel(c)), ", \"memory_ops\": ", c.facts.memory_ops,
         ", \"share\": ", JsonNumber(c.facts.share), ", \"arenas\": ", c.facts.arenas,
-        ", \"shared_arenas\": ", c.facts.shared_arenas, ", \"threads\": ", c.facts.threads.size(),
+        ", \"shared_arenas\": ", c.facts.shared_arenas, ", \"handed_off_arenas\": ",
+        c.facts.handed_off_arenas, ", \"threads\": ", c.facts.threads.size(),
         ", \"policy\": ", JsonString(c.policy), ", \"adopt\": ",
         c.policy == kHeapPolicy ? JsonAdopt(v.heap, v.heap_adopt) : JsonAdopt(c.policy, c.adopt),
         ", \"alias\": ", c.alias.empty() ? "null" : JsonString(c.alias), ", \"searched\": ",
@@ -163,6 +175,8 @@ std::string JsonPerContainer(const TraceReport& t) {
       ", \"best_single\": ", JsonString(v.best_single),
       ", \"mix_is_single\": ", v.mix_is_single ? "true" : "false",
       ", \"mix_faster\": ", v.mix_faster ? "true" : "false",
+      ", \"in_program\": ", v.in_program ? "true" : "false",
+      ", \"mix_is_the_answer\": ", MixIsTheAnswer(v) ? "true" : "false",
       ", \"vs_malloc\": ", JsonEstimate(v.mix_vs_malloc),
       ", \"single_vs_malloc\": ", JsonEstimate(v.single_vs_malloc),
       ", \"std_vs_malloc\": ", JsonEstimate(v.std_vs_malloc),
@@ -199,7 +213,7 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
           : absl::StrCat("{\"policy\": ", JsonString(v.if_instrumented),
                          ", \"vs_malloc\": ", JsonEstimate(v.if_instrumented_vs_malloc),
                          ", \"words\": ", JsonString(IfInstrumentedWords(t)), "}"),
-      JsonPerContainer(t), t.in_situ == nullptr ? "" : InSituVerdictJson(*t.in_situ), "}");
+      JsonPerContainer(t), t.in_situ == nullptr ? "" : InSituVerdictJson(t), "}");
 }
 
 std::string JsonRun(const RunRecord& rr) {

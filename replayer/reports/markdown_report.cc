@@ -135,11 +135,15 @@ std::string PerContainerMarkdown(const PerContainerVerdict& v) {
     absl::StrAppendFormat(&o, "| `%s` | %.1f%% | %s | %s |\n", ClassLabel(c), 100 * c.facts.share,
                           ClassPolicyWords(v, c), ClassChoiceWords(c));
   }
+  if (!MixIsTheAnswer(v)) {
+    return absl::StrCat(o, "\nThe mix searched (not the answer): `ALLOCTRACE_POLICY='",
+                        v.assignment, "'`.\n\n");
+  }
   absl::StrAppend(&o, "\nAdopt, per container (`T`: the container's element type):\n\n```cpp\n");
   for (const ClassVerdict& c : v.classes) {
     if (!c.alias.empty()) absl::StrAppend(&o, c.alias, "\n");
   }
-  absl::StrAppend(&o, "```\n\n", HeapWords(v), ". In situ, unchanged: `ALLOCTRACE_POLICY='",
+  absl::StrAppend(&o, "```\n\n", HeapWords(v), ". In the program, unchanged: `ALLOCTRACE_POLICY='",
                   v.assignment, "'`.\n\n");
   return o;
 }

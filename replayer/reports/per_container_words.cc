@@ -24,8 +24,42 @@ std::string ClassChoiceWords(const ClassVerdict& c) {
   return c.note;
 }
 
+namespace {
+
+// The program's per-container verdict (PerContainerVerdict::in_program).
+std::string InProgramSentence(const PerContainerVerdict& v) {
+  const std::string vs_std =
+      v.in_situ_vs_std.has_data() ? absl::StrCat(" and ", Times(v.in_situ_vs_std), " std's") : "";
+  if (v.mix_is_single) {
+    return absl::StrCat(
+        "in the program, no class ran faster on another policy than on the best "
+        "single choice (",
+        v.best_single, "): the answer is ", v.best_single, " for every class",
+        v.in_situ_vs_std.has_data() ? absl::StrCat(", ", Times(v.in_situ_vs_std), " std's speed")
+                                    : "",
+        ".");
+  }
+  if (!v.in_situ_failure.empty()) {
+    return absl::StrCat("in the program, the mix did not run (", v.in_situ_failure, "): adopt ",
+                        v.best_single, " for every class.");
+  }
+  const std::string ran =
+      absl::StrCat("in the program, the mix ran at ", Times(v.in_situ_vs_single),
+                   " the speed of the best single choice (", v.best_single, ")", vs_std);
+  if (v.mix_faster) return absl::StrCat(ran, ": the mix is the answer (the alias lines below).");
+  return absl::StrCat(ran, "; not shown faster than the best single choice: adopt ", v.best_single,
+                      " for every class.");
+}
+
+}  // namespace
+
+bool MixIsTheAnswer(const PerContainerVerdict& v) {
+  return v.why_not.empty() && !v.mix_is_single && v.mix_faster && v.in_situ_failure.empty();
+}
+
 std::string MixSentence(const PerContainerVerdict& v) {
   if (!v.why_not.empty()) return absl::StrCat("no per-container verdict: ", v.why_not, ".");
+  if (v.in_program) return InProgramSentence(v);
   if (v.mix_is_single) {
     return absl::StrCat("no class ran faster on another policy than on the best single choice (",
                         v.best_single, "): the mix is that choice, at ", Times(v.mix_vs_malloc),
@@ -41,7 +75,7 @@ std::string MixSentence(const PerContainerVerdict& v) {
 }
 
 std::string MixInSituWords(const PerContainerVerdict& v) {
-  if (!v.confirmed) return "";
+  if (!v.confirmed || v.in_program) return "";
   if (!v.in_situ_failure.empty()) {
     return absl::StrCat("in the program (--confirm), the mix did not run: ", v.in_situ_failure);
   }
@@ -56,6 +90,13 @@ std::string MixInSituWords(const PerContainerVerdict& v) {
 }
 
 std::string MixCostWords(const PerContainerVerdict& v) {
+  if (v.in_program) {
+    return absl::StrFormat(
+        "%d sweep%s, %d race%s of the program's runs, %.1f s; classes below %.0f%% of the memory "
+        "ops held",
+        v.sweeps, v.sweeps == 1 ? "" : "s", v.races, v.races == 1 ? "" : "s", v.seconds,
+        100 * v.min_share);
+  }
   return absl::StrFormat(
       "%d sweep%s, %d race%s, %.1f s (the single verdict: %.1f s); classes below %.0f%% of the "
       "memory ops held",

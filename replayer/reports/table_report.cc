@@ -59,9 +59,14 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("smallest RSS:",
          absl::StrCat(NameList(v.smallest_rss), v.smallest_rss.size() > 1 ? " (tied)" : "", ", ",
                       Mib(v.smallest_rss_bytes.median)));
-    line("recommended:", absl::StrCat(v.recommended, ": ", ChoiceWords(v)));
+    line("recommended:", RecommendedWords(t));
+    if (const std::string d = DisagreementWords(t); !d.empty()) line("disagree:", d);
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
-    if (!v.recommended.empty()) line("program:", ProgramWords(t));
+    if (const std::string m = MeasuredInProgramWords(t); !m.empty()) {
+      line("program:", m);
+    } else {
+      line("program:", ProgramWords(t));
+    }
     if (const std::string w = IfInstrumentedWords(t); !w.empty()) line("instrumented:", w);
     if (const std::string passed_over = PassedOverWords(t); !passed_over.empty()) {
       line("passed over:", passed_over);
@@ -156,13 +161,18 @@ std::string PerContainerText(const PerContainerVerdict& v) {
                           ClassPolicyWords(v, c));
     absl::StrAppend(&o, Wrap("      " + ClassChoiceWords(c), 80, 6), "\n");
   }
-  absl::StrAppend(&o, "  Adopt, per container (T: the container's element type):\n");
-  for (const ClassVerdict& c : v.classes) {
-    if (!c.alias.empty()) absl::StrAppend(&o, Wrap("    " + c.alias, 80, 8), "\n");
+  if (MixIsTheAnswer(v)) {
+    absl::StrAppend(&o, "  Adopt, per container (T: the container's element type):\n");
+    for (const ClassVerdict& c : v.classes) {
+      if (!c.alias.empty()) absl::StrAppend(&o, Wrap("    " + c.alias, 80, 8), "\n");
+    }
+    para(HeapWords(v));
+    para(absl::StrCat("the same in the program, unchanged: ALLOCTRACE_POLICY='", v.assignment, "'",
+                      v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
+  } else if (!v.mix_is_single) {
+    para(absl::StrCat("the mix searched (not the answer): ALLOCTRACE_POLICY='", v.assignment, "'",
+                      v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
   }
-  para(HeapWords(v));
-  para(absl::StrCat("in situ, unchanged: ALLOCTRACE_POLICY='", v.assignment, "'",
-                    v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
   return o + "\n";
 }
 

@@ -71,6 +71,10 @@ std::string ClassLabel(const ClassVerdict& c);
 std::string ClassPolicyWords(const PerContainerVerdict& v, const ClassVerdict& c);
 std::string ClassChoiceWords(const ClassVerdict& c);
 std::string MixSentence(const PerContainerVerdict& v);
+// Whether the mix is the answer (its alias lines to paste): it differs
+// from the best single choice and was shown faster than it (in the
+// program, or in the replay without one).
+bool MixIsTheAnswer(const PerContainerVerdict& v);
 std::string MixCostWords(const PerContainerVerdict& v);
 // With --confirm: the mix in the program against the best single choice
 // and std, and whether it held; "" without.
@@ -127,6 +131,19 @@ std::string ReportRule(const TraceReport& t, const ReportContext& ctx);
 std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
                         size_t equivalent, double margin, const std::string& memory_passed_over);
 std::string ChoiceWords(const Verdict& v);
+// With the search in the program: the recommendation and who decided it,
+// "jemalloc: decided in the program, the fastest, ...; the replay ranked it
+// 5th of 22 (its own pick: malloc)"; else the replay's: "X: the fastest".
+std::string RecommendedWords(const TraceReport& t);
+// Where the program shows the replay's pick slower than its own beyond the
+// margin: both readings, "the replay read slab/st/single at 1.41x glibc
+// malloc's speed and mimalloc at 1.18x; in the program slab/st/single takes
+// 1.15x [1.08, 1.22] mimalloc's CPU time". "" where they agree.
+std::string DisagreementWords(const TraceReport& t);
+// The recommendation in the program's own terms, measured: "jemalloc runs
+// the program at 1.73x [1.60, 1.85] the reference std's speed (CPU time,
+// 12 paired runs)"; "" without the search.
+std::string MeasuredInProgramWords(const TraceReport& t);
 // The faster policy the never-freeing margin passed over, in words; "".
 std::string PassedOverWords(const TraceReport& t);
 std::string InSituPassedOverWords(const InSituSummary& s);

@@ -53,7 +53,7 @@ TEST(InSituTest, MissingProgramIsBadInput) {
 TEST(InSituTest, UsageErrors) {
   Output o = RunShell(absl::StrCat(kReplayer, " --confirm=3 traces/simple_map.trace"));
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("usage: replayer --confirm=N TRACE -- PROGRAM"));
+  EXPECT_THAT(o.err, HasSubstr("usage: replayer [--confirm=N] TRACE -- PROGRAM"));
   o = RunShell(absl::StrCat(kReplayer, " --in_situ traces/simple_map.trace -- ", kDemo));
   EXPECT_EQ(o.exit_code, 2);
 }

@@ -144,17 +144,97 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   JudgePick(s, ok, c, d);
 }
 
-std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n) {
+namespace {
+
+// The external mallocs and our pool kinds, as the search offers them.
+constexpr const char* kFamilyMallocs[] = {"tcmalloc", "jemalloc", "mimalloc"};
+constexpr const char* kFamilyPools[] = {
+    "slab/st/stack",       "slab/st/single",       "slab/mt/stack",       "slab/mt/single",
+    "small_node/st/stack", "small_node/st/single", "small_node/mt/stack", "small_node/mt/single"};
+
+void AddOnce(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+// Whether the program can run `p` in situ: the reference, a malloc by
+// preload, or a pool of the catalog (ours or the article's) through the
+// switch.
+bool RunsInSitu(const PolicyResult& p) {
+  return p.name == "malloc" || p.name == "new" || p.family == allocators::Family::kExternal ||
+         p.family == allocators::Family::kOurs || p.family == allocators::Family::kArticle;
+}
+
+}  // namespace
+
+std::vector<std::string> SearchCandidates(const TraceReport& replay, int leaders) {
   std::vector<std::string> names;
   for (const PolicyResult& p : replay.policies) {
-    if (static_cast<int>(names.size()) >= n) break;
-    if (p.ok() && p.name != "bump") names.push_back(p.name);
+    if (static_cast<int>(names.size()) >= leaders) break;
+    if (p.ok() && p.ns_per_op.has_data() && RunsInSitu(p)) AddOnce(names, p.name);
   }
-  const std::string& pick = replay.verdict.recommended;
-  if (!pick.empty() && std::find(names.begin(), names.end(), pick) == names.end()) {
-    names.push_back(pick);
+  if (!replay.verdict.recommended.empty()) AddOnce(names, replay.verdict.recommended);
+  for (const char* m : kFamilyMallocs) AddOnce(names, m);
+  if (replay.arena_events == 0) return names;
+  for (const char* pool : kFamilyPools) {
+    for (const PolicyResult& p : replay.policies) {
+      if (p.name == pool && p.ok()) AddOnce(names, pool);
+    }
+  }
+  for (const PolicyResult& p : replay.policies) {
+    if (p.ok() && p.ns_per_op.has_data() && p.family == allocators::Family::kArticle) {
+      AddOnce(names, p.name);  // the fastest of the grid (policies are in ranking order)
+      break;
+    }
   }
   return names;
+}
+
+std::vector<std::string> FamilyCandidates() {
+  std::vector<std::string> names(std::begin(kFamilyMallocs), std::end(kFamilyMallocs));
+  names.insert(names.end(), std::begin(kFamilyPools), std::end(kFamilyPools));
+  return names;
+}
+
+ClassRaceDecision DecideClassRace(const InSituSummary& race, double rss_slack) {
+  ClassRaceDecision out;
+  out.policy = race.reference;
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < race.policies.size(); ++i) {
+    if (race.policies[i].ok()) ok.push_back(i);
+  }
+  const InSituPolicy* held = FindInSitu(race, race.reference);
+  if (held == nullptr || !held->ok()) {
+    out.note = "the held policy's runs failed: held";
+    return out;
+  }
+  const std::vector<SpeedFigures> speed = InSituSpeedFigures(race, ok);
+  std::vector<ChoiceCandidate> candidates;
+  for (size_t k = 0; k < ok.size(); ++k) {
+    const InSituPolicy& p = race.policies[ok[k]];
+    // The held policy first in the order: it stays unless shown slower.
+    const int preference = p.reference ? 0 : 1 + RecommendationPreference(p.name, p.family);
+    candidates.push_back({p.name, speed[k], p.peak_rss_bytes.median, true, preference});
+  }
+  const Choice c = Choose(candidates, NoiseMargin(race.noise_floor), rss_slack);
+  const InSituPolicy& pick = race.policies[ok[c.pick]];
+  if (pick.reference) {
+    out.note = absl::StrFormat(
+        "its race in the program did not show a policy faster than %s by more than %.0f%%: held",
+        race.reference, 100 * c.margin);
+    return out;
+  }
+  out.gain = PairedSlowdown(pick, *held, race.clock);
+  if (out.gain.n < kMinPairedRounds || out.gain.lo <= 1) {
+    out.note = absl::StrCat(
+        pick.name, " was chosen over ", race.reference, " but not shown faster (",
+        absl::StrFormat("%.2fx [%.2f, %.2f]", out.gain.median, out.gain.lo, out.gain.hi),
+        " its speed): held");
+    out.gain = Estimate();
+    return out;
+  }
+  out.policy = pick.name;
+  out.moved = true;
+  return out;
 }
 
 void ApplyInSitu(TraceReport& replay, std::shared_ptr<const InSituSummary> in_situ) {

@@ -90,6 +90,9 @@ struct InSituSummary {
   std::string reference;                  // "std" or "malloc"
   TimingClock clock = TimingClock::kCpu;  // what ranks: user + system, or wall
   int rounds = 0;
+  int runs = 0;               // of the program, every candidate's, the noise floor's too
+  double budget_seconds = 0;  // the total budgets the runs were held to (0: none)
+  int max_total_runs = 0;
   // The reference against its second run set, paired by round (none
   // without one): how far two identical runs of the program read apart.
   Estimate noise_floor;
@@ -131,9 +134,38 @@ std::string InSituNameOf(const std::string& replay_name, const std::string& refe
 // FastestTiedGroup, WithinRssSlack).
 void DecideInSitu(InSituSummary& summary, const std::string& replay_pick, double rss_slack);
 
-// The in-situ candidates of --confirm=n: the replay's n fastest contenders
-// (its ranking order) and its pick, each once.
-std::vector<std::string> ConfirmCandidates(const TraceReport& replay, int n);
+// How many of the replay's fastest join the search when --confirm does not
+// say.
+inline constexpr int kDefaultLeaders = 3;
+
+// The search's candidates in the program after a replay, each once, in the
+// replay's ranking order then the families': the replay's `leaders` fastest
+// that can run in a program (not the harness floor, the baselines boost and
+// pmr, which no switch serves; malloc and new as the reference) and its pick;
+// every external malloc; and on a trace with container arenas, each of our
+// pool kinds the replay measured (so the safety rule and the one-arena rule
+// it applied hold: a pool it skipped is not offered) and the article grid's
+// fastest. On a capture (no container arenas) no pool: the program is not
+// instrumented.
+std::vector<std::string> SearchCandidates(const TraceReport& replay, int leaders);
+
+// Without a replay (--in_situ and no --policies): every external malloc and
+// each of our pool kinds.
+std::vector<std::string> FamilyCandidates();
+
+// A class's race in the program (the per-container search): the held
+// policy is the race's reference, and the class keeps it unless the choice
+// (choice.h, with the held policy first in the order) names another that
+// is shown faster than it (its paired ratio's 95% CI above 1): a class
+// never moves to a policy not shown faster, and within the margin of
+// practical equivalence it stays, so the same trace gives the same mix.
+struct ClassRaceDecision {
+  std::string policy;  // the race's label of the policy the class takes
+  bool moved = false;
+  Estimate gain;     // the held one's time over the chosen one's, paired (>1: faster)
+  std::string note;  // why it stayed ("" when it moved)
+};
+ClassRaceDecision DecideClassRace(const InSituSummary& race, double rss_slack);
 
 // Makes the in-situ verdict the report's recommendation: verdict.recommended
 // and adopt come from `in_situ` (the reports say the replay's alone after

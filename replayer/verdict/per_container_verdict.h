@@ -31,6 +31,10 @@ struct ClassCandidate {
   std::string policy;  // a registry name, or kHeapPolicy
   Estimate ns_per_op;  // the whole trace's, as the race ranks it
   Estimate vs_malloc;  // glibc malloc's figure over this one's, paired (>1: faster)
+  // In the program (PerContainerVerdict::in_program): the median time of
+  // its runs, and the held policy's over its, paired (>1: faster).
+  Estimate seconds;
+  Estimate vs_held;
   bool tied_fastest = false;
   std::string skipped;  // why it did not run (the safety rule), "" if it ran
 };
@@ -53,6 +57,9 @@ struct ClassVerdict {
 };
 
 struct PerContainerVerdict {
+  // Searched in the program itself (in_situ/per_container_search.h), each
+  // race a race of the program's runs; else in the replay.
+  bool in_program = false;
   std::string why_not;      // "" or why there is no per-container verdict
   std::string best_single;  // the single verdict's pick
   std::string heap;         // the process's malloc: "malloc" or a preloaded one
