@@ -129,15 +129,18 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
+// Prints "alloctrace: <what>" and exits with status 2. What the program
+// wrote to stdio so far is flushed first (_Exit would drop it); no
+// destructors or atexit handlers run: the program may be mid-construction.
 [[noreturn]] void ExitBad(const std::string& what) {
   std::fprintf(stderr, "alloctrace: %s\n", what.c_str());
-  std::fflush(stderr);
-  // No destructors or atexit handlers: the program is mid-construction.
+  std::fflush(nullptr);
   std::_Exit(kUnknownPolicyExit);
 }
 
 // At exit, under an assignment: a class it names that no container used
-// is a mistake (a typo, or a class the program spells otherwise).
+// is a mistake (a typo, or a class the program spells otherwise). Runs as
+// an atexit handler, before exit flushes stdio; ExitBad flushes it.
 void CheckAssignmentAtExit() {
   const Assignment* a = Assigned();
   if (a == nullptr) return;
@@ -147,12 +150,9 @@ void CheckAssignmentAtExit() {
   for (const std::string& n : a->Seen()) seen += (seen.empty() ? "" : ", ") + n;
   std::string names;
   for (const std::string& n : unused) names += (names.empty() ? "'" : ", '") + n + "'";
-  std::fprintf(stderr,
-               "alloctrace: %s names class %s, which no container of this program used; its "
-               "classes: %s\n",
-               kEnvPolicy, names.c_str(), seen.empty() ? "none" : seen.c_str());
-  std::fflush(stderr);
-  std::_Exit(kUnknownPolicyExit);
+  ExitBad(
+      std::string(kEnvPolicy) + " names class " + names +
+      ", which no container of this program used; its classes: " + (seen.empty() ? "none" : seen));
 }
 
 }  // namespace
@@ -269,12 +269,8 @@ void ResolveSlow() {
     if (name != nullptr && *name != '\0') {
       ops = Find(name);
       if (ops == nullptr) {
-        std::fprintf(stderr,
-                     "alloctrace: unknown policy '%s' in %s; see replayer --list-policies\n", name,
-                     kEnvPolicy);
-        std::fflush(stderr);
-        // No destructors or atexit handlers: the program is mid-construction.
-        std::_Exit(kUnknownPolicyExit);
+        ExitBad("unknown policy '" + std::string(name) + "' in " + kEnvPolicy +
+                "; see replayer --list-policies");
       }
     }
     internal::active.store(ops, std::memory_order_relaxed);

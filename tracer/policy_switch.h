@@ -29,7 +29,9 @@
 // twice) or one naming an unknown policy exits 2 the same way, naming the
 // entry. A class the assignment names that no container of the program
 // used is known only at exit: then the switch prints the classes the
-// program did use and exits with status 2.
+// program did use and exits with status 2. Each of these exits flushes
+// stdio first, so what the program printed so far is kept, and runs no
+// destructors (the program may be mid-construction).
 //
 // Handshake: with ALLOCTRACE_POLICY_ACK_FD=N also set, the resolution writes
 // "alloctrace-policy <name>\n" to file descriptor N (name "record" when

@@ -3,13 +3,20 @@
 // forks before anything here constructs a TraceAllocator).
 #include "alloctrace/tracer/policy_switch.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <list>
 #include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "alloctrace/base/child_process.h"
 #include "alloctrace/pool/catalog.h"
 #include "alloctrace/tracer/trace_allocator.h"
 #include "gtest/gtest.h"
@@ -132,6 +139,56 @@ void Require(bool ok, const char* what) {
   std::_Exit(0);
 }
 
+// How policy_switch_testprog ended under a policy, and what it wrote.
+struct ProgRun {
+  ChildExit end;
+  std::string out;  // its stdout, a file (so stdio buffers it)
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs policy_switch_testprog MODE with ALLOCTRACE_POLICY=`policy`.
+ProgRun RunProg(const std::string& mode, const std::string& policy) {
+  const char* dir = std::getenv("TEST_SRCDIR");
+  const std::string prog =
+      absl::StrCat(dir != nullptr ? dir : ".", "/alloctrace/tracer/policy_switch_testprog");
+  const std::string out_path = absl::StrCat(testing::TempDir(), "/", mode, ".out");
+  const std::string err_path = absl::StrCat(testing::TempDir(), "/", mode, ".err");
+  const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(out_fd, 0);
+  EXPECT_GE(err_fd, 0);
+  ChildSpec spec;
+  spec.argv = {prog, mode};
+  spec.env = std::vector<std::string>();
+  for (const std::string& v : CurrentEnvironment()) {
+    if (!absl::StartsWith(v, absl::StrCat(policy_switch::kEnvPolicy, "="))) spec.env->push_back(v);
+  }
+  spec.env->push_back(absl::StrCat(policy_switch::kEnvPolicy, "=", policy));
+  spec.stdin_null = true;
+  spec.stdout_fd = out_fd;
+  spec.stderr_fd = err_fd;
+  ProgRun run;
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (child.ok()) {
+    ChildLimits limits;
+    limits.wall_seconds = 60;
+    run.end = child->Wait(limits);
+  }
+  close(out_fd);
+  close(err_fd);
+  run.out = ReadFile(out_path);
+  run.err = ReadFile(err_path);
+  return run;
+}
+
 TEST(PolicySwitchTest, NamesAreStdThenTheCatalog) {
   const std::vector<std::string> names = policy_switch::Names();
   ASSERT_EQ(names.size(), 1 + pool::PoolCatalog::kSize);
@@ -188,6 +245,16 @@ TEST(PolicySwitchDeathTest, AClassNoContainerUsedExitsWithStatus2ListingTheClass
   EXPECT_EXIT(UnusedClass(), ExitedWithCode(2),
               "names class 'MixIdx', which no container of this program used; its classes: "
               "MixIndex");
+}
+
+TEST(PolicySwitchTest, TheUnusedClassExitKeepsWhatTheProgramPrinted) {
+  const ProgRun run = RunProg("print", "ProgIdx=slab/st/stack;*=std");
+  EXPECT_EQ(run.end.how, ChildExit::How::kExited) << ChildExitWords(run.end, {});
+  EXPECT_EQ(run.end.code, 2);
+  EXPECT_EQ(run.out, "a line the program wrote\n");
+  EXPECT_EQ(run.err,
+            "alloctrace: ALLOCTRACE_POLICY names class 'ProgIdx', which no container of this "
+            "program used; its classes: ProgIndex\n");
 }
 
 TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }
