@@ -39,16 +39,6 @@ inline void AcceptDashedFlags(int argc, char** argv) {
   }
 }
 
-// The Levenshtein distance between `a` and `b`: the fewest single-character
-// insertions, deletions and substitutions that turn one into the other.
-// O(|a| * |b|) time, O(|b|) memory.
-size_t EditDistance(absl::string_view a, absl::string_view b);
-
-// The candidate nearest to `name` by EditDistance, if it is near enough to
-// be the one meant (at most max(2, |name| / 3) edits away); "" if none is.
-// Ties go to the candidate listed first.
-std::string NearestName(absl::string_view name, const std::vector<std::string>& candidates);
-
 // The words after the first "--" of argv (a program to run and its
 // arguments); argc is cut to before the "--", so that flag parsing never
 // sees them. With `from_first_positional`, a first argument that is not a

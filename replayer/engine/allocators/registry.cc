@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/did_you_mean.h"
 
 namespace alloctrace::allocators {
 namespace {
