@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "alloctrace/base/did_you_mean.h"
 #include "alloctrace/base/type_list.h"
 #include "alloctrace/pool/catalog.h"
 #include "alloctrace/pool/policies.h"
@@ -123,6 +124,13 @@ std::vector<std::string>& SeenNames() {
   return *names;
 }
 
+// "; did you mean 'NAME'?" for the accepted name nearest to `policy`, ""
+// if none is near (base/did_you_mean.h).
+std::string DidYouMean(const std::string& policy) {
+  const std::string near = NearestName(policy, Names());
+  return near.empty() ? "" : "; did you mean '" + near + "'?";
+}
+
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -184,8 +192,8 @@ std::optional<Assignment> Assignment::Parse(const std::string& text, std::string
     }
     const Ops* ops = Find(policy);
     if (ops == nullptr) {
-      *error =
-          "unknown policy '" + policy + "' in entry '" + entry + "'; see replayer --list-policies";
+      *error = "unknown policy '" + policy + "' in entry '" + entry +
+               "'; see replayer --list-policies" + DidYouMean(policy);
       return std::nullopt;
     }
     if (cls == "*") {
@@ -270,7 +278,7 @@ void ResolveSlow() {
       ops = Find(name);
       if (ops == nullptr) {
         ExitBad("unknown policy '" + std::string(name) + "' in " + kEnvPolicy +
-                "; see replayer --list-policies");
+                "; see replayer --list-policies" + DidYouMean(name));
       }
     }
     internal::active.store(ops, std::memory_order_relaxed);

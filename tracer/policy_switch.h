@@ -24,14 +24,16 @@
 // constructed (before its first allocation: an arena must know whether it
 // records before it exists). An unknown name prints
 //   alloctrace: unknown policy 'x' in ALLOCTRACE_POLICY; see replayer --list-policies
-// on stderr and exits with status 2; never a silent fallback. A malformed
-// assignment (an entry without `=`, an empty class, a class or `*` named
-// twice) or one naming an unknown policy exits 2 the same way, naming the
-// entry. A class the assignment names that no container of the program
-// used is known only at exit: then the switch prints the classes the
-// program did use and exits with status 2. Each of these exits flushes
-// stdio first, so what the program printed so far is kept, and runs no
-// destructors (the program may be mid-construction).
+// on stderr and exits with status 2; never a silent fallback. When an
+// accepted name is near the unknown one (base/did_you_mean.h), the line
+// ends with "; did you mean 'slab/st/single'?". A malformed assignment (an
+// entry without `=`, an empty class, a class or `*` named twice) or one
+// naming an unknown policy exits 2 the same way, naming the entry. A
+// class the assignment names that no container of the program used is
+// known only at exit: then the switch prints the classes the program did
+// use and exits with status 2. Each of these exits flushes stdio first, so
+// what the program printed so far is kept, and runs no destructors (the
+// program may be mid-construction).
 //
 // Handshake: with ALLOCTRACE_POLICY_ACK_FD=N also set, the resolution writes
 // "alloctrace-policy <name>\n" to file descriptor N (name "record" when

@@ -133,8 +133,8 @@ void Require(bool ok, const char* what) {
   std::_Exit(0);
 }
 
-[[noreturn]] void Unknown() {
-  setenv(policy_switch::kEnvPolicy, "no/such/policy", 1);
+[[noreturn]] void Unknown(const char* name) {
+  setenv(policy_switch::kEnvPolicy, name, 1);
   TraceAllocator<int> a;
   std::_Exit(0);
 }
@@ -201,9 +201,21 @@ TEST(PolicySwitchTest, NamesAreStdThenTheCatalog) {
 }
 
 TEST(PolicySwitchDeathTest, UnknownPolicyExitsWithStatus2) {
-  EXPECT_EXIT(Unknown(), ExitedWithCode(2),
+  EXPECT_EXIT(Unknown("no/such/policy"), ExitedWithCode(2),
               "^alloctrace: unknown policy 'no/such/policy' in ALLOCTRACE_POLICY; see replayer "
               "--list-policies\n$");
+}
+
+TEST(PolicySwitchDeathTest, AnUnknownPolicyNearANameSuggestsIt) {
+  EXPECT_EXIT(Unknown("slab/st/singel"), ExitedWithCode(2),
+              "^alloctrace: unknown policy 'slab/st/singel' in ALLOCTRACE_POLICY; see replayer "
+              "--list-policies; did you mean 'slab/st/single'\\?\n$");
+  EXPECT_EXIT(Unknown("sdt"), ExitedWithCode(2),
+              "^alloctrace: unknown policy 'sdt' in ALLOCTRACE_POLICY; see replayer "
+              "--list-policies; did you mean 'std'\\?\n$");
+  EXPECT_EXIT(BadAssignment("MixIndex=small_node/mt/stak;*=std"), ExitedWithCode(2),
+              "unknown policy 'small_node/mt/stak' in entry 'MixIndex=small_node/mt/stak'; see "
+              "replayer --list-policies; did you mean 'small_node/mt/stack'\\?\n$");
 }
 
 TEST(PolicySwitchDeathTest, StdServesWithoutRecording) {
