@@ -214,18 +214,49 @@ std::optional<Assignment> Assignment::Parse(const std::string& text, std::string
     a.entries_.push_back(Entry{cls, ops});
   }
   if (!have_rest) a.rest_ = Find(kStdName);
+  a.served_.resize(a.entries_.size());
   return a;
+}
+
+bool Assignment::Matches(std::string_view entry, std::string_view class_name) {
+  if (entry.empty()) return false;
+  if (class_name == entry) return true;
+  if (class_name.size() < entry.size() + 2) return false;
+  const size_t colons = class_name.size() - entry.size() - 2;
+  if (class_name.substr(colons, 2) != "::" || class_name.substr(colons + 2) != entry) return false;
+  // The "::" must be outside brackets: a qualifier of the class itself,
+  // not of one of its template arguments.
+  int depth = 0;
+  for (const char c : class_name.substr(0, colons)) {
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+  }
+  return depth == 0;
 }
 
 const Ops* Assignment::For(uint32_t class_id, std::string_view name) const {
   if (class_id < kCachedClasses) {
     if (const Ops* ops = class_ops[class_id].load(std::memory_order_acquire)) return ops;
   }
-  const Ops* ops = rest_;
+  const Entry* best = nullptr;
   for (const Entry& e : entries_) {
-    if (e.class_name == name) ops = e.ops;
+    if (Matches(e.class_name, name) &&
+        (best == nullptr || e.class_name.size() > best->class_name.size())) {
+      best = &e;
+    }
   }
+  const Ops* ops = best != nullptr ? best->ops : rest_;
   std::lock_guard<std::mutex> l(seen_mu);
+  if (best != nullptr) {
+    std::string& served = served_[static_cast<size_t>(best - entries_.data())];
+    if (served.empty()) {
+      served = std::string(name);
+    } else if (served != name) {
+      ExitBad(std::string(kEnvPolicy) + " entry '" + best->class_name + "=" + best->ops->name +
+              "' matches two classes, '" + served + "' and '" + std::string(name) +
+              "'; name the class in full");
+    }
+  }
   std::vector<std::string>& seen = SeenNames();
   if (std::find(seen.begin(), seen.end(), name) == seen.end()) seen.emplace_back(name);
   if (class_id < kCachedClasses) class_ops[class_id].store(ops, std::memory_order_release);
@@ -238,12 +269,10 @@ std::vector<std::string> Assignment::Seen() const {
 }
 
 std::vector<std::string> Assignment::Unused() const {
-  const std::vector<std::string> seen = Seen();
+  std::lock_guard<std::mutex> l(seen_mu);
   std::vector<std::string> unused;
-  for (const Entry& e : entries_) {
-    if (std::find(seen.begin(), seen.end(), e.class_name) == seen.end()) {
-      unused.push_back(e.class_name);
-    }
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (served_[i].empty()) unused.push_back(entries_[i].class_name);
   }
   return unused;
 }

@@ -14,6 +14,15 @@
 //                                      every other class and arena 0 (std if
 //                                      absent)
 //
+// An entry names a class in full, or by its last names when the class's
+// name ends with "::" + the entry outside template brackets (`Index` names
+// `role::Index` and `a::b::Index`, not `Box<role::Index>`), so that a tag
+// in a namespace is named as it is written in the code. Of the entries
+// naming a class, the longest serves it, so the full name always wins. An
+// entry that would serve two classes (`Index`, with `a::Index` and
+// `b::Index` both used) is ambiguous: the switch stops the program when the
+// second is seen, rather than guess.
+//
 // Holding is exactly the catalog's: a `stack` policy gives each
 // default-constructed TraceAllocator (each arena) a pool of its own, shared
 // by its copies and released with the last of them; a `single` policy uses
@@ -28,17 +37,20 @@
 // accepted name is near the unknown one (base/did_you_mean.h), the line
 // ends with "; did you mean 'slab/st/single'?". A malformed assignment (an
 // entry without `=`, an empty class, a class or `*` named twice) or one
-// naming an unknown policy exits 2 the same way, naming the entry. A
-// class the assignment names that no container of the program used is
-// known only at exit: then the switch prints the classes the program did
-// use and exits with status 2. Each of these exits flushes stdio first, so
-// what the program printed so far is kept, and runs no destructors (the
+// naming an unknown policy exits 2 the same way, naming the entry. An
+// ambiguous entry exits 2 when the second class is seen:
+//   alloctrace: ALLOCTRACE_POLICY entry 'Index=slab/st/stack' matches two
+//   classes, 'a::Index' and 'b::Index'; name the class in full
+// (one line). An entry that named no class a container of the program used
+// is known only at exit: then the switch prints the classes the program
+// did use and exits with status 2. Each of these exits flushes stdio first,
+// so what the program printed so far is kept, and runs no destructors (the
 // program may be mid-construction).
 //
 // Handshake: with ALLOCTRACE_POLICY_ACK_FD=N also set, the resolution writes
 // "alloctrace-policy <name>\n" to file descriptor N (name "record" when
-// unset; an assignment as given), so a parent (replayer --confirm) learns that the program is
-// instrumented and took the policy.
+// unset; an assignment as given), so a parent (replayer --confirm) learns
+// that the program is instrumented and took the policy.
 //
 // Cost: recording pays one load and one predictable branch per call; std
 // pays the same and then calls ::operator new / delete inline, as
@@ -102,14 +114,24 @@ class Assignment {
   // which entry and why.
   static std::optional<Assignment> Parse(const std::string& text, std::string* error);
 
+  // Whether an entry naming `entry` names the class `class_name`: the
+  // names are equal, or `class_name` ends with "::" + `entry` outside
+  // template brackets (entry "Index" names "role::Index" and
+  // "(anonymous namespace)::Index", not "Box<role::Index>").
+  static bool Matches(std::string_view entry, std::string_view class_name);
+
   const std::string& text() const { return text_; }
   const Ops* rest() const { return rest_; }
   const std::vector<Entry>& entries() const { return entries_; }
-  // The policy of a new arena of class `class_id` named `name`: one table
-  // lookup once its class has been seen. Thread-safe.
+  // The policy of a new arena of class `class_id` named `name`: that of the
+  // entry that Matches it with the longest name (an exact name always
+  // wins), else the rest's. One table lookup once its class has been seen.
+  // An entry that would serve a second class of another name (entry
+  // "Index", classes "a::Index" and "b::Index") stops the program with
+  // status 2, naming both. Thread-safe.
   const Ops* For(uint32_t class_id, std::string_view name) const;
-  // The assigned classes no arena has been created for, and the classes
-  // seen, in order of first sight. Thread-safe.
+  // The entries that served no arena (by their class as written), and the
+  // classes seen, in order of first sight. Thread-safe.
   std::vector<std::string> Unused() const;
   std::vector<std::string> Seen() const;
 
@@ -117,6 +139,9 @@ class Assignment {
   std::string text_;
   std::vector<Entry> entries_;
   const Ops* rest_ = nullptr;
+  // Per entry, the class it served first ("": none yet). Guarded by the
+  // lock For takes (one Assignment per process is in force).
+  mutable std::vector<std::string> served_;
 };
 
 namespace internal {

@@ -25,6 +25,18 @@
 // plain: "MixIndex", "MixRegistry").
 struct MixIndex;
 struct MixRegistry;
+// Qualified tags, for entries that name a class by its last names.
+namespace roles {
+struct Queue;
+}  // namespace roles
+namespace north {
+struct Dup;
+}  // namespace north
+namespace south {
+struct Dup;
+}  // namespace south
+template <typename T>
+struct Wrap;
 
 namespace alloctrace {
 namespace {
@@ -124,6 +136,49 @@ void Require(bool ok, const char* what) {
 [[noreturn]] void UnusedClass() {
   setenv(policy_switch::kEnvPolicy, "MixIdx=slab/st/stack;*=std", 1);
   TraceAllocator<int, MixIndex> used;
+  std::exit(0);
+}
+
+// Entry "Queue" names roles::Queue, the one class ending so; it counts as
+// used at exit (std::exit runs the check).
+[[noreturn]] void UnqualifiedEntry() {
+  setenv(policy_switch::kEnvPolicy, "Queue=slab/st/stack;*=std", 1);
+  TraceAllocator<int, roles::Queue> q1, q2;
+  TraceAllocator<int> rest;
+  Require(q1.policy_pool() != nullptr && q1.policy_pool() != q2.policy_pool(),
+          "roles::Queue: slab/st/stack");
+  Require(rest.policy_pool() == nullptr, "the rest: std");
+  std::exit(0);
+}
+
+// The full name beats the last name: north::Dup gets its own entry,
+// south::Dup the unqualified one.
+[[noreturn]] void FullNameWins() {
+  setenv(policy_switch::kEnvPolicy, "Dup=slab/mt/single;north::Dup=slab/st/single;*=std", 1);
+  TraceAllocator<int, north::Dup> n;
+  TraceAllocator<int, south::Dup> s;
+  using SlabSt = pool::SlabPool<pool::SingleThreaded>;
+  using SlabMt = pool::SlabPool<pool::MultiThreaded>;
+  Require(n.policy_pool() == &pool::HoldingSingleton::Instance<SlabSt>(), "north::Dup: in full");
+  Require(s.policy_pool() == &pool::HoldingSingleton::Instance<SlabMt>(), "south::Dup: Dup");
+  std::exit(0);
+}
+
+// Entry "Dup" would serve two classes: stops when the second is seen.
+[[noreturn]] void AmbiguousEntry() {
+  setenv(policy_switch::kEnvPolicy, "Dup=slab/st/stack;*=std", 1);
+  TraceAllocator<int, north::Dup> n;
+  std::fprintf(stderr, "the first class is served\n");
+  TraceAllocator<int, south::Dup> s;
+  std::_Exit(0);
+}
+
+// A class with template arguments: its full name matches, a name inside
+// its brackets does not.
+[[noreturn]] void TemplateClass(const char* assignment, bool matched) {
+  setenv(policy_switch::kEnvPolicy, assignment, 1);
+  TraceAllocator<int, Wrap<roles::Queue>> w;
+  Require((w.policy_pool() != nullptr) == matched, "Wrap<roles::Queue>: slab/st/stack if matched");
   std::exit(0);
 }
 
@@ -242,6 +297,46 @@ TEST(PolicySwitchDeathTest, AnAssignmentServesEachClassItsPolicy) {
   EXPECT_EXIT(ServeAMix(), ExitedWithCode(0), "");
 }
 
+TEST(AssignmentTest, AnEntryMatchesTheFullNameOrTheLastNames) {
+  using policy_switch::Assignment;
+  EXPECT_TRUE(Assignment::Matches("Index", "Index"));
+  EXPECT_TRUE(Assignment::Matches("Index", "role::Index"));
+  EXPECT_TRUE(Assignment::Matches("Index", "a::b::Index"));
+  EXPECT_TRUE(Assignment::Matches("b::Index", "a::b::Index"));
+  EXPECT_TRUE(Assignment::Matches("Index", "(anonymous namespace)::Index"));
+  EXPECT_TRUE(Assignment::Matches("std::pair<const int, int>", "std::pair<const int, int>"));
+  EXPECT_TRUE(Assignment::Matches("pair<const int, int>", "std::pair<const int, int>"));
+  EXPECT_FALSE(Assignment::Matches("Index", "OrderIndex"));  // not on a "::"
+  EXPECT_FALSE(Assignment::Matches("Index", "a::OrderIndex"));
+  EXPECT_FALSE(Assignment::Matches("role::Index", "Index"));        // more than the class
+  EXPECT_FALSE(Assignment::Matches("Index>", "Box<role::Index>"));  // inside brackets
+  EXPECT_FALSE(Assignment::Matches("int>", "std::pair<const int, int>"));
+  EXPECT_FALSE(Assignment::Matches("", "a::"));
+  EXPECT_FALSE(Assignment::Matches("", ""));
+}
+
+TEST(PolicySwitchDeathTest, AnEntryNamesAClassByItsLastNamesWhenOneClassEndsSo) {
+  EXPECT_EXIT(UnqualifiedEntry(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, AnEntryInFullWinsOverOneByTheLastNames) {
+  EXPECT_EXIT(FullNameWins(), ExitedWithCode(0), "");
+}
+
+TEST(PolicySwitchDeathTest, AnEntryMatchingTwoClassesStopsAtTheSecond) {
+  EXPECT_EXIT(AmbiguousEntry(), ExitedWithCode(2),
+              "^the first class is served\n"
+              "alloctrace: ALLOCTRACE_POLICY entry 'Dup=slab/st/stack' matches two classes, "
+              "'north::Dup' and 'south::Dup'; name the class in full\n$");
+}
+
+TEST(PolicySwitchDeathTest, AClassWithTemplateArgumentsMatchesInFullOnly) {
+  EXPECT_EXIT(TemplateClass("Wrap<roles::Queue>=slab/st/stack;*=std", true), ExitedWithCode(0), "");
+  EXPECT_EXIT(TemplateClass("Queue>=slab/st/stack;*=std", false), ExitedWithCode(2),
+              "names class 'Queue>', which no container of this program used; its classes: "
+              "Wrap<roles::Queue>");
+}
+
 TEST(PolicySwitchDeathTest, AMalformedAssignmentExitsWithStatus2NamingTheEntry) {
   EXPECT_EXIT(BadAssignment("MixIndex=slab/st/stack;MixRegistry"), ExitedWithCode(2),
               "entry 'MixRegistry' has no '='");
@@ -267,6 +362,16 @@ TEST(PolicySwitchTest, TheUnusedClassExitKeepsWhatTheProgramPrinted) {
   EXPECT_EQ(run.err,
             "alloctrace: ALLOCTRACE_POLICY names class 'ProgIdx', which no container of this "
             "program used; its classes: ProgIndex\n");
+}
+
+TEST(PolicySwitchTest, TheAmbiguousEntryExitKeepsWhatTheProgramPrinted) {
+  const ProgRun run = RunProg("ambiguous", "Dup=slab/st/stack;*=std");
+  EXPECT_EQ(run.end.how, ChildExit::How::kExited) << ChildExitWords(run.end, {});
+  EXPECT_EQ(run.end.code, 2);
+  EXPECT_EQ(run.out, "a line the program wrote\n");
+  EXPECT_EQ(run.err,
+            "alloctrace: ALLOCTRACE_POLICY entry 'Dup=slab/st/stack' matches two classes, "
+            "'north::Dup' and 'south::Dup'; name the class in full\n");
 }
 
 TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }

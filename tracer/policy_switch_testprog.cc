@@ -1,7 +1,9 @@
 // What policy_switch_test runs as a child, under the ALLOCTRACE_POLICY the
 // test sets: policy_switch_testprog MODE.
-//   print   prints a line to stdout (buffered when stdout is a file), uses
-//           a map of class ProgIndex, returns 0
+//   print      prints a line to stdout (buffered when stdout is a file),
+//              uses a map of class ProgIndex, returns 0
+//   ambiguous  prints a line to stdout, then uses maps of classes
+//              north::Dup and south::Dup, returns 0
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -11,6 +13,12 @@
 
 // Tags naming classes (at global scope, so their names are plain).
 struct ProgIndex;
+namespace north {
+struct Dup;
+}  // namespace north
+namespace south {
+struct Dup;
+}  // namespace south
 
 namespace {
 
@@ -25,11 +33,21 @@ int Print() {
   return m.size() == 100 ? 0 : 1;
 }
 
+int Ambiguous() {
+  std::printf("a line the program wrote\n");
+  Map<north::Dup> n;
+  Map<south::Dup> s;
+  n[1] = 1;
+  s[1] = 1;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) return 64;
   const std::string mode = argv[1];
   if (mode == "print") return Print();
+  if (mode == "ambiguous") return Ambiguous();
   return 64;
 }
