@@ -1,5 +1,7 @@
 #include "alloctrace/tracer/policy_switch.h"
 
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <optional>
 #include <string_view>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "alloctrace/base/did_you_mean.h"
 #include "alloctrace/base/type_list.h"
 #include "alloctrace/pool/catalog.h"
@@ -34,8 +38,106 @@ void StdDeallocate(void* /*pool*/, void* p, size_t bytes, size_t align) {
     ::operator delete(p, bytes);
   }
 }
-void* NoPool() { return nullptr; }
+void* NoPool(std::string_view /*class_name*/) { return nullptr; }
 void NoDestroy(void* /*pool*/) {}
+
+// ---- Single-threaded pools: the thread each one is for. ----
+//
+// A pool of an st policy is for one thread at a time. Each remembers its
+// owner, the thread that used it last; a use by another thread while the
+// owner still runs stops the program (StopSharedPool) before the pool is
+// touched, where the pool would corrupt its free lists. Once the owner has
+// ended, the next thread takes the pool over: a container built by a worker
+// and freed by the main thread after join() is a hand-off, not a race.
+
+// A thread that has used an st pool. Never freed: a pool may name a thread
+// long ended as its owner.
+struct ThreadToken {
+  constexpr explicit ThreadToken(bool is_alive) : alive(is_alive) {}
+  std::atomic<bool> alive;      // cleared as the thread ends
+  std::atomic<pid_t> pid{0};    // the process the thread runs in
+  uint32_t number = 0;          // 1, 2, ...: in order of first use of an st pool
+  pid_t tid = 0;                // the kernel's thread id
+  ThreadToken* next = nullptr;  // the token made before: all stay reachable
+};
+
+// The owner of a pool no thread has used: never a thread's token.
+ThreadToken no_thread(/*is_alive=*/false);
+// The calling thread's token; nullptr until it first uses an st pool.
+thread_local ThreadToken* my_token = nullptr;
+std::atomic<ThreadToken*> every_token{nullptr};
+std::atomic<uint32_t> tokens_made{0};
+
+// Marks its thread's token ended, among the thread's thread_local objects.
+struct TokenReaper {
+  ~TokenReaper() { my_token->alive.store(false, std::memory_order_release); }
+};
+
+// In a forked child, the forking thread runs on, with ids of the child's;
+// every other thread's token names the parent, whose pools the child may
+// take over.
+void AfterFork() {
+  if (my_token == nullptr) return;
+  my_token->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  my_token->pid.store(getpid(), std::memory_order_relaxed);
+}
+
+ThreadToken* MyToken() {
+  if (my_token != nullptr) return my_token;
+  static std::once_flag atfork_once;
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, &AfterFork); });
+  auto* t = new ThreadToken(/*is_alive=*/true);
+  t->pid.store(getpid(), std::memory_order_relaxed);
+  t->number = tokens_made.fetch_add(1, std::memory_order_relaxed) + 1;
+  t->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  t->next = every_token.load(std::memory_order_relaxed);
+  while (!every_token.compare_exchange_weak(t->next, t, std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+  }
+  my_token = t;
+  static thread_local TokenReaper reaper;
+  return t;
+}
+
+// The owner of one st pool.
+class PoolOwner {
+ public:
+  // Whether the calling thread owns the pool: one thread-local load, one
+  // relaxed load and a compare. Only the owner stores its own token while
+  // it runs, so the relaxed load sees it.
+  bool Mine() const { return owner_.load(std::memory_order_relaxed) == my_token; }
+
+  // For a caller that is not the owner: makes it the owner if the owner has
+  // ended (or never was) and returns nullptr; else returns the running
+  // thread that owns the pool.
+  const ThreadToken* TakeOver() {
+    ThreadToken* const me = MyToken();
+    ThreadToken* held = owner_.load(std::memory_order_acquire);
+    while (held != me) {
+      // Acquire: what the ended owner did to the pool happened before.
+      if (held->alive.load(std::memory_order_acquire) &&
+          held->pid.load(std::memory_order_relaxed) == getpid()) {
+        return held;
+      }
+      if (owner_.compare_exchange_weak(held, me, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        break;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  std::atomic<ThreadToken*> owner_{&no_thread};
+};
+
+// Stops the program: `owner` runs and uses the pool of `policy` the
+// calling thread was about to use. `class_name`: the arena's class for a
+// pool per arena ("" for arena 0).
+[[noreturn]] ABSL_ATTRIBUTE_NOINLINE void StopSharedPool(const std::string& policy,
+                                                         bool per_instance,
+                                                         std::string_view class_name,
+                                                         const ThreadToken* owner);
 
 // ---- The catalog's policies: A is BasicPoolAllocator<std::byte, PoolT, H>.
 
@@ -44,24 +146,89 @@ struct PolicyFns {
   using PoolT = typename A::pool_type;
   using Holding = typename A::holding_policy;
   static constexpr bool kPerInstance = Holding::kPoolPerInstance;
+  // st: the pool is checked for the thread using it (PoolOwner).
+  static constexpr bool kChecked = !PoolT::ThreadingPolicy::kThreadSafe;
+
+  // The pool of an st stack arena: its owner and its class beside it.
+  struct CheckedPool {
+    explicit CheckedPool(std::string_view name) : class_name(name) {}
+    PoolOwner owner;
+    PoolT pool;
+    const std::string_view class_name;
+  };
+  // The owner of the process-wide pool of an st single policy.
+  static inline PoolOwner single_owner;
+
+  static PoolT& PoolOf(void* pool) {
+    if constexpr (kChecked && kPerInstance) {
+      return static_cast<CheckedPool*>(pool)->pool;
+    } else {
+      return *static_cast<PoolT*>(pool);
+    }
+  }
+  // Whether the calling thread may use `pool` without asking: always,
+  // unless st and another thread (or none yet) owns it.
+  static bool Mine(void* pool) {
+    if constexpr (kChecked && kPerInstance) {
+      return static_cast<CheckedPool*>(pool)->owner.Mine();
+    } else if constexpr (kChecked) {
+      return single_owner.Mine();
+    } else {
+      return true;
+    }
+  }
+  // When not Mine: takes `pool` over, or stops the program. Out of line,
+  // so that the calls' fast paths stay leaf functions.
+  ABSL_ATTRIBUTE_NOINLINE static void Enter(void* pool) {
+    if constexpr (kChecked && kPerInstance) {
+      auto* checked = static_cast<CheckedPool*>(pool);
+      if (const ThreadToken* owner = checked->owner.TakeOver()) {
+        StopSharedPool(pool::EntryOf<A>().name, true, checked->class_name, owner);
+      }
+    } else if constexpr (kChecked) {
+      if (const ThreadToken* owner = single_owner.TakeOver()) {
+        StopSharedPool(pool::EntryOf<A>().name, false, {}, owner);
+      }
+    }
+  }
+  ABSL_ATTRIBUTE_NOINLINE static void* EnterAndAllocate(void* pool, size_t bytes, size_t align) {
+    Enter(pool);
+    return PoolOf(pool).Allocate(bytes, align);
+  }
+  ABSL_ATTRIBUTE_NOINLINE static void EnterAndDeallocate(void* pool, void* p, size_t bytes,
+                                                         size_t align) {
+    Enter(pool);
+    PoolOf(pool).Deallocate(p, bytes, align);
+  }
 
   static void* Allocate(void* pool, size_t bytes, size_t align) {
-    return static_cast<PoolT*>(pool)->Allocate(bytes, align);
+    if (ABSL_PREDICT_FALSE(!Mine(pool))) return EnterAndAllocate(pool, bytes, align);
+    return PoolOf(pool).Allocate(bytes, align);
   }
   static void Deallocate(void* pool, void* p, size_t bytes, size_t align) {
-    static_cast<PoolT*>(pool)->Deallocate(p, bytes, align);
+    if (ABSL_PREDICT_FALSE(!Mine(pool))) return EnterAndDeallocate(pool, p, bytes, align);
+    PoolOf(pool).Deallocate(p, bytes, align);
   }
-  // Stack: the pool a new HoldingStack::Handle would make. Single: the one
-  // HoldingSingleton hands every allocator of this pool type.
-  static void* MakePool() {
-    if constexpr (kPerInstance) {
+  // Stack: the pool a new HoldingStack::Handle would make (with its owner
+  // when st). Single: the one HoldingSingleton hands every allocator of
+  // this pool type.
+  static void* MakePool(std::string_view class_name) {
+    if constexpr (kChecked && kPerInstance) {
+      return new CheckedPool(class_name);
+    } else if constexpr (kPerInstance) {
       return new PoolT();
     } else {
       return &pool::HoldingSingleton::Instance<PoolT>();
     }
   }
+  // Not checked: the last allocator of the arena is going, so no container
+  // uses the pool any more.
   static void DestroyPool(void* pool) {
-    if constexpr (kPerInstance) delete static_cast<PoolT*>(pool);
+    if constexpr (kChecked && kPerInstance) {
+      delete static_cast<CheckedPool*>(pool);
+    } else if constexpr (kPerInstance) {
+      delete static_cast<PoolT*>(pool);
+    }
   }
 };
 
@@ -144,6 +311,64 @@ std::string Trim(std::string_view s) {
   std::fprintf(stderr, "alloctrace: %s\n", what.c_str());
   std::fflush(nullptr);
   std::_Exit(kUnknownPolicyExit);
+}
+
+// "thread 2 (tid 12345)", "thread 1 (tid 12340, the main thread)".
+std::string ThreadWords(const ThreadToken* t) {
+  return "thread " + std::to_string(t->number) + " (tid " + std::to_string(t->tid) +
+         (t->tid == t->pid.load(std::memory_order_relaxed) ? ", the main thread)" : ")");
+}
+
+// "slab/mt/stack" for "slab/st/stack": the policy with a lock per pool.
+std::string MtTwin(std::string policy) {
+  const size_t st = policy.find("/st/");
+  if (st != std::string::npos) policy.replace(st, 4, "/mt/");
+  return policy;
+}
+
+void StopSharedPool(const std::string& policy, bool per_instance, std::string_view class_name,
+                    const ThreadToken* owner) {
+  // One message: a second thread stopping meanwhile waits for the exit
+  // (and so never touches the pool).
+  static std::atomic<bool> stopping{false};
+  if (stopping.exchange(true)) {
+    while (true) pause();
+  }
+  std::string what = std::string(kEnvPolicy) + " gives ";
+  std::string advice;
+  if (per_instance) {
+    what += (class_name.empty() ? std::string("arena 0 (allocators made with kNoArena)")
+                                : "class '" + std::string(class_name) + "'") +
+            " " + policy + ", a single-threaded pool, ";
+    advice = class_name.empty() ? "give it" : "give this class";
+  } else {
+    // One pool for every class the policy serves.
+    std::vector<std::string> classes;
+    bool rest = true;
+    if (const Assignment* a = Assigned()) {
+      for (const std::string& name : a->Seen()) {
+        if (a->PolicyOf(name)->name == policy) classes.push_back("'" + name + "'");
+      }
+      rest = a->rest()->name == policy;
+      if (rest) classes.push_back("'*'");
+    }
+    std::string to;
+    if (Assigned() == nullptr || classes.empty()) {
+      to = "to every class";
+    } else {
+      to = classes.size() == 1 ? "to class " : "to classes ";
+      for (size_t i = 0; i < classes.size(); ++i) {
+        to += (i == 0 ? "" : i + 1 == classes.size() ? " and " : ", ") + classes[i];
+      }
+    }
+    what += policy + ", a single-threaded pool and one pool for the whole process, " + to + ", ";
+    advice =
+        classes.size() == 1 && !rest ? "give this class" : "give the classes two threads reach";
+  }
+  what += "but " + ThreadWords(my_token) + " used it while " + ThreadWords(owner) +
+          ", which used it before, is still running; " + advice + " an mt policy (" +
+          MtTwin(policy) + ") or std";
+  ExitBad(what);
 }
 
 // At exit, under an assignment: a class it names that no container used
@@ -234,10 +459,7 @@ bool Assignment::Matches(std::string_view entry, std::string_view class_name) {
   return depth == 0;
 }
 
-const Ops* Assignment::For(uint32_t class_id, std::string_view name) const {
-  if (class_id < kCachedClasses) {
-    if (const Ops* ops = class_ops[class_id].load(std::memory_order_acquire)) return ops;
-  }
+const Assignment::Entry* Assignment::EntryFor(std::string_view name) const {
   const Entry* best = nullptr;
   for (const Entry& e : entries_) {
     if (Matches(e.class_name, name) &&
@@ -245,6 +467,19 @@ const Ops* Assignment::For(uint32_t class_id, std::string_view name) const {
       best = &e;
     }
   }
+  return best;
+}
+
+const Ops* Assignment::PolicyOf(std::string_view name) const {
+  const Entry* e = EntryFor(name);
+  return e != nullptr ? e->ops : rest_;
+}
+
+const Ops* Assignment::For(uint32_t class_id, std::string_view name) const {
+  if (class_id < kCachedClasses) {
+    if (const Ops* ops = class_ops[class_id].load(std::memory_order_acquire)) return ops;
+  }
+  const Entry* best = EntryFor(name);
   const Ops* ops = best != nullptr ? best->ops : rest_;
   std::lock_guard<std::mutex> l(seen_mu);
   if (best != nullptr) {

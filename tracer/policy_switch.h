@@ -29,6 +29,25 @@
 // the one process-wide pool of HoldingSingleton::Instance<PoolT>(), the
 // very pool the adopted type would use.
 //
+// Single-threaded pools are checked: an `st` policy's pool is for one
+// thread at a time. Each (an arena's under `stack`, the process-wide one
+// under `single`) remembers the thread that used it last; a use by another
+// thread while that one still runs stops the program with status 2 before
+// the pool is touched, rather than let the unlocked pool corrupt its free
+// lists and crash later, far from the cause:
+//   alloctrace: ALLOCTRACE_POLICY gives class 'Registry' slab/st/stack, a
+//   single-threaded pool, but thread 2 (tid 12345) used it while thread 1
+//   (tid 12340, the main thread), which used it before, is still running;
+//   give this class an mt policy (slab/mt/stack) or std
+// (one line; a `single` pool is named by its policy, as one pool for the
+// whole process, with the classes it serves). A use once that thread has
+// ended is a hand-off and takes the pool over: a container a worker built
+// and the main thread frees after join(). A forked child takes over the
+// pools of the threads it did not inherit. The check sees threads, not
+// locks: two running threads that take turns under a lock of the
+// program's are stopped too. Threads are numbered in the order they first
+// use an st pool. The adopted pool types are not checked, nor mt policies.
+//
 // The name is resolved once per process, when the first TraceAllocator is
 // constructed (before its first allocation: an arena must know whether it
 // records before it exists). An unknown name prints
@@ -55,10 +74,13 @@
 // Cost: recording pays one load and one predictable branch per call; std
 // pays the same and then calls ::operator new / delete inline, as
 // std::allocator does; a pool policy pays one more indirect call through a
-// per-process table (Ops), chosen once. Creating an arena under std or a
-// `single` policy allocates nothing and counts no references (every such
-// arena shares one handle); under a `stack` policy it allocates the pool,
-// as the adopted HoldingStack does.
+// per-process table (Ops), chosen once; an st policy adds the thread
+// check, one thread-local load, one relaxed load and a compare (and, on a
+// thread's first use of an st pool, its token: a small allocation, never
+// freed, as a pool may name an ended thread). Creating an arena under std
+// or a `single` policy allocates nothing and counts no references (every
+// such arena shares one handle); under a `stack` policy it allocates the
+// pool, as the adopted HoldingStack does.
 //
 // Thread-safety: Resolve may race from several threads; exactly one
 // resolves, the others wait for it (std::call_once).
@@ -86,9 +108,10 @@ struct Ops {
   // nullptr when out of memory (the allocator throws std::bad_alloc).
   void* (*allocate)(void* pool, size_t bytes, size_t align);
   void (*deallocate)(void* pool, void* p, size_t bytes, size_t align);
-  // The pool of a new arena: a new one (stack) or the shared one (single);
-  // nullptr for std. Released by destroy_pool when the arena goes.
-  void* (*make_pool)();
+  // The pool of a new arena of class `class_name` ("" for arena 0; static
+  // storage, kept for messages): a new one (stack) or the shared one
+  // (single); nullptr for std. Released by destroy_pool when the arena goes.
+  void* (*make_pool)(std::string_view class_name);
   void (*destroy_pool)(void* pool);
   // std: ::operator new / delete, which TraceAllocator calls inline, as
   // std::allocator does, rather than through allocate/deallocate.
@@ -130,12 +153,17 @@ class Assignment {
   // "Index", classes "a::Index" and "b::Index") stops the program with
   // status 2, naming both. Thread-safe.
   const Ops* For(uint32_t class_id, std::string_view name) const;
+  // The policy For gives a class named `name`, without taking note of it.
+  const Ops* PolicyOf(std::string_view name) const;
   // The entries that served no arena (by their class as written), and the
   // classes seen, in order of first sight. Thread-safe.
   std::vector<std::string> Unused() const;
   std::vector<std::string> Seen() const;
 
  private:
+  // The entry that Matches `name` with the longest name; nullptr if none.
+  const Entry* EntryFor(std::string_view name) const;
+
   std::string text_;
   std::vector<Entry> entries_;
   const Ops* rest_ = nullptr;

@@ -3,7 +3,8 @@
 //   SlabAllocator<T, SingleThreaded, HoldingSingleton>
 //                                       vs TraceAllocator under `slab/st/single`
 // each as the churn and as bare allocate/deallocate of 32-byte nodes. The
-// pairs differ only by the switch's branch and indirect call.
+// pairs differ only by the switch's branch and indirect call, and under
+// slab/st/single its check of the calling thread.
 //
 //   bazel run //tracer:policy_switch_benchmark -- --benchmark_repetitions=5
 #include <map>

@@ -19,6 +19,7 @@
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/pool/catalog.h"
 #include "alloctrace/tracer/trace_allocator.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 // Tags naming classes of containers (at global scope, so their names are
@@ -42,6 +43,8 @@ namespace alloctrace {
 namespace {
 
 using ::testing::ExitedWithCode;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 
 template <typename K, typename V>
 using TracedMap = std::map<K, V, std::less<K>, TraceAllocator<std::pair<const K, V>>>;
@@ -372,6 +375,64 @@ TEST(PolicySwitchTest, TheAmbiguousEntryExitKeepsWhatTheProgramPrinted) {
   EXPECT_EQ(run.err,
             "alloctrace: ALLOCTRACE_POLICY entry 'Dup=slab/st/stack' matches two classes, "
             "'north::Dup' and 'south::Dup'; name the class in full\n");
+}
+
+TEST(PolicySwitchTest, AnStSinglePoolReachedByTwoRunningThreadsStops) {
+  const ProgRun run = RunProg("shared", "slab/st/single");
+  EXPECT_EQ(run.end.how, ChildExit::How::kExited) << ChildExitWords(run.end, {});
+  EXPECT_EQ(run.end.code, 2);
+  EXPECT_EQ(run.out, "a line the program wrote\n");
+  EXPECT_THAT(run.err,
+              MatchesRegex("alloctrace: ALLOCTRACE_POLICY gives slab/st/single, a single-threaded "
+                           "pool and one pool for the whole process, to every class, but thread "
+                           "2 \\(tid [0-9]+\\) used it while thread 1 \\(tid [0-9]+, the main "
+                           "thread\\), which used it before, is still running; give the classes "
+                           "two threads reach an mt policy \\(slab/mt/single\\) or std\n"));
+}
+
+TEST(PolicySwitchTest, AnAssignedStSinglePoolReachedByTwoRunningThreadsNamesItsClasses) {
+  const ProgRun run = RunProg("shared", "ProgIndex=slab/st/single;*=std");
+  EXPECT_EQ(run.end.how, ChildExit::How::kExited) << ChildExitWords(run.end, {});
+  EXPECT_EQ(run.end.code, 2);
+  EXPECT_THAT(run.err, MatchesRegex("alloctrace: ALLOCTRACE_POLICY gives slab/st/single, a "
+                                    "single-threaded pool and one pool for the whole process, to "
+                                    "class 'ProgIndex', but thread 2 .* give this class an mt "
+                                    "policy \\(slab/mt/single\\) or std\n"));
+  const ProgRun with_rest = RunProg("shared", "ProgIndex=slab/st/single;*=slab/st/single");
+  EXPECT_EQ(with_rest.end.code, 2);
+  EXPECT_THAT(with_rest.err, HasSubstr("to classes 'ProgIndex' and '*', but thread 2 "));
+  EXPECT_THAT(with_rest.err, HasSubstr("give the classes two threads reach an mt policy"));
+}
+
+TEST(PolicySwitchTest, AnStStackPoolReachedByTwoRunningThreadsStopsNamingItsClass) {
+  const ProgRun run = RunProg("registry", "Registry=slab/st/stack;*=std");
+  EXPECT_EQ(run.end.how, ChildExit::How::kExited) << ChildExitWords(run.end, {});
+  EXPECT_EQ(run.end.code, 2);
+  EXPECT_EQ(run.out, "a line the program wrote\n");
+  EXPECT_THAT(run.err,
+              MatchesRegex("alloctrace: ALLOCTRACE_POLICY gives class 'Registry' slab/st/stack, a "
+                           "single-threaded pool, but thread 2 \\(tid [0-9]+\\) used it while "
+                           "thread 1 \\(tid [0-9]+, the main thread\\), which used it before, is "
+                           "still running; give this class an mt policy \\(slab/mt/stack\\) or "
+                           "std\n"));
+}
+
+TEST(PolicySwitchTest, AnStPoolPassesToTheNextThreadOnceItsOwnerEnded) {
+  const ProgRun run = RunProg("handoff", "slab/st/single");
+  EXPECT_TRUE(run.end.Succeeded()) << ChildExitWords(run.end, {}) << ": " << run.err;
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(PolicySwitchTest, AForkedChildTakesOverThePoolsOfThreadsLeftInTheParent) {
+  const ProgRun run = RunProg("fork", "slab/st/single");
+  EXPECT_TRUE(run.end.Succeeded()) << ChildExitWords(run.end, {}) << ": " << run.err;
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(PolicySwitchTest, AnMtPoolIsNotChecked) {
+  const ProgRun run = RunProg("shared", "slab/mt/single");
+  EXPECT_TRUE(run.end.Succeeded()) << ChildExitWords(run.end, {}) << ": " << run.err;
+  EXPECT_EQ(run.out, "a line the program wrote\n");
 }
 
 TEST(PolicySwitchDeathTest, UnsetRecords) { EXPECT_EXIT(UnsetRecords(), ExitedWithCode(0), ""); }

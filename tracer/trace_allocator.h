@@ -138,7 +138,7 @@ class ArenaHandle {
         policy_switch::internal::every_arena.store(h, std::memory_order_release);
       return h;
     }
-    return new ArenaHandle(0, 0, ops, ops->make_pool(), /*counted=*/true);
+    return new ArenaHandle(0, 0, ops, ops->make_pool(class_name), /*counted=*/true);
   }
   // Arena 0, "no container": a global heap such as plain new or make_shared.
   // Never destroyed (nor its pool).
@@ -146,7 +146,7 @@ class ArenaHandle {
     static ArenaHandle* const kNoArena = [] {
       policy_switch::Resolve();
       const policy_switch::Ops* ops = policy_switch::Active();
-      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool() : nullptr,
+      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool({}) : nullptr,
                              /*counted=*/false);
     }();
     return kNoArena;
@@ -195,7 +195,7 @@ class ArenaHandle {
   static ArenaHandle* Shared(const policy_switch::Ops* ops) {
     void* h = ops->shared_arena->load(std::memory_order_acquire);
     if (ABSL_PREDICT_TRUE(h != nullptr)) return static_cast<ArenaHandle*>(h);
-    auto* fresh = new ArenaHandle(0, 0, ops, ops->make_pool(), /*counted=*/false);
+    auto* fresh = new ArenaHandle(0, 0, ops, ops->make_pool({}), /*counted=*/false);
     if (ops->shared_arena->compare_exchange_strong(h, fresh, std::memory_order_acq_rel,
                                                    std::memory_order_acquire)) {
       return fresh;
