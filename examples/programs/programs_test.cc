@@ -134,6 +134,36 @@ TEST(ProgramsTest, ServiceUnderAPolicyPerRole) {
       "WorkerIndex=slab/st/stack;WorkerQueue=slab/st/stack;Registry=slab/mt/stack;*=std");
 }
 
+TEST(ProgramsTest, SearchServiceNamesItsRolesAndHandsOverItsResults) {
+  const TraceStats stats =
+      ExpectCompleteTrace("search_service", {"2", "1000", "256"}, /*threads=*/0);
+  EXPECT_TRUE(stats.has_class_table);
+  // Each worker's index and cache are its own; the statistics are shared.
+  for (const char* role : {"role::Postings", "role::QueryCache"}) {
+    const ClassSummary c = ClassNamed(stats, role);
+    EXPECT_TRUE(c.def.tagged) << role;
+    EXPECT_EQ(c.arenas, 2u) << role;
+    EXPECT_EQ(c.shared_arenas, 0u) << role;
+    EXPECT_EQ(c.churned_arenas, 2u) << role;
+  }
+  const ClassSummary shared_stats = ClassNamed(stats, "role::SharedStats");
+  EXPECT_EQ(shared_stats.arenas, 1u);
+  EXPECT_EQ(shared_stats.shared_arenas, 1u) << "both workers allocate in the statistics";
+  // Each worker's results, then the main thread's merged ones: a worker's
+  // map is used by its thread, then by the main thread after join().
+  const ClassSummary results = ClassNamed(stats, "role::Results");
+  EXPECT_EQ(results.arenas, 3u);
+  EXPECT_EQ(results.shared_arenas, 2u) << "each worker's, walked and freed by the main thread";
+  EXPECT_EQ(results.threads.size(), 3u) << "the two workers and the main thread";
+  EXPECT_EQ(stats.arenas_destroyed, stats.arenas_created) << "every allocator copy released";
+}
+
+TEST(ProgramsTest, SearchServiceUnderAPolicyPerRole) {
+  ExpectSameResultUnder("search_service", {"2", "1000", "256"},
+                        "role::Postings=slab/st/stack;role::QueryCache=slab/st/stack;"
+                        "role::Results=slab/st/stack;role::SharedStats=slab/mt/stack;*=std");
+}
+
 TEST(ProgramsTest, CatalogNamesItsRoles) {
   const TraceStats stats = ExpectCompleteTrace("catalog", {"2000", "5000"});
   EXPECT_TRUE(stats.has_class_table);
