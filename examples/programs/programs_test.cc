@@ -127,7 +127,7 @@ TEST(ProgramsTest, ServiceNamesItsRolesAndSharesItsRegistry) {
   // Both workers allocate in the registry: interleaved, or (so short a run
   // that one worker ends before the other starts) handed off.
   EXPECT_EQ(registry.shared_arenas + registry.handed_off_arenas, 1u);
-  EXPECT_EQ(registry.threads.size(), 2u);
+  EXPECT_GE(registry.threads.size(), 2u);
   EXPECT_EQ(stats.arenas_destroyed, stats.arenas_created) << "every allocator copy released";
 }
 
