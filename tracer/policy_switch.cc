@@ -270,8 +270,18 @@ void Acknowledge(const char* name) {
   char* end = nullptr;
   const long fd = std::strtol(fd_text, &end, 10);
   if (*end != '\0' || fd < 0) return;
+  // The resident size now, before the first container allocates: what the
+  // program, its libraries and the switch hold before the allocator works.
+  long resident_pages = -1;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    long size_pages = 0;
+    if (std::fscanf(statm, "%ld %ld", &size_pages, &resident_pages) != 2) resident_pages = -1;
+    std::fclose(statm);
+  }
   char line[4096];
-  const int n = std::snprintf(line, sizeof line, "%s%s\n", kAckPrefix, name);
+  const int n = std::snprintf(
+      line, sizeof line, "%s%s\n%s%lld\n", kAckPrefix, name, kAckRssPrefix,
+      resident_pages < 0 ? -1LL : static_cast<long long>(resident_pages) * sysconf(_SC_PAGESIZE));
   if (n > 0 && n < static_cast<int>(sizeof line)) {
     ssize_t ignored = write(static_cast<int>(fd), line, static_cast<size_t>(n));
     (void)ignored;  // a parent that stopped listening changes nothing here

@@ -68,8 +68,13 @@
 //
 // Handshake: with ALLOCTRACE_POLICY_ACK_FD=N also set, the resolution writes
 // "alloctrace-policy <name>\n" to file descriptor N (name "record" when
-// unset; an assignment as given), so a parent (replayer --confirm) learns
-// that the program is instrumented and took the policy.
+// unset; an assignment as given), so a parent (the replayer's search in the
+// program) learns that the program is instrumented and took the policy;
+// then "alloctrace-rss <bytes>\n", the process's resident size at that
+// moment (before its first container allocates; -1 if unknown), so the
+// parent can read the peak as what the program's containers added above
+// it: the switch and the tracing library, absent from the build a user
+// ships, are loaded by then.
 //
 // Cost: recording pays one load and one predictable branch per call; std
 // pays the same and then calls ::operator new / delete inline, as
@@ -100,6 +105,7 @@ inline constexpr char kEnvPolicy[] = "ALLOCTRACE_POLICY";
 inline constexpr char kEnvAckFd[] = "ALLOCTRACE_POLICY_ACK_FD";
 inline constexpr char kStdName[] = "std";
 inline constexpr char kAckPrefix[] = "alloctrace-policy ";
+inline constexpr char kAckRssPrefix[] = "alloctrace-rss ";
 inline constexpr int kUnknownPolicyExit = 2;
 
 // One policy as a table of functions over an untyped pool.

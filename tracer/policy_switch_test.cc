@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <cstdio>
 #include <list>
 #include <map>
 #include <sstream>
@@ -101,8 +102,15 @@ void Require(bool ok, const char* what) {
   close(fds[1]);
   char buf[256];
   const ssize_t n = read(fds[0], buf, sizeof buf);
-  Require(n > 0 && std::string(buf, n) == "alloctrace-policy slab/mt/single\n",
-          "one acknowledgement naming the policy");
+  const std::string ack(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  Require(ack.rfind("alloctrace-policy slab/mt/single\nalloctrace-rss ", 0) == 0,
+          "one acknowledgement naming the policy, then the resident size");
+  long long rss = 0;
+  Require(std::sscanf(ack.c_str(), "alloctrace-policy slab/mt/single\nalloctrace-rss %lld\n",
+                      &rss) == 1 &&
+              rss > 0 && ack.back() == '\n' &&
+              ack.find("alloctrace-policy", 1) == std::string::npos,
+          "a positive resident size, and nothing more");
   std::_Exit(0);
 }
 

@@ -135,7 +135,10 @@ void Summarize(InSituSummary& out, std::vector<Slot>& slots, TimingClock clock) 
     for (const InSituRun& r : p.runs) {
       wall.push_back(r.wall_s);
       cpu.push_back(r.cpu_s);
-      rss.push_back(static_cast<double>(r.peak_rss_bytes));
+      rss.push_back(
+          static_cast<double>(r.start_rss_bytes > 0 && r.start_rss_bytes < r.peak_rss_bytes
+                                  ? r.peak_rss_bytes - r.start_rss_bytes
+                                  : r.peak_rss_bytes));
       minflt.push_back(static_cast<double>(r.minor_faults));
       majflt.push_back(static_cast<double>(r.major_faults));
     }

@@ -178,12 +178,18 @@ ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& 
   while ((n = read(ack[0], buf, sizeof buf)) > 0) acks.append(buf, static_cast<size_t>(n));
   close(ack[0]);
   for (absl::string_view line : absl::StrSplit(acks, '\n', absl::SkipEmpty())) {
-    if (absl::ConsumePrefix(&line, policy_switch::kAckPrefix)) {
+    if (absl::ConsumePrefix(&line, policy_switch::kAckRssPrefix)) {
+      long long bytes = 0;
+      if (o.start_rss_bytes == 0 && absl::SimpleAtoi(line, &bytes) && bytes > 0) {
+        o.start_rss_bytes = bytes;
+      }
+    } else if (absl::ConsumePrefix(&line, policy_switch::kAckPrefix)) {
       if (o.acknowledged_policy.empty()) o.acknowledged_policy = std::string(line);
     } else if (absl::ConsumePrefix(&line, kMallocPrefix)) {
       if (o.malloc_provider.empty()) o.malloc_provider = std::string(line);
     }
   }
+  o.run.start_rss_bytes = o.start_rss_bytes;
   if (!o.error.empty()) o.stderr_tail = LastLines(ReadAll(err_fd), kStderrTailLines);
   log.Append(absl::StrCat(header, o.error.empty() ? "" : absl::StrCat(" FAILED: ", o.error)),
              out_fd, err_fd);

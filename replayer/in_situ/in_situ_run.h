@@ -49,6 +49,7 @@ struct ChildOutcome {
   bool timed_out = false;                // killed at ProgramRun::timeout_seconds
   std::vector<std::string> stderr_tail;  // last lines, when it failed
   std::string acknowledged_policy;       // what the switch said it took ("" : nothing)
+  int64_t start_rss_bytes = 0;           // resident when the switch resolved (0: unknown)
   std::string malloc_provider;           // what the preload check said serves malloc
 };
 

@@ -288,7 +288,14 @@ class Rounds {
       left += !cs_[i].done;
     }
     const std::string budget =
-        Bounded() ? absl::StrFormat(" (budget %.0f s)", result_.total_budget) : "";
+        Bounded()
+            ? absl::StrFormat(" (budget %.0f s, %.0f s left%s)", result_.total_budget,
+                              std::max(0.0, result_.total_budget - TotalSpent()),
+                              s_.max_total_runs > 0
+                                  ? absl::StrFormat(", %d runs left",
+                                                    std::max(0, s_.max_total_runs - TotalRuns()))
+                                  : "")
+            : "";
     std::fprintf(stderr, "%s: round %d done: %d of %d contenders left, %d runs, %.1f s spent%s\n",
                  s_.progress_label.c_str(), round_ - s_.first_round, left, all, TotalRuns(),
                  TotalSpent(), budget.c_str());

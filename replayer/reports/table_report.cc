@@ -255,7 +255,12 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
                        "system): medians over the program's runs; 95% CI: of the ranked one (",
                        WordOf(kTimingClockWords, s.clock),
                        "); x ref: the reference's over this one's, paired by round (>1 faster); "
-                       "peakRSS: ru_maxrss; * tied fastest."),
+                       "peakRSS: ru_maxrss",
+                       s.instrumented ? ", less the resident size when the program made its "
+                                        "first container (the tracing library and the switch, "
+                                        "absent from the build you ship, are loaded by then)"
+                                      : "",
+                       "; * tied fastest."),
           2));
   return o;
 }

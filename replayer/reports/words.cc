@@ -158,7 +158,12 @@ std::string TotalBudgetNote(const TraceReport& t) {
   std::string names = absl::StrJoin(cut.begin(), cut.begin() + std::min(kNamed, total), ", ");
   if (total > kNamed) absl::StrAppend(&names, " and ", total - kNamed, " more");
   std::string more = "--total_budget=SECONDS gives them more";
-  if (t.budget_for_precision > 0) {
+  if (t.budget_for_precision > kReachableBudgetSeconds) {
+    absl::StrAppendFormat(&more,
+                          "; at these rounds' pace and spread the precision is not reachable on "
+                          "this machine in a run anyone would wait for (about %.0f hours)",
+                          std::ceil(t.budget_for_precision / 3600));
+  } else if (t.budget_for_precision > 0) {
     // Two significant figures: an estimate, not a measurement.
     const double seconds = t.budget_for_precision;
     const double step = seconds < 100 ? 1 : seconds < 1000 ? 10 : 100;
@@ -247,7 +252,24 @@ std::string ProvisionalWords(const TraceReport& t) {
   for (const PolicyResult& p : t.policies) {
     if (p.name == pick) n = p.name == "malloc" ? p.runs : p.vs_malloc.n;
   }
-  if (n >= kMinPairedRounds) return "";
+  if (n >= kMinPairedRounds) {
+    // Rounds enough, but an interval too wide to act on: the pick cannot
+    // be told from policies that far apart.
+    Estimate e;
+    for (const PolicyResult& p : t.policies) {
+      if (p.name == pick) e = p.name == "malloc" ? p.ns_per_op : p.vs_malloc;
+    }
+    if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
+      const InSituPolicy& rec = t.in_situ->policies[t.in_situ->decision.recommended];
+      e = rec.reference ? rec.ranked : rec.vs_reference;
+    }
+    if (!e.has_data() || e.HalfWidth() <= kActionableHalfWidth) return "";
+    return absl::StrFormat(
+        "the recommended policy's figure is known only within -%.0f%%/+%.0f%% (95%% CI, %d "
+        "rounds), wider than the +-%.0f%% a choice can rest on: the pick may change on the next "
+        "invocation (a quieter machine, or more time: --total_budget, --in_situ_budget)",
+        100 * (1 - e.lo / e.median), 100 * (e.hi / e.median - 1), e.n, 100 * kActionableHalfWidth);
+  }
   return absl::StrFormat(
       "the figures rest on %d round%s%s (%d make an interval): no "
       "difference among these policies is a result yet, and the pick may change on the next "

@@ -17,6 +17,9 @@
 
 namespace alloctrace {
 
+// A budget suggestion past this is not one: a run nobody would wait for.
+inline constexpr double kReachableBudgetSeconds = 3600;
+
 // Figures.
 std::string Mib(double bytes);         // "512K", "1.5M"
 std::string Num(double v);             // "12.3": precision fitting the value
@@ -82,7 +85,10 @@ std::string MixInSituWords(const PerContainerVerdict& v);
 std::string HeapWords(const PerContainerVerdict& v);
 
 // Why a verdict is provisional: the recommended policy's figures rest on
-// fewer than kMinPairedRounds rounds paired with glibc malloc. "" if not.
+// fewer than kMinPairedRounds rounds paired with glibc malloc, or their
+// 95% CI reaches further than kActionableHalfWidth from the median (the
+// program's figures where the program decided). "" if not.
+inline constexpr double kActionableHalfWidth = 0.10;
 std::string ProvisionalWords(const TraceReport& t);
 // The policies stopped at the time or memory limit: "2 policies passed the
 // time or memory limit of a run (below): an outcome, not ranked".

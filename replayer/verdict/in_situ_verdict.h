@@ -25,8 +25,13 @@ namespace alloctrace {
 struct InSituRun {
   int round = 0;
   double wall_s = 0;
-  double cpu_s = 0;  // user + system
-  int64_t peak_rss_bytes = 0;
+  double cpu_s = 0;            // user + system
+  int64_t peak_rss_bytes = 0;  // ru_maxrss
+  // Resident when the switch resolved, before the first container
+  // allocated (an instrumented program; 0: unknown). The peak the verdict
+  // weighs is peak_rss_bytes less this: what the build a user ships would
+  // add too, without the tracing library and the switch.
+  int64_t start_rss_bytes = 0;
   int64_t minor_faults = 0;
   int64_t major_faults = 0;
 };
@@ -43,8 +48,9 @@ struct InSituPolicy {
   std::vector<InSituRun> runs;                                // the successful ones
   int attempts = 0;
   std::string stop_reason;
-  Estimate wall_s, cpu_s, peak_rss_bytes;
-  Estimate ranked;  // wall_s or cpu_s, as the clock says
+  Estimate wall_s, cpu_s;
+  Estimate peak_rss_bytes;  // each run's peak above its start where known (InSituRun)
+  Estimate ranked;          // wall_s or cpu_s, as the clock says
   Estimate
       vs_reference;  // the reference's ranked figure over this one's, paired by round (>1: faster)
   double minor_faults = 0, major_faults = 0;  // medians
