@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/per_container/classes.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 namespace {
@@ -98,7 +99,7 @@ std::string RaceClass(MixRunner& runner, const ClassSummary& c, const MixSpec& m
                       const std::string& label, ClassVerdict& cv, double rss_slack) {
   const std::string held = PolicyOf(mix, c.def.id);
   std::vector<std::string> options = {kHeapPolicy};
-  for (const char* pool : kCandidatePools) {
+  for (const char* pool : kOurPoolsInOrder) {
     if (infos.count(pool) > 0) options.push_back(pool);
   }
   std::vector<InSituCandidate> candidates;

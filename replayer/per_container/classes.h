@@ -52,12 +52,6 @@ std::string MixName(const MixSpec& spec, const std::vector<ClassSummary>& classe
 
 enum class HandOffs { kShared, kSequential };
 
-// The pools a class may move to (those the safety rule allows it): ours,
-// per container and process-wide, single- and multi-threaded.
-inline constexpr const char* kCandidatePools[] = {
-    "slab/st/stack", "slab/st/single", "small_node/st/stack", "small_node/st/single",
-    "slab/mt/stack", "slab/mt/single", "small_node/mt/stack", "small_node/mt/single"};
-
 // A row per class, before a search: its facts, whether it is searched
 // (`search`, a named class, at least `min_share` of the memory ops), and
 // why not.

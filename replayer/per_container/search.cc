@@ -109,7 +109,7 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
                       double budget, uint64_t seed, ClassVerdict& cv) {
   const std::string held = PolicyOf(mix, c.def.id);
   std::vector<std::string> candidates = {kHeapPolicy};
-  for (const char* pool : kCandidatePools) {
+  for (const char* pool : kOurPoolsInOrder) {
     if (infos.count(pool) > 0) candidates.push_back(pool);
   }
   if (std::find(candidates.begin(), candidates.end(), held) == candidates.end()) {

@@ -9,7 +9,7 @@
 //     class on that malloc (the heap).
 //  2. For each class carrying at least SearchSettings::min_share of the
 //     memory ops, largest first: race its candidates (the heap, and the
-//     pools of kCandidatePools the safety rule allows for it, classes.h),
+//     pools of kOurPoolsInOrder the safety rule allows for it, classes.h),
 //     the other classes held. The class moves only to a policy the race
 //     shows faster than the one it holds: if the held one is in the
 //     fastest tied group, it stays (a difference inside the noise is not a

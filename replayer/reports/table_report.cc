@@ -232,6 +232,16 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   absl::StrAppendFormat(&o, "  reference %s (%s); %d round%s in %.1f s; program output: %s\n",
                         s.reference, how, s.rounds, s.rounds == 1 ? "" : "s", s.wall_seconds,
                         s.log_path);
+  absl::StrAppend(
+      &o,
+      WrapIndented(absl::StrCat("noise floor in the program: ",
+                                NoiseFloorWords(s.noise_floor, s.reference, "its second run set"),
+                                s.budget_seconds > 0
+                                    ? absl::StrFormat("; %d runs of the program (budget %.0f "
+                                                      "s or %d runs)",
+                                                      s.runs, s.budget_seconds, s.max_total_runs)
+                                    : ""),
+                   2));
   absl::StrAppendFormat(&o, "%-30s %5s %7s %7s %-17s %-17s %7s %3s\n", "policy", "rplay", "wall s",
                         "cpu s", "95% CI", "x ref [95% CI]", "peakRSS", "n");
   for (const InSituPolicy& p : s.policies) {

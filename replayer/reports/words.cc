@@ -200,26 +200,30 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   return notes;
 }
 
-std::string NoiseWords(const TraceReport& t) {
-  const Estimate& f = t.noise_floor;
-  if (!f.has_data()) return "not measured (glibc malloc did not run twice)";
+std::string NoiseFloorWords(const Estimate& f, const std::string& reference,
+                            const std::string& second) {
+  if (!f.has_data()) return absl::StrCat("not measured (", reference, " did not run twice)");
   if (f.n < kMinPairedRounds) {
     return absl::StrFormat(
-        "not measured enough: glibc malloc ran against itself in %d round%s (%d needed); not used",
+        "not measured enough: %s ran against itself in %d round%s (%d needed); not used", reference,
         f.n, f.n == 1 ? "" : "s", kMinPairedRounds);
   }
   if (!NoiseFloorUsable(f)) {
     return absl::StrFormat(
-        "not usable: glibc malloc against a second malloc run set reads %.3fx [%.3f, %.3f] over "
-        "%d rounds, where the same allocator must read about 1x: the runs were disturbed (a busy "
-        "machine), not a floor; not used",
-        f.median, f.lo, f.hi, f.n);
+        "not usable: %s against %s reads %.3fx [%.3f, %.3f] over %d rounds, where the same "
+        "allocator must read about 1x: the runs were disturbed (a busy machine), not a floor; not "
+        "used",
+        reference, second, f.median, f.lo, f.hi, f.n);
   }
   return absl::StrFormat(
-      "glibc malloc against a second malloc run set reads %.3fx [%.3f, %.3f]: differences "
-      "smaller than about %.1f%% are not real here",
-      t.noise_floor.median, t.noise_floor.lo, t.noise_floor.hi,
-      100 * std::max(std::fabs(t.noise_floor.hi - 1), std::fabs(1 - t.noise_floor.lo)));
+      "%s against %s reads %.3fx [%.3f, %.3f]: differences smaller than about %.1f%% are not real "
+      "here",
+      reference, second, f.median, f.lo, f.hi,
+      100 * std::max(std::fabs(f.hi - 1), std::fabs(1 - f.lo)));
+}
+
+std::string NoiseWords(const TraceReport& t) {
+  return NoiseFloorWords(t.noise_floor, "glibc malloc", "a second malloc run set");
 }
 
 std::string DisturbanceWords(const TraceReport& t) {

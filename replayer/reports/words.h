@@ -62,6 +62,12 @@ std::string PerThreadNote(const TraceReport& t);
 // most arenas hold one block, PerThreadNote. Empty if nothing.
 std::vector<std::string> TraceNotes(const TraceReport& t);
 std::string NoiseWords(const TraceReport& t);
+// A noise floor (a reference against its second run set, paired by round)
+// in words: "std against its second run set reads 1.012x [0.990, 1.031]:
+// differences smaller than about 3.1% are not real here", or why it is not
+// used.
+std::string NoiseFloorWords(const Estimate& floor, const std::string& reference,
+                            const std::string& second);
 std::string DisturbanceWords(const TraceReport& t);
 // The verdict per container (per_container_words.cc). A class as the
 // reports name it ("OrderIndex"; "(the rest)" for id 0); its policy

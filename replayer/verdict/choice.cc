@@ -38,9 +38,21 @@ Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margi
     }
   }
   if (measured.empty()) return out;
-  auto median = [&](size_t i) { return candidates[i].speed.median.median; };
-  out.fastest = *std::min_element(measured.begin(), measured.end(),
-                                  [&](size_t a, size_t b) { return median(a) < median(b); });
+  std::vector<SpeedFigures> speed;
+  for (const ChoiceCandidate& c : candidates) speed.push_back(c.speed);
+  out.fastest = Fastest(speed, measured);
+  // Fastest first, then as Fastest orders them.
+  auto faster = [&](size_t a, size_t b) {
+    if (a == out.fastest || b == out.fastest) return a == out.fastest && b != out.fastest;
+    const bool paired = speed[a].reference || speed[a].vs_reference.has_data();
+    const bool paired_b = speed[b].reference || speed[b].vs_reference.has_data();
+    if (paired && paired_b) {
+      const double sa = speed[a].reference ? 1.0 : speed[a].vs_reference.median;
+      const double sb = speed[b].reference ? 1.0 : speed[b].vs_reference.median;
+      return sa > sb;
+    }
+    return speed[a].median.median < speed[b].median.median;
+  };
   const ChoiceCandidate& f = candidates[out.fastest];
   for (size_t i : measured) {
     const ChoiceCandidate& c = candidates[i];
@@ -58,8 +70,7 @@ Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margi
                        [&](size_t i) { return !candidates[i].speed.frees_blocks; }),
         out.equivalent.end());
   }
-  std::stable_sort(out.equivalent.begin(), out.equivalent.end(),
-                   [&](size_t a, size_t b) { return median(a) < median(b); });
+  std::stable_sort(out.equivalent.begin(), out.equivalent.end(), faster);
 
   auto preferred = [&](const std::vector<size_t>& among) {
     size_t best = Choice::kNone;
@@ -70,7 +81,7 @@ Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margi
       }
       const ChoiceCandidate& a = candidates[i];
       const ChoiceCandidate& b = candidates[best];
-      if (a.preference != b.preference ? a.preference < b.preference : a.name < b.name) best = i;
+      if (a.order != b.order ? a.order < b.order : a.name < b.name) best = i;
     }
     return best;
   };

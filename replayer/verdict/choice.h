@@ -5,8 +5,9 @@
 // preference, so that noise between near-equal policies cannot move the
 // pick from one invocation to the next.
 //
-//  1. The fastest: the lowest median among the candidates measured enough
-//     (kMinPairedRounds rounds or more; if none is, all).
+//  1. The fastest (summary.h: Fastest, paired with the reference) among the
+//     candidates measured enough (kMinPairedRounds rounds or more; if none
+//     is, all).
 //  2. The equivalent: each candidate measured enough that is not shown
 //     slower than the fastest by more than the margin (the lower end of the
 //     95% CI of its figure over the fastest's, paired by round, at most
@@ -20,9 +21,8 @@
 //     those whose median peak RSS is within the RSS slack of the smallest
 //     of them (WithinRssSlack). Candidates whose peak RSS cannot be
 //     compared (ChoiceCandidate::rss_known false) are not weighed.
-//  4. Of those, the lowest preference (RecommendationPreference: the
-//     reference, our pools, the external mallocs, the baselines, the
-//     article's grid), then the name.
+//  4. Of those, the first in the fixed order (ChoiceCandidate::order:
+//     FixedOrder).
 // A slower candidate is never chosen for memory: the smallest peak RSS is
 // said beside the verdict, and a user who would trade speed for it reads
 // the figures.
@@ -55,7 +55,7 @@ struct ChoiceCandidate {
   SpeedFigures speed;
   double peak_rss = 0;    // median, bytes
   bool rss_known = true;  // comparable with the others' peak RSS
-  int preference = 0;     // RecommendationPreference
+  int order = 0;          // FixedOrder: lower first
 };
 
 struct Choice {

@@ -119,8 +119,8 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   d.smallest = ok[0];
   for (size_t k = 0; k < ok.size(); ++k) {
     const InSituPolicy& p = s.policies[ok[k]];
-    candidates.push_back({p.name, speed[k], p.peak_rss_bytes.median, true,
-                          RecommendationPreference(p.name, p.family)});
+    candidates.push_back(
+        {p.name, speed[k], p.peak_rss_bytes.median, true, FixedOrder(p.name, p.family)});
     if (p.peak_rss_bytes.median < s.policies[d.smallest].peak_rss_bytes.median) {
       d.smallest = ok[k];
     }
@@ -146,12 +146,6 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
 
 namespace {
 
-// The external mallocs and our pool kinds, as the search offers them.
-constexpr const char* kFamilyMallocs[] = {"tcmalloc", "jemalloc", "mimalloc"};
-constexpr const char* kFamilyPools[] = {
-    "slab/st/stack",       "slab/st/single",       "slab/mt/stack",       "slab/mt/single",
-    "small_node/st/stack", "small_node/st/single", "small_node/mt/stack", "small_node/mt/single"};
-
 void AddOnce(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
@@ -173,9 +167,9 @@ std::vector<std::string> SearchCandidates(const TraceReport& replay, int leaders
     if (p.ok() && p.ns_per_op.has_data() && RunsInSitu(p)) AddOnce(names, p.name);
   }
   if (!replay.verdict.recommended.empty()) AddOnce(names, replay.verdict.recommended);
-  for (const char* m : kFamilyMallocs) AddOnce(names, m);
+  for (const char* m : kExternalMallocsInOrder) AddOnce(names, m);
   if (replay.arena_events == 0) return names;
-  for (const char* pool : kFamilyPools) {
+  for (const char* pool : kOurPoolsInOrder) {
     for (const PolicyResult& p : replay.policies) {
       if (p.name == pool && p.ok()) AddOnce(names, pool);
     }
@@ -190,8 +184,9 @@ std::vector<std::string> SearchCandidates(const TraceReport& replay, int leaders
 }
 
 std::vector<std::string> FamilyCandidates() {
-  std::vector<std::string> names(std::begin(kFamilyMallocs), std::end(kFamilyMallocs));
-  names.insert(names.end(), std::begin(kFamilyPools), std::end(kFamilyPools));
+  std::vector<std::string> names(std::begin(kExternalMallocsInOrder),
+                                 std::end(kExternalMallocsInOrder));
+  names.insert(names.end(), std::begin(kOurPoolsInOrder), std::end(kOurPoolsInOrder));
   return names;
 }
 
@@ -212,8 +207,8 @@ ClassRaceDecision DecideClassRace(const InSituSummary& race, double rss_slack) {
   for (size_t k = 0; k < ok.size(); ++k) {
     const InSituPolicy& p = race.policies[ok[k]];
     // The held policy first in the order: it stays unless shown slower.
-    const int preference = p.reference ? 0 : 1 + RecommendationPreference(p.name, p.family);
-    candidates.push_back({p.name, speed[k], p.peak_rss_bytes.median, true, preference});
+    const int order = p.reference ? -1 : FixedOrder(p.name, p.family);
+    candidates.push_back({p.name, speed[k], p.peak_rss_bytes.median, true, order});
   }
   const Choice c = Choose(candidates, NoiseMargin(race.noise_floor), rss_slack);
   const InSituPolicy& pick = race.policies[ok[c.pick]];

@@ -215,6 +215,20 @@ int RecommendationPreference(const PolicyResult& p);
 // The same by name and family ("malloc" and in situ's "std": 0).
 int RecommendationPreference(const std::string& name, allocators::Family family);
 
+// Our pools and the external mallocs in the fixed order within their
+// family: a pool without a lock before one with (never slower on one
+// thread), a pool per container before one per process, slab (any size)
+// before small_node; the mallocs by name.
+inline constexpr const char* kOurPoolsInOrder[] = {
+    "slab/st/stack",       "slab/st/single",       "slab/mt/stack",       "slab/mt/single",
+    "small_node/st/stack", "small_node/st/single", "small_node/mt/stack", "small_node/mt/single"};
+inline constexpr const char* kExternalMallocsInOrder[] = {"jemalloc", "mimalloc", "tcmalloc"};
+
+// The fixed order of the choice (choice.h), lower first:
+// RecommendationPreference, then the place in the lists above; ties (two
+// baselines, two article policies) go by name.
+int FixedOrder(const std::string& name, allocators::Family family);
+
 // Step 1: one policy's figures, status and precision, its runs read by
 // `ranking`; its ratios to the malloc figures given by round (none if
 // empty).
@@ -233,8 +247,14 @@ struct SpeedFigures {
   bool frees_blocks = true;        // false: never frees (keep, monotonic): see below
 };
 
+// The fastest of `among` (indexes into `policies`, each with data, not
+// empty): the highest ratio to the reference, paired by round (the
+// reference reads 1), where each has one or is the reference; else the
+// lowest median.
+size_t Fastest(const std::vector<SpeedFigures>& policies, const std::vector<size_t>& among);
+
 // THE fastest tied group, for the replay and in situ (indexes into
-// `policies`): the fastest by median, and each policy whose paired ratio to
+// `policies`): the Fastest, and each policy whose paired ratio to
 // it (by_round, PairedRatio) is a PairedTie under the noise margin; and the
 // reference is never in a group with a policy whose ratio to it
 // (vs_reference) excludes 1: of that pair the slower by that ratio leaves

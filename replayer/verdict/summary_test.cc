@@ -130,10 +130,10 @@ SpeedFigures Figures(const std::map<int, double>& by_round) {
   return f;
 }
 
-ChoiceCandidate Named(const std::string& name, int preference, const SpeedFigures& f) {
+ChoiceCandidate Named(const std::string& name, int order, const SpeedFigures& f) {
   ChoiceCandidate c;
   c.name = name;
-  c.preference = preference;
+  c.order = order;
   c.speed = f;
   return c;
 }
