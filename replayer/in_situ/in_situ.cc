@@ -338,6 +338,12 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
       p.stop_reason = "failed";
     } else if (slots[i].c.skipped.empty()) {
       p.stop_reason = contenders[i].done ? contenders[i].stop_reason : "stopped with the others";
+      if (contenders[i].eliminated && p.runs.empty()) {
+        // Stopped in its first run at the race's time limit (a program
+        // that hangs under it): an outcome, said in its row.
+        p.status = RunStatus::kOverLimit;
+        p.failure = p.stop_reason;
+      }
     }
   }
   Summarize(out, slots, set.clock);

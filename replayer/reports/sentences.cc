@@ -82,7 +82,9 @@ class InSituWords {
       case Outcome::kPickTied:
         return absl::StrCat("Replay picked ", Pick().name, "; in situ it is tied with ", rec_.name,
                             " (", Times(s_.pick_vs_best), " its ", ProgramTimeWords(s_.clock),
-                            "). The pick held; recommended: ", rec_.name, ", the smaller peak RSS.",
+                            "). The pick held; recommended: ", rec_.name,
+                            d_.memory_passed_over == d_.pick ? ", the smaller peak RSS."
+                                                             : ", first in the fixed order.",
                             Aside());
       case Outcome::kPickOverSlack:
         return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
