@@ -44,8 +44,8 @@
 // The roles want different allocators: Postings and QueryCache a
 // single-threaded pool per container (slab/st/stack); Results the same
 // (join() orders the worker's last use before the main thread's first, so
-// a pool without a lock is safe for it, though a trace shows its arenas
-// used by two threads); SharedStats a thread-safe pool or std. A
+// a pool without a lock is safe for it: `inspect` counts its arenas as
+// handed off, not shared); SharedStats a thread-safe pool or std. A
 // single-threaded policy is unsafe for SharedStats, and a single-threaded
 // `single` policy (one pool for the process) unsafe for every role here,
 // since the workers would share it. The class names include the namespace:

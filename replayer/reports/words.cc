@@ -305,7 +305,7 @@ std::string ProgramWords(const TraceReport& t, bool name_policy) {
       "%s about %s %s%s of the recorded program's %s %s%s (about %.2fx its speed): at the "
       "replay's rates glibc malloc's calls take %s %s, %s's %s %s. An estimate (the recorded "
       "run includes the recorder's own cost; the program's cache effects are not replayed): "
-      "--confirm measures it",
+      "TRACE -- PROGRAM measures it in the program",
       s.median >= 0 ? "saves" : "costs", d(std::abs(s.median)), unit, interval,
       d(e.recorded_seconds), unit, e.recorded_cpu ? " of CPU time" : "", e.speedup,
       d(e.malloc_seconds), unit,
@@ -449,13 +449,14 @@ std::string ChoiceRuleWords(double rss_slack) {
 
 std::string ReplayRuleWords(const ReportContext& ctx) {
   return absl::StrCat(
-      "the fastest contender by its median (not eliminated by the race, not screened out)",
+      "the fastest contender by its speed paired with glibc malloc's (not eliminated by the "
+      "race, not screened out)",
       ChoiceRuleWords(ctx.rss_slack));
 }
 
 std::string InSituRuleWords(const InSituSummary& s) {
-  return absl::StrCat("in the program: the fastest policy by its median ",
-                      ProgramTimeWords(s.clock), " of the program", ChoiceRuleWords(s.rss_slack));
+  return absl::StrCat("in the program: the fastest policy by its ", ProgramTimeWords(s.clock),
+                      " of the program, paired with the reference's", ChoiceRuleWords(s.rss_slack));
 }
 
 std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
