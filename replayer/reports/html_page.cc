@@ -54,6 +54,12 @@ std::string RecommendedHtml(const HtmlTrace& t) {
       "<p><strong>Recommended: ", Escape(rec), "</strong>",
       roles.empty() ? "" : absl::StrCat(", ", absl::StrJoin(roles, " and ")),
       figures.empty() ? "" : absl::StrCat(": ", absl::StrJoin(figures, ", ")), ".</p>");
+  if (!v.decided_in_program.empty()) {
+    absl::StrAppend(&o, "<p class=\"note\">", Escape(v.decided_in_program), ".</p>");
+  }
+  if (!v.disagreement.empty()) {
+    absl::StrAppend(&o, "<p><strong>Disagree:</strong> ", Escape(v.disagreement), ".</p>");
+  }
   if (!v.adopt.empty()) {
     absl::StrAppend(&o, "<p><strong>Adopt:</strong> <code>", Escape(v.adopt), "</code></p>");
   }

@@ -23,7 +23,7 @@ std::string ClassChart(const PerContainerVerdict& v, const ClassVerdict& c, cons
                      "(95% CI of the median)"
                    : ": time per memory op of the whole replay with this class on each "
                      "candidate, the others held (95% CI of the median)");
-  chart.x = SpeedAxis(v.in_program ? "seconds per run of the program" : "ns per memory op",
+  chart.x = SpeedAxis(v.in_program ? "time per run of the program" : "ns per memory op",
                       /*frame=*/true);
   chart.highlight_label = "tied with the fastest";
   for (const ClassCandidate& k : c.candidates) {
@@ -32,8 +32,10 @@ std::string ClassChart(const PerContainerVerdict& v, const ClassVerdict& c, cons
     if (!k.skipped.empty()) {
       r.status = k.skipped;
     } else {
+      // In the program, seconds on the axis's time scale (ns).
       const Estimate& e = v.in_program ? k.seconds : k.ns_per_op;
-      r.marks.push_back({0, e.median, e.lo, e.hi, e.n >= kMinPairedRounds});
+      const double scale = v.in_program ? 1e9 : 1;
+      r.marks.push_back({0, scale * e.median, scale * e.lo, scale * e.hi, e.n >= kMinPairedRounds});
       r.highlighted = k.tied_fastest;
       r.note = k.policy == c.policy ? "chosen" : (k.policy == c.held ? "held" : "");
     }
@@ -75,7 +77,7 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
     }
     absl::StrAppend(&o, "</pre><p>", Escape(HeapWords(v)), ". In the program, unchanged: <code>",
                     Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
-  } else {
+  } else if (!v.mix_is_single) {
     absl::StrAppend(&o, "<p class=\"note\">The mix searched (not the answer): <code>",
                     Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
   }

@@ -136,6 +136,10 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
     t.verdict.sentence = ReportSentence(report, ctx);
   }
   t.verdict.passed_over = v.passed_over_name;
+  if (report.in_situ != nullptr && !report.in_situ->recommended.empty()) {
+    t.verdict.decided_in_program = RecommendedWords(report);
+    t.verdict.disagreement = DisagreementWords(report);
+  }
   t.verdict.passed_over_edge = FromEstimate(v.passed_over_edge);
   return t;
 }

@@ -136,6 +136,7 @@ std::string PerContainerMarkdown(const PerContainerVerdict& v) {
                           ClassPolicyWords(v, c), ClassChoiceWords(c));
   }
   if (!MixIsTheAnswer(v)) {
+    if (v.mix_is_single) return o + "\n";
     return absl::StrCat(o, "\nThe mix searched (not the answer): `ALLOCTRACE_POLICY='",
                         v.assignment, "'`.\n\n");
   }

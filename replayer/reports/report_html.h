@@ -69,6 +69,10 @@ struct HtmlVerdict {
   // own.
   std::string passed_over;
   HtmlEstimate passed_over_edge;
+  // With the search in the program: who decided and how the replay ranked
+  // the pick (RecommendedWords), and where the two disagree (or "").
+  std::string decided_in_program;
+  std::string disagreement;
 };
 
 struct HtmlTrace {
