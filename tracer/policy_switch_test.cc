@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <cstdio>
 #include <list>
 #include <map>
 #include <sstream>
@@ -106,11 +106,11 @@ void Require(bool ok, const char* what) {
   Require(ack.rfind("alloctrace-policy slab/mt/single\nalloctrace-rss ", 0) == 0,
           "one acknowledgement naming the policy, then the resident size");
   long long rss = 0;
-  Require(std::sscanf(ack.c_str(), "alloctrace-policy slab/mt/single\nalloctrace-rss %lld\n",
-                      &rss) == 1 &&
-              rss > 0 && ack.back() == '\n' &&
-              ack.find("alloctrace-policy", 1) == std::string::npos,
-          "a positive resident size, and nothing more");
+  Require(
+      std::sscanf(ack.c_str(), "alloctrace-policy slab/mt/single\nalloctrace-rss %lld\n", &rss) ==
+              1 &&
+          rss > 0 && ack.back() == '\n' && ack.find("alloctrace-policy", 1) == std::string::npos,
+      "a positive resident size, and nothing more");
   std::_Exit(0);
 }
 

@@ -232,6 +232,93 @@ InSituCandidate CandidateFor(const std::string& name) {
   return c;
 }
 
+namespace {
+
+// The slot every ratio pairs with: std (malloc if the program turns out
+// not to be instrumented), or `reference` (a per-container race's held
+// mix). NotFound if its malloc is not installed.
+absl::StatusOr<Slot> ReferenceSlotFor(const InSituCandidate* reference, const InSituSettings& set) {
+  Slot ref = ReferenceSlot();
+  if (reference == nullptr) return ref;
+  ref.c = *reference;
+  ref.c.reference = true;
+  ref.p.name = reference->name;
+  ref.p.adopt = reference->adopt;
+  ref.p.frees_blocks = reference->frees_blocks;
+  ref.p.family = reference->family;
+  if (!reference->preload.empty()) {
+    ref.preload_path = FindPreloadLibrary(reference->preload);
+    if (ref.preload_path.empty() || set.probe_library.empty()) {
+      return absl::NotFoundError(absl::StrCat(reference->preload, " is not installed"));
+    }
+  }
+  return ref;
+}
+
+// The reference's second run set, the noise floor's (Summarize takes it
+// out again).
+Slot NoiseSlot(const Slot& reference) {
+  Slot noise = reference;
+  noise.c.reference = noise.p.reference = false;
+  noise.c.noise = true;
+  noise.p.name = noise.c.name = absl::StrCat(reference.p.name, " (again)");
+  return noise;
+}
+
+std::vector<Contender> ContendersOf(const std::vector<Slot>& slots, bool ref_ok) {
+  std::vector<Contender> contenders;
+  for (const Slot& s : slots) {
+    Contender c;
+    c.name = s.p.name;
+    c.reference = s.c.reference;
+    c.noise = s.c.noise;
+    c.frees_blocks = s.c.frees_blocks;
+    c.done = !s.c.skipped.empty() || ((s.c.reference || s.c.noise) && !ref_ok);
+    contenders.push_back(std::move(c));
+  }
+  return contenders;
+}
+
+RoundsSettings RoundsFor(const InSituSettings& set) {
+  RoundsSettings rounds;
+  rounds.min_runs = set.min_runs;
+  rounds.max_runs = set.max_runs;
+  rounds.precision = set.precision;
+  rounds.budget_seconds = set.budget_seconds;
+  rounds.race = set.race;
+  rounds.total_budget_seconds = set.race ? set.total_budget_seconds : 0;
+  rounds.max_total_budget_seconds = rounds.total_budget_seconds;
+  rounds.max_total_runs = set.race ? set.max_total_runs : 0;
+  rounds.seed = set.seed;
+  rounds.first_round = 1;
+  rounds.stop_without_reference = true;
+  rounds.progress_lines = set.progress_lines;
+  if (set.progress || set.progress_lines) rounds.progress_label = set.progress_label;
+  return rounds;
+}
+
+// Each slot's stop reason from its contender, and the runs in all.
+void RecordStops(std::vector<Slot>& slots, const std::vector<Contender>& contenders,
+                 InSituSummary& out) {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    InSituPolicy& p = slots[i].p;
+    out.runs += p.attempts;
+    if (p.status == RunStatus::kFailed) {
+      p.stop_reason = "failed";
+    } else if (slots[i].c.skipped.empty()) {
+      p.stop_reason = contenders[i].done ? contenders[i].stop_reason : "stopped with the others";
+      if (contenders[i].eliminated && p.runs.empty()) {
+        // Stopped in its first run at the race's time limit (a program
+        // that hangs under it): an outcome, said in its row.
+        p.status = RunStatus::kOverLimit;
+        p.failure = p.stop_reason;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv,
                                             std::vector<InSituCandidate> candidates,
                                             const InSituSettings& set,
@@ -250,42 +337,28 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   }
   absl::StatusOr<LogFile> log = LogFile::Open(out.log_path);
   if (!log.ok()) return log.status();
+  absl::StatusOr<Slot> ref = ReferenceSlotFor(reference, set);
+  if (!ref.ok()) return ref.status();
 
   // Round 0, a warm-up not counted (page cache, dynamic loading): the
   // reference, which also finds out whether the program is instrumented
   // (ALLOCTRACE_POLICY=std acknowledged or not).
-  std::vector<Slot> slots = {ReferenceSlot()};
-  if (reference != nullptr) {
-    slots[0].c = *reference;
-    slots[0].c.reference = true;
-    slots[0].p.name = reference->name;
-    slots[0].p.adopt = reference->adopt;
-    slots[0].p.frees_blocks = reference->frees_blocks;
-    slots[0].p.family = reference->family;
-    if (!reference->preload.empty()) {
-      slots[0].preload_path = FindPreloadLibrary(reference->preload);
-      if (slots[0].preload_path.empty() || set.probe_library.empty()) {
-        return absl::NotFoundError(absl::StrCat(reference->preload, " is not installed"));
-      }
-    }
-  }
+  std::vector<Slot> slots = {*std::move(ref)};
   InSituRunner runner(slots, argv, set, *log);
   runner.set_timeout(set.timeout_seconds > 0 ? set.timeout_seconds : 300);
   const bool ref_ok = runner.Run(0, 0, ChildLimits{}, false).end == RunOutcome::End::kKept;
   out.instrumented = runner.last_acknowledged();
-  if (reference != nullptr) {
-    out.reference = slots[0].p.name;
-  } else if (!out.instrumented) {
-    // An uninstrumented program's reference is glibc malloc: nothing set.
-    slots[0].c.name = slots[0].p.name = "malloc";
-    slots[0].c.policy.clear();
-  }
   if (reference == nullptr) {
-    out.reference = slots[0].p.name;
+    if (!out.instrumented) {
+      // An uninstrumented program's reference is glibc malloc: nothing set.
+      slots[0].c.name = slots[0].p.name = "malloc";
+      slots[0].c.policy.clear();
+    }
     // The Adopt line when the reference is recommended: glibc malloc as it
     // is, or std::allocator (ALLOCTRACE_POLICY=std is plain operator new).
     slots[0].p.adopt = CandidateFor(out.instrumented ? "new" : "malloc").adopt;
   }
+  out.reference = slots[0].p.name;
   const double first_wall = slots[0].p.runs.empty() ? 0 : slots[0].p.runs[0].wall_s;
   slots[0].p.runs.clear();
   runner.set_timeout(set.timeout_seconds > 0 ? set.timeout_seconds
@@ -297,55 +370,14 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
     if (is_reference) continue;
     slots.push_back(SlotFor(c, ref_ok, out.instrumented, out.reference, set));
   }
-  // The reference's second run set, last (Summarize takes it out).
-  Slot noise = slots[0];
-  noise.c.reference = noise.p.reference = false;
-  noise.c.noise = true;
-  noise.p.name = noise.c.name = absl::StrCat(slots[0].p.name, " (again)");
-  slots.push_back(std::move(noise));
+  slots.push_back(NoiseSlot(slots[0]));
 
-  std::vector<Contender> contenders;
-  for (const Slot& s : slots) {
-    Contender c;
-    c.name = s.p.name;
-    c.reference = s.c.reference;
-    c.noise = s.c.noise;
-    c.frees_blocks = s.c.frees_blocks;
-    c.done = !s.c.skipped.empty() || ((s.c.reference || s.c.noise) && !ref_ok);
-    contenders.push_back(std::move(c));
-  }
-  RoundsSettings rounds;
-  rounds.min_runs = set.min_runs;
-  rounds.max_runs = set.max_runs;
-  rounds.precision = set.precision;
-  rounds.budget_seconds = set.budget_seconds;
-  rounds.race = set.race;
-  rounds.total_budget_seconds = set.race ? set.total_budget_seconds : 0;
-  rounds.max_total_budget_seconds = rounds.total_budget_seconds;
-  rounds.max_total_runs = set.race ? set.max_total_runs : 0;
-  rounds.seed = set.seed;
-  rounds.first_round = 1;
-  rounds.stop_without_reference = true;
-  rounds.progress_lines = set.progress_lines;
-  if (set.progress || set.progress_lines) rounds.progress_label = set.progress_label;
+  std::vector<Contender> contenders = ContendersOf(slots, ref_ok);
+  const RoundsSettings rounds = RoundsFor(set);
   if (ref_ok) out.rounds = 1 + RunRounds(contenders, runner, rounds).rounds;
   out.budget_seconds = rounds.total_budget_seconds;
   out.max_total_runs = rounds.max_total_runs;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    InSituPolicy& p = slots[i].p;
-    out.runs += p.attempts;
-    if (p.status == RunStatus::kFailed) {
-      p.stop_reason = "failed";
-    } else if (slots[i].c.skipped.empty()) {
-      p.stop_reason = contenders[i].done ? contenders[i].stop_reason : "stopped with the others";
-      if (contenders[i].eliminated && p.runs.empty()) {
-        // Stopped in its first run at the race's time limit (a program
-        // that hangs under it): an outcome, said in its row.
-        p.status = RunStatus::kOverLimit;
-        p.failure = p.stop_reason;
-      }
-    }
-  }
+  RecordStops(slots, contenders, out);
   Summarize(out, slots, set.clock);
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;

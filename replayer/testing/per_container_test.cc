@@ -43,7 +43,8 @@ TEST(PerContainerTest, OrderBookGetsAPolicyAndAnAliasPerClass) {
   EXPECT_TRUE(absl::StrContains(j, "\"per_container\": [")) << j;
   EXPECT_TRUE(absl::StrContains(j, "\"class\": \"alloctrace::workloads::OrderIndex\"")) << j;
   EXPECT_TRUE(absl::StrContains(j, "\"alias\": \"template <class T> using OrderIndexAlloc =")) << j;
-  EXPECT_TRUE(absl::StrContains(j, "\"alias\": \"template <class T> using PriceLevelsAlloc =")) << j;
+  EXPECT_TRUE(absl::StrContains(j, "\"alias\": \"template <class T> using PriceLevelsAlloc ="))
+      << j;
   EXPECT_TRUE(absl::StrContains(j, "\"mix\": {\"why_not\": null, \"assignment\": ")) << j;
   EXPECT_TRUE(absl::StrContains(j, "*=std\", \"heap\": ")) << j;
 }

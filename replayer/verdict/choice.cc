@@ -20,6 +20,83 @@ bool ShownSlower(const ChoiceCandidate& c, const ChoiceCandidate& f, double marg
   return ratio.n >= kMinPairedRounds && ratio.lo > 1 + margin;
 }
 
+// The candidates measured enough; all with a figure if none is.
+std::vector<size_t> Measured(const std::vector<ChoiceCandidate>& candidates) {
+  std::vector<size_t> measured;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (MeasuredEnough(candidates[i])) measured.push_back(i);
+  }
+  if (!measured.empty()) return measured;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].speed.median.has_data()) measured.push_back(i);
+  }
+  return measured;
+}
+
+// Step 2: of `measured`, those not shown slower than `fastest` by more
+// than `margin` (kNeverFreesMargin for one that frees against a fastest
+// that never frees), those that never free left out if one frees; the
+// fastest first, then by their time over its, paired.
+std::vector<size_t> Equivalent(const std::vector<ChoiceCandidate>& candidates,
+                               const std::vector<size_t>& measured, size_t fastest, double margin) {
+  const ChoiceCandidate& f = candidates[fastest];
+  std::vector<size_t> out;
+  for (size_t i : measured) {
+    const ChoiceCandidate& c = candidates[i];
+    const double m = !f.speed.frees_blocks && c.speed.frees_blocks
+                         ? std::max(margin, kNeverFreesMargin)
+                         : margin;
+    if (i == fastest || !ShownSlower(c, f, m)) out.push_back(i);
+  }
+  if (std::any_of(out.begin(), out.end(),
+                  [&](size_t i) { return candidates[i].speed.frees_blocks; })) {
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](size_t i) { return !candidates[i].speed.frees_blocks; }),
+              out.end());
+  }
+  auto behind = [&](size_t i) {
+    if (i == fastest) return 0.0;
+    const Estimate r = PairedRatio(candidates[i].speed.by_round, f.speed.by_round);
+    return r.has_data() ? r.median : candidates[i].speed.median.median / f.speed.median.median;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](size_t a, size_t b) { return behind(a) < behind(b); });
+  return out;
+}
+
+// Step 3: of `equivalent`, those whose peak RSS is within the slack of
+// their smallest; all of them if none can be compared.
+std::vector<size_t> KeptByMemory(const std::vector<ChoiceCandidate>& candidates,
+                                 const std::vector<size_t>& equivalent, double rss_slack) {
+  if (rss_slack < 0) return equivalent;
+  double smallest = std::numeric_limits<double>::max();
+  for (size_t i : equivalent) {
+    if (candidates[i].rss_known) smallest = std::min(smallest, candidates[i].peak_rss);
+  }
+  std::vector<size_t> kept;
+  for (size_t i : equivalent) {
+    const ChoiceCandidate& c = candidates[i];
+    if (c.rss_known && WithinRssSlack(c.peak_rss, smallest, rss_slack)) kept.push_back(i);
+  }
+  return kept.empty() ? equivalent : kept;
+}
+
+// Step 4: the first of `among` in the fixed order, then by name.
+size_t FirstInOrder(const std::vector<ChoiceCandidate>& candidates,
+                    const std::vector<size_t>& among) {
+  size_t best = Choice::kNone;
+  for (size_t i : among) {
+    if (best == Choice::kNone) {
+      best = i;
+      continue;
+    }
+    const ChoiceCandidate& a = candidates[i];
+    const ChoiceCandidate& b = candidates[best];
+    if (a.order != b.order ? a.order < b.order : a.name < b.name) best = i;
+  }
+  return best;
+}
+
 }  // namespace
 
 double EquivalenceMargin(double noise_margin) { return std::max(noise_margin, kEquivalenceMargin); }
@@ -28,81 +105,18 @@ Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margi
               double rss_slack) {
   Choice out;
   out.margin = EquivalenceMargin(noise_margin);
-  std::vector<size_t> measured;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (MeasuredEnough(candidates[i])) measured.push_back(i);
-  }
-  if (measured.empty()) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].speed.median.has_data()) measured.push_back(i);
-    }
-  }
+  const std::vector<size_t> measured = Measured(candidates);
   if (measured.empty()) return out;
   std::vector<SpeedFigures> speed;
   for (const ChoiceCandidate& c : candidates) speed.push_back(c.speed);
   out.fastest = Fastest(speed, measured);
-  // Fastest first, then as Fastest orders them.
-  auto faster = [&](size_t a, size_t b) {
-    if (a == out.fastest || b == out.fastest) return a == out.fastest && b != out.fastest;
-    const bool paired = speed[a].reference || speed[a].vs_reference.has_data();
-    const bool paired_b = speed[b].reference || speed[b].vs_reference.has_data();
-    if (paired && paired_b) {
-      const double sa = speed[a].reference ? 1.0 : speed[a].vs_reference.median;
-      const double sb = speed[b].reference ? 1.0 : speed[b].vs_reference.median;
-      return sa > sb;
-    }
-    return speed[a].median.median < speed[b].median.median;
-  };
-  const ChoiceCandidate& f = candidates[out.fastest];
-  for (size_t i : measured) {
-    const ChoiceCandidate& c = candidates[i];
-    double margin = out.margin;
-    if (!f.speed.frees_blocks && c.speed.frees_blocks) {
-      margin = std::max(margin, kNeverFreesMargin);
-    }
-    if (i == out.fastest || !ShownSlower(c, f, margin)) out.equivalent.push_back(i);
-  }
-  const bool any_frees = std::any_of(out.equivalent.begin(), out.equivalent.end(),
-                                     [&](size_t i) { return candidates[i].speed.frees_blocks; });
-  if (any_frees) {
-    out.equivalent.erase(
-        std::remove_if(out.equivalent.begin(), out.equivalent.end(),
-                       [&](size_t i) { return !candidates[i].speed.frees_blocks; }),
-        out.equivalent.end());
-  }
-  std::stable_sort(out.equivalent.begin(), out.equivalent.end(), faster);
-
-  auto preferred = [&](const std::vector<size_t>& among) {
-    size_t best = Choice::kNone;
-    for (size_t i : among) {
-      if (best == Choice::kNone) {
-        best = i;
-        continue;
-      }
-      const ChoiceCandidate& a = candidates[i];
-      const ChoiceCandidate& b = candidates[best];
-      if (a.order != b.order ? a.order < b.order : a.name < b.name) best = i;
-    }
-    return best;
-  };
-  std::vector<size_t>& kept = out.kept;
-  kept = out.equivalent;
-  if (rss_slack >= 0) {
-    double smallest = std::numeric_limits<double>::max();
-    for (size_t i : out.equivalent) {
-      if (candidates[i].rss_known) smallest = std::min(smallest, candidates[i].peak_rss);
-    }
-    std::vector<size_t> slim;
-    for (size_t i : out.equivalent) {
-      const ChoiceCandidate& c = candidates[i];
-      if (c.rss_known && WithinRssSlack(c.peak_rss, smallest, rss_slack)) slim.push_back(i);
-    }
-    if (!slim.empty()) kept = std::move(slim);
-  }
-  out.pick = preferred(kept);
-  if (const size_t by_speed = preferred(out.equivalent); by_speed != out.pick) {
+  out.equivalent = Equivalent(candidates, measured, out.fastest, out.margin);
+  out.kept = KeptByMemory(candidates, out.equivalent, rss_slack);
+  out.pick = FirstInOrder(candidates, out.kept);
+  if (const size_t by_speed = FirstInOrder(candidates, out.equivalent); by_speed != out.pick) {
     out.memory_passed_over = by_speed;
   }
+  const ChoiceCandidate& f = candidates[out.fastest];
   const ChoiceCandidate& pick = candidates[out.pick];
   if (out.pick != out.fastest) {
     out.pick_vs_fastest = PairedRatio(pick.speed.by_round, f.speed.by_round);
