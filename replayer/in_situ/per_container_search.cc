@@ -153,7 +153,6 @@ void FinalRace(MixRunner& runner, const MixSpec& mix, const InSituCandidate& sin
   if (!v.mix_is_single) candidates.push_back(runner.Candidate(kMixCandidate, mix));
   absl::StatusOr<InSituSummary> race =
       runner.Race(std::move(candidates), nullptr, "in the program, the mix against the single");
-  v.confirmed = true;
   if (!race.ok()) {
     v.in_situ_failure = std::string(race.status().message());
     return;

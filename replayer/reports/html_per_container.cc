@@ -55,9 +55,6 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
                                "container:</strong> ",
                                Escape(MixSentence(v)), "</p>");
   if (!v.why_not.empty()) return o + "</div>\n";
-  if (const std::string w = MixInSituWords(v); !w.empty()) {
-    absl::StrAppend(&o, "<p><strong>In situ:</strong> ", Escape(w), ".</p>");
-  }
   absl::StrAppend(&o, "<p class=\"note\">Searched: ", Escape(MixCostWords(v)), ".</p>");
   charts::HtmlTable table({"class", "share of memory ops", "arenas", "threads", "policy", "why"},
                           {false, true, true, true, false, false});

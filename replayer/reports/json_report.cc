@@ -188,12 +188,11 @@ std::string JsonPerContainer(const TraceReport& t) {
       ", \"races\": ", v.races, ", \"seconds\": ", JsonNumber(v.seconds),
       ", \"single_seconds\": ", JsonNumber(v.single_seconds),
       ", \"min_share\": ", JsonNumber(v.min_share), ", \"in_situ\": ",
-      !v.confirmed
+      !v.in_program
           ? "null"
           : absl::StrCat("{\"vs_single\": ", JsonEstimate(v.in_situ_vs_single),
                          ", \"vs_std\": ", JsonEstimate(v.in_situ_vs_std), ", \"failure\": ",
-                         v.in_situ_failure.empty() ? "null" : JsonString(v.in_situ_failure),
-                         ", \"words\": ", JsonString(MixInSituWords(v)), "}"),
+                         v.in_situ_failure.empty() ? "null" : JsonString(v.in_situ_failure), "}"),
       ", \"sentence\": ", JsonString(MixSentence(v)), "}");
 }
 

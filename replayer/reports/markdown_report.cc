@@ -127,8 +127,6 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
 std::string PerContainerMarkdown(const PerContainerVerdict& v) {
   std::string o = absl::StrCat("**Per container:** ", MixSentence(v), "\n\n");
   if (!v.why_not.empty()) return o;
-  if (const std::string w = MixInSituWords(v); !w.empty())
-    absl::StrAppend(&o, "**In situ:** ", w, ".\n\n");
   absl::StrAppend(&o, "Searched: ", MixCostWords(v), ".\n\n",
                   "| class | share of memory ops | policy | why |\n|---|---:|---|---|\n");
   for (const ClassVerdict& c : v.classes) {

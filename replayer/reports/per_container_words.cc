@@ -70,23 +70,10 @@ std::string MixSentence(const PerContainerVerdict& v) {
                                Times(v.mix_vs_std), " std's (every class on glibc malloc); ",
                                Times(v.mix_vs_malloc), " glibc malloc's speed");
   if (v.mix_faster) return o + ".";
-  return absl::StrCat(o, "; not shown faster than the best single choice: adopt ", v.best_single,
-                      " for every class unless --confirm shows the mix faster in the program.");
-}
-
-std::string MixInSituWords(const PerContainerVerdict& v) {
-  if (!v.confirmed || v.in_program) return "";
-  if (!v.in_situ_failure.empty()) {
-    return absl::StrCat("in the program (--confirm), the mix did not run: ", v.in_situ_failure);
-  }
-  const Estimate& e = v.in_situ_vs_single;
-  const bool held = e.n >= kMinPairedRounds && e.lo > 1;
-  const bool lost = e.n >= kMinPairedRounds && e.hi < 1;
-  return absl::StrCat("in the program (--confirm), the mix ran at ", Times(e),
-                      " the best single choice's speed and ", Times(v.in_situ_vs_std), " std's: ",
-                      held   ? "the mix held"
-                      : lost ? "the mix did not hold: the best single choice is faster there"
-                             : "not told apart from the best single choice there");
+  return absl::StrCat(
+      o, "; not shown faster than the best single choice: adopt ", v.best_single,
+      " for every class unless the search in the program (TRACE -- PROGRAM) shows the mix "
+      "faster.");
 }
 
 std::string MixCostWords(const PerContainerVerdict& v) {

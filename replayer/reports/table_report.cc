@@ -153,7 +153,6 @@ std::string PerContainerText(const PerContainerVerdict& v) {
   };
   para(MixSentence(v));
   if (!v.why_not.empty()) return o + "\n";
-  if (const std::string w = MixInSituWords(v); !w.empty()) para(w + ".");
   para(absl::StrCat("searched: ", MixCostWords(v)));
   absl::StrAppendFormat(&o, "  %-30s %6s  %s\n", "class", "share", "policy");
   for (const ClassVerdict& c : v.classes) {

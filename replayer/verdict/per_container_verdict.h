@@ -80,16 +80,15 @@ struct PerContainerVerdict {
   double seconds = 0;         // the search's wall time
   double single_seconds = 0;  // the single verdict's
   double min_share = 0;       // classes below it are held
-  // With --confirm: the mix run in the program itself (ALLOCTRACE_POLICY =
-  // assignment, the heap's malloc preloaded), paired by round with the
-  // best single choice and with the reference (std), >1: the mix faster;
-  // no data without --confirm, or when the mix is the single choice.
-  bool confirmed = false;
+  // In the program: the final race's mix (ALLOCTRACE_POLICY = assignment,
+  // the heap's malloc preloaded), paired by round with the best single
+  // choice and with the reference (std), >1: the mix faster; no data in a
+  // replay, or when no class moved from std.
   Estimate in_situ_vs_single, in_situ_vs_std;
   std::string in_situ_failure;  // the mix's runs failed in the program: why
 };
 
-// The in-situ candidate's name for the mix (replayer --confirm).
+// The in-situ candidate's name for the mix (the final race in the program).
 inline constexpr char kMixCandidate[] = "mix";
 
 // The alias template's name for a class: a tag's last name ("OrderIndex"
