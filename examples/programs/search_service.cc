@@ -207,6 +207,33 @@ Answer Intersect(const Index& index, uint32_t a, uint32_t b, uint64_t now) {
   return answer;
 }
 
+// Retires document `oldest`, the front of each of its terms' lists (a term
+// it holds twice was popped at its first occurrence); its terms are drawn
+// again from `retiring`, which runs `window` documents behind.
+void Retire(Index& index, std::mt19937_64& retiring, uint32_t oldest) {
+  for (int k = 0; k < kTermsPerDocument; ++k) {
+    auto it = index.find(SkewedTerm(retiring()));
+    if (it == index.end() || it->second.front() != oldest) continue;
+    it->second.pop_front();
+    if (it->second.empty()) index.erase(it);
+  }
+}
+
+// Adds `delta` to the shared statistics' `bucket`: the node made in
+// `staging` outside the lock, spliced in under it.
+void AddToStats(SharedStats* stats, StatsMap& staging, uint32_t bucket, uint64_t delta) {
+  staging.emplace(bucket, delta);
+  {
+    std::lock_guard<std::mutex> lock(stats->mu);
+    // Moves the node in if the bucket is new; else it stays in staging.
+    // (Not extract + insert(node): libstdc++ 12's insert of a node handle
+    // never destroys the handle's copy of the allocator.)
+    stats->counts.merge(staging);
+    if (!staging.empty()) stats->counts.find(bucket)->second += delta;
+  }
+  staging.clear();  // a node not moved in is freed here, outside the lock
+}
+
 // One worker's run over its shard; fills `out`.
 void Work(int worker, long documents, uint32_t window, SharedStats* stats, WorkerOutput* out) {
   const uint64_t seed = 2000 + static_cast<uint64_t>(worker);
@@ -224,18 +251,7 @@ void Work(int worker, long documents, uint32_t window, SharedStats* stats, Worke
   uint64_t checksum = 0, cache_hits = 0, query = 0;
 
   for (uint32_t doc = 0; doc < static_cast<uint32_t>(documents); ++doc) {
-    if (doc >= window) {
-      // Retires the oldest document, the front of each of its terms' lists
-      // (a term it holds twice was popped at its first occurrence); its
-      // terms are drawn again rather than kept.
-      const uint32_t oldest = doc - window;
-      for (int k = 0; k < kTermsPerDocument; ++k) {
-        auto it = index.find(SkewedTerm(retiring()));
-        if (it == index.end() || it->second.front() != oldest) continue;
-        it->second.pop_front();
-        if (it->second.empty()) index.erase(it);
-      }
-    }
+    if (doc >= window) Retire(index, retiring, doc - window);
     for (int k = 0; k < kTermsPerDocument; ++k) {
       PostingList& postings = index.try_emplace(SkewedTerm(terms()), postings_alloc).first->second;
       if (postings.empty() || postings.back() != doc) postings.push_back(doc);
@@ -271,21 +287,7 @@ void Work(int worker, long documents, uint32_t window, SharedStats* stats, Worke
         Keep(results, {answer->hits, id}, Result{a, b, answer->hits, answer->newest});
       }
 
-      if (query % kStatsEvery == 0) {
-        const uint32_t bucket = a % kStatsBuckets;
-        const uint64_t delta = answer->hits + 1;
-        staging.emplace(bucket, delta);
-        {
-          std::lock_guard<std::mutex> lock(stats->mu);
-          // Moves the node in if the bucket is new; else it stays in
-          // staging. (Not extract + insert(node): libstdc++ 12's insert of
-          // a node handle never destroys the handle's copy of the
-          // allocator.)
-          stats->counts.merge(staging);
-          if (!staging.empty()) stats->counts.find(bucket)->second += delta;
-        }
-        staging.clear();  // a node not moved in is freed here, outside the lock
-      }
+      if (query % kStatsEvery == 0) AddToStats(stats, staging, a % kStatsBuckets, answer->hits + 1);
     }
   }
   for (const auto& [term, postings] : index) checksum += term * postings.size();

@@ -1,10 +1,12 @@
 // The verdicts in sentences (words.h): the replay's, in situ's (from its
-// InSituDecision), and the report's when in situ decided.
+// InSituDecision), the report's when in situ decided, and who decided.
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 namespace {
@@ -212,6 +214,159 @@ std::string ReportRule(const TraceReport& t, const ReportContext& ctx) {
         ReplayRuleWords(ctx));
   }
   return ReplayRuleWords(ctx);
+}
+
+namespace {
+
+// "1st", "2nd", "3rd", "11th".
+std::string Ordinal(int n) {
+  const int tens = n % 100, units = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : units == 1               ? "st"
+                       : units == 2               ? "nd"
+                       : units == 3               ? "rd"
+                                                  : "th";
+  return absl::StrCat(n, suffix);
+}
+
+// The replay's rank of in situ's `name` among its policies with figures
+// (malloc and new are the reference), and how many there are; 0 if none.
+std::pair<int, int> RankInReplay(const TraceReport& t, const std::string& name,
+                                 const std::string& reference) {
+  int rank = 0, all = 0;
+  for (const PolicyResult& p : t.policies) {
+    if (!p.ok() || !p.ns_per_op.has_data() || p.name == "bump") continue;
+    ++all;
+    if (rank == 0 && InSituNameOf(p.name, reference) == name) rank = all;
+  }
+  return {rank, all};
+}
+
+}  // namespace
+
+std::string RecommendedWords(const TraceReport& t) {
+  const Verdict& v = t.verdict;
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) {
+    return absl::StrCat(v.recommended, ": ", ChoiceWords(v));
+  }
+  const InSituSummary& s = *t.in_situ;
+  const InSituDecision& d = s.decision;
+  const InSituPolicy& rec = s.policies[d.recommended];
+  const bool fastest = d.fastest == d.recommended;
+  const std::string choice = ChoiceWords(
+      fastest ? "" : s.policies[d.fastest].name,
+      fastest ? Estimate() : PairedSlowdown(s.policies[d.fastest], rec, s.clock),
+      d.equivalent.size(), d.margin,
+      d.memory_passed_over == InSituDecision::kNone ? "" : s.policies[d.memory_passed_over].name);
+  const auto [rank, all] = RankInReplay(t, rec.name, s.reference);
+  const std::string replay =
+      rank == 0 ? "the replay did not rank it"
+                : absl::StrCat("the replay ranked it ", Ordinal(rank), " of ", all);
+  const std::string replay_pick = InSituNameOf(v.replay_recommended, s.reference);
+  return absl::StrCat(v.recommended, ": decided in the program, ", choice, "; ", replay,
+                      replay_pick == rec.name
+                          ? " and picked it too"
+                          : absl::StrCat(" (its own pick: ", v.replay_recommended, ")"));
+}
+
+std::string DisagreementWords(const TraceReport& t) {
+  if (t.in_situ == nullptr) return "";
+  const InSituSummary& s = *t.in_situ;
+  const InSituDecision& d = s.decision;
+  if (d.outcome != InSituDecision::Outcome::kPickSlower || d.pick == InSituDecision::kNone) {
+    return "";
+  }
+  const InSituPolicy& pick = s.policies[d.pick];
+  const InSituPolicy& winner = s.policies[d.winner];
+  const PolicyResult* replay_pick = ReplayResult(&t, pick.name, s.reference);
+  const PolicyResult* replay_winner = ReplayResult(&t, winner.name, s.reference);
+  auto speed = [](const PolicyResult* p) {
+    if (p == nullptr) return std::string("(no figure)");
+    if (p->name == "malloc") return std::string("1x");
+    return absl::StrFormat("%.2fx", p->vs_malloc.median);
+  };
+  return absl::StrCat("the replay read ", pick.name, " at ", speed(replay_pick),
+                      " glibc malloc's speed and ", winner.name, " at ", speed(replay_winner),
+                      "; in the program ", pick.name, " takes ", Times(d.pick_vs_winner), " ",
+                      winner.name, "'s ", ProgramTimeWords(s.clock),
+                      ": the program decides (docs/fidelity.md says where the replay misjudges)");
+}
+
+std::string MeasuredInProgramWords(const TraceReport& t) {
+  if (t.in_situ == nullptr || t.in_situ->recommended.empty()) return "";
+  const InSituSummary& s = *t.in_situ;
+  const InSituPolicy& rec = s.policies[s.decision.recommended];
+  if (rec.reference) {
+    return absl::StrCat(rec.name, " is the reference: nothing to change (", s.runs,
+                        " runs of the program in ", Num(s.wall_seconds), " s)");
+  }
+  return absl::StrCat(rec.name, " runs the program at ", Times(rec.vs_reference), " the reference ",
+                      s.reference, "'s speed (", ProgramTimeWords(s.clock), ", ",
+                      rec.vs_reference.n, " paired runs; ", s.runs, " runs of the program in ",
+                      Num(s.wall_seconds), " s)");
+}
+
+namespace {
+
+// The choice's rule (verdict/choice.h) after "the fastest by ...".
+std::string ChoiceRuleWords(double rss_slack) {
+  return absl::StrCat(
+      ", measured over ", kMinPairedRounds,
+      " rounds or more, and every policy not shown slower than it by more than the margin of "
+      "practical equivalence (",
+      static_cast<int>(std::lround(100 * kEquivalenceMargin)),
+      "%, or the noise floor if that is wider; ",
+      static_cast<int>(std::lround(100 * kNeverFreesMargin)),
+      "% for a policy that frees against a fastest that never frees: the paired ratio's 95% CI "
+      "reaching below it) are equally fast; if one of them frees its blocks, those that never "
+      "free leave",
+      rss_slack >= 0
+          ? absl::StrCat("; of them, those whose median peak RSS is ", RssSlackWords(rss_slack),
+                         " of them (memory decides only "
+                         "among the equally fast)")
+          : " (memory not weighed: --speed_only)",
+      "; of those, the first in a fixed order, the same every time: the reference (nothing to "
+      "change), our pools, the external mallocs, the baselines, the article's grid, then by name");
+}
+
+}  // namespace
+
+std::string ReplayRuleWords(const ReportContext& ctx) {
+  return absl::StrCat(
+      "the fastest contender by its speed paired with glibc malloc's (not eliminated by the "
+      "race, not screened out)",
+      ChoiceRuleWords(ctx.rss_slack));
+}
+
+std::string InSituRuleWords(const InSituSummary& s) {
+  return absl::StrCat("in the program: the fastest policy by its ", ProgramTimeWords(s.clock),
+                      " of the program, paired with the reference's", ChoiceRuleWords(s.rss_slack));
+}
+
+std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
+                        size_t equivalent, double margin, const std::string& memory_passed_over) {
+  const std::string among =
+      equivalent > 1
+          ? absl::StrFormat(" of the %d equally fast (within %.0f%%)", equivalent, 100 * margin)
+          : "";
+  std::string o =
+      faster.empty()
+          ? absl::StrCat(
+                "the fastest",
+                among.empty() ? "" : absl::StrCat(", and first", among, " in the fixed order"))
+          : absl::StrCat("as fast as the fastest, ", faster, ", within the margin (its time ",
+                         Times(pick_vs_faster), " ", faster, "'s), and first", among,
+                         " in the fixed order");
+  if (!memory_passed_over.empty()) {
+    absl::StrAppend(&o, "; ", memory_passed_over,
+                    ", as fast and earlier in the order, is left out for its peak RSS");
+  }
+  return o;
+}
+
+std::string ChoiceWords(const Verdict& v) {
+  return ChoiceWords(v.faster, v.pick_vs_faster, v.equivalent.size(), v.equivalence_margin,
+                     v.memory_passed_over);
 }
 
 }  // namespace alloctrace

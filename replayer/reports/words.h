@@ -85,9 +85,6 @@ std::string MixSentence(const PerContainerVerdict& v);
 // program, or in the replay without one).
 bool MixIsTheAnswer(const PerContainerVerdict& v);
 std::string MixCostWords(const PerContainerVerdict& v);
-// With --confirm: the mix in the program against the best single choice
-// and std, and whether it held; "" without.
-std::string MixInSituWords(const PerContainerVerdict& v);
 std::string HeapWords(const PerContainerVerdict& v);
 
 // Why a verdict is provisional: the recommended policy's figures rest on
