@@ -1,3 +1,8 @@
+// Over 500 lines, one job: the switch (policy_switch.h). Its parts, the
+// std and catalog tables, the single-threaded pools' owner check and the
+// assignment, share the once-resolved process state and one way to stop
+// the program (ExitBad, which flushes stdio); apart, each would need the
+// others' internals.
 #include "alloctrace/tracer/policy_switch.h"
 
 #include <pthread.h>
