@@ -157,6 +157,11 @@ ABSL_FLAG(bool, in_situ, Defaults().in_situ,
           "with -- PROGRAM [ARGS...], no trace: run it under --policies");
 ABSL_FLAG(std::string, in_situ_log, Defaults().in_situ_log,
           "the program's stdout and stderr in situ (default alloctrace-insitu.PID.log)");
+ABSL_FLAG(std::string, shipped_build, Defaults().shipped_build,
+          "with TRACE -- PROGRAM: a shell command that builds PROGRAM with the alias lines in "
+          "$ALLOCTRACE_ALIASES pasted and leaves it at $ALLOCTRACE_SHIPPED; the search then "
+          "runs every candidate as that shipped build (a malloc preloaded into the "
+          "std::allocator build), not under ALLOCTRACE_POLICY");
 namespace alloctrace {
 namespace {
 
@@ -313,6 +318,7 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   }
   c.min_share = min_share / 100;
   c.in_situ_log = absl::GetFlag(FLAGS_in_situ_log);
+  c.shipped_build = absl::GetFlag(FLAGS_shipped_build);
   c.in_situ_budget_seconds = absl::GetFlag(FLAGS_in_situ_budget);
   c.in_situ_runs = absl::GetFlag(FLAGS_in_situ_runs);
   if (!(c.in_situ_budget_seconds > 0) || c.in_situ_runs < 3) {

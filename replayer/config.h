@@ -69,6 +69,9 @@ struct ReplayerConfig {
   bool per_container = false;
   double min_share = 0.05;
   std::string in_situ_log;  // "": alloctrace-insitu.PID.log
+  // The command that builds the program as shipped (in_situ/shipped_build.h);
+  // "": the search runs the instrumented program under the switch.
+  std::string shipped_build;
 };
 
 // Reads and checks every flag. InvalidArgument with a one-line message that

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/replayer/in_situ/per_container_search.h"
@@ -44,7 +45,8 @@ std::string HelperPath(const std::string& name) {
   return beside;
 }
 
-InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress) {
+InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress,
+                                const ReplayProgram* program) {
   const RoundsSettings& r = c.measure.rounds;
   InSituSettings in;
   in.min_runs = r.min_runs;
@@ -66,6 +68,14 @@ InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress) {
   const std::string probe = HelperPath("libmalloc_probe.so");
   if (access(probe.c_str(), R_OK) == 0) in.probe_library = probe;
   in.launcher = HelperPath("in_situ_launcher");
+  if (!c.shipped_build.empty() && program != nullptr) {
+    std::vector<ClassDef> classes;
+    for (const auto& [id, def] : program->classes) classes.push_back(def);
+    in.shipped = std::make_shared<ShippedBuilds>(
+        c.shipped_build, std::move(classes),
+        ResolveUserPath(absl::StrCat("alloctrace-builds.", getpid(), ".log")));
+    in.shipped->set_progress(progress || in.progress_lines);
+  }
   return in;
 }
 

@@ -38,8 +38,11 @@ std::string HelperPath(const std::string& name);
 // The in-situ settings from the replay's: the same precision, budget, run
 // counts, clock and seed; the time limit of --run_timeout (0: the default
 // of InSituSettings); the launcher and the preload check library found
-// by HelperPath.
-InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress);
+// by HelperPath; with --shipped_build and `program` (the trace's, whose
+// class table names the aliases), the shipped builds every measurement of
+// the search shares (build output in alloctrace-builds.PID.log).
+InSituSettings InSituFromConfig(const ReplayerConfig& c, bool progress,
+                                const ReplayProgram* program = nullptr);
 
 // --in_situ: the program under `names` (registry names or "std"; with
 // `drop_unrunnable`, names that cannot run in situ are left out rather than

@@ -143,5 +143,47 @@ TEST(PerContainerInProgramTest, AnUninstrumentedProgramOrOneClassHasNoSearch) {
       "names no class"));
 }
 
+std::vector<ClassDef> ClassDefs(const ReplayProgram& program) {
+  std::vector<ClassDef> defs;
+  for (const auto& [id, def] : program.classes) defs.push_back(def);
+  return defs;
+}
+
+// --shipped_build: a build command whose executable still has
+// TraceAllocator in it (it copies the instrumented program: nothing was
+// pasted) is caught on its first run, never measured as a shipped build.
+TEST(ShippedSearchTest, AShippedBuildThatStillRecordsIsFailed) {
+  TraceReport replay;
+  replay.verdict.recommended = "jemalloc";
+  InSituSettings s = Quick("shipped_unpasted");
+  s.shipped = std::make_shared<ShippedBuilds>(
+      absl::StrCat("cp ", Pipeline()[0], " \"$ALLOCTRACE_SHIPPED\""), ClassDefs(PipelineProgram()),
+      absl::StrCat(testing::TempDir(), "/unpasted_builds.log"), testing::TempDir());
+  const absl::Status st = Search(replay, 1, Pipeline(), s);
+  ASSERT_TRUE(st.ok()) << st;
+  const InSituPolicy* ref = FindInSitu(*replay.in_situ, "std");
+  ASSERT_NE(ref, nullptr);
+  EXPECT_EQ(ref->status, RunStatus::kFailed);
+  EXPECT_TRUE(absl::StrContains(ref->failure, "did not paste $ALLOCTRACE_ALIASES")) << ref->failure;
+  EXPECT_GE(replay.in_situ->shipped_builds, 1);
+}
+
+// A build that fails for the reference stops the search with the build's
+// own last line; nothing is measured under the switch instead.
+TEST(ShippedSearchTest, AFailedReferenceBuildIsAnError) {
+  TraceReport replay;
+  replay.verdict.recommended = "jemalloc";
+  InSituSettings s = Quick("shipped_failed");
+  s.shipped = std::make_shared<ShippedBuilds>(
+      "echo 'pipeline.cc:82: error: RegistryAlloc was not declared' >&2; exit 1",
+      ClassDefs(PipelineProgram()), absl::StrCat(testing::TempDir(), "/failed_builds.log"),
+      testing::TempDir());
+  const absl::Status st = Search(replay, 1, Pipeline(), s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(absl::StrContains(st.message(), "the reference std: its shipped build failed")) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "RegistryAlloc was not declared")) << st;
+  EXPECT_EQ(replay.in_situ, nullptr);
+}
+
 }  // namespace
 }  // namespace alloctrace

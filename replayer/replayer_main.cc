@@ -149,6 +149,11 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
   if (cmd.config.per_container && cmd.config.in_situ) {
     return Fail(kExitUsage, "--per_container needs a trace (its class table); not with --in_situ");
   }
+  if (!cmd.config.shipped_build.empty() && (cmd.program.empty() || cmd.config.in_situ)) {
+    return Fail(kExitUsage,
+                "--shipped_build needs a trace (its class table names the aliases) and the "
+                "program: replayer --shipped_build=COMMAND TRACE -- PROGRAM [ARGS...]");
+  }
   if (!cmd.config.in_situ && cmd.traces.empty()) {
     return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
   }
@@ -318,14 +323,14 @@ int Replay(const Command& cmd, const char* argv0) {
     programs.push_back(std::move(t.program));
   }
   if (!cmd.program.empty() && !reports[0].no_memory_ops) {
-    absl::Status st = Search(reports[0], cmd.config.confirm, cmd.program,
-                             InSituFromConfig(cmd.config, cmd.progress));
+    const InSituSettings settings = InSituFromConfig(cmd.config, cmd.progress, &programs[0]);
+    absl::Status st = Search(reports[0], cmd.config.confirm, cmd.program, settings);
     if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
     any_failed |= reports[0].in_situ->failed_policies > 0;
     if (cmd.config.per_container) {
-      SearchPerContainer(reports[0], programs[0], cmd.program,
-                         InSituFromConfig(cmd.config, cmd.progress), cmd.config.min_share);
+      SearchPerContainer(reports[0], programs[0], cmd.program, settings, cmd.config.min_share);
     }
+    if (settings.shipped != nullptr) settings.shipped->Restore();
   }
   ReportContext ctx = ReportContextFor(cmd.config);
   ctx.machine = DescribeMachine();

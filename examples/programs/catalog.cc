@@ -49,10 +49,17 @@ struct Session;
 // The lines to change to adopt a per-role verdict, e.g.
 //   template <class T> using CatalogAlloc = alloctrace::pool::SlabAllocator<
 //       T, alloctrace::pool::SingleThreaded, alloctrace::pool::HoldingStack>;
+#ifdef ALLOCTRACE_ALIASES
+// The lines a search in the program proves, pasted by its build
+// (replayer --shipped_build; tools/shipped_build.sh passes them as
+// -DALLOCTRACE_ALIASES=...): the build a user would ship.
+ALLOCTRACE_ALIASES
+#else
 template <class T>
 using CatalogAlloc = alloctrace::TraceAllocator<T, Catalog>;
 template <class T>
 using SessionAlloc = alloctrace::TraceAllocator<T, Session>;
+#endif
 
 namespace {
 

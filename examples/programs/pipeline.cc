@@ -78,12 +78,19 @@ struct Handoff;
 //       T, alloctrace::pool::SingleThreaded, alloctrace::pool::HoldingSingleton>;
 //   template <class T> using HandoffAlloc = alloctrace::pool::SlabAllocator<
 //       T, alloctrace::pool::MultiThreaded, alloctrace::pool::HoldingStack>;
+#ifdef ALLOCTRACE_ALIASES
+// The lines a search in the program proves, pasted by its build
+// (replayer --shipped_build; tools/shipped_build.sh passes them as
+// -DALLOCTRACE_ALIASES=...): the build a user would ship.
+ALLOCTRACE_ALIASES
+#else
 template <class T>
 using ParseIndexAlloc = alloctrace::TraceAllocator<T, ParseIndex>;
 template <class T>
 using TotalsAlloc = alloctrace::TraceAllocator<T, Totals>;
 template <class T>
 using HandoffAlloc = alloctrace::TraceAllocator<T, Handoff>;
+#endif
 
 namespace {
 

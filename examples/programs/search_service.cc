@@ -92,6 +92,12 @@ struct SharedStats;
 //       T, alloctrace::pool::SingleThreaded, alloctrace::pool::HoldingStack>;
 //   template <class T> using SharedStatsAlloc = alloctrace::pool::SlabAllocator<
 //       T, alloctrace::pool::MultiThreaded, alloctrace::pool::HoldingStack>;
+#ifdef ALLOCTRACE_ALIASES
+// The lines a search in the program proves, pasted by its build
+// (replayer --shipped_build; tools/shipped_build.sh passes them as
+// -DALLOCTRACE_ALIASES=...): the build a user would ship.
+ALLOCTRACE_ALIASES
+#else
 template <class T>
 using PostingsAlloc = alloctrace::TraceAllocator<T, role::Postings>;
 template <class T>
@@ -100,6 +106,7 @@ template <class T>
 using ResultsAlloc = alloctrace::TraceAllocator<T, role::Results>;
 template <class T>
 using SharedStatsAlloc = alloctrace::TraceAllocator<T, role::SharedStats>;
+#endif
 
 namespace {
 

@@ -63,12 +63,19 @@ struct Registry;
 //       T, alloctrace::pool::SingleThreaded, alloctrace::pool::HoldingStack>;
 //   template <class T> using RegistryAlloc = alloctrace::pool::SlabAllocator<
 //       T, alloctrace::pool::MultiThreaded, alloctrace::pool::HoldingStack>;
+#ifdef ALLOCTRACE_ALIASES
+// The lines a search in the program proves, pasted by its build
+// (replayer --shipped_build; tools/shipped_build.sh passes them as
+// -DALLOCTRACE_ALIASES=...): the build a user would ship.
+ALLOCTRACE_ALIASES
+#else
 template <class T>
 using WorkerIndexAlloc = alloctrace::TraceAllocator<T, WorkerIndex>;
 template <class T>
 using WorkerQueueAlloc = alloctrace::TraceAllocator<T, WorkerQueue>;
 template <class T>
 using RegistryAlloc = alloctrace::TraceAllocator<T, Registry>;
+#endif
 
 namespace {
 

@@ -33,6 +33,11 @@ double Figure(const InSituRun& r, TimingClock clock) {
 // Why a run that exited cleanly is still not what it claims to be: the
 // program did not take its policy, or its preloaded malloc did not serve.
 std::string Unverified(const Slot& s, const ChildOutcome& o, bool preloaded) {
+  if (!s.c.program.empty() && !o.acknowledged_policy.empty()) {
+    return absl::StrCat("the shipped build still has TraceAllocator in it (it acknowledged '",
+                        o.acknowledged_policy, "'): the build command did not paste $",
+                        kEnvAliases);
+  }
   if (s.c.pool_policy && o.acknowledged_policy != s.c.policy) {
     return absl::StrCat("the program did not take ALLOCTRACE_POLICY=", s.c.policy,
                         o.acknowledged_policy.empty()
@@ -66,6 +71,7 @@ class InSituRunner : public ContenderRunner {
     ProgramRun run;
     run.launcher = set_.launcher;
     run.argv = argv_;
+    if (!s.c.program.empty()) run.argv[0] = s.c.program;
     run.policy = s.c.policy;
     if (!s.preload_path.empty()) {
       run.preload = s.preload_path;
@@ -186,7 +192,7 @@ Slot SlotFor(const InSituCandidate& c, bool ref_ok, bool instrumented, const std
     if (s.preload_path.empty()) s.c.skipped = absl::StrCat(c.preload, " is not installed");
     if (set.probe_library.empty()) s.c.skipped = "the preload check library is missing";
   }
-  if (s.c.skipped.empty() && instrumented && c.policy.empty()) {
+  if (s.c.skipped.empty() && instrumented && c.policy.empty() && c.program.empty()) {
     s.c.policy = policy_switch::kStdName;  // a malloc under the std switch
   }
   return s;
@@ -265,6 +271,22 @@ Slot NoiseSlot(const Slot& reference) {
   return noise;
 }
 
+// `c` as its shipped build: the executable `shipped` built for its policy
+// or assignment (a malloc's: std::allocator, preloaded), no switch; or
+// skipped with the build's failure.
+void Ship(InSituCandidate& c, ShippedBuilds& shipped) {
+  if (!c.skipped.empty()) return;
+  absl::StatusOr<std::string> program =
+      shipped.For(c.pool_policy ? c.policy : std::string(policy_switch::kStdName));
+  if (!program.ok()) {
+    c.skipped = std::string(program.status().message());
+    return;
+  }
+  c.program = *program;
+  c.policy.clear();
+  c.pool_policy = false;
+}
+
 std::vector<Contender> ContendersOf(const std::vector<Slot>& slots, bool ref_ok) {
   std::vector<Contender> contenders;
   for (const Slot& s : slots) {
@@ -335,10 +357,18 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
         " (bazel build //replayer builds it beside the replayer; cmake --install puts it in "
         "libexec/alloctrace/)"));
   }
-  absl::StatusOr<LogFile> log = LogFile::Open(out.log_path);
+  absl::StatusOr<LogFile> log = LogFile::Open(out.log_path, set.append_log);
   if (!log.ok()) return log.status();
   absl::StatusOr<Slot> ref = ReferenceSlotFor(reference, set);
   if (!ref.ok()) return ref.status();
+  if (set.shipped != nullptr) {
+    Ship(ref->c, *set.shipped);
+    if (!ref->c.skipped.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the reference ", ref->c.name, ": ", ref->c.skipped));
+    }
+    for (InSituCandidate& c : candidates) Ship(c, *set.shipped);
+  }
 
   // Round 0, a warm-up not counted (page cache, dynamic loading): the
   // reference, which also finds out whether the program is instrumented
@@ -347,7 +377,9 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   InSituRunner runner(slots, argv, set, *log);
   runner.set_timeout(set.timeout_seconds > 0 ? set.timeout_seconds : 300);
   const bool ref_ok = runner.Run(0, 0, ChildLimits{}, false).end == RunOutcome::End::kKept;
-  out.instrumented = runner.last_acknowledged();
+  // A shipped build is the program's own code with the lines pasted: what
+  // the switch would serve, it serves.
+  out.instrumented = set.shipped != nullptr || runner.last_acknowledged();
   if (reference == nullptr) {
     if (!out.instrumented) {
       // An uninstrumented program's reference is glibc malloc: nothing set.
@@ -379,6 +411,10 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   out.max_total_runs = rounds.max_total_runs;
   RecordStops(slots, contenders, out);
   Summarize(out, slots, set.clock);
+  if (set.shipped != nullptr) {
+    out.shipped_builds = set.shipped->builds();
+    out.shipped_build_seconds = set.shipped->seconds();
+  }
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
 }

@@ -9,7 +9,10 @@
 // - a malloc (tcmalloc, jemalloc, mimalloc) by LD_PRELOAD, any program;
 //   in an instrumented program with ALLOCTRACE_POLICY=std as well;
 // - the reference: `std` (ALLOCTRACE_POLICY=std, glibc malloc) for an
-//   instrumented program, `malloc` (nothing set) otherwise.
+//   instrumented program, `malloc` (nothing set) otherwise;
+// - or, with InSituSettings::shipped, each of these as the build the user
+//   would ship (shipped_build.h): the alias lines pasted and built, a
+//   malloc preloaded into the std::allocator build; no switch is involved.
 //
 // Checks, so that no run is silently something else:
 // - Instrumented: the first run (the reference's, round 0, a warm-up not
@@ -17,6 +20,9 @@
 //   ALLOCTRACE_POLICY_ACK_FD; the program is instrumented iff the switch
 //   acknowledged on it. Every pool-policy run must be acknowledged with its
 //   own name, or it FAILED.
+// - Shipped: a shipped build has no switch to acknowledge; a run of one
+//   that acknowledges anything still has TraceAllocator in it (the build
+//   command did not paste the lines) and FAILED.
 // - Preload: every malloc run also preloads libmalloc_probe.so (built beside
 //   the replayer), whose constructor names on the same fd the file that
 //   serves malloc (dladdr, as the replayer's own children check); a run
@@ -43,11 +49,13 @@
 #define ALLOCTRACE_REPLAYER_IN_SITU_IN_SITU_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/in_situ/shipped_build.h"
 #include "alloctrace/replayer/measure/runs.h"
 #include "alloctrace/replayer/verdict/in_situ_verdict.h"
 
@@ -62,6 +70,9 @@ struct InSituCandidate {
   bool reference = false;
   bool noise = false;   // the reference's second run set (the noise floor)
   std::string skipped;  // why it is not run ("" to run it)
+  // The executable run instead of argv[0] ("" : argv[0]): its shipped
+  // build (shipped_build.h), which takes no policy and acknowledges none.
+  std::string program;
   allocators::Adoption adopt;
   bool frees_blocks = true;  // false: never frees (summary.h: kNeverFreesMargin)
   allocators::Family family = allocators::Family::kBaseline;  // the registry's
@@ -87,8 +98,15 @@ struct InSituSettings {
   bool progress_lines = false;  // a line per round (for logs), not one rewritten in place
   std::string progress_label = "in the program";
   std::string log_path;       // "" : alloctrace-insitu.<pid>.log in the working directory
+  bool append_log = false;    // add to the log (a later measurement of one search)
   std::string probe_library;  // libmalloc_probe.so; "" : mallocs are skipped
   std::string launcher;       // in_situ_launcher (in_situ_launcher.cc); required
+  // Set: every candidate, the reference too, runs as its shipped build
+  // (the alias lines for its policy or assignment built by the user's
+  // command; a malloc: every class on std::allocator, preloaded) instead of
+  // the instrumented program under ALLOCTRACE_POLICY. Shared by the
+  // search's measurements, so each build is made once.
+  std::shared_ptr<ShippedBuilds> shipped;
 };
 
 // How `name` (a registry policy name, or "std") runs in situ.

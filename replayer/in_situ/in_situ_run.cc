@@ -112,8 +112,8 @@ std::string ProgramError(const ProgramRun& spec, const ChildExit& end, const Chi
 
 }  // namespace
 
-absl::StatusOr<LogFile> LogFile::Open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
+absl::StatusOr<LogFile> LogFile::Open(const std::string& path, bool append) {
+  std::FILE* f = std::fopen(path.c_str(), append ? "a" : "w");
   if (f == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write the log ", path, ": ", strerror(errno)));

@@ -21,7 +21,8 @@ namespace alloctrace {
 // header line. Move-only; closes on destruction.
 class LogFile {
  public:
-  static absl::StatusOr<LogFile> Open(const std::string& path);
+  // Truncates the file, or with `append` adds to it.
+  static absl::StatusOr<LogFile> Open(const std::string& path, bool append = false);
   LogFile(LogFile&& other) noexcept : f_(other.f_) { other.f_ = nullptr; }
   LogFile& operator=(LogFile&&) = delete;
   ~LogFile();

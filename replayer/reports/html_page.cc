@@ -322,6 +322,9 @@ std::string InSituHtml(const InSituSummary& s, const TraceReport* replay) {
                                "(in situ):</b> ",
                                Escape(InSituSentence(s)), "</p><p>Reference ", Escape(s.reference),
                                "; program output: <code>", Escape(s.log_path), "</code></p>");
+  if (const std::string built = InSituBuildWords(s); !built.empty()) {
+    absl::StrAppend(&o, "<p>", Escape(absl::StrCat(built, ".")), "</p>");
+  }
   absl::StrAppend(&o,
                   "<table><tr><th>policy</th><th>replay rank</th><th>replay ns/op</th>"
                   "<th>in-situ wall s [95% CI]</th><th>cpu s</th><th>x reference</th>"

@@ -74,6 +74,8 @@ std::string InSituJson(const InSituSummary& s) {
                     [](std::string* out, const std::string& a) { out->append(JsonString(a)); }),
       "], \"log\": ", JsonString(s.log_path),
       ", \"instrumented\": ", s.instrumented ? "true" : "false",
+      ", \"shipped_builds\": ", s.shipped_builds,
+      absl::StrFormat(", \"shipped_build_seconds\": %.1f", s.shipped_build_seconds),
       ", \"reference\": ", JsonString(s.reference),
       ", \"clock\": ", JsonString(WordOf(kTimingClockWords, s.clock)), ", \"rounds\": ", s.rounds,
       ", \"runs\": ", s.runs, ", \"noise_floor\": ", EstimateJson(s.noise_floor),
@@ -191,7 +193,8 @@ std::string JsonPerContainer(const TraceReport& t) {
       !v.in_program
           ? "null"
           : absl::StrCat("{\"vs_single\": ", JsonEstimate(v.in_situ_vs_single),
-                         ", \"vs_std\": ", JsonEstimate(v.in_situ_vs_std), ", \"failure\": ",
+                         ", \"vs_std\": ", JsonEstimate(v.in_situ_vs_std),
+                         ", \"shipped_builds\": ", v.shipped_builds, ", \"failure\": ",
                          v.in_situ_failure.empty() ? "null" : JsonString(v.in_situ_failure), "}"),
       ", \"sentence\": ", JsonString(MixSentence(v)), "}");
 }

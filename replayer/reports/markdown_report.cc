@@ -181,6 +181,9 @@ std::string InSituMarkdown(const InSituSummary& s, const TraceReport* replay) {
                                "situ):** ",
                                InSituSentence(s), "\n\nReference: ", s.reference,
                                "; program output: `", s.log_path, "`.\n\n");
+  if (const std::string built = InSituBuildWords(s); !built.empty()) {
+    absl::StrAppend(&o, "Builds: ", built, ".\n\n");
+  }
   absl::StrAppend(
       &o,
       "| policy | replay rank | replay ns/op | in-situ wall s [95% CI] | cpu s "

@@ -44,7 +44,8 @@ std::string InProgramSentence(const PerContainerVerdict& v) {
                         v.best_single, " for every class.");
   }
   const std::string ran =
-      absl::StrCat("in the program, the mix ran at ", Times(v.in_situ_vs_single),
+      absl::StrCat("in the program", v.shipped_builds > 0 ? " (its shipped builds)" : "",
+                   ", the mix ran at ", Times(v.in_situ_vs_single),
                    " the speed of the best single choice (", v.best_single, ")", vs_std);
   if (v.mix_faster) return absl::StrCat(ran, ": the mix is the answer (the alias lines below).");
   return absl::StrCat(ran, "; not shown faster than the best single choice: adopt ", v.best_single,

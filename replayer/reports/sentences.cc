@@ -263,10 +263,11 @@ std::string RecommendedWords(const TraceReport& t) {
       rank == 0 ? "the replay did not rank it"
                 : absl::StrCat("the replay ranked it ", Ordinal(rank), " of ", all);
   const std::string replay_pick = InSituNameOf(v.replay_recommended, s.reference);
-  return absl::StrCat(v.recommended, ": decided in the program, ", choice, "; ", replay,
-                      replay_pick == rec.name
-                          ? " and picked it too"
-                          : absl::StrCat(" (its own pick: ", v.replay_recommended, ")"));
+  return absl::StrCat(
+      v.recommended, ": decided in the program",
+      s.shipped_builds > 0 ? " (its shipped builds)" : "", ", ", choice, "; ", replay,
+      replay_pick == rec.name ? " and picked it too"
+                              : absl::StrCat(" (its own pick: ", v.replay_recommended, ")"));
 }
 
 std::string DisagreementWords(const TraceReport& t) {
@@ -290,6 +291,16 @@ std::string DisagreementWords(const TraceReport& t) {
                       "; in the program ", pick.name, " takes ", Times(d.pick_vs_winner), " ",
                       winner.name, "'s ", ProgramTimeWords(s.clock),
                       ": the program decides (docs/fidelity.md says where the replay misjudges)");
+}
+
+std::string InSituBuildWords(const InSituSummary& s) {
+  if (s.shipped_builds == 0) return "";
+  return absl::StrCat("every candidate ran as the build a user would ship: ", s.shipped_builds,
+                      " build", s.shipped_builds == 1 ? "" : "s",
+                      " of the program with its alias lines pasted (--shipped_build) in ",
+                      Num(s.shipped_build_seconds),
+                      " s, a malloc preloaded into the "
+                      "std::allocator build");
 }
 
 std::string MeasuredInProgramWords(const TraceReport& t) {

@@ -225,12 +225,16 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   const bool ref_failed = std::any_of(s.policies.begin(), s.policies.end(), [](const auto& p) {
     return p.reference && p.status == RunStatus::kFailed;
   });
-  const char* how = ref_failed       ? "its first run failed: instrumentation unknown"
-                    : s.instrumented ? "instrumented: ALLOCTRACE_POLICY"
-                                     : "not instrumented: mallocs only";
+  const char* how = ref_failed             ? "its first run failed: instrumentation unknown"
+                    : s.shipped_builds > 0 ? "its shipped build"
+                    : s.instrumented       ? "instrumented: ALLOCTRACE_POLICY"
+                                           : "not instrumented: mallocs only";
   absl::StrAppendFormat(&o, "  reference %s (%s); %d round%s in %.1f s; program output: %s\n",
                         s.reference, how, s.rounds, s.rounds == 1 ? "" : "s", s.wall_seconds,
                         s.log_path);
+  if (const std::string built = InSituBuildWords(s); !built.empty()) {
+    absl::StrAppend(&o, WrapIndented(absl::StrCat(built, "."), 2));
+  }
   absl::StrAppend(
       &o,
       WrapIndented(absl::StrCat("noise floor in the program: ",
@@ -265,10 +269,12 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
                        WordOf(kTimingClockWords, s.clock),
                        "); x ref: the reference's over this one's, paired by round (>1 faster); "
                        "peakRSS: ru_maxrss",
-                       s.instrumented ? ", less the resident size when the program made its "
-                                        "first container (the tracing library and the switch, "
-                                        "absent from the build you ship, are loaded by then)"
-                                      : "",
+                       s.shipped_builds > 0 ? " of the shipped build, as you would run it"
+                       : s.instrumented
+                           ? ", less the resident size when the program made its first "
+                             "container (the tracing library and the switch, absent from the "
+                             "build you ship, are loaded by then)"
+                           : "",
                        "; * tied fastest."),
           2));
   return o;

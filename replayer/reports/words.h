@@ -153,6 +153,9 @@ std::string DisagreementWords(const TraceReport& t);
 // the program at 1.73x [1.60, 1.85] the reference std's speed (CPU time,
 // 12 paired runs)"; "" without the search.
 std::string MeasuredInProgramWords(const TraceReport& t);
+// With --shipped_build: "every candidate ran as the build a user would
+// ship: 7 builds of the program ..."; "" otherwise.
+std::string InSituBuildWords(const InSituSummary& s);
 // The faster policy the never-freeing margin passed over, in words; "".
 std::string PassedOverWords(const TraceReport& t);
 std::string InSituPassedOverWords(const InSituSummary& s);

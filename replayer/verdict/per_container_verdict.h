@@ -86,10 +86,15 @@ struct PerContainerVerdict {
   // replay, or when no class moved from std.
   Estimate in_situ_vs_single, in_situ_vs_std;
   std::string in_situ_failure;  // the mix's runs failed in the program: why
+  // In the program with --shipped_build: the builds made by the end of the
+  // search (the single one's too), every race run on them; 0 otherwise.
+  int shipped_builds = 0;
 };
 
 // The in-situ candidate's name for the mix (the final race in the program).
 inline constexpr char kMixCandidate[] = "mix";
+// ... and for the mix of every class's leaning (in_situ/per_container_search.h).
+inline constexpr char kLeaningsCandidate[] = "leanings";
 
 // The alias template's name for a class: a tag's last name ("OrderIndex"
 // from "app::OrderIndex") or the value type's words joined
