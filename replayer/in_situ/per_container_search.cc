@@ -60,6 +60,7 @@ class MixRunner {
     s.max_total_runs = std::max(3, settings_.max_total_runs / 2);
     s.seed = settings_.seed + ++races_;
     s.progress_label = label;
+    s.append_log = true;  // after the single search's runs, in its log
     return MeasureInSitu(argv_, std::move(candidates), s, reference);
   }
 
@@ -92,11 +93,12 @@ std::string WhyNot(const std::vector<ClassSummary>& classes, const InSituSummary
 }
 
 // Class `c`'s race: its held policy (the reference) against the heap and
-// every pool the safety rule allows it. Fills cv.candidates; returns the
-// policy the class takes.
+// every pool the safety rule allows it. Fills cv.candidates and *leaning
+// (ClassRaceDecision's); returns the policy the class takes.
 std::string RaceClass(MixRunner& runner, const ClassSummary& c, const MixSpec& mix,
                       const std::vector<ClassSummary>& classes, const Infos& infos,
-                      const std::string& label, ClassVerdict& cv, double rss_slack) {
+                      const std::string& label, ClassVerdict& cv, double rss_slack,
+                      std::string* leaning) {
   const std::string held = PolicyOf(mix, c.def.id);
   std::vector<std::string> options = {kHeapPolicy};
   for (const char* pool : kOurPoolsInOrder) {
@@ -139,6 +141,7 @@ std::string RaceClass(MixRunner& runner, const ClassSummary& c, const MixSpec& m
   }
   cv.candidates.insert(cv.candidates.end(), skipped.begin(), skipped.end());
   const ClassRaceDecision d = DecideClassRace(*race, rss_slack);
+  *leaning = d.leaning;
   cv.note = d.note;
   if (!d.moved) return held;
   cv.held = held;
@@ -146,34 +149,66 @@ std::string RaceClass(MixRunner& runner, const ClassSummary& c, const MixSpec& m
   return d.policy;
 }
 
-// The final race: the mix and the best single choice against std.
-void FinalRace(MixRunner& runner, const MixSpec& mix, const InSituCandidate& single,
-               PerContainerVerdict& v) {
+// The final race: the mix, the leanings (if another mix) and the best
+// single choice against std. Returns true if the leanings are the answer:
+// shown faster than the best single choice, and than the mix if it is.
+bool FinalRace(MixRunner& runner, const MixSpec& mix, const MixSpec* leanings,
+               const InSituCandidate& single, PerContainerVerdict& v) {
   std::vector<InSituCandidate> candidates = {single};
   if (!v.mix_is_single) candidates.push_back(runner.Candidate(kMixCandidate, mix));
+  if (leanings != nullptr) candidates.push_back(runner.Candidate(kLeaningsCandidate, *leanings));
   absl::StatusOr<InSituSummary> race =
       runner.Race(std::move(candidates), nullptr, "in the program, the mix against the single");
   if (!race.ok()) {
     v.in_situ_failure = std::string(race.status().message());
-    return;
+    return false;
   }
-  const InSituPolicy* m = FindInSitu(*race, v.mix_is_single ? single.name : kMixCandidate);
   const InSituPolicy* s = FindInSitu(*race, single.name == "std" ? race->reference : single.name);
+  const InSituPolicy* lean = leanings == nullptr ? nullptr : FindInSitu(*race, kLeaningsCandidate);
+  const InSituPolicy* held = FindInSitu(*race, v.mix_is_single ? single.name : kMixCandidate);
+  bool take_leanings = false;
+  if (lean != nullptr && lean->ok() && s != nullptr && s->ok()) {
+    const Estimate lean_vs_single = PairedSlowdown(*lean, *s, race->clock);
+    const Estimate lean_vs_mix = held != nullptr && held->ok() && held != s
+                                     ? PairedSlowdown(*lean, *held, race->clock)
+                                     : lean_vs_single;
+    take_leanings = lean_vs_single.n >= kMinPairedRounds && lean_vs_single.lo > 1 &&
+                    (lean_vs_mix.n < kMinPairedRounds || lean_vs_mix.median > 1);
+  }
+  const InSituPolicy* m = take_leanings ? lean : held;
   const InSituPolicy* ref = FindInSitu(*race, race->reference);
   if (m == nullptr || !m->ok()) {
     v.in_situ_failure = m == nullptr ? "the mix did not run"
                         : m->stderr_tail.empty()
                             ? m->failure
                             : absl::StrCat(m->failure, ": ", m->stderr_tail.back());
-    return;
+    return false;
   }
   if (s != nullptr && s->ok() && s != m) v.in_situ_vs_single = PairedSlowdown(*m, *s, race->clock);
   if (ref != nullptr && ref->ok() && ref != m) {
     v.in_situ_vs_std = PairedSlowdown(*m, *ref, race->clock);
   }
+  if (take_leanings) v.mix_is_single = false;
   v.mix_faster =
       !v.mix_is_single && v.in_situ_vs_single.n >= kMinPairedRounds && v.in_situ_vs_single.lo > 1;
   v.final_rounds = race->rounds;
+  return take_leanings;
+}
+
+// The rows of the classes the leanings moved from `mix`: held by their own
+// races, moved with the others.
+void MarkLeanings(const MixSpec& mix, const MixSpec& leanings, std::vector<ClassVerdict>& rows,
+                  const std::vector<ClassSummary>& classes) {
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const std::string from = PolicyOf(mix, classes[i].def.id);
+    const std::string to = PolicyOf(leanings, classes[i].def.id);
+    if (from == to) continue;
+    rows[i].held = from;
+    rows[i].contribution = Estimate();
+    rows[i].note = absl::StrCat("its own race read ", to, " faster than ", from,
+                                ", not by enough to move alone; with the other classes' "
+                                "leanings, shown faster together: moved");
+  }
 }
 
 }  // namespace
@@ -208,6 +243,8 @@ PerContainerVerdict SearchPerContainerInProgram(const ReplayProgram& program,
   if (v.why_not.empty()) {
     MixRunner runner(classes, infos, argv, settings, best_is_pool ? "" : best.preload);
     bool changed = true;
+    // Each class's leaning in its last race, by class id.
+    std::map<uint32_t, std::string> leanings;
     while (changed && v.sweeps < kMaxSweepsInProgram) {
       changed = false;
       ++v.sweeps;
@@ -217,8 +254,10 @@ PerContainerVerdict SearchPerContainerInProgram(const ReplayProgram& program,
         const std::string label = absl::StrFormat("in the program, class %s (sweep %d)",
                                                   alias.substr(0, alias.size() - 5), v.sweeps);
         const std::string before = PolicyOf(mix, classes[i].def.id);
-        const std::string after =
-            RaceClass(runner, classes[i], mix, classes, infos, label, rows[i], settings.rss_slack);
+        std::string leaning;
+        const std::string after = RaceClass(runner, classes[i], mix, classes, infos, label, rows[i],
+                                            settings.rss_slack, &leaning);
+        leanings[classes[i].def.id] = leaning;
         if (after != before) {
           mix = With(mix, classes[i].def.id, after);
           changed = true;
@@ -226,14 +265,28 @@ PerContainerVerdict SearchPerContainerInProgram(const ReplayProgram& program,
       }
     }
     v.mix_is_single = mix == start;
+    // Classes whose moves each read faster but within the margin may
+    // together be shown faster: the leanings race as a mix of their own.
+    MixSpec leaning_mix = mix;
+    for (const auto& [id, policy] : leanings) {
+      if (!policy.empty()) leaning_mix = With(leaning_mix, id, policy);
+    }
+    const bool try_leanings =
+        !(leaning_mix == mix) && !(leaning_mix == start) &&
+        MixUnsafeReason(leaning_mix, classes, infos, HandOffs::kSequential).empty();
     // No class moved from std: nothing to race.
-    if (!(v.mix_is_single && !best_is_pool && best.preload.empty()))
-      FinalRace(runner, mix, best, v);
+    if (try_leanings || !(v.mix_is_single && !best_is_pool && best.preload.empty())) {
+      if (FinalRace(runner, mix, try_leanings ? &leaning_mix : nullptr, best, v)) {
+        MarkLeanings(mix, leaning_mix, rows, classes);
+        mix = leaning_mix;
+      }
+    }
     v.races = runner.races();
   }
   v.assignment = AdoptMix(mix, infos, classes, rows);
   v.classes = std::move(rows);
   v.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (settings.shipped != nullptr) v.shipped_builds = settings.shipped->builds();
   return v;
 }
 

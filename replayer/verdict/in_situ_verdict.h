@@ -102,7 +102,11 @@ struct InSituSummary {
   // The reference against its second run set, paired by round (none
   // without one): how far two identical runs of the program read apart.
   Estimate noise_floor;
-  double wall_seconds = 0;             // of the whole in-situ measurement
+  double wall_seconds = 0;  // of the whole in-situ measurement
+  // >0: every run was of a shipped build (the alias lines pasted and
+  // built, replayer --shipped_build); how many builds so far, their time.
+  int shipped_builds = 0;
+  double shipped_build_seconds = 0;
   std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
   int failed_policies = 0;
   // The verdict from the runs (DecideInSitu: the replay's rule, choice.h,
@@ -170,6 +174,11 @@ struct ClassRaceDecision {
   bool moved = false;
   Estimate gain;     // the held one's time over the chosen one's, paired (>1: faster)
   std::string note;  // why it stayed ("" when it moved)
+  // The policy the race read fastest, ahead of the held one by its median
+  // paired ratio however little ("" if none was): what the class leans to
+  // when the margin holds it. Gains each within the margin can add up over
+  // classes, so the search races the classes' leanings together.
+  std::string leaning;
 };
 ClassRaceDecision DecideClassRace(const InSituSummary& race, double rss_slack);
 
