@@ -414,6 +414,7 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   if (set.shipped != nullptr) {
     out.shipped_builds = set.shipped->builds();
     out.shipped_build_seconds = set.shipped->seconds();
+    out.build_log = set.shipped->log_path();
   }
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;

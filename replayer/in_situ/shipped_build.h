@@ -77,6 +77,7 @@ class ShippedBuilds {
   void set_progress(bool progress) { progress_ = progress; }
 
   const std::string& command() const { return command_; }
+  const std::string& log_path() const { return log_path_; }
   int builds() const { return builds_; }
   int failed_builds() const { return failed_; }
   double seconds() const { return seconds_; }

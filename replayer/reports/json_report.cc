@@ -76,6 +76,7 @@ std::string InSituJson(const InSituSummary& s) {
       ", \"instrumented\": ", s.instrumented ? "true" : "false",
       ", \"shipped_builds\": ", s.shipped_builds,
       absl::StrFormat(", \"shipped_build_seconds\": %.1f", s.shipped_build_seconds),
+      ", \"build_log\": ", s.build_log.empty() ? "null" : JsonString(s.build_log),
       ", \"reference\": ", JsonString(s.reference),
       ", \"clock\": ", JsonString(WordOf(kTimingClockWords, s.clock)), ", \"rounds\": ", s.rounds,
       ", \"runs\": ", s.runs, ", \"noise_floor\": ", EstimateJson(s.noise_floor),

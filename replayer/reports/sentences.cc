@@ -295,12 +295,12 @@ std::string DisagreementWords(const TraceReport& t) {
 
 std::string InSituBuildWords(const InSituSummary& s) {
   if (s.shipped_builds == 0) return "";
-  return absl::StrCat("every candidate ran as the build a user would ship: ", s.shipped_builds,
-                      " build", s.shipped_builds == 1 ? "" : "s",
-                      " of the program with its alias lines pasted (--shipped_build) in ",
-                      Num(s.shipped_build_seconds),
-                      " s, a malloc preloaded into the "
-                      "std::allocator build");
+  return absl::StrCat(
+      "every candidate ran as the build a user would ship: ", s.shipped_builds, " build",
+      s.shipped_builds == 1 ? "" : "s",
+      " of the program with its alias lines pasted (--shipped_build) in ",
+      Num(s.shipped_build_seconds),
+      " s, a malloc preloaded into the std::allocator build; their output: ", s.build_log);
 }
 
 std::string MeasuredInProgramWords(const TraceReport& t) {

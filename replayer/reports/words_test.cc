@@ -231,5 +231,21 @@ TEST(DecideInSituTest, APickTheProgramCannotTellFromTheBestStands) {
   EXPECT_EQ(u.recommended, "slab/st/single");
 }
 
+// --shipped_build: the section says every run was of a shipped build, how
+// many builds and where their output is; nothing without the flag.
+TEST(InSituBuildWordsTest, SaysTheBuildsAndWhereTheirOutputIs) {
+  InSituSummary s;
+  EXPECT_EQ(InSituBuildWords(s), "");
+  s.shipped_builds = 3;
+  s.shipped_build_seconds = 9.2;
+  s.build_log = "/tmp/alloctrace-builds.42.log";
+  const std::string words = InSituBuildWords(s);
+  EXPECT_THAT(words, HasSubstr("the build a user would ship: 3 builds"));
+  EXPECT_THAT(words, HasSubstr("in 9.20 s"));
+  EXPECT_THAT(words, HasSubstr("their output: /tmp/alloctrace-builds.42.log"));
+  s.shipped_builds = 1;
+  EXPECT_THAT(InSituBuildWords(s), HasSubstr("1 build of the program"));
+}
+
 }  // namespace
 }  // namespace alloctrace
