@@ -325,7 +325,10 @@ int Replay(const Command& cmd, const char* argv0) {
   if (!cmd.program.empty() && !reports[0].no_memory_ops) {
     const InSituSettings settings = InSituFromConfig(cmd.config, cmd.progress, &programs[0]);
     absl::Status st = Search(reports[0], cmd.config.confirm, cmd.program, settings);
-    if (!st.ok()) return Fail(kExitBadInput, std::string(st.message()));
+    if (!st.ok()) {
+      if (settings.shipped != nullptr) settings.shipped->Restore();
+      return Fail(kExitBadInput, std::string(st.message()));
+    }
     any_failed |= reports[0].in_situ->failed_policies > 0;
     if (cmd.config.per_container) {
       SearchPerContainer(reports[0], programs[0], cmd.program, settings, cmd.config.min_share);

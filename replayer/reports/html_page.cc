@@ -142,6 +142,9 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
     absl::StrAppend(&o, "<p class=\"bad\"><strong>Provisional:</strong> ", Escape(t.provisional),
                     ".</p>");
   }
+  if (!t.caution.empty()) {
+    absl::StrAppend(&o, "<p class=\"bad\"><strong>Caution:</strong> ", Escape(t.caution), ".</p>");
+  }
   if (!t.if_instrumented.empty()) {
     absl::StrAppend(&o, "<p class=\"note\">If instrumented: ", Escape(t.if_instrumented), ".</p>");
   }

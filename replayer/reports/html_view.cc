@@ -88,6 +88,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.noise_floor = FromEstimate(report.noise_floor);
   t.sampling = SamplingWords(report);
   t.provisional = ProvisionalWords(report);
+  t.caution = CautionWords(report);
   t.per_container = report.per_container;
   {
     const std::vector<std::string>& fastest = report.verdict.fastest;

@@ -159,6 +159,9 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (const std::string p = ProvisionalWords(t); !p.empty()) {
     absl::StrAppend(&o, "**Provisional:** ", p, ".\n\n");
   }
+  if (const std::string c = CautionWords(t); !c.empty()) {
+    absl::StrAppend(&o, "**Caution:** ", c, ".\n\n");
+  }
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**In the program's terms:** ", ProgramWords(t), ".\n\n");
   }

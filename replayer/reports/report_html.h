@@ -94,6 +94,7 @@ struct HtmlTrace {
   HtmlEstimate noise_floor;
   std::string sampling;          // SamplingWords
   std::string provisional;       // ProvisionalWords
+  std::string caution;           // CautionWords
   std::string in_program_terms;  // ProgramWords, if a policy is recommended
   std::string if_instrumented;   // IfInstrumentedWords
   // With --per_container: the verdict per container (null otherwise).

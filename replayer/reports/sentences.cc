@@ -293,6 +293,21 @@ std::string DisagreementWords(const TraceReport& t) {
                       ": the program decides (docs/fidelity.md says where the replay misjudges)");
 }
 
+std::string CautionWords(const TraceReport& t) {
+  if (t.replay_threads < 2 || t.ops == 0 ||
+      (t.in_situ != nullptr && !t.in_situ->recommended.empty())) {
+    return "";
+  }
+  const double share = static_cast<double>(t.cross_thread_frees) / static_cast<double>(t.ops);
+  if (share < kHandOffShare) return "";
+  return absl::StrFormat(
+      "%.0f%% of the memory ops free an object another thread allocated: a program that hands "
+      "objects between threads ranks the mallocs differently when its threads run at once and "
+      "when they take turns on a loaded machine (docs/fidelity.md), and the replay can miss "
+      "either; confirm in the program (TRACE -- PROGRAM)",
+      100 * share);
+}
+
 std::string InSituBuildWords(const InSituSummary& s) {
   if (s.shipped_builds == 0) return "";
   return absl::StrCat(

@@ -62,6 +62,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     line("recommended:", RecommendedWords(t));
     if (const std::string d = DisagreementWords(t); !d.empty()) line("disagree:", d);
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
+    if (const std::string c = CautionWords(t); !c.empty()) line("caution:", c);
     if (const std::string m = MeasuredInProgramWords(t); !m.empty()) {
       line("program:", m);
     } else {

@@ -93,6 +93,14 @@ std::string HeapWords(const PerContainerVerdict& v);
 // program's figures where the program decided). "" if not.
 inline constexpr double kActionableHalfWidth = 0.10;
 std::string ProvisionalWords(const TraceReport& t);
+
+// Where the replay is known to misjudge (docs/fidelity.md): a per-thread
+// replay in which at least kHandOffShare of the memory ops free an object
+// another thread allocated. Such programs rank the mallocs differently as
+// their threads run at once or take turns, so the verdict says to confirm
+// in the program. "" otherwise, and once the program has decided.
+inline constexpr double kHandOffShare = 0.05;
+std::string CautionWords(const TraceReport& t);
 // The policies stopped at the time or memory limit: "2 policies passed the
 // time or memory limit of a run (below): an outcome, not ranked".
 std::string OverLimitWords(const TraceReport& t);

@@ -5,6 +5,7 @@
 #include "alloctrace/replayer/reports/words.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,28 @@ TEST(InSituBuildWordsTest, SaysTheBuildsAndWhereTheirOutputIs) {
   EXPECT_THAT(words, HasSubstr("their output: /tmp/alloctrace-builds.42.log"));
   s.shipped_builds = 1;
   EXPECT_THAT(InSituBuildWords(s), HasSubstr("1 build of the program"));
+}
+
+// A per-thread replay whose objects cross threads says to confirm in the
+// program; not below the share, not on one thread, not once the program
+// has decided.
+TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
+  TraceReport t;
+  t.replay_threads = 3;
+  t.ops = 1000;
+  t.cross_thread_frees = 400;
+  EXPECT_THAT(CautionWords(t), HasSubstr("40% of the memory ops free an object another thread"));
+  EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
+  t.cross_thread_frees = 40;  // 4%
+  EXPECT_EQ(CautionWords(t), "");
+  t.cross_thread_frees = 400;
+  t.replay_threads = 1;
+  EXPECT_EQ(CautionWords(t), "");
+  t.replay_threads = 3;
+  auto decided = std::make_shared<InSituSummary>();
+  decided->recommended = "jemalloc";
+  t.in_situ = decided;
+  EXPECT_EQ(CautionWords(t), "");
 }
 
 }  // namespace
