@@ -107,7 +107,7 @@ struct InSituSummary {
   // built, replayer --shipped_build); how many builds so far, their time.
   int shipped_builds = 0;
   double shipped_build_seconds = 0;
-  std::string build_log;  // the builds' output
+  std::string build_log;               // the builds' output
   std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
   int failed_policies = 0;
   // The verdict from the runs (DecideInSitu: the replay's rule, choice.h,
