@@ -159,14 +159,7 @@ void Summarize(InSituSummary& out, std::vector<Slot>& slots, TimingClock clock) 
     }
   }
   for (Slot& s : slots) out.policies.push_back(std::move(s.p));
-  auto rank = [](const InSituPolicy& p) {
-    return p.ok() ? 0 : p.status == RunStatus::kFailed ? 1 : 2;
-  };
-  std::stable_sort(out.policies.begin(), out.policies.end(),
-                   [&](const InSituPolicy& a, const InSituPolicy& b) {
-                     if (rank(a) != rank(b)) return rank(a) < rank(b);
-                     return rank(a) == 0 && a.ranked.median < b.ranked.median;
-                   });
+  OrderInSituPolicies(out.policies);
   for (const InSituPolicy& p : out.policies) out.failed_policies += p.status == RunStatus::kFailed;
 }
 

@@ -25,6 +25,39 @@ std::map<int, double> FiguresByRound(const InSituPolicy& p, TimingClock clock) {
   return by_round;
 }
 
+void OrderInSituPolicies(std::vector<InSituPolicy>& policies) {
+  auto rank = [](const InSituPolicy& p) {
+    return p.ok() ? 0 : p.status == RunStatus::kFailed ? 1 : 2;
+  };
+  double ref_median = 0;
+  for (const InSituPolicy& p : policies) {
+    if (p.reference && p.ok()) ref_median = p.ranked.median;
+  }
+  std::vector<double> speed;
+  for (const InSituPolicy& p : policies) {
+    if (!p.ok()) {
+      speed.push_back(0);
+    } else if (p.reference) {
+      speed.push_back(1);
+    } else if (p.vs_reference.has_data()) {
+      speed.push_back(p.vs_reference.median);
+    } else {
+      speed.push_back(ref_median > 0 && p.ranked.median > 0 ? ref_median / p.ranked.median
+                                                            : 1 / std::max(p.ranked.median, 1e-12));
+    }
+  }
+  std::vector<size_t> order(policies.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int ra = rank(policies[a]), rb = rank(policies[b]);
+    if (ra != rb) return ra < rb;
+    return ra == 0 && speed[a] > speed[b];
+  });
+  std::vector<InSituPolicy> sorted;
+  for (size_t i : order) sorted.push_back(std::move(policies[i]));
+  policies = std::move(sorted);
+}
+
 Estimate PairedSlowdown(const InSituPolicy& a, const InSituPolicy& b, TimingClock clock) {
   return PairedRatio(FiguresByRound(b, clock), FiguresByRound(a, clock));
 }

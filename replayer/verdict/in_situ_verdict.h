@@ -107,8 +107,10 @@ struct InSituSummary {
   // built, replayer --shipped_build); how many builds so far, their time.
   int shipped_builds = 0;
   double shipped_build_seconds = 0;
-  std::string build_log;               // the builds' output
-  std::vector<InSituPolicy> policies;  // ok by median wall, then FAILED, skipped
+  std::string build_log;  // the builds' output
+  // ok, fastest first by the ratio to the reference paired by round, then
+  // FAILED, then skipped
+  std::vector<InSituPolicy> policies;
   int failed_policies = 0;
   // The verdict from the runs (DecideInSitu: the replay's rule, choice.h,
   // on the ranked figure paired by round, the noise floor's margin).
@@ -126,6 +128,14 @@ struct InSituSummary {
   Estimate pick_vs_best;
   InSituDecision decision;
 };
+
+// Orders `policies` as InSituSummary::policies are: ok ones fastest first
+// by the reference's time over theirs paired by round (vs_reference; the
+// reference is 1; one without paired rounds by its median against the
+// reference's), then FAILED, then skipped. Not by unpaired medians: runs
+// from different rounds may have met another machine, and a candidate the
+// race stopped early would sit above one shown faster than it.
+void OrderInSituPolicies(std::vector<InSituPolicy>& policies);
 
 // The policy named `name` in `s`, or null.
 const InSituPolicy* FindInSitu(const InSituSummary& s, const std::string& name);

@@ -88,5 +88,25 @@ TEST(DecideInSituTest, ACandidateStoppedAfterTwoRunsIsNotTiedFastest) {
   EXPECT_EQ(s.fastest, std::vector<std::string>{"slab/mt/stack"});
 }
 
+// The rows are ordered by the ratio shown beside them, paired by round:
+// tcmalloc's 3 runs met a quiet machine (the lowest median) but it was
+// slower than std in each of its rounds.
+TEST(OrderInSituPoliciesTest, ByThePairedRatioNotTheUnpairedMedian) {
+  InSituSummary s = Race({Runs("std", 1.00, /*reference=*/true), Runs("slab/mt/stack", 0.90)});
+  InSituPolicy early = Runs("tcmalloc", 0.80, false, 3);
+  early.vs_reference = Estimate{0.95, 0.93, 0.97, 3};
+  s.policies.push_back(early);
+  InSituPolicy failed;
+  failed.name = "jemalloc";
+  failed.status = RunStatus::kFailed;
+  s.policies.insert(s.policies.begin(), failed);
+  OrderInSituPolicies(s.policies);
+  ASSERT_EQ(s.policies.size(), 4u);
+  EXPECT_EQ(s.policies[0].name, "slab/mt/stack");
+  EXPECT_EQ(s.policies[1].name, "std");
+  EXPECT_EQ(s.policies[2].name, "tcmalloc");
+  EXPECT_EQ(s.policies[3].name, "jemalloc");
+}
+
 }  // namespace
 }  // namespace alloctrace
