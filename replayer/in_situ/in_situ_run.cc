@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/base/io.h"
 #include "alloctrace/tracer/policy_switch.h"
 
 extern char** environ;
@@ -25,16 +26,9 @@ constexpr int kStderrTailLines = 5;
 constexpr char kMallocPrefix[] = "alloctrace-malloc ";
 
 // All of fd's contents from its start.
-std::string ReadAll(int fd) {
+std::string ReadFromStart(int fd) {
   std::string s;
-  if (lseek(fd, 0, SEEK_SET) < 0) return s;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    s.append(buf, static_cast<size_t>(n));
-  }
+  if (lseek(fd, 0, SEEK_SET) == 0) ReadAll(fd, &s);
   return s;
 }
 
@@ -127,10 +121,10 @@ LogFile::~LogFile() {
 
 void LogFile::Append(const std::string& header, int stdout_fd, int stderr_fd) {
   std::fprintf(f_, "==== %s: stdout\n", header.c_str());
-  const std::string out = ReadAll(stdout_fd);
+  const std::string out = ReadFromStart(stdout_fd);
   std::fwrite(out.data(), 1, out.size(), f_);
   std::fprintf(f_, "==== %s: stderr\n", header.c_str());
-  const std::string err = ReadAll(stderr_fd);
+  const std::string err = ReadFromStart(stderr_fd);
   std::fwrite(err.data(), 1, err.size(), f_);
   std::fflush(f_);
 }
@@ -190,7 +184,7 @@ ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& 
     }
   }
   o.run.start_rss_bytes = o.start_rss_bytes;
-  if (!o.error.empty()) o.stderr_tail = LastLines(ReadAll(err_fd), kStderrTailLines);
+  if (!o.error.empty()) o.stderr_tail = LastLines(ReadFromStart(err_fd), kStderrTailLines);
   log.Append(absl::StrCat(header, o.error.empty() ? "" : absl::StrCat(" FAILED: ", o.error)),
              out_fd, err_fd);
   close(out_fd);

@@ -2,10 +2,9 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,8 +19,6 @@
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/verdict/per_container_verdict.h"
 #include "alloctrace/tracer/policy_switch.h"
-
-extern char** environ;
 
 namespace alloctrace {
 namespace {
@@ -44,20 +41,6 @@ absl::StatusOr<allocators::Adoption> AdoptionOf(const std::string& name) {
   return it->second.adopt;
 }
 
-// All of fd's contents from its start.
-std::string ReadAll(int fd) {
-  std::string s;
-  if (lseek(fd, 0, SEEK_SET) < 0) return s;
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    s.append(buf, static_cast<size_t>(n));
-  }
-  return s;
-}
-
 std::string LastLine(const std::string& text) {
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
   return lines.empty() ? "" : std::string(lines.back());
@@ -72,17 +55,16 @@ bool WriteFile(const std::string& path, const std::string& text) {
 
 // The parent's environment without the variables a build sets, then those.
 std::vector<std::string> BuildEnv(const std::vector<std::pair<const char*, std::string>>& set) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const absl::string_view v(*e);
-    if (absl::StartsWith(v, absl::StrCat(kEnvAliases, "=")) ||
-        absl::StartsWith(v, absl::StrCat(kEnvAliasesFile, "=")) ||
-        absl::StartsWith(v, absl::StrCat(kEnvShipped, "=")) ||
-        absl::StartsWith(v, absl::StrCat(policy_switch::kEnvPolicy, "="))) {
-      continue;
-    }
-    env.emplace_back(v);
-  }
+  std::vector<std::string> env = CurrentEnvironment();
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [](const std::string& v) {
+                             for (const char* name : {kEnvAliases, kEnvAliasesFile, kEnvShipped,
+                                                      policy_switch::kEnvPolicy}) {
+                               if (absl::StartsWith(v, absl::StrCat(name, "="))) return true;
+                             }
+                             return false;
+                           }),
+            env.end());
   for (const auto& [name, value] : set) env.push_back(absl::StrCat(name, "=", value));
   return env;
 }
@@ -153,7 +135,6 @@ absl::StatusOr<std::string> ShippedBuilds::For(const std::string& policy) {
     std::fprintf(stderr, "shipped build %d, of %s: building\n", builds_, policy.c_str());
   const double before = seconds_;
   absl::StatusOr<std::string> built = Build(*lines, absl::StrCat(dir_, "/build-", builds_));
-  failed_ += !built.ok();
   if (progress_) {
     std::fprintf(stderr, "shipped build %d: %s in %.1f s\n", builds_,
                  built.ok() ? "built" : "FAILED", seconds_ - before);
@@ -178,8 +159,7 @@ absl::StatusOr<std::string> ShippedBuilds::Build(const std::vector<std::string>&
                                     {kEnvShipped, out}},
                                    &text);
   seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-  struct stat st;
-  if (failure.empty() && (stat(out.c_str(), &st) != 0 || access(out.c_str(), X_OK) != 0)) {
+  if (failure.empty() && access(out.c_str(), X_OK) != 0) {
     failure = absl::StrCat("the build command exited 0 but left no executable at $", kEnvShipped);
   }
   if (std::FILE* log = std::fopen(log_path_.c_str(), "a")) {
@@ -197,6 +177,11 @@ absl::StatusOr<std::string> ShippedBuilds::Build(const std::vector<std::string>&
   return out;
 }
 
+int ShippedBuilds::failed_builds() const {
+  return static_cast<int>(
+      std::count_if(built_.begin(), built_.end(), [](const auto& b) { return !b.second.ok(); }));
+}
+
 void ShippedBuilds::Restore() {
   if (restored_ || builds_ == 0) return;
   restored_ = true;
@@ -208,7 +193,12 @@ void ShippedBuilds::Restore() {
 
 std::string ShippedBuilds::RunCommand(const std::vector<std::pair<const char*, std::string>>& set,
                                       std::string* text) const {
-  const int output = memfd_create("alloctrace-build", MFD_CLOEXEC);
+  // The build's output (stdout and stderr) into one pipe, read by Wait
+  // while the build runs, so a verbose build never blocks on it.
+  int output[2];
+  if (pipe2(output, O_CLOEXEC) != 0) {
+    return absl::StrCat("cannot run the build command: pipe: ", std::strerror(errno));
+  }
   ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", command_};
   spec.env = BuildEnv(set);
@@ -216,21 +206,19 @@ std::string ShippedBuilds::RunCommand(const std::vector<std::pair<const char*, s
   if (cwd != nullptr && *cwd != '\0') spec.working_dir = cwd;
   spec.stdin_null = true;
   spec.new_process_group = true;  // a build stopped at its limit takes its compilers too
-  spec.stdout_fd = spec.stderr_fd = output;
+  spec.stdout_fd = spec.stderr_fd = output[1];
   std::string failure;
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+  close(output[1]);
   if (!child.ok()) {
     failure = std::string(child.status().message());
   } else {
     ChildLimits limits;
     limits.wall_seconds = kBuildLimitSeconds;
-    const ChildExit end = child->Wait(limits);
+    const ChildExit end = child->Wait(limits, output[0], text);
     if (!end.Succeeded()) failure = absl::StrCat("the build command ", ChildExitWords(end, limits));
   }
-  if (output >= 0) {
-    *text = ReadAll(output);
-    close(output);
-  }
+  close(output[0]);
   return failure;
 }
 

@@ -79,7 +79,7 @@ class ShippedBuilds {
   const std::string& command() const { return command_; }
   const std::string& log_path() const { return log_path_; }
   int builds() const { return builds_; }
-  int failed_builds() const { return failed_; }
+  int failed_builds() const;
   double seconds() const { return seconds_; }
 
  private:
@@ -98,7 +98,6 @@ class ShippedBuilds {
   bool progress_ = false;
   std::map<std::string, absl::StatusOr<std::string>> built_;  // by the lines, joined
   int builds_ = 0;
-  int failed_ = 0;
   double seconds_ = 0;
 };
 

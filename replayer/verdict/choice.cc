@@ -105,7 +105,8 @@ Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margi
               double rss_slack) {
   Choice out;
   out.margin = EquivalenceMargin(noise_margin);
-  const std::vector<size_t> measured = Measured(candidates);
+  out.measured = Measured(candidates);
+  const std::vector<size_t>& measured = out.measured;
   if (measured.empty()) return out;
   std::vector<SpeedFigures> speed;
   for (const ChoiceCandidate& c : candidates) speed.push_back(c.speed);

@@ -62,6 +62,7 @@ struct Choice {
   static constexpr size_t kNone = static_cast<size_t>(-1);
   size_t pick = kNone;             // kNone: no candidate has a figure
   size_t fastest = kNone;          // the lowest median (measured enough)
+  std::vector<size_t> measured;    // step 1: measured enough (all with a figure if none is)
   std::vector<size_t> equivalent;  // step 2, fastest first then by median
   std::vector<size_t> kept;        // step 3: those of them memory keeps
   double margin = 0;               // the margin of practical equivalence used

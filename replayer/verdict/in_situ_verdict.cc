@@ -144,22 +144,6 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   if (ok.empty()) return;  // kNothingRan
   const double noise_margin = NoiseMargin(s.noise_floor);
   const std::vector<SpeedFigures> speed = InSituSpeedFigures(s, ok);
-  // The tied group among those measured enough to be compared, as the
-  // choice's: a candidate the race stopped after 2 runs 4x slower is not
-  // "tied" for want of a third.
-  std::vector<size_t> comparable;
-  for (size_t k = 0; k < ok.size(); ++k) {
-    if (speed[k].by_round.size() >= static_cast<size_t>(kMinPairedRounds)) comparable.push_back(k);
-  }
-  if (comparable.empty()) {
-    for (size_t k = 0; k < ok.size(); ++k) comparable.push_back(k);
-  }
-  std::vector<SpeedFigures> comparable_speed;
-  for (size_t k : comparable) comparable_speed.push_back(speed[k]);
-  for (size_t j : FastestTiedGroup(comparable_speed, noise_margin)) {
-    s.policies[ok[comparable[j]]].tied_fastest = true;
-    s.fastest.push_back(s.policies[ok[comparable[j]]].name);
-  }
   std::vector<ChoiceCandidate> candidates;
   d.smallest = ok[0];
   for (size_t k = 0; k < ok.size(); ++k) {
@@ -171,6 +155,15 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
     }
   }
   const Choice c = Choose(candidates, noise_margin, rss_slack);
+  // The tied group among those the choice measured enough to compare: a
+  // candidate the race stopped after 2 runs 4x slower is not "tied" for
+  // want of a third.
+  std::vector<SpeedFigures> measured_speed;
+  for (size_t k : c.measured) measured_speed.push_back(speed[k]);
+  for (size_t j : FastestTiedGroup(measured_speed, noise_margin)) {
+    s.policies[ok[c.measured[j]]].tied_fastest = true;
+    s.fastest.push_back(s.policies[ok[c.measured[j]]].name);
+  }
   d.margin = c.margin;
   d.recommended = ok[c.pick];
   d.fastest = ok[c.fastest];
@@ -247,13 +240,12 @@ ClassRaceDecision DecideClassRace(const InSituSummary& race, double rss_slack) {
     out.note = "the held policy's runs failed: held";
     return out;
   }
+  // The held policy is the race's reference: vs_reference is each one's gain.
   double fastest = 1;
   for (size_t i : ok) {
     const InSituPolicy& p = race.policies[i];
-    if (p.reference) continue;
-    const Estimate gain = PairedSlowdown(p, *held, race.clock);
-    if (gain.n >= kMinPairedRounds && gain.median > fastest) {
-      fastest = gain.median;
+    if (!p.reference && p.vs_reference.n >= kMinPairedRounds && p.vs_reference.median > fastest) {
+      fastest = p.vs_reference.median;
       out.leaning = p.name;
     }
   }
