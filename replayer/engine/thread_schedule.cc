@@ -25,6 +25,7 @@ class Builder {
       : p_(p), stream_of_(stream_of), threads_(threads), known_(size_t{threads} * threads, 0) {
     s_.streams.resize(threads);
     objects_.resize(size_t{p.object_limit} + 1);
+    allocated_on_.resize(objects_.size(), kNone);
     slot_of_.resize(size_t{p.object_limit} + 1);
     for (uint32_t id = 0; id < slot_of_.size(); ++id) slot_of_[id] = id;
     frees_.resize(threads);
@@ -99,19 +100,26 @@ class Builder {
   }
 
   // An allocation of trace id `id` at `here`: its slot. If another thread
-  // freed the id last, a fresh slot, waiting only for that thread's free
-  // kReuseWindow frees earlier (while fresh slots last).
+  // freed the id last, a fresh slot (while fresh slots last); it waits for
+  // that thread's free kReuseWindow frees earlier only if this thread
+  // allocated what that free freed: a hand-off, whose consumer the
+  // producer must not outrun. An id that merely passes between threads
+  // that share nothing costs no wait.
   uint32_t Allocated(uint32_t id, const Where& here) {
     uint32_t slot = slot_of_[id];
     const Where last = objects_[slot];
     if (last.thread == kNone || last.thread == here.thread ||
         objects_.size() >= size_t{p_.object_limit} + 1 + kMaxExtraSlots) {
       Touch(slot, here, false);
+      allocated_on_[slot] = here.thread;
       return slot;
     }
+    const bool handed_off = allocated_on_[slot] == here.thread;
     slot = static_cast<uint32_t>(objects_.size());
     objects_.push_back(here);
+    allocated_on_.push_back(here.thread);
     slot_of_[id] = slot;
+    if (!handed_off) return slot;
     // `last` is a free (ids are reused only once freed), in frees_ of its thread.
     const std::vector<uint32_t>& frees = frees_[last.thread];
     const size_t k =
@@ -183,6 +191,7 @@ class Builder {
   // known_[b * threads + a]: ops of thread a that thread b has waited for.
   std::vector<uint32_t> known_;
   std::vector<Where> objects_;                // by slot: the last op that touched it
+  std::vector<uint32_t> allocated_on_;        // by slot: the thread that allocated it last
   std::vector<uint32_t> slot_of_;             // by trace object id: its slot now
   std::vector<std::vector<uint32_t>> frees_;  // by thread: its frees' ops, in order
   std::vector<ArenaState> arenas_;

@@ -8,16 +8,20 @@
 //  - a free or realloc on B of an object last touched (allocated, freed,
 //    reallocated) on A: its block and pointer must exist first;
 //  - an allocation on B of an object id last freed on A (glibc's trace_run
-//    calls these inversions) waits for A's free kReuseWindow frees before
-//    that one, and takes a fresh pointer table slot (the id's may still be
-//    A's to free). Waiting for that very free would hold B in lock-step
-//    with A, since the trace reuses the last freed id first (on a
-//    producer/consumer trace, 750,000 waits for 1,000,000 ops and the run
-//    all handoffs); not waiting at all lets a producer run thousands of
-//    messages ahead of its consumer (peak RSS 0.2 -> 23 MiB). The window
-//    bounds how far the replay's live set can exceed the trace's. Fresh
-//    slots are bounded (kMaxExtraSlots); past that, such an allocation
-//    waits for the free itself;
+//    calls these inversions) takes a fresh pointer table slot (the id's
+//    may still be A's to free). If B allocated what A freed there (a
+//    hand-off from B to A), it also waits for A's free kReuseWindow frees
+//    before that one: waiting for that very free would hold B in
+//    lock-step with A, since the trace reuses the last freed id first (on
+//    a producer/consumer trace, 750,000 waits for 1,000,000 ops and the
+//    run all handoffs); not waiting at all lets a producer run thousands
+//    of messages ahead of its consumer (peak RSS 0.2 -> 23 MiB). The
+//    window bounds how far the replay's live set can exceed the trace's.
+//    An id that A allocated and freed itself is no hand-off: B takes it
+//    without a wait (threads that share nothing never wait for each
+//    other, though the trace's dense ids pass between them). Fresh slots
+//    are bounded (kMaxExtraSlots); past that, such an allocation waits
+//    for the free itself;
 //  - an arena event (create, destroy) on B waits for every other thread's
 //    last op in that arena since its previous arena event, and any op on B
 //    in an arena whose last arena event (or, for an arena never created,
