@@ -79,6 +79,11 @@ ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().m
 ABSL_FLAG(int, max_reruns, Defaults().measure.max_reruns,
           "times a run disturbed by an involuntary context switch or a CPU migration is run "
           "again before it is kept as it is");
+ABSL_FLAG(bool, process_cost, Defaults().measure.process_cost,
+          "count in each malloc's cold figure what its library adds to starting and ending a "
+          "process (timed once per invocation: the replayer started with the library preloaded "
+          "and without, paired), since a trace is one run of its program and the program pays "
+          "it once a run; --process_cost=false for a trace of a part of a longer run");
 ABSL_FLAG(int, screen_runs, Defaults().measure.screen_runs,
           "with --policies=default and --race=false: runs of each article policy in the screen");
 ABSL_FLAG(bool, race, Rounds().race,
@@ -260,6 +265,7 @@ absl::Status ParseMeasurement(ReplayerConfig& c) {
   if (m.max_reruns < 0 || m.max_reruns > 100) {
     return Usage("--max_reruns=", m.max_reruns, ": must be 0 to 100");
   }
+  m.process_cost = absl::GetFlag(FLAGS_process_cost);
   m.screen_runs = absl::GetFlag(FLAGS_screen_runs);
   if (m.screen_runs < 1 || m.screen_runs > 1000) {
     return Usage("--screen_runs=", m.screen_runs, ": must be 1 to 1000");

@@ -377,5 +377,8 @@ int main(int argc, char** argv) {
   if (alloctrace::IsChildInvocation(argc, argv)) {
     return alloctrace::ChildMain(argc, argv, alloctrace::RunnablePolicies());
   }
+  // A probe (measure/isolated_run.h: ProcessCost): a process that starts
+  // and ends, under a malloc's preload or without.
+  if (alloctrace::IsProbeInvocation(argc, argv)) return 0;
   return alloctrace::Main(argc, argv);
 }

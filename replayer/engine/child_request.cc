@@ -31,6 +31,10 @@ std::vector<std::string> ChildArgs(const ChildRequest& r) {
           absl::StrCat("mix=", r.mix)};
 }
 
+bool IsProbeInvocation(int argc, char** argv) {
+  return argc == 2 && std::strcmp(argv[1], kProbeMarker) == 0;
+}
+
 bool IsChildInvocation(int argc, char** argv) {
   return argc >= 2 && std::strcmp(argv[1], kChildMarker) == 0;
 }

@@ -23,6 +23,10 @@ namespace alloctrace {
 
 // argv[1] of a child run.
 inline constexpr char kChildMarker[] = "--internal-child";
+// argv[1] of a probe: the binary started and ended with nothing done in
+// between, under a malloc's preload and without, to time what the malloc
+// adds to a process's start and end (measure/isolated_run.h: ProcessCost).
+inline constexpr char kProbeMarker[] = "--internal-probe";
 // The word RunInFreshChild appends, followed by its result pipe's fd.
 inline constexpr char kChildResultFdWord[] = "result_fd=";
 
@@ -58,6 +62,7 @@ std::vector<std::string> ChildArgs(const ChildRequest& request);
 
 // Whether argv is a child run (argv[1] is kChildMarker).
 bool IsChildInvocation(int argc, char** argv);
+bool IsProbeInvocation(int argc, char** argv);
 
 // The request in argv (as ChildArgs wrote it, with result_fd= and, for a
 // serving child, command_fd=): or

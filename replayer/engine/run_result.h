@@ -75,6 +75,12 @@ struct RunResult {
   std::vector<PassFigures> passes;  // [0] cold, then warm
   double seconds = 0;               // passes[0].wall_seconds
   double teardown_seconds = 0;      // freeing leftovers and destroying the allocator
+  // What the run's malloc library adds to a process's start and end (CPU
+  // seconds; 0 for the process's own allocator), counted once in the
+  // cold pass's figure (measure/runs.h: RunNsPerOp): a trace is one run of
+  // its program, which pays it once. Set by the measuring parent from
+  // ProcessCost (measure/isolated_run.h), never sent by the child.
+  double process_seconds = 0;
   int64_t baseline_rss = 0;         // bytes resident before the allocator was built
   int64_t peak_rss = 0;             // high-water mark in the cold pass, above baseline
   int64_t final_rss = 0;            // resident after the cold pass, above baseline

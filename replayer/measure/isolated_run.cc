@@ -6,6 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/match.h"
@@ -72,7 +75,40 @@ void WriteToPipe(int fd, const std::string& s) {
 
 absl::Status PipeError() { return absl::InternalError(absl::StrCat("pipe: ", strerror(errno))); }
 
+double CpuSeconds(const struct rusage& u) {
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 }  // namespace
+
+absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
+                                   const std::string& preload, int rounds) {
+  const ChildLimits limits{/*wall_seconds=*/30, /*memory_bytes=*/0};
+  std::vector<double> differences;
+  for (int round = 0; round < rounds; ++round) {
+    double cpu[2] = {0, 0};
+    for (int with = 0; with < 2; ++with) {
+      ChildSpec spec = SpecFor(probe, with == 1 ? preload : "", -1);
+      spec.stdin_null = true;
+      absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
+      if (!child.ok()) return child.status();
+      const ChildExit end = child->Wait(limits);
+      if (!end.Succeeded()) {
+        return absl::AbortedError(absl::StrCat(probe[0], " started ",
+                                               with == 1 ? "with " + preload : "alone",
+                                               " to time a process's start and end ",
+                                               ChildExitWords(end, limits)));
+      }
+      cpu[with] = CpuSeconds(end.usage);
+    }
+    differences.push_back(cpu[1] - cpu[0]);
+  }
+  if (differences.empty()) return 0.0;
+  std::sort(differences.begin(), differences.end());
+  const size_t n = differences.size();
+  return n % 2 == 1 ? differences[n / 2] : (differences[n / 2 - 1] + differences[n / 2]) / 2;
+}
 
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_word, const ChildLimits& limits,

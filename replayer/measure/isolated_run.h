@@ -33,6 +33,16 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
                                           const std::string& result_word,
                                           const ChildLimits& limits = {}, int cpu = -1);
 
+// What the malloc library `preload` adds to starting and ending a process,
+// in CPU seconds: `probe` (argv: a program that returns at once) started
+// `rounds` times without a preload and with `preload`, in turn, and the
+// median over the rounds of the difference of the two's CPU time (user +
+// system, from wait4). Pairing by round cancels the machine's drift; the
+// program's own start is in both. Errors: as RunInFreshChild's start, or
+// Aborted naming how a probe ended that did not exit with 0.
+absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
+                                   const std::string& preload, int rounds);
+
 // A child that serves windows (engine/window_server.h): started once with
 // a command pipe and a result pipe (their fds appended to `argv` after
 // `command_word` and `result_word`), then asked for one window at a time.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -342,6 +343,7 @@ class ReplayRunner : public ContenderRunner {
 
   // `record` kept in e's runs; the outcome with its figure.
   RunOutcome Keep(Entry& e, RunRecord record, RunOutcome o, double seconds) const {
+    record.result.process_seconds = e.runs.process_seconds;
     o.figure = RunNsPerOp(record.result, ranking_.warm(), ranking_.clock);
     o.run_seconds = seconds;
     e.runs.runs.push_back(std::move(record));
@@ -534,6 +536,35 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
     if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(info.preload, " is not installed");
   }
   return e;
+}
+
+// The malloc library `preload`'s ProcessCost, measured once per process
+// (kProcessCostRounds pairs of probes: about 0.1 to 0.5 s).
+absl::StatusOr<double> ProcessCostOf(const std::string& self, const std::string& preload) {
+  static std::mutex mu;
+  static auto* const costs = new std::map<std::string, absl::StatusOr<double>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = costs->find(preload);
+  if (it == costs->end()) {
+    it = costs->emplace(preload, ProcessCost({self, kProbeMarker}, preload, kProcessCostRounds))
+             .first;
+  }
+  return it->second;
+}
+
+// Gives each malloc's entry its library's process cost (0 for glibc
+// malloc's, the process's own: the pools' and the reference's runs start
+// no other library), or a note where it could not be measured.
+void AddProcessCosts(std::vector<Entry>& entries, const std::string& self) {
+  for (Entry& e : entries) {
+    if (e.preload_path.empty() || !e.runs.skipped.empty()) continue;
+    absl::StatusOr<double> cost = ProcessCostOf(self, e.preload_path);
+    if (cost.ok()) {
+      e.runs.process_seconds = *cost;
+    } else {
+      e.runs.note = absl::StrCat("its process cost is not counted: ", cost.status().message());
+    }
+  }
 }
 
 bool Has(const std::vector<Entry>& entries, const std::string& policy) {
@@ -906,6 +937,8 @@ MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::
   // the noise floor.
   if (!Has(entries, "malloc")) entries.push_back(MakeEntry(policies, "malloc", "malloc", program));
   entries.push_back(MakeEntry(policies, "malloc", kNoiseName, program));
+  // A fake runner (tests) starts no process: nothing to add to one.
+  if (s.process_cost && !s.run_child) AddProcessCosts(entries, self);
 
   std::vector<Contender> contenders;
   for (const Entry& e : entries) {

@@ -127,7 +127,13 @@ struct MeasureSettings {
   // run in the process of the mix's rest (its malloc's preload), their
   // safety per class checked by the caller (per_container/search.h).
   std::map<std::string, MixSpec> mixes;
+  // Count what each malloc library adds to a process's start and end in
+  // its cold figure (RunResult::process_seconds; --process_cost).
+  bool process_cost = true;
 };
+
+// Probe pairs per malloc library for its process cost (ProcessCost).
+inline constexpr int kProcessCostRounds = 7;
 
 // Measures `names` on `program`. With `screen`: with the race, every
 // article policy races with them; without, the fastest article policy of

@@ -48,6 +48,20 @@ TEST(RankFiguresTest, TakesTheRankingPassByTheClock) {
   EXPECT_EQ(RankFigures(runs, ranking), (std::vector<double>{100, 100}));
 }
 
+// A malloc's process cost is paid once a run of the program: the cold
+// figure spreads it over the trace's ops; the warm passes (a long-running
+// program's steady state) never pay it.
+TEST(RankFiguresTest, TheColdFigureCountsTheProcessCostOnce) {
+  PolicyRuns runs;
+  runs.runs = {MakeRun(0, 100, 10)};
+  runs.runs[0].result.process_seconds = 50e-6;  // 50 ns over each of 1000 ops
+  EXPECT_DOUBLE_EQ(RunNsPerOp(runs.runs[0].result, false, TimingClock::kCpu), 150);
+  EXPECT_DOUBLE_EQ(RunNsPerOp(runs.runs[0].result, false, TimingClock::kWall), 250);
+  EXPECT_DOUBLE_EQ(RunNsPerOp(runs.runs[0].result, true, TimingClock::kCpu), 10);
+  EXPECT_EQ(RankFigures(runs, Ranking{RankBy::kCold, 2, TimingClock::kCpu}),
+            (std::vector<double>{150}));
+}
+
 TEST(ResolveClockTest, AutoIsWallPerThreadOnFreeCoresAndCpuOtherwise) {
   EXPECT_EQ(ResolveClock(TimingClock::kAuto, 4, 8), TimingClock::kWall);
   EXPECT_EQ(ResolveClock(TimingClock::kAuto, 2, 2), TimingClock::kWall);

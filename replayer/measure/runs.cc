@@ -10,7 +10,10 @@ TimingClock ResolveClock(TimingClock clock, uint32_t replay_threads, uint32_t co
 double RunNsPerOp(const RunResult& r, bool warm, TimingClock clock) {
   if (r.ops == 0 || r.passes.empty()) return -1;
   const bool cpu = clock != TimingClock::kWall;
-  if (!warm) return 1e9 * (cpu ? r.passes[0].cpu_seconds : r.passes[0].wall_seconds) / r.ops;
+  if (!warm) {
+    const double pass = cpu ? r.passes[0].cpu_seconds : r.passes[0].wall_seconds;
+    return 1e9 * (pass + r.process_seconds) / r.ops;
+  }
   if (r.passes.size() < 2) return -1;
   double s = 0;
   for (size_t i = 1; i < r.passes.size(); ++i) {

@@ -73,6 +73,9 @@ struct PolicyRuns {
   std::string name;
   allocators::Family family = allocators::Family::kBaseline;
   std::string note;             // why it is in the set, if not obvious
+  // What its malloc library adds to a process's start and end, CPU
+  // seconds, counted in each run's cold figure (RunResult::process_seconds).
+  double process_seconds = 0;
   allocators::Adoption adopt;   // how a user adopts it
   bool frees_blocks = true;     // false: deallocate is a no-op (keep, monotonic, bump)
   std::vector<RunRecord> runs;  // the successful ones
@@ -107,7 +110,8 @@ struct DisturbanceCounts {
 };
 
 // The figure a run contributes: ns per op of its cold pass or its warm
-// passes (their mean), by `clock` (kWall: wall time, else CPU time).
+// passes (their mean), by `clock` (kWall: wall time, else CPU time), the
+// cold pass's with the run's process_seconds spread over its ops.
 // Negative if the run has no such pass.
 double RunNsPerOp(const RunResult& r, bool warm, TimingClock clock);
 

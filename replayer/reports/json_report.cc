@@ -264,6 +264,7 @@ std::string JsonPolicy(const TraceReport& t, const PolicyResult& p) {
       ",\n         \"ns_per_op\": ", JsonEstimate(p.ns_per_op),
       ", \"vs_malloc\": ", JsonEstimate(p.vs_malloc),
       ",\n         \"cold_ns_per_op\": ", JsonEstimate(p.cold_ns_per_op),
+      absl::StrFormat(", \"process_cost_s\": %.6f", p.process_seconds),
       ", \"cold_vs_malloc\": ", JsonEstimate(p.cold_vs_malloc),
       ",\n         \"warm_ns_per_op\": ", JsonEstimate(p.warm_ns_per_op),
       ", \"warm_vs_malloc\": ", JsonEstimate(p.warm_vs_malloc),

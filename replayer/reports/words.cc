@@ -127,6 +127,22 @@ std::string OneHeapNote(const TraceReport& t) {
          "by all";
 }
 
+std::string ProcessCostNote(const TraceReport& t) {
+  std::vector<std::string> costs;
+  for (const PolicyResult& p : t.policies) {
+    if (p.process_seconds == 0 || !p.ok() || t.ops == 0) continue;
+    costs.push_back(absl::StrFormat("%s %.1f ms (%+.1f ns/op)", p.name, 1e3 * p.process_seconds,
+                                    1e9 * p.process_seconds / static_cast<double>(t.ops)));
+  }
+  if (costs.empty()) return "";
+  return absl::StrCat(
+      "each malloc's cold figure counts, once over the trace's memory ops, the CPU time its "
+      "library adds to starting and ending a process (the replayer started with it preloaded "
+      "and without, paired): ",
+      absl::StrJoin(costs, ", "),
+      "; a trace of a part of a longer run does not pay it: --process_cost=false");
+}
+
 std::string PerThreadNote(const TraceReport& t) {
   if (t.replay_threads <= 1) return "";
   return absl::StrCat(
@@ -196,6 +212,7 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   for (const std::string& note : t.class_table_notes) notes.push_back(note);
   for (const std::string& note : t.left_out_notes) notes.push_back(note);
   if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
+  if (std::string note = ProcessCostNote(t); !note.empty()) notes.push_back(std::move(note));
   return notes;
 }
 

@@ -272,3 +272,35 @@ TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
 
 }  // namespace
 }  // namespace alloctrace
+
+namespace alloctrace {
+namespace {
+
+// Each malloc's process cost is named in the trace's notes, in ms and in
+// ns over each memory op, with the flag that leaves it out; none for a
+// trace whose policies start no library.
+TEST(ProcessCostNoteTest, NamesEachMallocsCostOverTheTracesOps) {
+  TraceReport t;
+  t.ops = 200000;
+  PolicyResult pool;
+  pool.name = "slab/st/single";
+  t.policies.push_back(pool);
+  auto has_note = [&] {
+    for (const std::string& n : TraceNotes(t)) {
+      if (absl::StrContains(n, "starting and ending a process")) return n;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(has_note(), "");
+  PolicyResult tcmalloc;
+  tcmalloc.name = "tcmalloc";
+  tcmalloc.process_seconds = 0.016;
+  t.policies.push_back(tcmalloc);
+  const std::string note = has_note();
+  EXPECT_TRUE(absl::StrContains(note, "tcmalloc 16.0 ms (+80.0 ns/op)")) << note;
+  EXPECT_TRUE(absl::StrContains(note, "--process_cost=false")) << note;
+  EXPECT_FALSE(absl::StrContains(note, "slab")) << note;
+}
+
+}  // namespace
+}  // namespace alloctrace

@@ -96,6 +96,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.stop_reason = pr.stop_reason;
   s.eliminated = pr.eliminated;
   s.screen_kind = pr.screen_kind;
+  s.process_seconds = pr.process_seconds;
   s.raw = pr.runs;
   for (const RunRecord& rr : pr.runs) {
     s.reruns += rr.reruns;
