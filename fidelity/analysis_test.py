@@ -246,7 +246,8 @@ class PickCostTest(unittest.TestCase):
         picks = [{"ratio": 1.0, "within": True, "tied": True},
                  {"ratio": 1.3, "within": False, "tied": False}, None]
         s = analysis.summarize([([], None)] * 3, picks)
-        self.assertEqual((s["picks"], s["picks_within_10pct"], s["picks_best_or_tied"]), (2, 1, 1))
+        self.assertEqual((s["picks"], s["picks_within_5pct"], s["picks_best_or_tied"]), (2, 1, 1))
+        self.assertEqual(s["picks_beyond_15pct"], 1)
         self.assertEqual(s["worst_pick_ratio"], 1.3)
         self.assertEqual(analysis.summarize([])["picks"], 0)
 
