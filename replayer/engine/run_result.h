@@ -81,10 +81,10 @@ struct RunResult {
   // its program, which pays it once. Set by the measuring parent from
   // ProcessCost (measure/isolated_run.h), never sent by the child.
   double process_seconds = 0;
-  int64_t baseline_rss = 0;         // bytes resident before the allocator was built
-  int64_t peak_rss = 0;             // high-water mark in the cold pass, above baseline
-  int64_t final_rss = 0;            // resident after the cold pass, above baseline
-  int64_t minor_faults = 0;         // passes[0]'s
+  int64_t baseline_rss = 0;  // bytes resident before the allocator was built
+  int64_t peak_rss = 0;      // high-water mark in the cold pass, above baseline
+  int64_t final_rss = 0;     // resident after the cold pass, above baseline
+  int64_t minor_faults = 0;  // passes[0]'s
   int64_t major_faults = 0;
   int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
   std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass

@@ -4,9 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <unistd.h>
-
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -95,10 +94,9 @@ absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
       if (!child.ok()) return child.status();
       const ChildExit end = child->Wait(limits);
       if (!end.Succeeded()) {
-        return absl::AbortedError(absl::StrCat(probe[0], " started ",
-                                               with == 1 ? "with " + preload : "alone",
-                                               " to time a process's start and end ",
-                                               ChildExitWords(end, limits)));
+        return absl::AbortedError(
+            absl::StrCat(probe[0], " started ", with == 1 ? "with " + preload : "alone",
+                         " to time a process's start and end ", ChildExitWords(end, limits)));
       }
       cpu[with] = CpuSeconds(end.usage);
     }

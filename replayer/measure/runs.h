@@ -72,7 +72,7 @@ struct RunRecord {
 struct PolicyRuns {
   std::string name;
   allocators::Family family = allocators::Family::kBaseline;
-  std::string note;             // why it is in the set, if not obvious
+  std::string note;  // why it is in the set, if not obvious
   // What its malloc library adds to a process's start and end, CPU
   // seconds, counted in each run's cold figure (RunResult::process_seconds).
   double process_seconds = 0;

@@ -79,7 +79,7 @@ struct PolicyResult {
   Estimate peak_rss;     // bytes above the child's baseline, cold pass
   double final_rss = 0;  // medians
   double minor_faults = 0, major_faults = 0, teardown_ms = 0;
-  double overhead = 0;  // median peak RSS / ideal peak live bytes
+  double overhead = 0;         // median peak RSS / ideal peak live bytes
   double process_seconds = 0;  // PolicyRuns::process_seconds, in its cold figure
   bool tied_fastest = false;
   bool tied_smallest_rss = false;
