@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/scoped_fd.h"
 
 extern char** environ;
 
@@ -158,10 +159,9 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
   std::vector<std::string> env = spec.env ? *spec.env : CurrentEnvironment();
   std::vector<char*> argv = Pointers(args);
   std::vector<char*> envp = Pointers(env);
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  }
+  // The child reports a failed start here; its end closes on execve.
+  absl::StatusOr<Pipe> report = Pipe::Make();
+  if (!report.ok()) return report.status();
   const std::string& path = spec.path.empty() ? spec.argv[0] : spec.path;
   std::fflush(nullptr);
   // vfork, not fork: the child runs on this process's memory until its
@@ -181,23 +181,19 @@ absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
   const Clock::time_point started = Clock::now();
   const pid_t pid = vfork();
   if (pid == 0) {
-    BecomeChild(spec, path.c_str(), argv.data(), envp.data(), report[1], &mask,
+    BecomeChild(spec, path.c_str(), argv.data(), envp.data(), report->write.get(), &mask,
                 pinned ? &cpu : nullptr);
   }
   const int error = errno;
   pthread_sigmask(SIG_SETMASK, &mask, nullptr);
-  if (pid < 0) {
-    close(report[0]);
-    close(report[1]);
-    return absl::InternalError(absl::StrCat("vfork: ", strerror(error)));
-  }
-  close(report[1]);
+  if (pid < 0) return absl::InternalError(absl::StrCat("vfork: ", strerror(error)));
+  report->write.Reset();
   // The pipe closes on a successful execve: anything read is a failure.
   StartFailure failure{0, 0};
   ssize_t n;
-  while ((n = read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  while ((n = read(report->read.get(), &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
-  close(report[0]);
+  report->read.Reset();
   if (n == static_cast<ssize_t>(sizeof failure)) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -231,7 +227,8 @@ ChildProcess::Watched ChildProcess::Watch(const ChildLimits& limits, Clock::time
                                           const std::function<bool()>& enough, int64_t* resident) {
   const Clock::time_point deadline =
       since + std::chrono::microseconds(static_cast<int64_t>(limits.wall_seconds * 1e6));
-  const int pidfd = OpenPidFd(pid_);
+  const ScopedFd pidfd_owner(OpenPidFd(pid_));
+  const int pidfd = pidfd_owner.get();
   if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   bool reading = fd >= 0;
   Watched watched = Watched::kEnded;
@@ -270,7 +267,6 @@ ChildProcess::Watched ChildProcess::Watch(const ChildLimits& limits, Clock::time
     }
     if (pidfd >= 0 ? (ready > 0 && (fds[0].revents & POLLIN) != 0) : Ended(pid_)) break;
   }
-  if (pidfd >= 0) close(pidfd);
   return watched;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/io.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/tracer/policy_switch.h"
 
 extern char** environ;
@@ -131,46 +132,44 @@ void LogFile::Append(const std::string& header, int stdout_fd, int stderr_fd) {
 
 ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& header) {
   ChildOutcome o;
-  const int out_fd = memfd_create("alloctrace-stdout", MFD_CLOEXEC);
-  const int err_fd = memfd_create("alloctrace-stderr", MFD_CLOEXEC);
-  int ack[2] = {-1, -1};
-  int result[2] = {-1, -1};
-  if (out_fd < 0 || err_fd < 0 || pipe2(ack, O_CLOEXEC | O_NONBLOCK) != 0 ||
-      pipe2(result, O_CLOEXEC) != 0) {
+  const ScopedFd out_fd(memfd_create("alloctrace-stdout", MFD_CLOEXEC));
+  const ScopedFd err_fd(memfd_create("alloctrace-stderr", MFD_CLOEXEC));
+  if (!out_fd.valid() || !err_fd.valid()) {
     o.error = absl::StrCat("cannot set up the run: ", strerror(errno));
-    for (int fd : {out_fd, err_fd, ack[0], ack[1], result[0], result[1]}) {
-      if (fd >= 0) close(fd);
-    }
+    return o;
+  }
+  absl::StatusOr<Pipe> ack = Pipe::Make(O_CLOEXEC | O_NONBLOCK);
+  absl::StatusOr<Pipe> result = ack.ok() ? Pipe::Make() : ack.status();
+  if (!result.ok()) {
+    o.error = absl::StrCat("cannot set up the run: ", result.status().message());
     return o;
   }
   ChildSpec spec;
-  spec.argv = {run.launcher, absl::StrCat(result[1])};
+  spec.argv = {run.launcher, absl::StrCat(result->write.get())};
   spec.argv.insert(spec.argv.end(), run.argv.begin(), run.argv.end());
-  spec.env = ChildEnv(run, ack[1]);
+  spec.env = ChildEnv(run, ack->write.get());
   spec.new_process_group = true;  // the time limit kills whatever the program started too
   spec.stdin_null = true;
-  spec.stdout_fd = out_fd;
-  spec.stderr_fd = err_fd;
-  spec.inherit_fds = {ack[1], result[1]};
+  spec.stdout_fd = out_fd.get();
+  spec.stderr_fd = err_fd.get();
+  spec.inherit_fds = {ack->write.get(), result->write.get()};
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
-  close(ack[1]);
-  close(result[1]);
+  ack->write.Reset();  // the child's copies are the only writers: their end is EOF
+  result->write.Reset();
   std::string line;
   if (!child.ok()) {
     o.error = std::string(child.status().message());
   } else {
     ChildLimits limits;
     limits.wall_seconds = run.timeout_seconds;
-    const ChildExit end = child->Wait(limits, result[0], &line);
+    const ChildExit end = child->Wait(limits, result->read.get(), &line);
     o.timed_out = end.how == ChildExit::How::kTimedOut;
     o.error = ProgramError(run, end, limits, line, &o.run);
   }
-  close(result[0]);
   std::string acks;
   char buf[4096];
   ssize_t n;
-  while ((n = read(ack[0], buf, sizeof buf)) > 0) acks.append(buf, static_cast<size_t>(n));
-  close(ack[0]);
+  while ((n = read(ack->read.get(), buf, sizeof buf)) > 0) acks.append(buf, static_cast<size_t>(n));
   for (absl::string_view line : absl::StrSplit(acks, '\n', absl::SkipEmpty())) {
     if (absl::ConsumePrefix(&line, policy_switch::kAckRssPrefix)) {
       long long bytes = 0;
@@ -184,11 +183,9 @@ ChildOutcome RunProgram(const ProgramRun& run, LogFile& log, const std::string& 
     }
   }
   o.run.start_rss_bytes = o.start_rss_bytes;
-  if (!o.error.empty()) o.stderr_tail = LastLines(ReadFromStart(err_fd), kStderrTailLines);
+  if (!o.error.empty()) o.stderr_tail = LastLines(ReadFromStart(err_fd.get()), kStderrTailLines);
   log.Append(absl::StrCat(header, o.error.empty() ? "" : absl::StrCat(" FAILED: ", o.error)),
-             out_fd, err_fd);
-  close(out_fd);
-  close(err_fd);
+             out_fd.get(), err_fd.get());
   return o;
 }
 

@@ -72,8 +72,6 @@ void WriteToPipe(int fd, const std::string& s) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-absl::Status PipeError() { return absl::InternalError(absl::StrCat("pipe: ", strerror(errno))); }
-
 double CpuSeconds(const struct rusage& u) {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
@@ -111,27 +109,18 @@ absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
                                           const std::string& result_word, const ChildLimits& limits,
                                           int cpu) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return PipeError();
-  argv.push_back(absl::StrCat(result_word, fds[1]));
+  absl::StatusOr<Pipe> result = Pipe::Make();
+  if (!result.ok()) return result.status();
+  argv.push_back(absl::StrCat(result_word, result->write.get()));
   ChildSpec spec = SpecFor(std::move(argv), preload, cpu);
-  spec.inherit_fds = {fds[1]};
+  spec.inherit_fds = {result->write.get()};
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
-  close(fds[1]);
-  if (!child.ok()) {
-    close(fds[0]);
-    return absl::NotFoundError(child.status().message());
-  }
+  result->write.Reset();  // the child's copy is the only writer: its end is EOF
+  if (!child.ok()) return absl::NotFoundError(child.status().message());
   std::string line;
-  const ChildExit end = child->Wait(limits, fds[0], &line);
-  close(fds[0]);
+  const ChildExit end = child->Wait(limits, result->read.get(), &line);
   if (absl::Status status = EndStatus(end, limits); !status.ok()) return status;
   return ParseRunResult(line);
-}
-
-ServingChild::~ServingChild() {
-  if (command_fd_ >= 0) close(command_fd_);
-  if (result_fd_ >= 0) close(result_fd_);
 }
 
 absl::StatusOr<std::unique_ptr<ServingChild>> ServingChild::Start(std::vector<std::string> argv,
@@ -139,28 +128,20 @@ absl::StatusOr<std::unique_ptr<ServingChild>> ServingChild::Start(std::vector<st
                                                                   const std::string& command_word,
                                                                   const std::string& result_word,
                                                                   int cpu) {
-  int commands[2], results[2];
-  if (pipe2(commands, O_CLOEXEC) != 0) return PipeError();
-  if (pipe2(results, O_CLOEXEC) != 0) {
-    const absl::Status error = PipeError();
-    close(commands[0]);
-    close(commands[1]);
-    return error;
-  }
-  argv.push_back(absl::StrCat(command_word, commands[0]));
-  argv.push_back(absl::StrCat(result_word, results[1]));
+  absl::StatusOr<Pipe> commands = Pipe::Make();
+  if (!commands.ok()) return commands.status();
+  absl::StatusOr<Pipe> results = Pipe::Make();
+  if (!results.ok()) return results.status();
+  argv.push_back(absl::StrCat(command_word, commands->read.get()));
+  argv.push_back(absl::StrCat(result_word, results->write.get()));
   ChildSpec spec = SpecFor(std::move(argv), preload, cpu);
-  spec.inherit_fds = {commands[0], results[1]};
+  spec.inherit_fds = {commands->read.get(), results->write.get()};
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
-  close(commands[0]);
-  close(results[1]);
-  if (!child.ok()) {
-    close(commands[1]);
-    close(results[0]);
-    return absl::NotFoundError(child.status().message());
-  }
+  commands->read.Reset();
+  results->write.Reset();
+  if (!child.ok()) return absl::NotFoundError(child.status().message());
   return std::unique_ptr<ServingChild>(
-      new ServingChild(*std::move(child), commands[1], results[0]));
+      new ServingChild(*std::move(child), std::move(commands->write), std::move(results->read)));
 }
 
 absl::StatusOr<RunResult> ServingChild::Serve(const std::string& request,
@@ -170,9 +151,9 @@ absl::StatusOr<RunResult> ServingChild::Serve(const std::string& request,
   size_t used = 0;
   auto answered = [&] { return TakeFramedWords(received_, &words, &used); };
   // A child that ended before reading the request is seen by WaitFor.
-  WriteToPipe(command_fd_, absl::StrCat(request, "\n"));
+  WriteToPipe(command_fd_.get(), absl::StrCat(request, "\n"));
   std::optional<ChildExit> end;
-  if (!answered()) end = child_.WaitFor(limits, result_fd_, &received_, answered);
+  if (!answered()) end = child_.WaitFor(limits, result_fd_.get(), &received_, answered);
   if (end) {
     ended_ = true;
     absl::Status status = EndStatus(*end, limits);

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/replayer/engine/run_result.h"
 
 namespace alloctrace {
@@ -55,7 +56,6 @@ class ServingChild {
                                                              const std::string& command_word,
                                                              const std::string& result_word,
                                                              int cpu = -1);
-  ~ServingChild();
   ServingChild(const ServingChild&) = delete;
   ServingChild& operator=(const ServingChild&) = delete;
 
@@ -68,12 +68,14 @@ class ServingChild {
   pid_t pid() const { return child_.pid(); }
 
  private:
-  ServingChild(ChildProcess child, int command_fd, int result_fd)
-      : child_(std::move(child)), command_fd_(command_fd), result_fd_(result_fd) {}
+  ServingChild(ChildProcess child, ScopedFd command_fd, ScopedFd result_fd)
+      : child_(std::move(child)),
+        command_fd_(std::move(command_fd)),
+        result_fd_(std::move(result_fd)) {}
 
-  ChildProcess child_;
-  int command_fd_;
-  int result_fd_;
+  ChildProcess child_;  // destroyed last: killed after its pipes close
+  ScopedFd command_fd_;
+  ScopedFd result_fd_;
   std::string received_;  // read from result_fd_, not yet taken
   bool ended_ = false;
 };
