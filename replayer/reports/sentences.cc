@@ -2,9 +2,11 @@
 // InSituDecision), the report's when in situ decided, and who decided.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "alloctrace/replayer/reports/words.h"
 #include "alloctrace/replayer/verdict/choice.h"
 
@@ -294,18 +296,27 @@ std::string DisagreementWords(const TraceReport& t) {
 }
 
 std::string CautionWords(const TraceReport& t) {
-  if (t.replay_threads < 2 || t.ops == 0 ||
-      (t.in_situ != nullptr && !t.in_situ->recommended.empty())) {
-    return "";
-  }
+  if (t.ops == 0 || (t.in_situ != nullptr && !t.in_situ->recommended.empty())) return "";
+  std::vector<std::string> why;
   const double share = static_cast<double>(t.cross_thread_frees) / static_cast<double>(t.ops);
-  if (share < kHandOffShare) return "";
-  return absl::StrFormat(
-      "%.0f%% of the memory ops free an object another thread allocated: a program that hands "
-      "objects between threads ranks the mallocs differently when its threads run at once and "
-      "when they take turns on a loaded machine (docs/fidelity.md), and the replay can miss "
-      "either; confirm in the program (TRACE -- PROGRAM)",
-      100 * share);
+  if (t.replay_threads >= 2 && share >= kHandOffShare) {
+    why.push_back(absl::StrFormat(
+        "%.0f%% of the memory ops free an object another thread allocated: a program that hands "
+        "objects between threads ranks the mallocs differently when its threads run at once and "
+        "when they take turns on a loaded machine, and the replay can miss either",
+        100 * share));
+  }
+  if (t.peak_live_objects > 0 && t.peak_live_bytes >= kLargeBlockBytes * t.peak_live_objects) {
+    why.push_back(absl::StrCat(
+        "the live blocks average ",
+        Mib(static_cast<double>(t.peak_live_bytes) / static_cast<double>(t.peak_live_objects)),
+        ": such a program's time goes to filling and copying large blocks (page faults, memory "
+        "bandwidth), which the trace does not hold, and the replay, timing the calls, can "
+        "misjudge it"));
+  }
+  if (why.empty()) return "";
+  return absl::StrCat(absl::StrJoin(why, "; "),
+                      " (docs/fidelity.md); confirm in the program (TRACE -- PROGRAM)");
 }
 
 std::string InSituBuildWords(const InSituSummary& s) {

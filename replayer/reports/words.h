@@ -94,12 +94,16 @@ std::string HeapWords(const PerContainerVerdict& v);
 inline constexpr double kActionableHalfWidth = 0.10;
 std::string ProvisionalWords(const TraceReport& t);
 
-// Where the replay is known to misjudge (docs/fidelity.md): a per-thread
-// replay in which at least kHandOffShare of the memory ops free an object
-// another thread allocated. Such programs rank the mallocs differently as
-// their threads run at once or take turns, so the verdict says to confirm
-// in the program. "" otherwise, and once the program has decided.
+// Where the replay is known to misjudge (docs/fidelity.md), so the verdict
+// says to confirm in the program: a per-thread replay in which at least
+// kHandOffShare of the memory ops free an object another thread allocated
+// (such programs rank the mallocs differently as their threads run at once
+// or take turns); a trace whose live blocks average kLargeBlockBytes or
+// more (the program's time goes to filling and copying them, which the
+// trace does not hold: xz, the records workloads). "" otherwise, and once
+// the program has decided.
 inline constexpr double kHandOffShare = 0.05;
+inline constexpr uint64_t kLargeBlockBytes = 32 * 1024;
 std::string CautionWords(const TraceReport& t);
 // The policies stopped at the time or memory limit: "2 policies passed the
 // time or memory limit of a run (below): an outcome, not ranked".

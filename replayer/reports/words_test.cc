@@ -251,6 +251,19 @@ TEST(InSituBuildWordsTest, SaysTheBuildsAndWhereTheirOutputIs) {
 // A per-thread replay whose objects cross threads says to confirm in the
 // program; not below the share, not on one thread, not once the program
 // has decided.
+// A trace whose live blocks are large on average (xz's: 55K) says the
+// program's time is in the blocks, not the calls; not below the size.
+TEST(CautionWordsTest, LargeBlocksAskForTheProgram) {
+  TraceReport t;
+  t.ops = 292;
+  t.peak_live_objects = 159;
+  t.peak_live_bytes = 9006227;
+  EXPECT_THAT(CautionWords(t), HasSubstr("the live blocks average 55K"));
+  EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
+  t.peak_live_bytes = 159 * 1024;  // 1K each
+  EXPECT_EQ(CautionWords(t), "");
+}
+
 TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
   TraceReport t;
   t.replay_threads = 3;
