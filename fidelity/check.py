@@ -675,6 +675,7 @@ def emit(doc, args):
 def main(argv):
     args = parse_args(argv)
     if args.render:
+        path = args.render
         try:
             docs = []
             for path in args.render.split(","):
@@ -688,7 +689,7 @@ def main(argv):
             else:
                 emit(doc, args)
         except (OSError, ValueError, KeyError, TypeError) as e:
-            sys.stderr.write(f"check: --render={args.render}: not a fidelity report: {e!r}\n")
+            sys.stderr.write(f"check: --render: {path}: not a fidelity report: {e!r}\n")
             return 1
         return 0
     allocators, skipped = available(args.allocators)
