@@ -153,6 +153,11 @@ std::string Mib(int64_t bytes) {
 
 }  // namespace
 
+double ChildExit::CpuSeconds() const {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 absl::StatusOr<ChildProcess> ChildProcess::Start(const ChildSpec& spec) {
   if (spec.argv.empty()) return absl::InvalidArgumentError("no program to run");
   std::vector<std::string> args = spec.argv;

@@ -78,6 +78,8 @@ struct ChildExit {
   struct rusage usage = {};    // the child's own, from wait4
 
   bool Succeeded() const { return how == How::kExited && code == 0; }
+  // usage's user + system time, in seconds.
+  double CpuSeconds() const;
 };
 
 // The end in words, as every tool prints it: "exited with code 3",

@@ -4,16 +4,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
 #include "alloctrace/replayer/engine/run_result_wire.h"
+#include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 namespace {
@@ -72,11 +72,6 @@ void WriteToPipe(int fd, const std::string& s) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-double CpuSeconds(const struct rusage& u) {
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
 }  // namespace
 
 absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
@@ -96,14 +91,11 @@ absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
             absl::StrCat(probe[0], " started ", with == 1 ? "with " + preload : "alone",
                          " to time a process's start and end ", ChildExitWords(end, limits)));
       }
-      cpu[with] = CpuSeconds(end.usage);
+      cpu[with] = end.CpuSeconds();
     }
     differences.push_back(cpu[1] - cpu[0]);
   }
-  if (differences.empty()) return 0.0;
-  std::sort(differences.begin(), differences.end());
-  const size_t n = differences.size();
-  return n % 2 == 1 ? differences[n / 2] : (differences[n / 2 - 1] + differences[n / 2]) / 2;
+  return differences.empty() ? 0.0 : Median(std::move(differences));
 }
 
 absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const std::string& preload,
