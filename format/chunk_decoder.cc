@@ -37,6 +37,8 @@ std::vector<uint64_t>* Column(ChunkColumns* c, uint32_t field) {
       return &c->args;
     case proto::Chunk::kArenaClassFieldNumber:
       return &c->arena_class;
+    case proto::Chunk::kSiteFieldNumber:
+      return &c->site;
     default:
       return nullptr;
   }
@@ -103,6 +105,23 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
                                                 " of the chunk does not parse"));
       }
       out->class_defs.push_back(ClassDef{def.id(), def.name(), def.elem_size(), def.tagged()});
+    } else if (field == proto::Chunk::kStackDefFieldNumber) {
+      proto::StackDef def;
+      if (!def.ParseFromArray(p, static_cast<int>(len))) {
+        return absl::DataLossError(absl::StrCat("stack definition ", out->stack_defs.size(),
+                                                " of the chunk does not parse"));
+      }
+      out->stack_defs.push_back(StackDef{def.id(),
+                                         {def.pc().begin(), def.pc().end()},
+                                         {def.module().begin(), def.module().end()}});
+    } else if (field == proto::Chunk::kModuleDefFieldNumber) {
+      proto::ModuleDef def;
+      if (!def.ParseFromArray(p, static_cast<int>(len))) {
+        return absl::DataLossError(absl::StrCat("module definition ", out->module_defs.size(),
+                                                " of the chunk does not parse"));
+      }
+      out->module_defs.push_back(ModuleDef{def.id(), def.path(), def.start(), def.end(),
+                                           def.file_offset(), def.build_id()});
     } else if (std::vector<uint64_t>* column = Column(out, field)) {
       if (!ReadPacked(p, field_end, column)) {
         return absl::DataLossError(absl::StrCat("corrupt varint in chunk column ", field));

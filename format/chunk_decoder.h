@@ -51,6 +51,9 @@ struct ChunkColumns {
   std::vector<uint64_t> shape_elem_size, shape_count, shape_align, shape_flags, ids, args;
   std::vector<uint64_t> arena_class;  // empty: every arena created here is unnamed
   std::vector<ClassDef> class_defs;
+  std::vector<uint64_t> site;  // empty: the chunk's allocations have no call sites
+  std::vector<StackDef> stack_defs;
+  std::vector<ModuleDef> module_defs;
   // Backs `ops` when the column was not one packed record in the input.
   std::string owned_ops;
 };

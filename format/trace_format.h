@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "alloctrace/format/wire.h"
 #include "alloctrace/proto/trace.pb.h"
@@ -69,6 +70,26 @@ struct ClassDef {
     return a.id == b.id && a.name == b.name && a.elem_size == b.elem_size && a.tagged == b.tagged;
   }
   friend bool operator!=(const ClassDef& a, const ClassDef& b) { return !(a == b); }
+};
+
+// One entry of a trace's stack table (proto StackDef): the return
+// addresses of an allocation's call stack, the allocating call first, and
+// the module each lies in (0: none known).
+struct StackDef {
+  uint32_t id = 0;
+  std::vector<uint64_t> pcs;
+  std::vector<uint32_t> modules;  // one per pc
+};
+
+// One entry of a trace's module table (proto ModuleDef): an executable
+// mapping of a file in the recorded process.
+struct ModuleDef {
+  uint32_t id = 0;
+  std::string path;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t file_offset = 0;
+  std::string build_id;  // raw bytes; empty if the file has none
 };
 
 // Bits of Chunk.shape_flags.

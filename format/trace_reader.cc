@@ -71,6 +71,9 @@ absl::Status TraceReader::ParseColumns(absl::string_view bytes) {
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
   }
+  if (absl::Status s = call_sites_.AddChunk(columns_); !s.ok()) {
+    return packets_->Error(absl::StrCat("chunk ", chunks_read_, ": ", s.message()));
+  }
   return absl::OkStatus();
 }
 

@@ -30,6 +30,7 @@
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "alloctrace/format/call_sites.h"
 #include "alloctrace/format/chunk_decoder.h"
 #include "alloctrace/format/packet_reader.h"
 #include "alloctrace/format/trace_format.h"
@@ -104,6 +105,12 @@ class TraceReader {
   const absl::flat_hash_map<uint32_t, ClassDef>& classes() const { return decoder_.classes(); }
   // The class id of arena index `index` (0: unnamed, and for index 0).
   uint32_t arena_class(uint32_t index) const { return decoder_.arena_class(index); }
+  // The trace's call sites so far: its stack and module tables (empty for a
+  // trace recorded without call sites), and the current chunk's site
+  // column, one entry per ALLOC and REALLOC event in order (empty when the
+  // chunk has none). Valid after NextChunk, or in ForEachEvent's on_chunk.
+  const CallSiteTable& call_sites() const { return call_sites_; }
+  const std::vector<uint64_t>& chunk_sites() const { return columns_.site; }
   // Distinct threads that had events so far.
   uint64_t threads_seen() const { return threads_seen_; }
 
@@ -131,6 +138,7 @@ class TraceReader {
 
   std::unique_ptr<PacketReader> packets_;
   ChunkDecoder decoder_;
+  CallSiteTable call_sites_;
   ChunkColumns columns_;
   proto::Packet packet_;
   std::string reencoded_chunk_;

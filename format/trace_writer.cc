@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -115,7 +116,8 @@ uint32_t TraceWriter::NewObjectId() {
 
 void TraceWriter::FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
 
-void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address, const Shape& shape) {
+void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address, const Shape& shape,
+                        uint32_t site) {
   const uint32_t arena = MapArena(thread, raw_arena);
   const uint32_t shape_id = ShapeId(shape);
   const uint32_t id = NewObjectId();
@@ -129,11 +131,12 @@ void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address, c
     ++unmatched_frees_;
     live_.Erase(address);
     EmitFree(thread, cur_arena_, stale);
-    Alloc(thread, raw_arena, address, shape);
+    Alloc(thread, raw_arena, address, shape, site);
     return;
   }
   BeginEvent(thread, arena);
   Op(OpKind::kAlloc, uint64_t{shape_id} << 1);
+  AddSite(site);
   ++allocs_;
   EndEvent();
 }
@@ -166,11 +169,11 @@ void TraceWriter::EmitFree(uint32_t thread, uint32_t arena, uint32_t id) {
 }
 
 void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_address,
-                          uint64_t new_address, const Shape& shape) {
+                          uint64_t new_address, const Shape& shape, uint32_t site) {
   const uint32_t old_id = live_.Erase(old_address);
   if (old_id == AddressMap::kNone) {  // realloc(NULL or unknown, n) is an allocation
     if (old_address != 0) ++unmatched_frees_;
-    Alloc(thread, raw_arena, new_address, shape);
+    Alloc(thread, raw_arena, new_address, shape, site);
     return;
   }
   const uint32_t arena = MapArena(thread, raw_arena);
@@ -192,6 +195,7 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
   live_.Insert(new_address, new_id);
   // REALLOC's shape travels in `args`, in op order.
   args_.push_back(shape_id);
+  AddSite(site);
   ++reallocs_;
   EndEvent();
 }
@@ -199,6 +203,45 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
 void TraceWriter::DefineClass(const ClassDef& c) {
   if (c.id == 0 || !classes_.insert(c.id).second) return;
   new_classes_.push_back(c);
+}
+
+void TraceWriter::AddSiteSlow(uint32_t site) {
+  const uint32_t trace_id = site < stack_ids_.size() ? stack_ids_[site] : 0;
+  if (sites_.empty()) {
+    if (trace_id == 0) {
+      ++allocations_in_chunk_;
+      return;
+    }
+    sites_.assign(allocations_in_chunk_, 0);  // the chunk's allocations so far had none
+  }
+  sites_.push_back(trace_id);
+  ++allocations_in_chunk_;
+}
+
+void TraceWriter::DefineModule(uint32_t id, const ModuleDef& module) {
+  if (id == 0 || module_defined(id)) return;
+  if (id >= module_ids_.size()) module_ids_.resize(size_t{id} + 1, 0);
+  ModuleDef def = module;
+  def.id = static_cast<uint32_t>(new_modules_.size() + defined_modules_ + 1);
+  module_ids_[id] = def.id;
+  new_modules_.push_back(std::move(def));
+}
+
+void TraceWriter::DefineStack(uint32_t id, const std::vector<uint64_t>& pcs,
+                              const std::vector<uint32_t>& modules) {
+  if (id == 0 || stack_defined(id) || pcs.empty()) return;
+  if (id >= stack_ids_.size()) stack_ids_.resize(size_t{id} + 1, 0);
+  StackDef def;
+  def.id = static_cast<uint32_t>(new_stacks_.size() + defined_stacks_ + 1);
+  const size_t depth = std::min(pcs.size(), kMaxStackDepth);
+  def.pcs.assign(pcs.begin(), pcs.begin() + depth);
+  def.modules.resize(depth, 0);
+  for (size_t i = 0; i < depth && i < modules.size(); ++i) {
+    const uint32_t m = modules[i];
+    def.modules[i] = m < module_ids_.size() ? module_ids_[m] : 0;
+  }
+  stack_ids_[id] = def.id;
+  new_stacks_.push_back(std::move(def));
 }
 
 void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t class_id) {
@@ -265,6 +308,24 @@ absl::Status TraceWriter::FlushChunk() {
     def.set_tagged(c.tagged);
     AppendLengthDelimited(C::kClassDefFieldNumber, def.SerializeAsString(), &chunk);
   }
+  AppendPackedVarints(C::kSiteFieldNumber, sites_, &chunk);
+  for (const StackDef& s : new_stacks_) {
+    proto::StackDef def;
+    def.set_id(s.id);
+    for (uint64_t pc : s.pcs) def.add_pc(pc);
+    for (uint32_t m : s.modules) def.add_module(m);
+    AppendLengthDelimited(C::kStackDefFieldNumber, def.SerializeAsString(), &chunk);
+  }
+  for (const ModuleDef& m : new_modules_) {
+    proto::ModuleDef def;
+    def.set_id(m.id);
+    def.set_path(m.path);
+    def.set_start(m.start);
+    def.set_end(m.end);
+    def.set_file_offset(m.file_offset);
+    def.set_build_id(m.build_id);
+    AppendLengthDelimited(C::kModuleDefFieldNumber, def.SerializeAsString(), &chunk);
+  }
   std::string framed;
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);
   AppendFramedPacketBody(proto::Packet::kChunkFieldNumber, chunk, &framed);
@@ -277,6 +338,12 @@ absl::Status TraceWriter::FlushChunk() {
   arena_classes_.clear();
   chunk_has_class_ = false;
   new_classes_.clear();
+  allocations_in_chunk_ = 0;
+  sites_.clear();
+  defined_stacks_ += new_stacks_.size();
+  defined_modules_ += new_modules_.size();
+  new_stacks_.clear();
+  new_modules_.clear();
   prev_free_id_ = 0;
   chunk_first_event_ = events_;
   events_in_chunk_ = 0;

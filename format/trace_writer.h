@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "alloctrace/format/address_map.h"
+#include "alloctrace/format/call_sites.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/wire.h"
 #include "alloctrace/proto/trace.pb.h"
@@ -44,12 +45,15 @@ class TraceWriter {
                                                              uint32_t chunk_events = 1 << 16);
   ~TraceWriter();  // closes the file; does not write a footer
 
-  void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape);
+  // `site` is the allocation's call stack, a caller's id given to
+  // DefineStack (0: none; an id never defined is written as 0).
+  void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape,
+             uint32_t site = 0);
   // Returns false (and writes nothing) if `address` is not live.
   bool Free(uint32_t thread, uint32_t arena, uint64_t address);
   // Frees old_address (if live) and allocates new_address with `shape`.
   void Realloc(uint32_t thread, uint32_t arena, uint64_t old_address, uint64_t new_address,
-               const Shape& shape);
+               const Shape& shape, uint32_t site = 0);
   // Creates `arena` of class `class_id` (0: unnamed). A class id not
   // defined with DefineClass is recorded as 0, so the trace stays valid.
   void ArenaCreate(uint32_t thread, uint32_t arena, uint32_t class_id = 0);
@@ -59,6 +63,16 @@ class TraceWriter {
   void DefineClass(const ClassDef& c);
   bool class_defined(uint32_t id) const { return classes_.contains(id); }
   void ArenaDestroy(uint32_t thread, uint32_t arena);
+  // Call sites. Ids are the caller's (any but 0), renumbered densely from 1
+  // in the trace in order of definition; a second definition of an id is
+  // ignored. A stack's `modules` are the caller's module ids, one per pc
+  // (0: none); one never defined is written as 0. Definitions are written
+  // with the next chunk, before the sites that use them.
+  void DefineModule(uint32_t id, const ModuleDef& module);
+  bool module_defined(uint32_t id) const { return id < module_ids_.size() && module_ids_[id] != 0; }
+  void DefineStack(uint32_t id, const std::vector<uint64_t>& pcs,
+                   const std::vector<uint32_t>& modules);
+  bool stack_defined(uint32_t id) const { return id < stack_ids_.size() && stack_ids_[id] != 0; }
   // Applies to the events that follow.
   void Timestamp(uint64_t ns);
 
@@ -93,6 +107,16 @@ class TraceWriter {
   // creation), creating it in the trace on first sight.
   uint32_t MapArena(uint32_t thread, uint32_t raw);
   void EmitFree(uint32_t thread, uint32_t arena, uint32_t id);
+  // Adds the site of the ALLOC or REALLOC being written to the chunk's
+  // column (which exists only once a chunk has a site other than 0).
+  void AddSite(uint32_t site) {
+    if (ABSL_PREDICT_TRUE(site == 0 && sites_.empty())) {
+      ++allocations_in_chunk_;
+      return;
+    }
+    AddSiteSlow(site);
+  }
+  void AddSiteSlow(uint32_t site);
 
   int fd_;
   std::string path_;
@@ -112,6 +136,12 @@ class TraceWriter {
   std::vector<uint64_t> arena_classes_;
   bool chunk_has_class_ = false;
   std::vector<ClassDef> new_classes_;
+  uint64_t allocations_in_chunk_ = 0;  // ALLOC and REALLOC ops
+  std::vector<uint64_t> sites_;        // empty until the chunk has a site
+  std::vector<ModuleDef> new_modules_;
+  std::vector<StackDef> new_stacks_;
+  size_t defined_stacks_ = 0;  // written in earlier chunks
+  size_t defined_modules_ = 0;
   int64_t prev_free_id_ = 0;
 
   // Encoder state that carries across chunks (mirrored by the reader).
@@ -130,6 +160,8 @@ class TraceWriter {
   uint32_t last_trace_arena_ = 0;
   absl::flat_hash_set<uint32_t> threads_;
   absl::flat_hash_set<uint32_t> classes_;  // defined so far
+  std::vector<uint32_t> module_ids_;       // caller id -> trace id (0: not defined)
+  std::vector<uint32_t> stack_ids_;        // caller id -> trace id (0: not defined)
 
   // Counts.
   uint64_t events_ = 0;

@@ -1,5 +1,5 @@
 // inspect: prints what a trace file holds.
-//   bazel run //inspect -- [--json | --html] [--out=FILE] FILE
+//   bazel run //inspect -- [--json | --html | --sites=N] [--out=FILE] FILE
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/inspect/call_site_stats.h"
 #include "alloctrace/inspect/trace_html.h"
 #include "alloctrace/inspect/trace_stats.h"
 
@@ -17,12 +18,34 @@ ABSL_FLAG(bool, html, false,
           "write a self-contained HTML page with charts (live bytes and objects, sizes, arena "
           "lifetimes) instead of text");
 ABSL_FLAG(std::string, out, "", "write to this file instead of standard output");
+ABSL_FLAG(int, sites, 0,
+          "print the N allocating functions with the most memory ops (a trace recorded with "
+          "call sites: capture --call_sites), symbolized from the recorded files, instead of "
+          "the trace's statistics");
+
+// Writes `out` where --out says (standard output by default). Returns the
+// exit code: 1 if it cannot be written.
+int WriteOut(const std::string& out) {
+  const std::string out_path = absl::GetFlag(FLAGS_out);
+  if (out_path.empty()) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  const std::string resolved = alloctrace::ResolveUserPath(out_path);
+  std::FILE* f = std::fopen(resolved.c_str(), "wb");
+  const bool ok = f != nullptr && std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (f == nullptr || std::fclose(f) != 0 || !ok) {
+    std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(), std::strerror(errno));
+    return 1;
+  }
+  return 0;
+}
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "prints a trace's header, event counts, bytes per event, size histogram, peak live "
       "bytes and objects, and per-arena counts.\n"
-      "usage: inspect [--json | --html] [--out=FILE] FILE");
+      "usage: inspect [--json | --html | --sites=N] [--out=FILE] FILE");
   std::vector<char*> args = alloctrace::ParseCommandLineOrExitUsage(argc, argv, "inspect");
   if (args.size() != 2) {
     std::fprintf(stderr, "inspect: expected exactly one trace file (got %zu); see --help\n",
@@ -30,6 +53,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = alloctrace::ResolveUserPath(args[1]);
+  const int sites = absl::GetFlag(FLAGS_sites);
+  if (sites < 0) {
+    std::fprintf(stderr, "inspect: --sites=%d: expected a count of functions to show, 1 or more\n",
+                 sites);
+    return 2;
+  }
+  if (sites > 0) {
+    if (absl::GetFlag(FLAGS_json) || absl::GetFlag(FLAGS_html)) {
+      std::fprintf(stderr, "inspect: --sites prints text: it excludes --json and --html\n");
+      return 2;
+    }
+    absl::StatusOr<alloctrace::CallSiteReport> report = alloctrace::ComputeCallSites(path);
+    if (!report.ok()) {
+      std::fprintf(stderr, "inspect: %s\n", std::string(report.status().message()).c_str());
+      return 1;
+    }
+    return WriteOut(alloctrace::FormatCallSitesText(*report, static_cast<size_t>(sites)));
+  }
   absl::StatusOr<alloctrace::TraceStats> stats = alloctrace::ComputeTraceStats(path);
   if (!stats.ok()) {
     std::fprintf(stderr, "inspect: %s\n", std::string(stats.status().message()).c_str());
@@ -43,19 +84,7 @@ int main(int argc, char** argv) {
                           : absl::GetFlag(FLAGS_html)
                               ? alloctrace::FormatTraceStatsHtml(*stats, args[1])
                               : alloctrace::FormatTraceStatsText(*stats);
-  const std::string out_path = absl::GetFlag(FLAGS_out);
-  if (out_path.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    const std::string resolved = alloctrace::ResolveUserPath(out_path);
-    std::FILE* f = std::fopen(resolved.c_str(), "wb");
-    const bool ok = f != nullptr && std::fwrite(out.data(), 1, out.size(), f) == out.size();
-    if (f == nullptr || std::fclose(f) != 0 || !ok) {
-      std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
-  }
+  if (const int code = WriteOut(out); code != 0) return code;
   if (!stats->has_footer) {
     std::fprintf(stderr, "inspect: warning: %s\n", stats->cut_short.c_str());
   }

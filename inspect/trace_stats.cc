@@ -21,13 +21,13 @@ uint64_t Bucket(uint64_t bytes) {
   return b;
 }
 
+}  // namespace
+
 std::string HumanBytes(uint64_t b) {
   if (b < 10 * 1024) return absl::StrCat(b, " B");
   if (b < 10 * 1024 * 1024) return absl::StrFormat("%.1f KiB", b / 1024.0);
   return absl::StrFormat("%.1f MiB", b / (1024.0 * 1024.0));
 }
-
-}  // namespace
 
 absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);

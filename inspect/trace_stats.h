@@ -77,6 +77,9 @@ struct TraceStats {
 // Reads and validates the whole trace at `path`.
 absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path);
 
+// "812 B", "34.5 KiB", "12.0 MiB": a byte count for people.
+std::string HumanBytes(uint64_t bytes);
+
 // Renders for people, and as JSON for machines.
 std::string FormatTraceStatsText(const TraceStats& stats);
 std::string FormatTraceStatsJson(const TraceStats& stats);

@@ -27,6 +27,7 @@ struct RawEvent {
   uint64_t time_ns;    // steady clock, only if the recording asks for it
   uint32_t elem_size;  // bytes per element
   uint32_t arena;      // allocator instance, 0 for a global allocator
+  uint32_t site;       // kAlloc, kRealloc: call stack id (tracer/call_sites.h), 0: none
   RawKind kind;
   uint8_t align_log2;  // alignment = 1 << align_log2
   bool zeroed;         // kAlloc: calloc

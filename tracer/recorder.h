@@ -99,14 +99,15 @@ class Recorder {
   void DestroyArena(uint32_t arena);
 
   // The hot path. elem_size * count is the allocation's size in bytes.
+  // `site` is the allocation's call stack (tracer/call_sites.h), 0: none.
   void RecordAlloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                   uint8_t align_log2) {
-    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/false);
+                   uint8_t align_log2, uint32_t site = 0) {
+    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/false, site);
   }
   // calloc(count, elem_size): an allocation of zeroed memory.
   void RecordCalloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                    uint8_t align_log2) {
-    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true);
+                    uint8_t align_log2, uint32_t site = 0) {
+    RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true, site);
   }
   void RecordFree(const void* p, uint32_t arena) {
     RawEvent* e = BeginEvent();
@@ -118,7 +119,7 @@ class Recorder {
   }
   // realloc: `old_p` (which may equal `new_p`) is replaced by `new_p`.
   void RecordRealloc(const void* old_p, const void* new_p, uint32_t arena, uint64_t bytes,
-                     uint8_t align_log2) {
+                     uint8_t align_log2, uint32_t site = 0) {
     RawEvent* e = BeginEvent();
     if (e == nullptr) return;
     e->kind = RawKind::kRealloc;
@@ -128,6 +129,7 @@ class Recorder {
     e->elem_size = 1;
     e->count = bytes;
     e->align_log2 = align_log2;
+    e->site = site;
     EndEvent();
   }
 
@@ -159,7 +161,7 @@ class Recorder {
   Recorder() = default;
 
   void RecordAllocation(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                        uint8_t align_log2, bool zeroed) {
+                        uint8_t align_log2, bool zeroed, uint32_t site) {
     RawEvent* e = BeginEvent();
     if (e == nullptr) return;
     e->kind = RawKind::kAlloc;
@@ -169,6 +171,7 @@ class Recorder {
     e->count = count;
     e->align_log2 = align_log2;
     e->zeroed = zeroed;
+    e->site = site;
     EndEvent();
   }
 

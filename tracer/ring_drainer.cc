@@ -8,6 +8,7 @@
 #include <chrono>
 #include <utility>
 
+#include "alloctrace/tracer/call_sites.h"
 #include "alloctrace/tracer/recorder_inl.h"
 
 namespace alloctrace::recorder_internal {
@@ -107,15 +108,17 @@ void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
   if (options_.timestamps) out_->Timestamp(e.time_ns);
   switch (e.kind) {
     case RawKind::kAlloc:
+      if (e.site != 0 && !out_->stack_defined(e.site)) DefineSite(e.site);
       out_->Alloc(thread, e.arena, e.ptr,
-                  Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed});
+                  Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed}, e.site);
       break;
     case RawKind::kFree:
       out_->Free(thread, e.arena, e.ptr);
       break;
     case RawKind::kRealloc:
+      if (e.site != 0 && !out_->stack_defined(e.site)) DefineSite(e.site);
       out_->Realloc(thread, e.arena, e.aux, e.ptr,
-                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2});
+                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2}, e.site);
       break;
     case RawKind::kArenaCreate: {
       const uint32_t cls = static_cast<uint32_t>(e.aux);
@@ -134,7 +137,27 @@ void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
   }
 }
 
+void RingDrainer::DefineSite(uint32_t site) {
+  if (!StackFrames(site, &site_pcs_)) return;
+  site_modules_.clear();
+  for (size_t i = 0; i < site_pcs_.size(); ++i) {
+    // A return address: the call is the byte before it.
+    const uint32_t m = modules_.Find(site_pcs_[i] - 1);
+    // Past the first frame (always a real caller), a pc in no file's code
+    // is where a frame-pointer walk left the chain (tracer/call_sites.h):
+    // the stack ends before it.
+    if (m == 0 && i > 0) {
+      site_pcs_.resize(i);
+      break;
+    }
+    if (m != 0 && !out_->module_defined(m)) out_->DefineModule(m, modules_.module(m));
+    site_modules_.push_back(m);
+  }
+  out_->DefineStack(site, site_pcs_, site_modules_);
+}
+
 size_t RingDrainer::Drain(bool final) {
+  modules_.AllowRefresh();  // a library loaded since the last drain
   size_t taken = 0;
   std::vector<ThreadRing*> rings;
   bool merge_numbered;

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "alloctrace/format/trace_writer.h"
+#include "alloctrace/tracer/module_map.h"
 #include "alloctrace/tracer/raw_event.h"
 #include "alloctrace/tracer/recorder.h"
 
@@ -68,6 +69,9 @@ class RingDrainer {
   // staged event, gaps or not (no thread is recording any more).
   size_t Drain(bool final);
   void Emit(uint32_t thread, const RawEvent& e);
+  // Writes call stack `site` (and the modules it names) into the trace the
+  // first time an event names it.
+  void DefineSite(uint32_t site);
 
   // The registry of rings; only through LockedRings.
   std::mutex reg_mu_;
@@ -87,6 +91,9 @@ class RingDrainer {
   uint64_t next_seq_ = 0;
   uint64_t threads_seen_ = 0;
   double cpu_seconds_ = 0;
+  ModuleMap modules_;
+  std::vector<uint64_t> site_pcs_;
+  std::vector<uint32_t> site_modules_;
 };
 
 // The drainer's set of rings, locked for this object's lifetime: the

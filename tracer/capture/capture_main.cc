@@ -44,11 +44,16 @@
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/inspect/trace_stats.h"
+#include "alloctrace/tracer/call_sites.h"
 
 ABSL_FLAG(std::string, out, "",
           "the program's trace, required; relative to where the command was typed; an old "
           "file of that name is removed first");
 ABSL_FLAG(std::string, workload, "", "the header's workload; default: the program's name");
+ABSL_FLAG(int, call_sites, 0,
+          "record each allocation's call stack, this many frames deep (1 to 32; 0: none), "
+          "for `inspect --sites`: the allocating call, then its callers through frame "
+          "pointers (code built without them gives the allocating call only)");
 ABSL_FLAG(std::string, preload, "",
           "the capture library to preload; default: the one built beside capture, or the "
           "installed lib/liballoctrace_capture.so");
@@ -57,7 +62,8 @@ namespace alloctrace {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: capture --out=FILE [--workload=NAME] [--preload=LIB] -- PROGRAM [ARGS...]";
+    "usage: capture --out=FILE [--workload=NAME] [--call_sites=N] [--preload=LIB] -- PROGRAM "
+    "[ARGS...]";
 constexpr char kLibRunfile[] = "alloctrace/tracer/capture/liballoctrace_capture.so";
 
 [[noreturn]] void Fail(absl::string_view message) {
@@ -197,6 +203,7 @@ struct Request {
   std::string out;                   // absolute
   std::string workload;              // "": the program's name
   std::string preload;               // --preload as typed
+  int call_sites = 0;                // frames per stack; 0: none
   std::vector<std::string> program;  // as typed: name, then arguments
 };
 
@@ -226,6 +233,11 @@ Request ParseRequest(int argc, char** argv) {
   request.out = AbsoluteUserPath(absl::GetFlag(FLAGS_out));
   request.workload = absl::GetFlag(FLAGS_workload);
   request.preload = absl::GetFlag(FLAGS_preload);
+  request.call_sites = absl::GetFlag(FLAGS_call_sites);
+  if (request.call_sites < 0 || request.call_sites > kMaxRecordedDepth) {
+    Fail(absl::StrCat("--call_sites=", request.call_sites, ": expected a frame count from 0 to ",
+                      kMaxRecordedDepth, "\n", kUsage));
+  }
   return request;
 }
 
@@ -240,6 +252,7 @@ std::vector<std::string> ProgramEnvironment(const Request& request, const std::s
       if (var.size() > 11) absl::StrAppend(&ld_preload, ":", var.substr(11));
     } else if (!absl::StartsWith(var, "ALLOCTRACE_OUT=") &&
                !absl::StartsWith(var, "ALLOCTRACE_CAPTURE_PARENT_PID=") &&
+               !absl::StartsWith(var, "ALLOCTRACE_CALL_SITES=") &&
                !(absl::StartsWith(var, "ALLOCTRACE_WORKLOAD=") && !request.workload.empty())) {
       env.push_back(var);
     }
@@ -247,6 +260,9 @@ std::vector<std::string> ProgramEnvironment(const Request& request, const std::s
   env.push_back("LD_PRELOAD=" + ld_preload);
   env.push_back("ALLOCTRACE_OUT=" + request.out);
   if (!request.workload.empty()) env.push_back("ALLOCTRACE_WORKLOAD=" + request.workload);
+  if (request.call_sites > 0) {
+    env.push_back(absl::StrCat("ALLOCTRACE_CALL_SITES=", request.call_sites));
+  }
   env.push_back(absl::StrCat("ALLOCTRACE_CAPTURE_PARENT_PID=", ::getpid()));
   return env;
 }

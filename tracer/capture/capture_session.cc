@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,11 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
 #include "alloctrace/base/utf8.h"
+#include "alloctrace/tracer/call_sites.h"
 
 namespace alloctrace::capture_internal {
 
 std::atomic<int> g_session_state{kOff};
 Recorder* g_recorder = nullptr;
+int g_call_site_depth = 0;
 
 namespace {
 
@@ -147,6 +150,7 @@ void StartRecording(bool forked) {
   options.labels["pid"] = std::to_string(pid);
   options.labels["ppid"] = std::to_string(::getppid());
   if (forked) options.labels["forked"] = "true";
+  if (g_call_site_depth > 0) options.labels["call_site_depth"] = std::to_string(g_call_site_depth);
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) options.labels["exe"] = SanitizeUtf8(std::string(exe, static_cast<size_t>(n)));
@@ -187,10 +191,26 @@ void StopRecording() {
   }
 }
 
+// ALLOCTRACE_CALL_SITES: frames per call stack, 0 (or unset) for none.
+int CallSiteDepthFromEnv() {
+  const char* v = ::getenv("ALLOCTRACE_CALL_SITES");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long depth = std::strtol(v, &end, 10);
+  if (*end != '\0' || depth < 0 || depth > kMaxRecordedDepth) {
+    WriteStderr(absl::StrCat("alloctrace: ALLOCTRACE_CALL_SITES=", v,
+                             " is not a frame count from 0 to ", kMaxRecordedDepth,
+                             ": recording without call sites\n"));
+    return 0;
+  }
+  return static_cast<int>(depth);
+}
+
 void AtForkChild() {
   const int state = g_session_state.load();
   if (state == kOff) return;
   g_recorder->AbandonAfterFork();
+  ResetCallSitesAfterFork();
   g_session_state.store(kChildPending);
 }
 
@@ -207,6 +227,7 @@ void StartSession() {
   g_recorder = &Recorder::Global();
   const char* verbose = ::getenv("ALLOCTRACE_VERBOSE");
   g_verbose = verbose != nullptr && *verbose != '\0' && *verbose != '0';
+  g_call_site_depth = CallSiteDepthFromEnv();
   pthread_atfork(nullptr, nullptr, &AtForkChild);
   StartRecording(/*forked=*/false);
 }

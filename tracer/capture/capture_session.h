@@ -60,8 +60,13 @@ extern std::atomic<int> g_session_state;
 // Recorder::Global(), looked up once: the replaced functions record into it.
 extern Recorder* g_recorder;
 
-// Starts the session (reads ALLOCTRACE_VERBOSE, registers the fork handler,
-// starts recording). Once, from the library's constructor, thread excluded.
+// How many frames of each allocation's call stack to record (0: no call
+// sites). Set once by StartSession from ALLOCTRACE_CALL_SITES.
+extern int g_call_site_depth;
+
+// Starts the session (reads ALLOCTRACE_VERBOSE and ALLOCTRACE_CALL_SITES,
+// registers the fork handler, starts recording). Once, from the library's
+// constructor, thread excluded.
 void StartSession();
 
 // The first allocation of a forked child: starts its recording unless

@@ -23,10 +23,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_reader.h"
+#include "alloctrace/inspect/call_site_stats.h"
 #include "alloctrace/inspect/trace_stats.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 extern char** environ;
@@ -103,8 +106,11 @@ RunResult RunCommand(const std::vector<std::string>& argv,
 }
 
 RunResult Capture(const std::string& out, const std::vector<std::string>& program,
-                  const std::function<void(const std::string&)>& on_line = {}) {
-  std::vector<std::string> argv = {CaptureBin(), "--out=" + out, "--"};
+                  const std::function<void(const std::string&)>& on_line = {},
+                  const std::vector<std::string>& flags = {}) {
+  std::vector<std::string> argv = {CaptureBin(), "--out=" + out};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
   return RunCommand(argv, on_line);
 }
@@ -492,6 +498,91 @@ TEST(CaptureTest, Python) {
   EXPECT_GE(stats->events, 10000u) << r.output;
   EXPECT_GE(stats->threads, 1u);
   EXPECT_EQ(stats->header.workload(), "python3");
+}
+
+// The group of `function` in `report`, or nullptr.
+const SiteGroup* GroupOf(const CallSiteReport& report, const std::string& function) {
+  for (const SiteGroup& g : report.groups) {
+    if (absl::StartsWith(g.function, function)) return &g;
+  }
+  return nullptr;
+}
+
+TEST(CaptureCallSitesTest, AllocationsGroupByTheirAllocatingFunction) {
+  const std::string out = TempDir("sites") + "/sites.trace";
+  RunResult r = Capture(out, {TestProg(), "sites"}, {}, {"--call_sites=8"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  absl::StatusOr<CallSiteReport> report = ComputeCallSites(out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->has_sites);
+  EXPECT_EQ(report->allocations_without_site, 0u);
+  const SiteGroup* nodes = GroupOf(*report, "(anonymous namespace)::MakeNodes");
+  const SiteGroup* buffers = GroupOf(*report, "(anonymous namespace)::MakeBuffers");
+  ASSERT_NE(nodes, nullptr) << FormatCallSitesText(*report, 20);
+  ASSERT_NE(buffers, nullptr) << FormatCallSitesText(*report, 20);
+  EXPECT_EQ(nodes->allocs, 100u);
+  EXPECT_EQ(nodes->median_block, 48u);
+  EXPECT_EQ(nodes->peak_live_bytes, 4800u);
+  EXPECT_GE(buffers->allocs, 50u);  // and the vector's array, unless reserve is apart
+  EXPECT_EQ(nodes->module, "capture_testprog");
+  EXPECT_THAT(nodes->location, testing::StartsWith("capture_testprog.cc:"));
+  // The walk went on through the frame pointers to the caller.
+  ASSERT_GE(nodes->top_stack.size(), 2u);
+  // Sites(), or main where Sites() is inlined (-g1 names no inlined calls).
+  EXPECT_THAT(nodes->top_stack[1],
+              testing::AnyOf(testing::HasSubstr("Sites"), testing::StartsWith("main")));
+}
+
+TEST(CaptureCallSitesTest, OffWhenNotAskedAndAFlagOutOfRangeIsAUsageError) {
+  const std::string out = TempDir("nosites") + "/nosites.trace";
+  RunResult r = Capture(out, {TestProg(), "sites"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  absl::StatusOr<CallSiteReport> report = ComputeCallSites(out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->has_sites);
+  EXPECT_THAT(FormatCallSitesText(*report, 5), testing::StartsWith("no call sites"));
+  RunResult bad = Capture(out, {TestProg(), "sites"}, {}, {"--call_sites=33"});
+  EXPECT_EQ(bad.exit_code(), 2);
+  EXPECT_THAT(bad.output,
+              testing::HasSubstr("--call_sites=33: expected a frame count from 0 to 32"));
+}
+
+// A program file gone, or changed since the recording, or stripped: the
+// report still counts every allocation and says why names are missing.
+TEST(CaptureCallSitesTest, MissingChangedOrStrippedProgramsAreNamedAsSuch) {
+  const std::string dir = TempDir("stripped");
+  const std::string copy = dir + "/prog";
+  ASSERT_EQ(RunCommand({"/bin/cp", TestProg(), copy}).exit_code(), 0);
+  const std::string out = dir + "/copy.trace";
+  ASSERT_EQ(Capture(out, {copy, "sites"}, {}, {"--call_sites=8"}).exit_code(), 0);
+
+  ASSERT_EQ(::unlink(copy.c_str()), 0);
+  absl::StatusOr<CallSiteReport> gone = ComputeCallSites(out);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_THAT(absl::StrJoin(gone->notes, "\n"),
+              testing::HasSubstr("not symbolized: " + copy + ": cannot be opened"));
+  EXPECT_NE(GroupOf(*gone, "prog+0x"), nullptr) << FormatCallSitesText(*gone, 20);
+  uint64_t allocs = 0;
+  for (const SiteGroup& g : gone->groups) allocs += g.allocs;
+  EXPECT_EQ(allocs, gone->allocations);
+
+  // The file back, rebuilt (another build id): not trusted.
+  ASSERT_EQ(RunCommand({"/bin/cp", TestProg(), copy}).exit_code(), 0);
+  ASSERT_EQ(
+      RunCommand({"/usr/bin/objcopy", "--remove-section=.note.gnu.build-id", copy}).exit_code(), 0);
+  absl::StatusOr<CallSiteReport> changed = ComputeCallSites(out);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_THAT(absl::StrJoin(changed->notes, "\n"), testing::HasSubstr("differs from the recorded"));
+
+  // Stripped, recorded as such: names unknown, and said.
+  ASSERT_EQ(RunCommand({"/bin/cp", TestProg(), copy}).exit_code(), 0);
+  ASSERT_EQ(RunCommand({"/usr/bin/strip", copy}).exit_code(), 0);
+  const std::string stripped_out = dir + "/stripped.trace";
+  ASSERT_EQ(Capture(stripped_out, {copy, "sites"}, {}, {"--call_sites=8"}).exit_code(), 0);
+  absl::StatusOr<CallSiteReport> stripped = ComputeCallSites(stripped_out);
+  ASSERT_TRUE(stripped.ok()) << stripped.status();
+  EXPECT_THAT(absl::StrJoin(stripped->notes, "\n"),
+              testing::HasSubstr(copy + " has no symbols for its frames (stripped?)"));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 //   fork     allocates, forks; parent and child each allocate a known size
 //   threads  4 threads allocate and free, some blocks freed by another thread
 //   spin     allocates, prints "ready <pid>", keeps allocating until killed
+//   sites    MakeNodes: 100 operator new; MakeBuffers: 50 malloc (for call
+//            sites: built with frame pointers, both called from main)
 // Pointers go through g_sink so the compiler cannot drop a malloc/free pair.
 #include <malloc.h>
 #include <pthread.h>
@@ -163,10 +165,41 @@ int Spin() {
   }
 }
 
+struct Node {
+  Node* next;
+  long value[5];
+};
+
+__attribute__((noinline)) Node* MakeNodes(int n) {
+  Node* head = nullptr;
+  for (int i = 0; i < n; ++i) head = new Node{head, {i}};
+  return head;
+}
+
+__attribute__((noinline)) std::vector<void*> MakeBuffers(int n) {
+  std::vector<void*> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.push_back(malloc(200 + static_cast<size_t>(i)));
+  return out;
+}
+
+int Sites() {
+  Node* head = MakeNodes(100);
+  std::vector<void*> buffers = MakeBuffers(50);
+  while (head != nullptr) {
+    Node* next = head->next;
+    delete head;
+    head = next;
+  }
+  for (void* p : buffers) free(p);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "sites") return Sites();
   if (mode == "known") return Known();
   if (mode == "fork") return Fork();
   if (mode == "threads") return Threads();

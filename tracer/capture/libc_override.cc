@@ -51,6 +51,7 @@
 #include <new>
 
 #include "alloctrace/base/bits.h"
+#include "alloctrace/tracer/call_sites.h"
 #include "alloctrace/tracer/capture/capture_session.h"
 #include "alloctrace/tracer/recorder.h"
 
@@ -84,33 +85,47 @@ inline bool Enter() {
 
 inline void Leave() { Recorder::SetThreadExcluded(false); }
 
-inline void RecordBytes(void* p, size_t bytes, uint8_t align_log2) {
-  g_recorder->RecordAlloc(p, 0, 1, bytes, align_log2);
+// The call site of an allocation whose replaced (exported) function has
+// frame `frame`: 0 unless call sites are on. Called with the thread
+// excluded (interning a new stack allocates).
+__attribute__((noinline)) uint32_t SiteOfSlow(const void* frame) {
+  uint64_t pcs[kMaxRecordedDepth];
+  const int n = WalkFrames(frame, pcs, g_call_site_depth);
+  return InternStack(pcs, n);
+}
+inline uint32_t SiteOf(const void* frame) {
+  return __builtin_expect(g_call_site_depth == 0, 1) ? 0 : SiteOfSlow(frame);
 }
 
-void* ReallocImpl(void* old, size_t bytes) {
+inline void RecordBytes(void* p, size_t bytes, uint8_t align_log2, const void* frame) {
+  g_recorder->RecordAlloc(p, 0, 1, bytes, align_log2, SiteOf(frame));
+}
+
+void* ReallocImpl(void* old, size_t bytes, const void* frame) {
   if (!Enter()) return __libc_realloc(old, bytes);
   void* p;
   if (old == nullptr) {
     p = __libc_realloc(nullptr, bytes);
-    if (p != nullptr) RecordBytes(p, bytes, kMallocAlignLog2);
+    if (p != nullptr) RecordBytes(p, bytes, kMallocAlignLog2, frame);
   } else if (bytes == 0) {
     // glibc frees the block and returns NULL: record the free first.
     g_recorder->RecordFree(old, 0);
     p = __libc_realloc(old, 0);
-    if (p != nullptr) RecordBytes(p, 0, kMallocAlignLog2);
+    if (p != nullptr) RecordBytes(p, 0, kMallocAlignLog2, frame);
   } else {
     p = __libc_realloc(old, bytes);
-    if (p != nullptr) g_recorder->RecordRealloc(old, p, 0, bytes, kMallocAlignLog2);
+    if (p != nullptr) {
+      g_recorder->RecordRealloc(old, p, 0, bytes, kMallocAlignLog2, SiteOf(frame));
+    }
   }
   Leave();
   return p;
 }
 
-void* MemalignImpl(size_t alignment, size_t bytes) {
+void* MemalignImpl(size_t alignment, size_t bytes, const void* frame) {
   if (!Enter()) return __libc_memalign(alignment, bytes);
   void* p = __libc_memalign(alignment, bytes);
-  if (p != nullptr) RecordBytes(p, bytes, Log2Ceil(alignment));
+  if (p != nullptr) RecordBytes(p, bytes, Log2Ceil(alignment), frame);
   Leave();
   return p;
 }
@@ -127,7 +142,7 @@ void FreeImpl(void* p) {
 }
 
 // operator new: retries through the new_handler as the standard requires.
-void* NewImpl(size_t asked, size_t alignment, bool nothrow) {
+void* NewImpl(size_t asked, size_t alignment, bool nothrow, const void* frame) {
   const size_t bytes = asked == 0 ? 1 : asked;
   const bool aligned = alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
   const bool record = Enter();
@@ -150,7 +165,9 @@ void* NewImpl(size_t asked, size_t alignment, bool nothrow) {
     if (record) Recorder::SetThreadExcluded(true);
   }
   if (record) {
-    if (p != nullptr) RecordBytes(p, asked, aligned ? Log2Ceil(alignment) : kMallocAlignLog2);
+    if (p != nullptr) {
+      RecordBytes(p, asked, aligned ? Log2Ceil(alignment) : kMallocAlignLog2, frame);
+    }
     Leave();
   }
   if (p == nullptr && !nothrow) throw std::bad_alloc();
@@ -222,13 +239,14 @@ using alloctrace::capture_internal::MemalignImpl;
 using alloctrace::capture_internal::NewImpl;
 using alloctrace::capture_internal::ReallocImpl;
 using alloctrace::capture_internal::RecordBytes;
+using alloctrace::capture_internal::SiteOf;
 
 extern "C" {
 
 void* malloc(size_t bytes) {
   if (!Enter()) return __libc_malloc(bytes);
   void* p = __libc_malloc(bytes);
-  if (p != nullptr) RecordBytes(p, bytes, kMallocAlignLog2);
+  if (p != nullptr) RecordBytes(p, bytes, kMallocAlignLog2, __builtin_frame_address(0));
   Leave();
   return p;
 }
@@ -240,18 +258,18 @@ void* calloc(size_t n, size_t size) {
   void* p = __libc_calloc(n, size);
   if (p != nullptr) {
     // Recorded as zeroed, so malloc-family replays call calloc too.
+    const uint32_t site = SiteOf(__builtin_frame_address(0));
     if (size <= UINT32_MAX) {
-      g_recorder->RecordCalloc(p, 0, static_cast<uint32_t>(size), n, kMallocAlignLog2);
-    } else {
-      g_recorder->RecordCalloc(p, 0, 1, n * size,
-                               kMallocAlignLog2);  // calloc succeeded: no overflow
+      g_recorder->RecordCalloc(p, 0, static_cast<uint32_t>(size), n, kMallocAlignLog2, site);
+    } else {  // calloc succeeded: no overflow
+      g_recorder->RecordCalloc(p, 0, 1, n * size, kMallocAlignLog2, site);
     }
   }
   Leave();
   return p;
 }
 
-void* realloc(void* p, size_t bytes) { return ReallocImpl(p, bytes); }
+void* realloc(void* p, size_t bytes) { return ReallocImpl(p, bytes, __builtin_frame_address(0)); }
 
 void* reallocarray(void* p, size_t n, size_t size) {
   size_t bytes;
@@ -259,19 +277,23 @@ void* reallocarray(void* p, size_t n, size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  return ReallocImpl(p, bytes);
+  return ReallocImpl(p, bytes, __builtin_frame_address(0));
 }
 
-void* memalign(size_t alignment, size_t bytes) { return MemalignImpl(alignment, bytes); }
+void* memalign(size_t alignment, size_t bytes) {
+  return MemalignImpl(alignment, bytes, __builtin_frame_address(0));
+}
 
-void* aligned_alloc(size_t alignment, size_t bytes) { return MemalignImpl(alignment, bytes); }
+void* aligned_alloc(size_t alignment, size_t bytes) {
+  return MemalignImpl(alignment, bytes, __builtin_frame_address(0));
+}
 
 int posix_memalign(void** out, size_t alignment, size_t bytes) {
   if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0 || alignment == 0) {
     return EINVAL;
   }
   const int saved_errno = errno;
-  void* p = MemalignImpl(alignment, bytes);
+  void* p = MemalignImpl(alignment, bytes, __builtin_frame_address(0));
   errno = saved_errno;
   if (p == nullptr) return ENOMEM;
   *out = p;
@@ -281,7 +303,9 @@ int posix_memalign(void** out, size_t alignment, size_t bytes) {
 void* valloc(size_t bytes) {
   if (!Enter()) return __libc_valloc(bytes);
   void* p = __libc_valloc(bytes);
-  if (p != nullptr) RecordBytes(p, bytes, alloctrace::Log2Ceil(getpagesize()));
+  if (p != nullptr) {
+    RecordBytes(p, bytes, alloctrace::Log2Ceil(getpagesize()), __builtin_frame_address(0));
+  }
   Leave();
   return p;
 }
@@ -292,7 +316,7 @@ void* pvalloc(size_t bytes) {
   if (p != nullptr) {
     const size_t page = static_cast<size_t>(getpagesize());
     const size_t rounded = bytes == 0 ? page : (bytes + page - 1) / page * page;
-    RecordBytes(p, rounded, alloctrace::Log2Ceil(page));
+    RecordBytes(p, rounded, alloctrace::Log2Ceil(page), __builtin_frame_address(0));
   }
   Leave();
   return p;
@@ -352,21 +376,25 @@ int execle(const char* path, const char* arg0, ...) {
 }  // extern "C"
 
 // Every replaceable global operator new and delete (C++17).
-void* operator new(size_t n) { return NewImpl(n, 0, false); }
-void* operator new[](size_t n) { return NewImpl(n, 0, false); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return NewImpl(n, 0, true); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return NewImpl(n, 0, true); }
+void* operator new(size_t n) { return NewImpl(n, 0, false, __builtin_frame_address(0)); }
+void* operator new[](size_t n) { return NewImpl(n, 0, false, __builtin_frame_address(0)); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  return NewImpl(n, 0, true, __builtin_frame_address(0));
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  return NewImpl(n, 0, true, __builtin_frame_address(0));
+}
 void* operator new(size_t n, std::align_val_t a) {
-  return NewImpl(n, static_cast<size_t>(a), false);
+  return NewImpl(n, static_cast<size_t>(a), false, __builtin_frame_address(0));
 }
 void* operator new[](size_t n, std::align_val_t a) {
-  return NewImpl(n, static_cast<size_t>(a), false);
+  return NewImpl(n, static_cast<size_t>(a), false, __builtin_frame_address(0));
 }
 void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return NewImpl(n, static_cast<size_t>(a), true);
+  return NewImpl(n, static_cast<size_t>(a), true, __builtin_frame_address(0));
 }
 void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return NewImpl(n, static_cast<size_t>(a), true);
+  return NewImpl(n, static_cast<size_t>(a), true, __builtin_frame_address(0));
 }
 
 void operator delete(void* p) noexcept { FreeImpl(p); }
