@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -64,7 +65,52 @@ absl::StatusOr<ElfFile> ElfFile::Open(const std::string& path) {
       if (ReadAt(in, ph.p_offset, notes.data(), notes.size())) f.build_id_ = BuildIdInNotes(notes);
     }
   }
+  if (!f.ReadSections(in, eh)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": its section headers do not parse"));
+  }
   return f;
+}
+
+bool ElfFile::ReadSections(std::ifstream& in, const Elf64_Ehdr& eh) {
+  if (eh.e_shnum == 0) return true;
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum) return false;
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (!ReadAt(in, eh.e_shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr))) return false;
+  const Elf64_Shdr& names = sections[eh.e_shstrndx];
+  if (names.sh_size > (64 << 20)) return false;
+  std::string name_table(names.sh_size, '\0');
+  if (!ReadAt(in, names.sh_offset, name_table.data(), name_table.size())) return false;
+  for (const Elf64_Shdr& sh : sections) {
+    if (sh.sh_name < name_table.size() &&
+        std::strcmp(name_table.c_str() + sh.sh_name, ".debug_info") == 0) {
+      has_debug_info_ = true;
+    }
+    if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+        sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_size > (256 << 20)) {
+      continue;
+    }
+    std::vector<Elf64_Sym> symbols(sh.sh_size / sizeof(Elf64_Sym));
+    if (!ReadAt(in, sh.sh_offset, symbols.data(), symbols.size() * sizeof(Elf64_Sym))) continue;
+    for (const Elf64_Sym& sym : symbols) {
+      if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0 && sym.st_shndx != SHN_UNDEF) {
+        functions_.push_back(Range{sym.st_value, sym.st_value + sym.st_size});
+      }
+    }
+  }
+  std::sort(functions_.begin(), functions_.end(),
+            [](const Range& a, const Range& b) { return a.start < b.start; });
+  return true;
+}
+
+bool ElfFile::FunctionSymbolCovers(uint64_t address) const {
+  // Symbols may nest or repeat (.symtab and .dynsym): any covering one counts.
+  auto it = std::upper_bound(functions_.begin(), functions_.end(), address,
+                             [](uint64_t a, const Range& r) { return a < r.start; });
+  for (int back = 0; back < 8 && it != functions_.begin(); ++back) {
+    --it;
+    if (address < it->end) return true;
+  }
+  return false;
 }
 
 bool ElfFile::AddressOfOffset(uint64_t offset, uint64_t* address) const {

@@ -5,7 +5,10 @@
 #ifndef ALLOCTRACE_BASE_ELF_FILE_H_
 #define ALLOCTRACE_BASE_ELF_FILE_H_
 
+#include <elf.h>
+
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,12 +29,28 @@ class ElfFile {
   // loadable segment holds it.
   bool AddressOfOffset(uint64_t offset, uint64_t* address) const;
 
+  // Whether the file has DWARF (.debug_info): names and lines from it are
+  // exact, inlined calls included.
+  bool has_debug_info() const { return has_debug_info_; }
+  // Whether a function symbol (.symtab, or .dynsym in a stripped file)
+  // covers `address`. Without DWARF, a name for an address no symbol
+  // covers is only the nearest exported one before it: not the function.
+  bool FunctionSymbolCovers(uint64_t address) const;
+
  private:
   struct Segment {
     uint64_t offset, filesz, vaddr;
   };
+  struct Range {
+    uint64_t start, end;
+  };
   std::vector<Segment> loads_;
+  std::vector<Range> functions_;  // sorted by start
   std::string build_id_;
+  bool has_debug_info_ = false;
+  // Reads the section headers: .debug_info's presence and the function
+  // symbols. False if they do not parse.
+  bool ReadSections(std::ifstream& in, const Elf64_Ehdr& eh);
 };
 
 // Lower-case hex of `bytes` (a build id as tools print it).

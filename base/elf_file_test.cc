@@ -61,6 +61,10 @@ TEST(ElfFileTest, MapsAPcOfThisProgramToItsLinkAddress) {
   ASSERT_TRUE(f->AddressOfOffset(pc - m.start + m.offset, &address));
   EXPECT_EQ(address + MainProgramBias(), pc);
   EXPECT_FALSE(f->AddressOfOffset(~uint64_t{0} / 2, &address));
+  // Bazel builds the test with line tables (-g1) and a symbol table.
+  EXPECT_TRUE(f->has_debug_info());
+  EXPECT_TRUE(f->FunctionSymbolCovers(address));
+  EXPECT_FALSE(f->FunctionSymbolCovers(8));
 }
 
 TEST(ElfFileTest, ReadsTheBuildIdTheLinkerWrote) {

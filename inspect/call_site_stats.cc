@@ -46,6 +46,9 @@ std::string BareName(const std::string& name) {
 
 bool IsAllocationWrapper(const FrameName& f) {
   if (!f.named) return false;
+  // Inlined calls are named without their namespace: a function from the
+  // C++ standard library's headers is one of its wrappers.
+  if (absl::StrContains(f.file, "/include/c++/")) return true;
   const std::string n = BareName(f.function);
   if (absl::StartsWith(n, "std::") || absl::StartsWith(n, "__gnu_cxx::") ||
       absl::StartsWith(n, "operator new")) {

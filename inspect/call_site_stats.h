@@ -5,7 +5,8 @@
 // The group of an allocation is its *allocating function*: the first
 // function, from the allocating call outwards (inlined calls included),
 // that is not an allocation wrapper. A wrapper is a function of the
-// standard library (std::, __gnu_cxx::), operator new, or one whose name
+// standard library (std::, __gnu_cxx::, or code from its headers under an
+// include/c++/ directory), operator new, or one whose name
 // holds "alloc" in any case, its template arguments and parameters left
 // out (malloc, realloc, PyObject_Malloc, an
 // allocator's allocate): the code that decides to allocate is above them.

@@ -72,7 +72,8 @@ absl::flat_hash_map<uint64_t, std::vector<FrameName>> ParseAddr2line(const std::
       const size_t space = line_no.find(' ');  // " (discriminator 3)"
       const std::string digits = line_no.substr(0, space);
       if (!digits.empty() && digits != "?" && digits != "0") {
-        f.location = absl::StrCat(BaseName(location.substr(0, colon)), ":", digits);
+        f.file = location.substr(0, colon);
+        f.location = absl::StrCat(BaseName(f.file), ":", digits);
       }
     }
     current->push_back(std::move(f));
@@ -88,7 +89,9 @@ Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
     for (size_t i = 0; i < s.pcs.size(); ++i) pcs[s.modules[i]].insert(s.pcs[i]);
   }
   for (uint64_t pc : pcs[0]) {
-    out.frames[{0, pc}] = {FrameName{absl::StrCat("0x", absl::Hex(pc)), "", false}};
+    FrameName f;
+    f.function = absl::StrCat("0x", absl::Hex(pc));
+    out.frames[{0, pc}] = {f};
   }
   bool addr2line_missing = false;
   for (const ModuleDef& m : table.modules()) {
@@ -97,8 +100,10 @@ Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
     const std::string name = BaseName(m.path);
     // The offset the file's own tools use (its link-time address), or the
     // file offset where the file cannot be read.
-    auto fallback = [&](uint64_t pc, uint64_t address) {
-      return FrameName{absl::StrCat(name, "+0x", absl::Hex(address)), "", false};
+    auto fallback = [&](uint64_t address) {
+      FrameName f;
+      f.function = absl::StrCat(name, "+0x", absl::Hex(address));
+      return f;
     };
     absl::StatusOr<ElfFile> elf = ElfFile::Open(m.path);
     std::string why;
@@ -116,7 +121,7 @@ Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
       uint64_t address = offset;
       if (why.empty() && !elf->AddressOfOffset(offset, &address)) address = offset;
       address_of[pc] = address;
-      out.frames[{m.id, pc}] = {fallback(pc, address)};
+      out.frames[{m.id, pc}] = {fallback(address)};
       order.push_back(pc);
     }
     if (!why.empty()) {
@@ -142,8 +147,15 @@ Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
         auto it = names.find(address_of[order[i]]);
         if (it == names.end() || it->second.empty()) continue;
         std::vector<FrameName>& chain = it->second;
+        // Without DWARF addr2line names the nearest symbol before the
+        // address, which for a function the file does not export is a
+        // neighbour's name: kept only where a symbol covers the address.
+        // (A line found means separate debug info was found: exact too.)
+        const bool trusted = elf->has_debug_info() || !chain.front().location.empty() ||
+                             elf->FunctionSymbolCovers(address_of[order[i]]);
         for (FrameName& f : chain) {
-          if (!f.named) f.function = fallback(order[i], address_of[order[i]]).function;
+          if (!trusted) f.named = false;
+          if (!f.named) f.function = fallback(address_of[order[i]]).function;
         }
         named += chain.front().named;
         out.frames[{m.id, order[i]}] = std::move(chain);

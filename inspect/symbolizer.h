@@ -5,8 +5,10 @@
 // whose build id differs from the one recorded (the program was rebuilt),
 // is not symbolized, and a note says why. The rest go through GNU
 // addr2line (binutils), which reads the symbol and line tables, inlined
-// calls included; a stripped file gives names only where its dynamic
-// symbols do, and no file:line. A frame that cannot be named is shown as
+// calls included; a stripped file gives names only where one of its
+// dynamic symbols covers the address (addr2line alone would name the
+// nearest exported function before it), and no file:line. A frame that
+// cannot be named is shown as
 // the module's file name and the offset the file's own tools use
 // ("libfoo.so+0x1a2b"); a pc in no module as its address.
 //
@@ -28,6 +30,7 @@ namespace alloctrace {
 struct FrameName {
   std::string function;  // demangled; the module+offset form if unknown
   std::string location;  // "file.cc:42"; "" if unknown
+  std::string file;      // the source file's full path, as the line table has it
   bool named = false;    // function is a symbol's name
 };
 
