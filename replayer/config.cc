@@ -60,8 +60,8 @@ ABSL_FLAG(std::string, rank_by, Word(alloctrace::kRankByWords, Defaults().measur
 ABSL_FLAG(std::string, clock, Word(alloctrace::kTimingClockWords, Defaults().measure.clock),
           "what times a pass and ranks: cpu (the replay threads' CPU time, user + system, "
           "without waits at sync points), wall (steady clock; per thread: the concurrent "
-          "section, what the program would feel) or auto: cpu on one-thread replays, wall on "
-          "per-thread replays, where contention and waiting are part of the cost");
+          "section, what the program would feel) or auto: wall on per-thread replays whose "
+          "threads fit the cores (contention and waiting are part of the cost), cpu otherwise");
 ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults().threads),
           "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
           "thread, started together, ordered only where an object or arena passes between "
@@ -70,7 +70,7 @@ ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults()
 ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().measure.windows),
           "how a run samples the trace: always (sampled windows: each run replays one window "
           "per sixteenth of the trace, from the trace's state there, and estimates the whole "
-          "trace's time from them; where rebuilding that state costs as much as a window, and "
+          "trace's time from them; where rebuilding that state costs half a window or more, and "
           "for a per-thread replay of up to 64 threads, served windows instead: a process per "
           "policy replays the trace once, timing a window a round; peak RSS and page faults from "
           "one whole run of each policy left at the end), never (whole runs) or auto: windows for "
@@ -125,7 +125,8 @@ ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.r
           "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
           "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
-          "run and pass), json or html (one self-contained page with charts); several, "
+          "run and pass), csv-classes (one row per class, --per_container), json or html (one "
+          "self-contained page with charts); several, "
           "comma-separated, with as many --out files, write one measurement in each");
 ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
           "write the report to this file instead of standard output (comma-separated: one per "
@@ -144,7 +145,7 @@ ABSL_FLAG(int, confirm, Defaults().confirm,
 ABSL_FLAG(double, in_situ_budget, Defaults().in_situ_budget_seconds,
           "the search in the program stops after this many seconds of the program's runs (or "
           "--in_situ_runs runs, or when every candidate left is precise); with --per_container "
-          "each class's race and the final race get this much again");
+          "each class's race and the final race get half of it each");
 ABSL_FLAG(int, in_situ_runs, Defaults().in_situ_runs,
           "the search in the program stops after this many runs of the program (see "
           "--in_situ_budget)");
