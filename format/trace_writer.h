@@ -124,7 +124,8 @@ class TraceWriter {
   absl::Status status_;
 
   // Pending chunk.
-  std::string ops_;  // a buffer; the chunk's ops are its first ops_len_ bytes
+  std::string chunk_buf_, framed_buf_;  // FlushChunk's, kept for their capacity
+  std::string ops_;                     // a buffer; the chunk's ops are its first ops_len_ bytes
   size_t ops_len_ = 0;
   uint64_t ops_in_chunk_ = 0;
   uint64_t chunk_first_event_ = 0;
@@ -152,8 +153,12 @@ class TraceWriter {
   std::vector<uint32_t> free_ids_;
   uint32_t next_id_ = 0;
   absl::flat_hash_map<Shape, uint32_t> shapes_;
-  Shape last_shape_;
-  uint32_t last_shape_id_ = ~0u;
+  struct ShapeCacheEntry {
+    Shape shape;
+    uint32_t id = ~0u;  // ~0u: empty
+  };
+  static constexpr size_t kShapeCacheEntries = 512;
+  std::vector<ShapeCacheEntry> shape_cache_ = std::vector<ShapeCacheEntry>(kShapeCacheEntries);
   absl::flat_hash_map<uint32_t, uint32_t> arena_ids_;  // live: caller id -> trace id
   uint32_t next_arena_id_ = 1;
   uint32_t last_raw_arena_ = 0;

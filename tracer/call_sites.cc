@@ -18,10 +18,23 @@ struct StackBounds {
   uintptr_t hi = 0;
   bool known = false;
 };
-thread_local StackBounds tls_bounds;
+
+// A direct-mapped cache per thread: hash -> id.
+constexpr int kCacheEntries = 1024;
+struct CacheEntry {
+  uint64_t hash;
+  uint32_t id;
+};
+
+// Everything per thread in one block: one TLS address per call.
+struct PerThread {
+  StackBounds bounds;
+  CacheEntry cache[kCacheEntries];
+};
+thread_local PerThread tls_sites;
 
 const StackBounds& ThreadStack() {
-  StackBounds& b = tls_bounds;
+  StackBounds& b = tls_sites.bounds;
   if (!b.known) {
     b.known = true;
     pthread_attr_t attr;
@@ -67,14 +80,6 @@ Registry& TheRegistry() {
   return *r;
 }
 
-// A direct-mapped cache per thread: hash -> id.
-constexpr int kCacheEntries = 1024;
-struct CacheEntry {
-  uint64_t hash;
-  uint32_t id;
-};
-thread_local CacheEntry tls_cache[kCacheEntries];
-
 }  // namespace
 
 int WalkFrames(const void* frame, uint64_t* pcs, int depth) {
@@ -103,7 +108,7 @@ int WalkFrames(const void* frame, uint64_t* pcs, int depth) {
 
 uint32_t InternStack(const uint64_t* pcs, int n) {
   const uint64_t h = HashFrames(pcs, n);
-  CacheEntry& e = tls_cache[h & (kCacheEntries - 1)];
+  CacheEntry& e = tls_sites.cache[h & (kCacheEntries - 1)];
   if (e.hash == h) return e.id;
   Registry& r = TheRegistry();
   uint32_t id;
