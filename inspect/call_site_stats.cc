@@ -245,8 +245,10 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
   if (!s.ok()) return s;
   report.memory_ops = op;
 
+  std::vector<uint32_t> kept;  // counting index -> index in report.groups
   for (size_t i = 0; i < groups.size(); ++i) {
     Counting& c = groups[i];
+    kept.push_back(static_cast<uint32_t>(report.groups.size()));
     if (c.g.allocs == 0) continue;
     c.g.share = op == 0 ? 0 : static_cast<double>(c.g.memory_ops) / static_cast<double>(op);
     c.g.median_block = MedianOf(c.sizes, c.g.allocs);
@@ -265,9 +267,27 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
     }
     report.groups.push_back(std::move(c.g));
   }
-  std::sort(report.groups.begin(), report.groups.end(), [](const SiteGroup& a, const SiteGroup& b) {
-    return a.memory_ops != b.memory_ops ? a.memory_ops > b.memory_ops : a.function < b.function;
+  std::vector<uint32_t> order(report.groups.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const SiteGroup& x = report.groups[a];
+    const SiteGroup& y = report.groups[b];
+    return x.memory_ops != y.memory_ops ? x.memory_ops > y.memory_ops : x.function < y.function;
   });
+  std::vector<uint32_t> rank(order.size());
+  std::vector<SiteGroup> sorted;
+  for (uint32_t r = 0; r < order.size(); ++r) {
+    rank[order[r]] = r;
+    sorted.push_back(std::move(report.groups[order[r]]));
+  }
+  report.groups = std::move(sorted);
+  // A stack whose group made no allocation maps to the group without a site.
+  const uint32_t no_site = groups[0].g.allocs > 0 ? rank[kept[0]] : 0;
+  report.group_of_stack.assign(group_of_stack.size(), no_site);
+  for (size_t id = 1; id < group_of_stack.size(); ++id) {
+    const uint32_t g = group_of_stack[id];
+    if (groups[g].g.allocs > 0) report.group_of_stack[id] = rank[kept[g]];
+  }
   return report;
 }
 

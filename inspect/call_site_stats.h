@@ -59,6 +59,9 @@ struct CallSiteReport {
   uint64_t max_depth = 0;
   std::vector<SiteGroup> groups;   // by memory ops, most first
   std::vector<std::string> notes;  // the symbolizer's
+  // By stack id: the index in `groups` of its allocating function (the
+  // group of allocations without a site for 0 and unnamed stacks).
+  std::vector<uint32_t> group_of_stack;
 };
 
 // The allocating function's index in `chain` (frames outwards, inlined

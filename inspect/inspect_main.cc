@@ -10,6 +10,7 @@
 #include "absl/flags/usage.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/inspect/call_site_stats.h"
+#include "alloctrace/inspect/site_classes.h"
 #include "alloctrace/inspect/trace_html.h"
 #include "alloctrace/inspect/trace_stats.h"
 
@@ -18,6 +19,9 @@ ABSL_FLAG(bool, html, false,
           "write a self-contained HTML page with charts (live bytes and objects, sizes, arena "
           "lifetimes) instead of text");
 ABSL_FLAG(std::string, out, "", "write to this file instead of standard output");
+ABSL_FLAG(std::string, classes_out, "",
+          "with --sites=N: also write this trace, the capture with its N top allocating "
+          "functions as classes of containers, for `replayer --per_container`");
 ABSL_FLAG(int, sites, 0,
           "print the N allocating functions with the most memory ops (a trace recorded with "
           "call sites: capture --call_sites), symbolized from the recorded files, instead of "
@@ -69,7 +73,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "inspect: %s\n", std::string(report.status().message()).c_str());
       return 1;
     }
+    if (const std::string classes = absl::GetFlag(FLAGS_classes_out); !classes.empty()) {
+      const std::string resolved = alloctrace::ResolveUserPath(classes);
+      if (absl::Status s =
+              alloctrace::WriteSiteClasses(path, *report, static_cast<size_t>(sites), resolved);
+          !s.ok()) {
+        std::fprintf(stderr, "inspect: %s\n", std::string(s.message()).c_str());
+        return 1;
+      }
+    }
     return WriteOut(alloctrace::FormatCallSitesText(*report, static_cast<size_t>(sites)));
+  }
+  if (!absl::GetFlag(FLAGS_classes_out).empty()) {
+    std::fprintf(stderr, "inspect: --classes_out needs --sites=N (how many functions)\n");
+    return 2;
   }
   absl::StatusOr<alloctrace::TraceStats> stats = alloctrace::ComputeTraceStats(path);
   if (!stats.ok()) {

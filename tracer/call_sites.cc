@@ -92,8 +92,10 @@ int WalkFrames(const void* frame, uint64_t* pcs, int depth) {
   while (n < depth) {
     const uintptr_t next = reinterpret_cast<const uintptr_t*>(fp)[0];
     // The caller's frame is above this one (the stack grows down), within
-    // the stack, aligned; the two words read must fit below its top.
-    if (next <= fp || next < b.lo || next + 2 * sizeof(uintptr_t) > b.hi || (next & 7) != 0) {
+    // the stack, aligned; the two words read must fit below its top
+    // (compared without adding to `next`, which a garbage register such as
+    // -16 would wrap past the check).
+    if (next <= fp || next < b.lo || next > b.hi - 2 * sizeof(uintptr_t) || (next & 7) != 0) {
       break;
     }
     fp = next;

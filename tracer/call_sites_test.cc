@@ -44,6 +44,27 @@ TEST(CallSitesTest, WalkFollowsTheFramePointers) {
   EXPECT_EQ(Outer(pcs, 1), 1);  // the depth asked for, no more
 }
 
+// Garbage in the frame-pointer register: the walk stops, reading nothing
+// outside the stack (-16 once wrapped past the bounds check and crashed
+// python3 at exit).
+TEST(CallSitesTest, WalkStopsAtFramesOffTheStack) {
+  uint64_t pcs[kMaxRecordedDepth] = {};
+  for (const uintptr_t garbage :
+       {~uintptr_t{15}, ~uintptr_t{0} - 7, uintptr_t{8}, uintptr_t{0x1000}}) {
+    volatile uintptr_t fake[2] = {garbage, 0x401234};
+    EXPECT_EQ(WalkFrames(const_cast<const uintptr_t*>(fake), pcs, 8), 1);
+    EXPECT_EQ(pcs[0], 0x401234u);
+  }
+  // A chain that points back down the stack, or into the middle of a word.
+  volatile uintptr_t chain[4] = {0, 0x401234, 0, 0x405678};
+  chain[0] = reinterpret_cast<uintptr_t>(&chain[0]) + 3;
+  EXPECT_EQ(WalkFrames(const_cast<const uintptr_t*>(chain), pcs, 8), 1);
+  chain[0] = reinterpret_cast<uintptr_t>(&chain[2]);
+  chain[2] = reinterpret_cast<uintptr_t>(&chain[0]);  // a loop: not above the last frame
+  EXPECT_EQ(WalkFrames(const_cast<const uintptr_t*>(chain), pcs, 8), 2);
+  EXPECT_EQ(pcs[1], 0x405678u);
+}
+
 TEST(CallSitesTest, InterningGivesOneIdPerStack) {
   const uint64_t a[] = {0x1000, 0x2000, 0x3000};
   const uint64_t b[] = {0x1000, 0x2000};

@@ -28,6 +28,7 @@
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/inspect/call_site_stats.h"
+#include "alloctrace/inspect/site_classes.h"
 #include "alloctrace/inspect/trace_stats.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -531,6 +532,37 @@ TEST(CaptureCallSitesTest, AllocationsGroupByTheirAllocatingFunction) {
   // Sites(), or main where Sites() is inlined (-g1 names no inlined calls).
   EXPECT_THAT(nodes->top_stack[1],
               testing::AnyOf(testing::HasSubstr("Sites"), testing::StartsWith("main")));
+}
+
+// The capture rewritten with its top allocating functions as classes:
+// each an arena of its own, the rest in the global heap, nothing lost.
+TEST(CaptureCallSitesTest, TopFunctionsBecomeClassesOfContainers) {
+  const std::string dir = TempDir("siteclasses");
+  const std::string out = dir + "/sites.trace";
+  ASSERT_EQ(Capture(out, {TestProg(), "sites"}, {}, {"--call_sites=8"}).exit_code(), 0);
+  absl::StatusOr<CallSiteReport> report = ComputeCallSites(out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string classes = dir + "/classes.trace";
+  ASSERT_TRUE(WriteSiteClasses(out, *report, 2, classes).ok());
+  absl::StatusOr<TraceStats> before = ComputeTraceStats(out);
+  absl::StatusOr<TraceStats> after = ComputeTraceStats(classes);
+  ASSERT_TRUE(before.ok() && after.ok()) << after.status();
+  EXPECT_EQ(after->allocs, before->allocs + before->reallocs);
+  EXPECT_EQ(after->peak_live_bytes, before->peak_live_bytes);
+  std::map<std::string, uint64_t> allocs_by_class;
+  for (const ClassSummary& c : after->classes) {
+    allocs_by_class[c.def.name] = c.allocs;
+    if (c.def.id != 0) EXPECT_EQ(c.arenas, 1u) << c.def.name;
+  }
+  ASSERT_EQ(allocs_by_class.size(), 3u);  // the two, and the rest unnamed
+  EXPECT_EQ(allocs_by_class["site: " + report->groups[0].function], report->groups[0].allocs);
+  EXPECT_EQ(allocs_by_class["site: " + report->groups[1].function], report->groups[1].allocs);
+
+  // A trace without sites cannot be given classes from them.
+  absl::StatusOr<CallSiteReport> none = ComputeCallSites(classes);
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(std::string(WriteSiteClasses(classes, *none, 2, dir + "/x.trace").message()),
+              testing::HasSubstr("the trace has no call sites"));
 }
 
 TEST(CaptureCallSitesTest, OffWhenNotAskedAndAFlagOutOfRangeIsAUsageError) {
