@@ -71,9 +71,14 @@ absl::Status TraceReader::ParseColumns(absl::string_view bytes) {
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
   }
-  if (absl::Status s = call_sites_.AddChunk(columns_); !s.ok()) {
-    return packets_->Error(absl::StrCat("chunk ", chunks_read_, ": ", s.message()));
+  // Call sites are an annotation: a damaged table ends them, not the read.
+  if (call_sites_error_.empty()) {
+    if (absl::Status s = call_sites_.AddChunk(columns_); !s.ok()) {
+      call_sites_error_ = std::string(
+          packets_->Error(absl::StrCat("chunk ", chunks_read_, ": ", s.message())).message());
+    }
   }
+  if (!call_sites_error_.empty()) columns_.site.clear();
   return absl::OkStatus();
 }
 

@@ -109,8 +109,13 @@ class TraceReader {
   // trace recorded without call sites), and the current chunk's site
   // column, one entry per ALLOC and REALLOC event in order (empty when the
   // chunk has none). Valid after NextChunk, or in ForEachEvent's on_chunk.
+  // A damaged table or site column does not stop the read (the events do
+  // not depend on it): the first such error is kept in call_sites_error()
+  // (file, byte offset, chunk and, for a site, event index), and from
+  // that chunk on every chunk's site column reads as empty.
   const CallSiteTable& call_sites() const { return call_sites_; }
   const std::vector<uint64_t>& chunk_sites() const { return columns_.site; }
+  const std::string& call_sites_error() const { return call_sites_error_; }
   // Distinct threads that had events so far.
   uint64_t threads_seen() const { return threads_seen_; }
 
@@ -139,6 +144,7 @@ class TraceReader {
   std::unique_ptr<PacketReader> packets_;
   ChunkDecoder decoder_;
   CallSiteTable call_sites_;
+  std::string call_sites_error_;
   ChunkColumns columns_;
   proto::Packet packet_;
   std::string reencoded_chunk_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <utility>
@@ -130,6 +131,7 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
   CallSiteReport report;
   // Pass 1: the stack table.
   CallSiteTable table;
+  int depth_asked = 0;
   {
     absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
     if (!reader.ok()) return reader.status();
@@ -137,11 +139,28 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
                                              [](const Event&) { return absl::OkStatus(); });
     if (!s.ok()) return s;
     table = (*reader)->call_sites();
+    if (!(*reader)->call_sites_error().empty()) {
+      report.notes.push_back(absl::StrCat("call sites damaged: ", (*reader)->call_sites_error(),
+                                          "; allocations from that chunk on are counted without "
+                                          "a site"));
+    }
+    depth_asked = (*reader)->header().labels().contains("call_site_depth")
+                      ? std::atoi((*reader)->header().labels().at("call_site_depth").c_str())
+                      : 0;
   }
   report.has_sites = !table.empty();
   report.stacks = table.stacks().size();
   const Symbols symbols = Symbolize(table, addr2line);
-  report.notes = symbols.notes;
+  report.notes.insert(report.notes.end(), symbols.notes.begin(), symbols.notes.end());
+  uint64_t frames = 0;
+  for (const StackDef& s : table.stacks()) frames += s.pcs.size();
+  if (depth_asked >= 4 && !table.empty() && 2 * frames <= 3 * table.stacks().size()) {
+    report.notes.push_back(absl::StrCat(
+        "stacks are ", absl::StrFormat("%.1f", static_cast<double>(frames) / table.stacks().size()),
+        " frames deep on average (", depth_asked,
+        " asked): the code above the allocating call has no frame pointers, so its callers "
+        "are not known (built with -fno-omit-frame-pointer they are)"));
+  }
 
   // Groups by allocating function; group 0 holds allocations without a site.
   std::vector<Counting> groups(1);
