@@ -100,15 +100,19 @@ uint32_t TraceWriter::ShapeId(const Shape& shape) {
   // A direct-mapped cache before the hash map: a program's allocations
   // take a few hundred shapes, and hashing four fields into the map was a
   // third of the writer's time on a malloc churn of varied sizes.
+  if (shape == last_shape_) return last_shape_id_;  // a run of one shape (one container)
   const uint64_t mix = (shape.count * 0x9e3779b97f4a7c15u) ^ (shape.elem_size << 7) ^
                        (shape.align << 3) ^ static_cast<uint64_t>(shape.zeroed);
   ShapeCacheEntry& slot = shape_cache_[(mix >> 32) & (kShapeCacheEntries - 1)];
-  if (slot.id != ~0u && slot.shape == shape) return slot.id;
-  auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
-  if (inserted) new_shapes_.push_back(shape);
-  slot.shape = shape;
-  slot.id = it->second;
-  return it->second;
+  if (slot.id == ~0u || !(slot.shape == shape)) {
+    auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
+    if (inserted) new_shapes_.push_back(shape);
+    slot.shape = shape;
+    slot.id = it->second;
+  }
+  last_shape_ = shape;
+  last_shape_id_ = slot.id;
+  return slot.id;
 }
 
 uint32_t TraceWriter::NewObjectId() {

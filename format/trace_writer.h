@@ -158,6 +158,8 @@ class TraceWriter {
     uint32_t id = ~0u;  // ~0u: empty
   };
   static constexpr size_t kShapeCacheEntries = 512;
+  Shape last_shape_{0, 0, 0, false};  // align 0: no shape has it
+  uint32_t last_shape_id_ = ~0u;
   std::vector<ShapeCacheEntry> shape_cache_ = std::vector<ShapeCacheEntry>(kShapeCacheEntries);
   absl::flat_hash_map<uint32_t, uint32_t> arena_ids_;  // live: caller id -> trace id
   uint32_t next_arena_id_ = 1;
