@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Capture overhead on an allocation-heavy real program: python3 churning a
-# dict of lists. Prints the median wall time of N runs without and with the
-# preload library, and the ratio. Not a test (timings are machine-dependent).
+# dict of lists. Each round runs it plain, captured, and captured with call
+# sites (--call_sites=8), interleaved so drift hits all three alike, and
+# prints each run's wall and CPU seconds and the medians of the per-round
+# ratios. Not a test (timings are machine-dependent).
 #   bazel run //tracer/capture:measure_overhead [-- RUNS]
+# PYTHONMALLOC=malloc in the environment sends every object to malloc (the
+# hard case); PYTHON names another interpreter.
 set -euo pipefail
-runs=${1:-3}
+runs=${1:-5}
 # The interpreter itself, not a wrapper (a pyenv shim would run bash first).
 python=${PYTHON:-/usr/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,23 +31,27 @@ for r in range(12):
     s = {str(i) * 3: i for i in range(30000)}
     d.clear(); del l, s
 '
-time_one() {  # prints seconds
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null
-  t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+time_one() {  # prints "wall cpu" in seconds
+  local TIMEFORMAT='%R %U %S' t
+  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+  echo "$t" | awk '{printf "%.3f %.3f\n", $1, $2 + $3}'
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-plain=(); traced=()
-for i in $(seq "$runs"); do  # interleaved, so drift hits both alike
-  plain+=("$(time_one env "$python" -c "$script")")
-  traced+=("$(time_one env LD_PRELOAD="$lib" ALLOCTRACE_OUT="$tmp/py.%p.trace" "$python" -c "$script")")
+ratio() { echo "$1 $2" | awk '{printf "%.4f\n", $1 / $2}'; }
+declare -a rw rc sw sc
+for i in $(seq "$runs"); do
+  read -r pw pc < <(time_one env "$python" -c "$script")
+  rm -f "$tmp"/c.*.trace "$tmp"/s.*.trace
+  read -r cw cc < <(time_one env LD_PRELOAD="$lib" ALLOCTRACE_OUT="$tmp/c.%p.trace" "$python" -c "$script")
+  read -r xw xc < <(time_one env LD_PRELOAD="$lib" ALLOCTRACE_CALL_SITES=8 ALLOCTRACE_OUT="$tmp/s.%p.trace" "$python" -c "$script")
+  printf 'round %d: plain %s s wall %s s cpu; captured %s / %s; with call sites %s / %s\n' \
+    "$i" "$pw" "$pc" "$cw" "$cc" "$xw" "$xc"
+  rw+=("$(ratio "$cw" "$pw")"); rc+=("$(ratio "$cc" "$pc")")
+  sw+=("$(ratio "$xw" "$cw")"); sc+=("$(ratio "$xc" "$cc")")
 done
-mp=$(printf '%s\n' "${plain[@]}" | median)
-mt=$(printf '%s\n' "${traced[@]}" | median)
-f=$(ls "$tmp"/py.*.trace | tail -1)
-printf 'plain  runs: %s\n' "${plain[*]}"
-printf 'traced runs: %s\n' "${traced[*]}"
-printf 'median plain %.3f s, traced %.3f s, ratio %.2fx; last trace %s bytes\n' \
-  "$mp" "$mt" "$(echo "$mt / $mp" | bc -l)" "$(stat -c %s "$f")"
+c=$(ls "$tmp"/c.*.trace | tail -1); s=$(ls "$tmp"/s.*.trace | tail -1)
+printf 'captured / plain, medians of %d paired rounds: wall %sx, cpu %sx\n' "$runs" \
+  "$(printf '%s\n' "${rw[@]}" | median)" "$(printf '%s\n' "${rc[@]}" | median)"
+printf 'call sites / captured: wall %sx, cpu %sx; trace %s bytes, with call sites %s bytes\n' \
+  "$(printf '%s\n' "${sw[@]}" | median)" "$(printf '%s\n' "${sc[@]}" | median)" \
+  "$(stat -c %s "$c")" "$(stat -c %s "$s")"
