@@ -126,115 +126,145 @@ size_t AllocatingFrame(const std::vector<FrameName>& chain) {
   return chain.empty() ? 0 : chain.size() - 1;
 }
 
-absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
-                                                const std::string& addr2line) {
-  CallSiteReport report;
-  // Pass 1: the stack table.
-  CallSiteTable table;
-  int depth_asked = 0;
-  {
-    absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path);
-    if (!reader.ok()) return reader.status();
-    absl::Status s = (*reader)->ForEachEvent([](const std::vector<Event>&) {},
-                                             [](const Event&) { return absl::OkStatus(); });
-    if (!s.ok()) return s;
-    table = (*reader)->call_sites();
-    if (!(*reader)->call_sites_error().empty()) {
-      report.notes.push_back(absl::StrCat("call sites damaged: ", (*reader)->call_sites_error(),
-                                          "; allocations from that chunk on are counted without "
-                                          "a site"));
-    }
-    depth_asked = (*reader)->header().labels().contains("call_site_depth")
-                      ? std::atoi((*reader)->header().labels().at("call_site_depth").c_str())
-                      : 0;
+namespace {
+
+// ComputeCallSites in its steps, sharing what they build.
+class SiteCount {
+ public:
+  SiteCount(const std::string& path, const std::string& addr2line)
+      : path_(path), addr2line_(addr2line) {}
+
+  // Pass 1: the stack table, named; notes on its state.
+  absl::Status ReadTable();
+  // Groups the stacks by allocating function (group 0: no site).
+  void GroupStacks();
+  // Pass 2: every allocation and free counted in its group.
+  absl::Status Count();
+  // The groups' figures, sorted by memory ops, and the stacks' map to them.
+  CallSiteReport Finish();
+
+ private:
+  void Alloc(uint32_t object, uint64_t bytes, uint32_t site);
+  void Free(uint32_t object);
+
+  const std::string path_;
+  const std::string addr2line_;
+  CallSiteReport report_;
+  CallSiteTable table_;
+  Symbols symbols_;
+  std::vector<Counting> groups_;
+  std::vector<uint32_t> group_of_stack_;
+  std::vector<std::vector<std::string>> stack_text_;
+  std::vector<uint32_t> obj_group_;
+  std::vector<uint64_t> obj_bytes_, obj_born_;
+  uint64_t op_ = 0;
+};
+
+absl::Status SiteCount::ReadTable() {
+  absl::StatusOr<std::unique_ptr<TraceReader>> reader = TraceReader::Open(path_);
+  if (!reader.ok()) return reader.status();
+  absl::Status s = (*reader)->ForEachEvent([](const std::vector<Event>&) {},
+                                           [](const Event&) { return absl::OkStatus(); });
+  if (!s.ok()) return s;
+  table_ = (*reader)->call_sites();
+  if (!(*reader)->call_sites_error().empty()) {
+    report_.notes.push_back(absl::StrCat("call sites damaged: ", (*reader)->call_sites_error(),
+                                         "; allocations from that chunk on are counted without "
+                                         "a site"));
   }
-  report.has_sites = !table.empty();
-  report.stacks = table.stacks().size();
-  const Symbols symbols = Symbolize(table, addr2line);
-  report.notes.insert(report.notes.end(), symbols.notes.begin(), symbols.notes.end());
+  const auto& labels = (*reader)->header().labels();
+  const int depth_asked =
+      labels.contains("call_site_depth") ? std::atoi(labels.at("call_site_depth").c_str()) : 0;
+  report_.has_sites = !table_.empty();
+  report_.stacks = table_.stacks().size();
+  symbols_ = Symbolize(table_, addr2line_);
+  report_.notes.insert(report_.notes.end(), symbols_.notes.begin(), symbols_.notes.end());
   uint64_t frames = 0;
-  for (const StackDef& s : table.stacks()) frames += s.pcs.size();
-  if (depth_asked >= 4 && !table.empty() && 2 * frames <= 3 * table.stacks().size()) {
-    report.notes.push_back(absl::StrCat(
-        "stacks are ", absl::StrFormat("%.1f", static_cast<double>(frames) / table.stacks().size()),
+  for (const StackDef& st : table_.stacks()) frames += st.pcs.size();
+  if (depth_asked >= 4 && !table_.empty() && 2 * frames <= 3 * table_.stacks().size()) {
+    report_.notes.push_back(absl::StrCat(
+        "stacks are ",
+        absl::StrFormat("%.1f", static_cast<double>(frames) / table_.stacks().size()),
         " frames deep on average (", depth_asked,
         " asked): the code above the allocating call has no frame pointers, so its callers "
         "are not known (built with -fno-omit-frame-pointer they are)"));
   }
+  return absl::OkStatus();
+}
 
-  // Groups by allocating function; group 0 holds allocations without a site.
-  std::vector<Counting> groups(1);
-  groups[0].g.function = "(no call site)";
+void SiteCount::GroupStacks() {
+  groups_.resize(1);
+  groups_[0].g.function = "(no call site)";
   absl::flat_hash_map<std::string, uint32_t> group_of_key;
-  std::vector<uint32_t> group_of_stack(table.stacks().size() + 1, 0);
-  std::vector<std::vector<std::string>> stack_text(table.stacks().size() + 1);
-  for (const StackDef& s : table.stacks()) {
-    report.max_depth = std::max<uint64_t>(report.max_depth, s.pcs.size());
-    const std::vector<FrameName> chain = ChainOf(s, symbols);
+  group_of_stack_.assign(table_.stacks().size() + 1, 0);
+  stack_text_.assign(table_.stacks().size() + 1, {});
+  for (const StackDef& s : table_.stacks()) {
+    report_.max_depth = std::max<uint64_t>(report_.max_depth, s.pcs.size());
+    const std::vector<FrameName> chain = ChainOf(s, symbols_);
     if (chain.empty()) continue;
     const size_t at = AllocatingFrame(chain);
     // The module of the allocating function: that of the pc it came from.
     size_t pc_index = 0;
     for (size_t seen = 0; pc_index < s.pcs.size(); ++pc_index) {
-      auto it = symbols.frames.find({s.modules[pc_index], s.pcs[pc_index]});
-      seen += it == symbols.frames.end() ? 0 : it->second.size();
+      auto it = symbols_.frames.find({s.modules[pc_index], s.pcs[pc_index]});
+      seen += it == symbols_.frames.end() ? 0 : it->second.size();
       if (seen > at) break;
     }
     const std::string module =
-        ModuleName(table, pc_index < s.modules.size() ? s.modules[pc_index] : 0);
+        ModuleName(table_, pc_index < s.modules.size() ? s.modules[pc_index] : 0);
     const std::string key = absl::StrCat(chain[at].function, "\t", module);
-    auto [it, inserted] = group_of_key.try_emplace(key, static_cast<uint32_t>(groups.size()));
+    auto [it, inserted] = group_of_key.try_emplace(key, static_cast<uint32_t>(groups_.size()));
     if (inserted) {
-      groups.emplace_back();
-      groups.back().g.function = chain[at].function;
-      groups.back().g.module = module;
+      groups_.emplace_back();
+      groups_.back().g.function = chain[at].function;
+      groups_.back().g.module = module;
     }
-    group_of_stack[s.id] = it->second;
-    for (size_t i = at; i < chain.size(); ++i) stack_text[s.id].push_back(FrameText(chain[i]));
-    if (stack_text[s.id].empty()) stack_text[s.id].push_back(FrameText(chain.back()));
+    group_of_stack_[s.id] = it->second;
+    for (size_t i = at; i < chain.size(); ++i) stack_text_[s.id].push_back(FrameText(chain[i]));
   }
+}
 
-  // Pass 2: count by group.
-  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
+void SiteCount::Alloc(uint32_t object, uint64_t bytes, uint32_t site) {
+  const uint32_t g = site < group_of_stack_.size() ? group_of_stack_[site] : 0;
+  if (object >= obj_group_.size()) {
+    obj_group_.resize(size_t{object} + 1);
+    obj_bytes_.resize(size_t{object} + 1);
+    obj_born_.resize(size_t{object} + 1);
+  }
+  obj_group_[object] = g;
+  obj_bytes_[object] = bytes;
+  obj_born_[object] = op_;
+  Counting& c = groups_[g];
+  ++c.g.allocs;
+  ++c.g.memory_ops;
+  c.g.bytes += bytes;
+  c.live_bytes += bytes;
+  ++c.live_blocks;
+  c.g.peak_live_bytes = std::max(c.g.peak_live_bytes, c.live_bytes);
+  ++c.sizes[bytes];
+  if (site != 0) ++c.by_stack[site];
+  ++report_.allocations;
+  report_.allocations_without_site += site == 0;
+}
+
+void SiteCount::Free(uint32_t object) {
+  if (object >= obj_group_.size()) return;
+  Counting& c = groups_[obj_group_[object]];
+  c.live_bytes -= obj_bytes_[object];
+  --c.live_blocks;
+  ++c.freed;
+  ++c.lifetimes[std::min(LifetimeBucket(op_ - obj_born_[object]), kLifetimeBuckets - 1)];
+}
+
+absl::Status SiteCount::Count() {
+  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path_);
   if (!opened.ok()) return opened.status();
   TraceReader& reader = **opened;
-  std::vector<uint32_t> obj_group;
-  std::vector<uint64_t> obj_bytes, obj_born;
   const std::vector<uint64_t>* sites = nullptr;
   size_t next_site = 0;
-  uint64_t op = 0;
   auto take_site = [&]() -> uint32_t {
-    if (sites == nullptr || sites->empty() || next_site >= sites->size()) return 0;
+    if (sites == nullptr || next_site >= sites->size()) return 0;
     return static_cast<uint32_t>((*sites)[next_site++]);
-  };
-  auto alloc = [&](uint32_t object, uint64_t bytes, uint32_t site) {
-    const uint32_t g = site < group_of_stack.size() ? group_of_stack[site] : 0;
-    if (object >= obj_group.size()) {
-      obj_group.resize(size_t{object} + 1);
-      obj_bytes.resize(size_t{object} + 1);
-      obj_born.resize(size_t{object} + 1);
-    }
-    obj_group[object] = g;
-    obj_bytes[object] = bytes;
-    obj_born[object] = op;
-    Counting& c = groups[g];
-    ++c.g.allocs;
-    c.g.bytes += bytes;
-    c.live_bytes += bytes;
-    ++c.live_blocks;
-    c.g.peak_live_bytes = std::max(c.g.peak_live_bytes, c.live_bytes);
-    ++c.sizes[bytes];
-    if (site != 0) ++c.by_stack[site];
-    ++report.allocations;
-    report.allocations_without_site += site == 0;
-  };
-  auto free = [&](uint32_t object) {
-    if (object >= obj_group.size()) return;
-    Counting& c = groups[obj_group[object]];
-    c.live_bytes -= obj_bytes[object];
-    --c.live_blocks;
-    ++c.freed;
-    ++c.lifetimes[std::min(LifetimeBucket(op - obj_born[object]), kLifetimeBuckets - 1)];
   };
   absl::Status s = reader.ForEachEvent(
       [&](const std::vector<Event>&) {
@@ -244,32 +274,34 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
       [&](const Event& e) {
         switch (e.kind) {
           case OpKind::kAlloc:
-            alloc(e.object, reader.shapes()[e.shape].bytes(), take_site());
+            Alloc(e.object, reader.shapes()[e.shape].bytes(), take_site());
             break;
           case OpKind::kFree:
-            free(e.object);
-            ++groups[obj_group[e.object]].g.memory_ops;
+            Free(e.object);
+            if (e.object < obj_group_.size()) ++groups_[obj_group_[e.object]].g.memory_ops;
             break;
-          case OpKind::kRealloc:
-            free(e.old_object);
-            alloc(e.object, reader.shapes()[e.shape].bytes(), take_site());
+          case OpKind::kRealloc:  // one memory op, counted in the new block's group
+            Free(e.old_object);
+            Alloc(e.object, reader.shapes()[e.shape].bytes(), take_site());
             break;
           default:
             return absl::OkStatus();
         }
-        if (e.kind != OpKind::kFree) ++groups[obj_group[e.object]].g.memory_ops;
-        ++op;
+        ++op_;
         return absl::OkStatus();
       });
-  if (!s.ok()) return s;
-  report.memory_ops = op;
+  report_.memory_ops = op_;
+  return s;
+}
 
-  std::vector<uint32_t> kept;  // counting index -> index in report.groups
-  for (size_t i = 0; i < groups.size(); ++i) {
-    Counting& c = groups[i];
-    kept.push_back(static_cast<uint32_t>(report.groups.size()));
+CallSiteReport SiteCount::Finish() {
+  // Each group's figures, then the groups by memory ops (rank: counting
+  // index -> place in the report; groups that made no allocation drop out).
+  std::vector<std::pair<uint32_t, SiteGroup>> made;
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    Counting& c = groups_[i];
     if (c.g.allocs == 0) continue;
-    c.g.share = op == 0 ? 0 : static_cast<double>(c.g.memory_ops) / static_cast<double>(op);
+    c.g.share = op_ == 0 ? 0 : static_cast<double>(c.g.memory_ops) / static_cast<double>(op_);
     c.g.median_block = MedianOf(c.sizes, c.g.allocs);
     c.g.median_lifetime_ops = MedianLifetime(c.lifetimes, c.freed);
     c.g.live_at_end = static_cast<double>(c.live_blocks) / static_cast<double>(c.g.allocs);
@@ -280,34 +312,41 @@ absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
       if (n > top_n || (n == top_n && stack < top)) top = stack, top_n = n;
     }
     if (top != 0) {
-      c.g.top_stack = stack_text[top];
-      const std::vector<FrameName> chain = ChainOf(*table.stack(top), symbols);
+      c.g.top_stack = stack_text_[top];
+      const std::vector<FrameName> chain = ChainOf(*table_.stack(top), symbols_);
       if (!chain.empty()) c.g.location = chain[AllocatingFrame(chain)].location;
     }
-    report.groups.push_back(std::move(c.g));
+    made.emplace_back(static_cast<uint32_t>(i), std::move(c.g));
   }
-  std::vector<uint32_t> order(report.groups.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const SiteGroup& x = report.groups[a];
-    const SiteGroup& y = report.groups[b];
+  std::sort(made.begin(), made.end(), [](const auto& a, const auto& b) {
+    const SiteGroup& x = a.second;
+    const SiteGroup& y = b.second;
     return x.memory_ops != y.memory_ops ? x.memory_ops > y.memory_ops : x.function < y.function;
   });
-  std::vector<uint32_t> rank(order.size());
-  std::vector<SiteGroup> sorted;
-  for (uint32_t r = 0; r < order.size(); ++r) {
-    rank[order[r]] = r;
-    sorted.push_back(std::move(report.groups[order[r]]));
+  std::vector<uint32_t> rank(groups_.size(), 0);
+  for (uint32_t r = 0; r < made.size(); ++r) {
+    rank[made[r].first] = r;
+    report_.groups.push_back(std::move(made[r].second));
   }
-  report.groups = std::move(sorted);
   // A stack whose group made no allocation maps to the group without a site.
-  const uint32_t no_site = groups[0].g.allocs > 0 ? rank[kept[0]] : 0;
-  report.group_of_stack.assign(group_of_stack.size(), no_site);
-  for (size_t id = 1; id < group_of_stack.size(); ++id) {
-    const uint32_t g = group_of_stack[id];
-    if (groups[g].g.allocs > 0) report.group_of_stack[id] = rank[kept[g]];
+  const uint32_t no_site = rank[0];
+  report_.group_of_stack.assign(group_of_stack_.size(), no_site);
+  for (size_t id = 1; id < group_of_stack_.size(); ++id) {
+    const uint32_t g = group_of_stack_[id];
+    if (groups_[g].g.allocs > 0 || g == 0) report_.group_of_stack[id] = rank[g];
   }
-  return report;
+  return std::move(report_);
+}
+
+}  // namespace
+
+absl::StatusOr<CallSiteReport> ComputeCallSites(const std::string& path,
+                                                const std::string& addr2line) {
+  SiteCount count(path, addr2line);
+  if (absl::Status s = count.ReadTable(); !s.ok()) return s;
+  count.GroupStacks();
+  if (absl::Status s = count.Count(); !s.ok()) return s;
+  return count.Finish();
 }
 
 std::string FormatCallSitesText(const CallSiteReport& r, size_t limit) {

@@ -81,6 +81,89 @@ absl::flat_hash_map<uint64_t, std::vector<FrameName>> ParseAddr2line(const std::
   return result;
 }
 
+namespace {
+
+// Why module `m` cannot be symbolized from `elf` (its file as it is now),
+// or "".
+std::string WhyNotSymbolized(const ModuleDef& m, const absl::StatusOr<ElfFile>& elf) {
+  if (!elf.ok()) return std::string(elf.status().message());
+  if (!m.build_id.empty() && elf->build_id() != m.build_id) {
+    return absl::StrCat(m.path, ": build id ", HexBytes(elf->build_id()),
+                        " differs from the recorded ", HexBytes(m.build_id),
+                        " (the file changed since the recording)");
+  }
+  return "";
+}
+
+// Names the frames at `wanted` (return addresses) in module `m` into *out;
+// *addr2line_missing: addr2line could not be run (set here the first time).
+void SymbolizeModule(const ModuleDef& m, const absl::flat_hash_set<uint64_t>& wanted,
+                     const std::string& addr2line, Symbols* out, bool* addr2line_missing) {
+  const std::string name = BaseName(m.path);
+  // The offset the file's own tools use (its link-time address), or the
+  // file offset where the file cannot be read.
+  auto fallback = [&](uint64_t address) {
+    FrameName f;
+    f.function = absl::StrCat(name, "+0x", absl::Hex(address));
+    return f;
+  };
+  absl::StatusOr<ElfFile> elf = ElfFile::Open(m.path);
+  const std::string why = WhyNotSymbolized(m, elf);
+  std::vector<uint64_t> order;
+  absl::flat_hash_map<uint64_t, uint64_t> address_of;  // pc -> link-time address of the call
+  for (uint64_t pc : wanted) {
+    const uint64_t offset = pc - 1 - m.start + m.file_offset;
+    uint64_t address = offset;
+    if (why.empty() && !elf->AddressOfOffset(offset, &address)) address = offset;
+    address_of[pc] = address;
+    out->frames[{m.id, pc}] = {fallback(address)};
+    order.push_back(pc);
+  }
+  if (!why.empty()) {
+    out->notes.push_back(absl::StrCat("not symbolized: ", why));
+    return;
+  }
+  if (*addr2line_missing) return;
+  size_t named = 0;
+  for (size_t at = 0; at < order.size(); at += kBatch) {
+    std::vector<uint64_t> batch;
+    for (size_t i = at; i < order.size() && i < at + kBatch; ++i) {
+      batch.push_back(address_of[order[i]]);
+    }
+    absl::StatusOr<std::string> text = RunAddr2line(addr2line, m.path, batch);
+    if (!text.ok()) {
+      out->notes.push_back(absl::StrCat("not symbolized: ", text.status().message(),
+                                        " (GNU binutils' addr2line names the frames)"));
+      *addr2line_missing = absl::IsNotFound(text.status());
+      break;
+    }
+    absl::flat_hash_map<uint64_t, std::vector<FrameName>> names = ParseAddr2line(*text);
+    for (size_t i = at; i < order.size() && i < at + kBatch; ++i) {
+      auto it = names.find(address_of[order[i]]);
+      if (it == names.end() || it->second.empty()) continue;
+      std::vector<FrameName>& chain = it->second;
+      // Without DWARF addr2line names the nearest symbol before the
+      // address, which for a function the file does not export is a
+      // neighbour's name: kept only where a symbol covers the address.
+      // (A line found means separate debug info was found: exact too.)
+      const bool trusted = elf->has_debug_info() || !chain.front().location.empty() ||
+                           elf->FunctionSymbolCovers(address_of[order[i]]);
+      for (FrameName& f : chain) {
+        if (!trusted) f.named = false;
+        if (!f.named) f.function = fallback(address_of[order[i]]).function;
+      }
+      named += chain.front().named;
+      out->frames[{m.id, order[i]}] = std::move(chain);
+    }
+  }
+  if (named == 0 && !*addr2line_missing) {
+    out->notes.push_back(
+        absl::StrCat("not symbolized: ", m.path, " has no symbols for its frames (stripped?)"));
+  }
+}
+
+}  // namespace
+
 Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
   Symbols out;
   // Return addresses by module.
@@ -95,76 +178,7 @@ Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
   }
   bool addr2line_missing = false;
   for (const ModuleDef& m : table.modules()) {
-    const absl::flat_hash_set<uint64_t>& wanted = pcs[m.id];
-    if (wanted.empty()) continue;
-    const std::string name = BaseName(m.path);
-    // The offset the file's own tools use (its link-time address), or the
-    // file offset where the file cannot be read.
-    auto fallback = [&](uint64_t address) {
-      FrameName f;
-      f.function = absl::StrCat(name, "+0x", absl::Hex(address));
-      return f;
-    };
-    absl::StatusOr<ElfFile> elf = ElfFile::Open(m.path);
-    std::string why;
-    if (!elf.ok()) {
-      why = std::string(elf.status().message());
-    } else if (!m.build_id.empty() && elf->build_id() != m.build_id) {
-      why = absl::StrCat(m.path, ": build id ", HexBytes(elf->build_id()),
-                         " differs from the recorded ", HexBytes(m.build_id),
-                         " (the file changed since the recording)");
-    }
-    std::vector<uint64_t> order;
-    absl::flat_hash_map<uint64_t, uint64_t> address_of;  // pc -> link-time address of the call
-    for (uint64_t pc : wanted) {
-      const uint64_t offset = pc - 1 - m.start + m.file_offset;
-      uint64_t address = offset;
-      if (why.empty() && !elf->AddressOfOffset(offset, &address)) address = offset;
-      address_of[pc] = address;
-      out.frames[{m.id, pc}] = {fallback(address)};
-      order.push_back(pc);
-    }
-    if (!why.empty()) {
-      out.notes.push_back(absl::StrCat("not symbolized: ", why));
-      continue;
-    }
-    if (addr2line_missing) continue;
-    size_t named = 0;
-    for (size_t at = 0; at < order.size(); at += kBatch) {
-      std::vector<uint64_t> batch;
-      for (size_t i = at; i < order.size() && i < at + kBatch; ++i) {
-        batch.push_back(address_of[order[i]]);
-      }
-      absl::StatusOr<std::string> text = RunAddr2line(addr2line, m.path, batch);
-      if (!text.ok()) {
-        out.notes.push_back(absl::StrCat("not symbolized: ", text.status().message(),
-                                         " (GNU binutils' addr2line names the frames)"));
-        addr2line_missing = absl::IsNotFound(text.status());
-        break;
-      }
-      absl::flat_hash_map<uint64_t, std::vector<FrameName>> names = ParseAddr2line(*text);
-      for (size_t i = at; i < order.size() && i < at + kBatch; ++i) {
-        auto it = names.find(address_of[order[i]]);
-        if (it == names.end() || it->second.empty()) continue;
-        std::vector<FrameName>& chain = it->second;
-        // Without DWARF addr2line names the nearest symbol before the
-        // address, which for a function the file does not export is a
-        // neighbour's name: kept only where a symbol covers the address.
-        // (A line found means separate debug info was found: exact too.)
-        const bool trusted = elf->has_debug_info() || !chain.front().location.empty() ||
-                             elf->FunctionSymbolCovers(address_of[order[i]]);
-        for (FrameName& f : chain) {
-          if (!trusted) f.named = false;
-          if (!f.named) f.function = fallback(address_of[order[i]]).function;
-        }
-        named += chain.front().named;
-        out.frames[{m.id, order[i]}] = std::move(chain);
-      }
-    }
-    if (named == 0 && !addr2line_missing) {
-      out.notes.push_back(
-          absl::StrCat("not symbolized: ", m.path, " has no symbols for its frames (stripped?)"));
-    }
+    if (!pcs[m.id].empty()) SymbolizeModule(m, pcs[m.id], addr2line, &out, &addr2line_missing);
   }
   return out;
 }
