@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap        # Bazel 4.2.3
   bazel-rules-java       # @rules_java for offline toolchain resolution
   build-essential
+  binutils               # addr2line names call sites (inspect --sites); strip, objcopy in tests
   pkg-config
   protobuf-compiler libprotobuf-dev
   libabsl-dev
@@ -15,12 +16,11 @@ packages=(
   libbenchmark-dev
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # replay baselines
   python3                # tests capture real programs (sort, python3)
-  bc                     # tracer/capture/measure_overhead.sh
   clang libclang-rt-14-dev  # libFuzzer: tools/fuzz.sh
   clang-format           # .clang-format; tools/test.sh checks every C++ file
   cmake                  # the CMake package and examples/cmake
 )
-# --with-browser (tools/test.sh passes it): what //charts:browser_test needs
+# --with-browser (the README's test command passes it): what //charts:browser_test needs
 # to open the HTML reports in a real browser and read its screenshots.
 if [ "${1:-}" = "--with-browser" ]; then
   packages+=(chromium python3-pil fonts-dejavu-core)
