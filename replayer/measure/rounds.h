@@ -114,13 +114,13 @@ struct RoundsSettings {
   std::string budget_flag = "--total_budget";
   // What the total budget may stretch to: with the decoding (6 to 7 s on a
   // 10 M-event trace), and the whole runs after windowed rounds taken out of
-  // it (measure.cc), a long trace's command ends within a minute.
+  // it (sampling.h), a long trace's command ends within a minute.
   double max_total_budget_seconds = 47;
   int stretch_rounds = 5;  // rounds at the first's pace the budget stretches to
   // A stretched budget stretches further, within its cap, so that the
   // contenders the race leaves reach this many rounds at their own pace.
   int reach_rounds = 10;
-  // Or, on a long trace (replayed as sampled windows: measure.cc), to its
+  // Or, on a long trace (replayed as sampled windows: sampling.h), to its
   // cap once the race has looked, whether or not they can reach that many
   // within it, and whether or not the first round stretched the budget.
   // Not on a short trace whose budget a slow first
@@ -128,7 +128,7 @@ struct RoundsSettings {
   // take the cap, 43 s, rather than 16 to 25 s.
   bool to_cap = false;
   // Seconds of the cap kept for what a mode runs after the rounds (a
-  // windowed replay's whole runs: measure.cc): at most kept_seconds, and,
+  // windowed replay's whole runs: sampling.h): at most kept_seconds, and,
   // given kept_for, no more than the contenders still in the race will
   // need (kept_for(i): contender i's seconds; < 0 while it cannot tell),
   // so the rounds get what the race's eliminations free.
