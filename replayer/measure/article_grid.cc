@@ -14,7 +14,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
-#include "alloctrace/replayer/measure/policy_safety.h"
 #include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace::measure_internal {
@@ -40,18 +39,22 @@ std::vector<Entry> ArticleGrid(const std::string& kind, const PolicyInfos& polic
   if (!names.ok()) return grid;
   for (const std::string& name : *names) {
     Entry e = MakeEntry(policies, name, name, program, /*default_set=*/true);
-    const allocators::AllocatorInfo& info = policies.at(name);
-    if (e.runs.skipped.empty()) {
-      grid.push_back(std::move(e));
-    } else if (e.runs.skipped == PoolPerArenaReason(info, program.arena_usage,
-                                                    program.allocs + program.reallocs_count)) {
-      ++left_out->per_arena;
-    } else if (e.runs.skipped == LockedTwinReason(info, program.threads)) {
-      ++left_out->locked_twin;
-    } else if (e.runs.skipped == StackTwinReason(info, program.arena_usage, program.threads)) {
-      ++left_out->stack_twin;
-    } else {
-      ++left_out->other;
+    switch (e.skip) {
+      case Skip::kNone:
+        grid.push_back(std::move(e));
+        break;
+      case Skip::kPoolPerArena:
+        ++left_out->per_arena;
+        break;
+      case Skip::kLockedTwin:
+        ++left_out->locked_twin;
+        break;
+      case Skip::kStackTwin:
+        ++left_out->stack_twin;
+        break;
+      case Skip::kOther:
+        ++left_out->other;
+        break;
     }
   }
   return grid;

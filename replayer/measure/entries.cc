@@ -31,7 +31,10 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
   e.runs.family = allocators::Family::kOurs;
   if (!rest.preload.empty()) {
     e.preload_path = FindPreloadLibrary(rest.preload);
-    if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(rest.preload, " is not installed");
+    if (e.preload_path.empty()) {
+      e.runs.skipped = absl::StrCat(rest.preload, " is not installed");
+      e.skip = Skip::kOther;
+    }
   }
   return e;
 }
@@ -64,21 +67,24 @@ Entry MakeEntry(const PolicyInfos& policies, const std::string& name,
   e.runs.family = info.family;
   e.runs.adopt = info.adopt;
   e.runs.frees_blocks = info.frees_blocks;
-  e.runs.skipped = UnsafeReason(info, program.arena_usage);
-  if (e.runs.skipped.empty()) {
-    e.runs.skipped = UnsafeSharedStateReason(info, program.arena_usage, program.threads);
-  }
+  if (info.floor) e.runs.role = Role::kFloor;
+  // The first reason that applies, and its kind.
+  auto skip = [&e](Skip kind, std::string reason) {
+    if (!e.runs.skipped.empty() || reason.empty()) return;
+    e.runs.skipped = std::move(reason);
+    e.skip = kind;
+  };
+  skip(Skip::kOther, UnsafeReason(info, program.arena_usage));
+  skip(Skip::kOther, UnsafeSharedStateReason(info, program.arena_usage, program.threads));
   if (e.runs.skipped.empty() && default_set) {
-    e.runs.skipped =
-        PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count);
-    if (e.runs.skipped.empty()) e.runs.skipped = LockedTwinReason(info, program.threads);
-    if (e.runs.skipped.empty()) {
-      e.runs.skipped = StackTwinReason(info, program.arena_usage, program.threads);
-    }
+    skip(Skip::kPoolPerArena,
+         PoolPerArenaReason(info, program.arena_usage, program.allocs + program.reallocs_count));
+    skip(Skip::kLockedTwin, LockedTwinReason(info, program.threads));
+    skip(Skip::kStackTwin, StackTwinReason(info, program.arena_usage, program.threads));
   }
   if (e.runs.skipped.empty() && !info.preload.empty()) {
     e.preload_path = FindPreloadLibrary(info.preload);
-    if (e.preload_path.empty()) e.runs.skipped = absl::StrCat(info.preload, " is not installed");
+    if (e.preload_path.empty()) skip(Skip::kOther, absl::StrCat(info.preload, " is not installed"));
   }
   return e;
 }

@@ -20,14 +20,23 @@
 
 namespace alloctrace::measure_internal {
 
-// The name of glibc malloc's second run set, for the noise floor.
+// The reference of every ratio, glibc malloc, and the name of its second
+// run set, for the noise floor.
+inline constexpr char kReferencePolicy[] = "malloc";
 inline constexpr char kNoiseName[] = "malloc (again)";
+
+// Why an entry is skipped (its words in PolicyRuns::skipped): the default
+// set's rules (policy_safety.h: PoolPerArenaReason, LockedTwinReason,
+// StackTwinReason), which the article grid's note counts, or another
+// (not safe on the trace, library not installed).
+enum class Skip { kNone, kPoolPerArena, kLockedTwin, kStackTwin, kOther };
 
 // A policy as the replay measures it: what runs it, and its runs.
 struct Entry {
   std::string policy;  // the registry name to run (kNoiseName's runs malloc; a mix's rest)
   std::string mix;     // a mix's MixSpecWord, "" for one policy
   std::string preload_path;
+  Skip skip = Skip::kNone;
   PolicyRuns runs;
 };
 

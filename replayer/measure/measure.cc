@@ -22,6 +22,7 @@ using measure_internal::EnterArticleGrid;
 using measure_internal::Entry;
 using measure_internal::Has;
 using measure_internal::kNoiseName;
+using measure_internal::kReferencePolicy;
 using measure_internal::MakeEntry;
 using measure_internal::ReplayRunner;
 
@@ -30,12 +31,11 @@ using measure_internal::ReplayRunner;
 Contender ContenderOf(const Entry& e, bool unchanged_apart) {
   Contender c;
   c.name = e.runs.name;
-  c.reference = e.policy == "malloc" && e.runs.name == "malloc";
-  c.noise = e.runs.name == kNoiseName;
-  c.races = e.policy != "bump";  // the harness floor, never a contender
+  c.role = e.runs.role;
   c.frees_blocks = e.runs.frees_blocks;
-  c.races_apart = unchanged_apart && !c.noise &&
-                  (e.policy == "malloc" || e.runs.family == allocators::Family::kExternal);
+  // glibc malloc, its noise set aside, or a preloaded malloc.
+  c.races_apart = unchanged_apart && c.role != Role::kNoise &&
+                  (e.policy == kReferencePolicy || e.runs.family == allocators::Family::kExternal);
   // Skipped, or failed in the screen: already done.
   c.done = !e.runs.skipped.empty() || e.runs.failed > 0;
   return c;
@@ -64,7 +64,7 @@ void KeepRuns(std::vector<Entry>& entries, const std::vector<Contender>& contend
       runs.stop_reason = c.done ? c.stop_reason : "stopped with the others";
     }
     runs.eliminated = c.eliminated;
-    if (c.noise) {
+    if (c.role == Role::kNoise) {
       out->noise = std::move(runs);
     } else {
       out->policies.push_back(std::move(runs));
@@ -118,10 +118,18 @@ MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::s
     };
     EnterArticleGrid(entries, policies, program, s, ranking, runner_for, &out.trace);
   }
-  // glibc malloc is the reference of every ratio; its second run set gives
-  // the noise floor.
-  if (!Has(entries, "malloc")) entries.push_back(MakeEntry(policies, "malloc", "malloc", program));
-  entries.push_back(MakeEntry(policies, "malloc", kNoiseName, program));
+  // glibc malloc is the reference of every ratio (the listed one, if it
+  // is); its second run set gives the noise floor.
+  if (!Has(entries, kReferencePolicy)) {
+    entries.push_back(MakeEntry(policies, kReferencePolicy, kReferencePolicy, program));
+  }
+  for (Entry& e : entries) {
+    if (e.policy == kReferencePolicy && e.runs.name == kReferencePolicy) {
+      e.runs.role = Role::kReference;
+    }
+  }
+  entries.push_back(MakeEntry(policies, kReferencePolicy, kNoiseName, program));
+  entries.back().runs.role = Role::kNoise;
   // A fake runner (tests) starts no process: nothing to add to one.
   if (s.process_cost && !s.run_child) AddProcessCosts(entries, self);
 

@@ -44,7 +44,9 @@ std::vector<double> RatiosToLeader(const std::vector<Contender>& set, size_t i, 
 
 }  // namespace
 
-bool Races(const Contender& c) { return c.races && c.failed == 0 && !c.eliminated && c.kept > 0; }
+bool Races(const Contender& c) {
+  return c.role != Role::kFloor && c.failed == 0 && !c.eliminated && c.kept > 0;
+}
 
 size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only, bool apart_only) {
   size_t leader = set.size();

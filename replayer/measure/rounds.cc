@@ -42,8 +42,8 @@ class Rounds {
   Rounds(std::vector<Contender>& cs, ContenderRunner& runner, const RoundsSettings& s)
       : cs_(cs), runner_(runner), s_(s), rng_(s.seed) {
     for (size_t i = 0; i < cs_.size(); ++i) {
-      if (cs_[i].reference) ref_ = i;
-      if (cs_[i].noise) noise_ = i;
+      if (cs_[i].role == Role::kReference) ref_ = i;
+      if (cs_[i].role == Role::kNoise) noise_ = i;
     }
     for (size_t i = 0; i < cs_.size(); ++i) entrants_ += IsOther(i) && !cs_[i].done;
     result_.total_budget = s.total_budget_seconds;

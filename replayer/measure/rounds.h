@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/replayer/measure/role.h"
 
 namespace alloctrace {
 
@@ -46,9 +47,10 @@ namespace alloctrace {
 // reads only their ranked figures.
 struct Contender {
   std::string name;
-  bool reference = false;    // pairs every run: runs as long as anyone does
-  bool noise = false;        // the reference's second run set: runs with it
-  bool races = true;         // may lead and be eliminated (false: bump, the harness floor)
+  // kReference pairs every run: runs as long as anyone does; kNoise, the
+  // reference's second run set, runs with it; kFloor (bump, the harness's
+  // own cost) never leads nor is eliminated.
+  Role role = Role::kCandidate;
   bool frees_blocks = true;  // the race's leaders: see race.h
   // One of the set a program adopts unchanged (a capture's mallocs): it
   // races the fastest of that set, never one the program cannot adopt

@@ -63,9 +63,9 @@ class FakeRunner : public ContenderRunner {
 std::vector<Contender> Three() {
   std::vector<Contender> cs(4);
   cs[0].name = "ref";
-  cs[0].reference = true;
+  cs[0].role = Role::kReference;
   cs[1].name = "noise";
-  cs[1].noise = true;
+  cs[1].role = Role::kNoise;
   cs[2].name = "fast";
   cs[3].name = "slow";
   return cs;

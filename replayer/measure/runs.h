@@ -16,6 +16,7 @@
 #include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/measure/role.h"
 
 namespace alloctrace {
 
@@ -71,6 +72,7 @@ struct RunRecord {
 // Everything measured for one policy on one trace.
 struct PolicyRuns {
   std::string name;
+  Role role = Role::kCandidate;  // set where the set is made (measure.cc)
   allocators::Family family = allocators::Family::kBaseline;
   std::string note;  // why it is in the set, if not obvious
   // What its malloc library adds to a process's start and end, CPU

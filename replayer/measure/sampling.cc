@@ -218,7 +218,10 @@ void Sampling::MakeWholeRuns(std::vector<Entry>& entries, const std::vector<Cont
   for (size_t i = 0; i < entries.size(); ++i) {
     const Contender& c = contenders[i];
     rounds_spent += c.spent;
-    if (c.noise || c.eliminated || c.failed > 0 || !entries[i].runs.skipped.empty()) continue;
+    if (c.role == Role::kNoise || c.eliminated || c.failed > 0 ||
+        !entries[i].runs.skipped.empty()) {
+      continue;
+    }
     if (RankFigures(entries[i].runs, ranking).empty()) continue;
     order.emplace_back(WindowsPassSeconds(entries[i].runs), i);
   }

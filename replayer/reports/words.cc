@@ -362,7 +362,7 @@ std::string TraceTitle(const TraceReport& t) {
 }
 
 std::string NotPreciseNote(const PolicyResult& p) {
-  const bool ratio = p.name != "malloc" && p.vs_malloc.has_data();
+  const bool ratio = p.role != Role::kReference && p.vs_malloc.has_data();
   return absl::StrFormat("%s: ns/op +-%s%s after %d runs (%s)", p.name, Pct(p.ns_per_op),
                          ratio ? absl::StrCat(", x malloc +-", Pct(p.vs_malloc)) : "", p.runs,
                          p.stop_reason.empty() ? "stopped" : p.stop_reason);

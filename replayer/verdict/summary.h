@@ -50,6 +50,7 @@ struct ReportContext {
 struct PolicyResult {
   using Status = RunStatus;
   std::string name, note;
+  Role role = Role::kCandidate;  // PolicyRuns::role
   allocators::Family family = allocators::Family::kBaseline;
   allocators::Adoption adopt;
   bool frees_blocks = true;

@@ -38,6 +38,9 @@ PolicyRuns Runs(const std::string& name, const std::vector<double>& ns,
                 int64_t peak_rss = 1 << 20) {
   PolicyRuns p;
   p.name = name;
+  // The roles MeasureTrace gives glibc malloc and bump.
+  if (name == "malloc") p.role = Role::kReference;
+  if (name == "bump") p.role = Role::kFloor;
   p.family = allocators::Family::kArticle;
   for (size_t i = 0; i < ns.size(); ++i) {
     p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
