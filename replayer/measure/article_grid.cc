@@ -133,6 +133,7 @@ void ScreenArticleGrid(std::vector<Entry>& entries, const PolicyInfos& policies,
       Entry& e = screened[i];
       if (e.runs.failed > 0) {
         e.runs.note = "failed in the screen of the article grid";
+        e.runs.stop = Stop::kFailed;
         e.runs.stop_reason = "failed";
         e.runs.runs.clear();
         entries.push_back(std::move(e));

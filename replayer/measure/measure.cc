@@ -60,7 +60,8 @@ void KeepRuns(std::vector<Entry>& entries, const std::vector<Contender>& contend
   for (size_t i = 0; i < entries.size(); ++i) {
     PolicyRuns& runs = entries[i].runs;
     const Contender& c = contenders[i];
-    if (runs.skipped.empty() && runs.stop_reason.empty()) {
+    if (runs.skipped.empty() && runs.stop == Stop::kNone) {
+      runs.stop = c.done ? c.stop : Stop::kWithOthers;
       runs.stop_reason = c.done ? c.stop_reason : "stopped with the others";
     }
     runs.eliminated = c.eliminated;

@@ -170,6 +170,7 @@ class Rounds {
     if (o.end == RunOutcome::End::kStopped) {
       if (budget_limit > 0) {
         c.done = c.eliminated = true;
+        c.stop = Stop::kAtCap;
         c.stop_reason = absl::StrFormat(
             "stopped in round %d at %.1f s: its run would have outlasted the total budget's cap "
             "of %.0f s (--total_budget)",
@@ -301,11 +302,13 @@ class Rounds {
     for (size_t i = 0; i < cs_.size(); ++i) {
       if (cs_[i].done || IsNoise(i)) continue;
       cs_[i].done = true;
+      cs_[i].stop = Stop::kTotalBudget;
       cs_[i].stop_reason = reason;
       if (cs_[i].attempts == 0) {
         // The first round's runs spent the cap before its turn: not a
         // failure, a contender this trace left no time for.
         cs_[i].eliminated = true;
+        cs_[i].stop = Stop::kNotRun;
         cs_[i].stop_reason = absl::StrFormat(
             "not run: the first round spent the total budget's cap of %.0f s before its turn "
             "(--total_budget)",

@@ -67,7 +67,8 @@ struct Contender {
   bool done = false;
   bool eliminated = false;  // by the race (done too)
   std::string first_error;  // "run 2: crashed with signal 11 (...)"
-  std::string stop_reason;  // why it stopped: "precise", "budget of 3 s spent", ...
+  Stop stop = Stop::kNone;
+  std::string stop_reason;  // `stop` in words: "precise", "budget of 3 s spent", ...
 };
 
 // How a run ended, as the mode's runner reports it.

@@ -88,7 +88,8 @@ struct PolicyRuns {
   int over_limit = 0;
   std::string first_error;  // "run 2: crashed with signal 11 (...)"
   std::string skipped;      // why it was not run (library not installed)
-  std::string stop_reason;  // why its runs stopped (precise, budget, ...)
+  Stop stop = Stop::kNone;  // why its runs stopped
+  std::string stop_reason;  // the same in words (precise, budget, ...)
   bool eliminated = false;  // dropped by the race (stop_reason says when, why)
   // Measured in sampled windows (engine/windows.h): the whole runs made
   // at the end for what a window cannot see (peak RSS, page faults); what

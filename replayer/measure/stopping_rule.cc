@@ -55,7 +55,8 @@ bool Precise(const Contender& c, const Contender* reference, double precision) {
 }
 
 void RecheckPrecise(Contender& c, const Contender* reference, double precision) {
-  if (c.stop_reason != "precise" || Precise(c, reference, precision)) return;
+  if (c.stop != Stop::kPrecise || Precise(c, reference, precision)) return;
+  c.stop = Stop::kPreciseThenWidened;
   c.stop_reason =
       "precise once, then ran on so the others' runs had their pair; its CIs widened since";
 }
@@ -67,18 +68,22 @@ void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& 
   if (c.failed > 0) {
     if (c.fatal || c.attempts >= s.min_runs) {
       c.done = true;
+      c.stop = Stop::kFailed;
       c.stop_reason = "failed";
     }
     return;
   }
   if (c.kept >= s.min_runs && Precise(c, reference, s.precision)) {
     c.done = true;
+    c.stop = Stop::kPrecise;
     c.stop_reason = "precise";
   } else if (OwnBudgetApplies(s) && c.kept >= s.min_runs && c.spent >= s.budget_seconds) {
     c.done = true;
+    c.stop = Stop::kOwnBudget;
     c.stop_reason = absl::StrFormat("budget of %.0f s spent", s.budget_seconds);
   } else if (c.kept >= s.max_runs) {
     c.done = true;
+    c.stop = Stop::kMaxRuns;
     c.stop_reason = absl::StrCat("--max_runs=", s.max_runs, " reached");
   }
 }

@@ -135,6 +135,7 @@ TEST(UpdateDoneTest, APreciseLeaderThatRanOnIsRecheckedAtTheEnd) {
   slower_later.insert(slower_later.end(), 10, 60);  // the machine slowed down
   Contender more = WithFigures("slab/st/single", slower_later);
   more.done = true;
+  more.stop = Stop::kPrecise;
   more.stop_reason = "precise";
   RecheckPrecise(more, nullptr, s.precision);
   EXPECT_EQ(more.stop_reason,

@@ -118,7 +118,7 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
                           other.has_data() ? Num(other.median) : "-", RatioCell(p.vs_malloc),
                           p.peak_rss.has_data() ? Mib(p.peak_rss.median) : "-",
                           p.tied_smallest_rss ? "*" : " ", p.runs);
-    if (p.eliminated && absl::StartsWith(p.stop_reason, "not run: ")) {
+    if (p.eliminated && p.stop == Stop::kNotRun) {
       not_run.push_back(p.name);
       not_run_reason = p.stop_reason.substr(9);
     } else if (p.eliminated) {

@@ -387,7 +387,7 @@ std::string StatusWord(const PolicyResult& p) {
 // The `error` column and field: the failure, or why a policy without
 // figures was eliminated.
 std::string ErrorWords(const PolicyResult& p) {
-  return StatusWord(p) == "eliminated" ? p.stop_reason : p.failure;
+  return p.ok() && p.eliminated && p.runs == 0 ? p.stop_reason : p.failure;
 }
 
 std::string Sec(const Estimate& e) {

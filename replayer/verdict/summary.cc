@@ -94,6 +94,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.runs = static_cast<int>(pr.runs.size());
   s.attempts = pr.attempts;
   s.failed = pr.failed;
+  s.stop = pr.stop;
   s.stop_reason = pr.stop_reason;
   s.eliminated = pr.eliminated;
   s.screen_kind = pr.screen_kind;
@@ -519,7 +520,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
 }
 
 bool StoppedByTotalBudget(const PolicyResult& p) {
-  return p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget");
+  return p.ok() && !p.eliminated && p.stop == Stop::kTotalBudget;
 }
 
 double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
