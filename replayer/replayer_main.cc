@@ -201,18 +201,10 @@ int InSituOnly(const Command& cmd) {
   return Fail(kExitRunFailed, "a policy FAILED in situ (see the report); exit status 3");
 }
 
-// A trace decoded and shared with the children, before any timing.
-struct SharedTrace {
-  ReplayProgram program;
-  std::optional<ThreadSchedule> schedule;  // a per-thread replay
-  int program_fd = -1;                     // -1: nothing to time
-  int schedule_fd = -1;
-};
-
 // Decodes and validates `path`, splits it per thread unless --threads=one,
 // and shares both (memfds the children map). Errors name the file.
-absl::StatusOr<SharedTrace> LoadAndShare(const std::string& path, const ReplayerConfig& c) {
-  SharedTrace t;
+absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const ReplayerConfig& c) {
+  SharedProgram t;
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(ResolveUserPath(path));
   if (!p.ok()) return p.status();
   t.program = *std::move(p);
@@ -249,7 +241,7 @@ std::string SelfPath(const char* argv0) {
 }
 
 // Every policy's runs on one trace, then the verdict.
-TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::string& self,
+TraceReport MeasureOne(const Command& cmd, const SharedProgram& t, const std::string& self,
                        int64_t machine_cap) {
   const ReplayProgram& program = t.program;
   const ReportContext ctx = ReportContextFor(cmd.config);
@@ -275,8 +267,7 @@ TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::stri
       cmd.use_default ? SafeVariants(cmd.selected, program.arena_usage) : cmd.selected;
   const PolicyInfos infos = allocators::AllocatorInfosByName();
   const auto t0 = std::chrono::steady_clock::now();
-  measured = MeasureTrace(program, names, cmd.use_default, infos, self, s, t.program_fd,
-                          t.schedule ? &*t.schedule : nullptr, t.schedule_fd);
+  measured = MeasureTrace(t, names, cmd.use_default, infos, self, s);
   TraceReport report = Summarize(measured, ctx);
   // With the program at hand, the program decides per container too
   // (Replay: SearchPerContainer in the program), not the replay.
@@ -285,10 +276,8 @@ TraceReport MeasureOne(const Command& cmd, const SharedTrace& t, const std::stri
     search.min_share = cmd.config.min_share;
     search.single_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const SharedProgram shared{&program, t.schedule ? &*t.schedule : nullptr, t.program_fd,
-                               t.schedule_fd};
     report.per_container = std::make_shared<const PerContainerVerdict>(
-        SearchPerContainer(shared, report, infos, self, s, ctx, search));
+        SearchPerContainer(t, report, infos, self, s, ctx, search));
   }
   return report;
 }
@@ -300,9 +289,9 @@ int Replay(const Command& cmd, const char* argv0) {
   const int64_t machine_cap = MachineMemoryCap();
   // Every trace is decoded, validated and shared before any run: a bad one
   // is an error now, not after the other traces' runs.
-  std::vector<SharedTrace> traces;
+  std::vector<SharedProgram> traces;
   for (const std::string& path : cmd.traces) {
-    absl::StatusOr<SharedTrace> t = LoadAndShare(path, cmd.config);
+    absl::StatusOr<SharedProgram> t = LoadAndShare(path, cmd.config);
     if (!t.ok()) return Fail(kExitBadInput, std::string(t.status().message()));
     traces.push_back(*std::move(t));
   }
@@ -310,7 +299,7 @@ int Replay(const Command& cmd, const char* argv0) {
   std::vector<TraceReport> reports;
   std::vector<ReplayProgram> programs;
   bool any_failed = false;
-  for (SharedTrace& t : traces) {
+  for (SharedProgram& t : traces) {
     reports.push_back(MeasureOne(cmd, t, self, machine_cap));
     for (int fd : {t.program_fd, t.schedule_fd}) {
       if (fd >= 0) close(fd);

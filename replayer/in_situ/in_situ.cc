@@ -285,8 +285,7 @@ std::vector<Contender> ContendersOf(const std::vector<Slot>& slots, bool ref_ok)
   for (const Slot& s : slots) {
     Contender c;
     c.name = s.p.name;
-    c.reference = s.c.reference;
-    c.noise = s.c.noise;
+    c.role = s.c.reference ? Role::kReference : s.c.noise ? Role::kNoise : Role::kCandidate;
     c.frees_blocks = s.c.frees_blocks;
     c.done = !s.c.skipped.empty() || ((s.c.reference || s.c.noise) && !ref_ok);
     contenders.push_back(std::move(c));

@@ -4,8 +4,8 @@
 // process, until each policy's median ns/op and its ratio to glibc malloc
 // (paired by round) reach the stated precision, its time budget is spent or
 // --max_runs is reached. This file is the replay's mode of the rounds: how
-// one run of a policy is made and read (ReplayRunner in measure.cc), which
-// policies enter, and the screen of the article grid.
+// one run of a policy is made and read (replay_runner.h), which policies
+// enter (entries.h, article_grid.h), and the sampled windows (sampling.h).
 //
 // Contract:
 // - A run disturbed by an involuntary context switch in its ranking passes
@@ -26,7 +26,7 @@
 // - A failed run (crash, error, the configured time limit or the memory
 //   limit) is never hidden: the policy is reported failed with its first
 //   error.
-// - In sampled windows (UsesWindows; engine/windows.h), every run of a
+// - In sampled windows (sampling.h; engine/windows.h), every run of a
 //   round replays the same windows, drawn anew each round from the seed;
 //   the run's figure is the windows' stratified estimate of a whole cold
 //   pass, and the ranking is by cold passes. At the end, each contender
@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,30 +80,12 @@ struct ChildRun {
 using ChildRunner = std::function<ChildRun(std::vector<std::string> argv,
                                            const std::string& preload, const ChildLimits& limits)>;
 
-// Whole runs or sampled windows (--windows). kAuto: windows for a trace of
-// kWindowsFromMemoryOps memory ops or more whose windowed run replays at
-// most a quarter of its ops (engine/windows.h, WindowedRunOps), whole runs
-// otherwise.
+// Whole runs or sampled windows (--windows). kAuto: windows for a long
+// trace whose windowed run replays at most a quarter of its ops, whole
+// runs otherwise (sampling.h: UsesWindows, the one decision).
 enum class WindowsMode { kAuto, kNever, kAlways };
 inline constexpr EnumWord<WindowsMode> kWindowsModeWords[] = {
     {WindowsMode::kAuto, "auto"}, {WindowsMode::kNever, "never"}, {WindowsMode::kAlways, "always"}};
-
-// Where kAuto's line is. A whole run of a million memory ops takes 20 to
-// 60 ms a pass here (glibc malloc to the slower pools), two passes at
-// least, so a round of the default set (about 70 runs) takes 5 s or more
-// and the total budget gets fewer than the 10 rounds a verdict wants;
-// below the line whole runs do, and they measure everything.
-inline constexpr uint64_t kWindowsFromMemoryOps = 1'000'000;
-
-// Whether a trace of `num_ops` ops, `memory_ops` of them memory ops, is
-// measured in windows under `mode`, a windowed run replaying
-// `windowed_run_ops`. A window rebuilds the heap live at its start, so on
-// a trace whose live heap is large beside its length (a cache of many
-// small containers, say) a windowed run costs as much as a whole run or
-// more, and whole runs, which also measure memory, are the better use of
-// the budget.
-bool UsesWindows(WindowsMode mode, uint64_t num_ops, uint64_t memory_ops,
-                 uint64_t windowed_run_ops);
 
 // How the runs are made and when they stop. The defaults are the command
 // line's (replayer/config.h).
@@ -135,17 +118,24 @@ struct MeasureSettings {
 // Probe pairs per malloc library for its process cost (ProcessCost).
 inline constexpr int kProcessCostRounds = 7;
 
-// Measures `names` on `program`. With `screen`: with the race, every
+// A trace decoded and shared with the children before any timing
+// (replayer_main.cc's LoadAndShare): the program, its schedule where it is
+// replayed per thread, and the memfds the children map (ShareReplayView,
+// ShareThreadSchedule). Its maker closes the fds, after every run.
+struct SharedProgram {
+  ReplayProgram program;
+  std::optional<ThreadSchedule> schedule;  // a per-thread replay
+  int program_fd = -1;                     // -1: nothing to time
+  int schedule_fd = -1;
+};
+
+// Measures `names` on `shared`. With `screen`: with the race, every
 // article policy races with them; without, the fastest article policy of
 // each storage kind in a short screen is added. glibc malloc always runs.
-// `shared_fd` is `program` shared by ShareReplayView (the children map it);
-// the caller made it, before any run, and closes it. With a `schedule` (not
-// null) the trace is replayed per thread: then `schedule_fd` is it shared
-// by ShareThreadSchedule, also made by the caller and closed by it.
-MeasuredTrace MeasureTrace(const ReplayProgram& program, const std::vector<std::string>& names,
+// With a schedule the trace is replayed per thread.
+MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::string>& names,
                            bool screen, const PolicyInfos& policies, const std::string& self,
-                           const MeasureSettings& s, int shared_fd,
-                           const ThreadSchedule* schedule = nullptr, int schedule_fd = -1);
+                           const MeasureSettings& s);
 
 // What the verdict and the reports need to know of `program`.
 TraceFacts TraceFactsOf(const ReplayProgram& program);

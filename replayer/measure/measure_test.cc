@@ -119,7 +119,8 @@ struct FakeChildren {
 struct FakeRace {
   std::shared_ptr<FakeChildren> children = std::make_shared<FakeChildren>();
   PolicyInfos policies;
-  ReplayProgram program;
+  SharedProgram shared;  // no fds: the fake children map nothing
+  ReplayProgram& program = shared.program;
   MeasureSettings s;
 
   FakeRace() {
@@ -144,9 +145,14 @@ struct FakeRace {
                       const ChildLimits& limits) { return c->Run(argv, limits); };
   }
 
+  // `schedule`: replayed per thread.
   MeasuredTrace Measure(const ThreadSchedule* schedule = nullptr) {
-    return MeasureTrace(program, {"malloc", "slab/st/single", "boost_pool"}, false, policies,
-                        "self", s, -1, schedule, schedule != nullptr ? 3 : -1);
+    if (schedule != nullptr) {
+      shared.schedule = *schedule;
+      shared.schedule_fd = 3;
+    }
+    return MeasureTrace(shared, {"malloc", "slab/st/single", "boost_pool"}, false, policies, "self",
+                        s);
   }
 };
 
@@ -263,17 +269,6 @@ TEST(DisturbanceTest, APerThreadReplayIsNeverCountedDisturbed) {
   EXPECT_EQ(b.disturbance.kept, 0);
 }
 
-TEST(WindowsTest, AutoTakesWindowsOnlyForALongTraceWithASmallLiveHeap) {
-  EXPECT_FALSE(UsesWindows(WindowsMode::kAuto, 3'000'000, 999'999, 100));
-  EXPECT_TRUE(UsesWindows(WindowsMode::kAuto, 3'000'000, 1'000'000, 750'000));
-  // A windowed run that replays more than a quarter of the trace saves too
-  // little: whole runs.
-  EXPECT_FALSE(UsesWindows(WindowsMode::kAuto, 3'000'000, 1'000'000, 750'001));
-  EXPECT_TRUE(UsesWindows(WindowsMode::kAlways, 10, 4, 1'000'000));
-  EXPECT_FALSE(UsesWindows(WindowsMode::kAlways, 10, 0, 0));
-  EXPECT_FALSE(UsesWindows(WindowsMode::kNever, 10'000'000, 10'000'000, 0));
-}
-
 // Every run disturbed (so re-run, up to 2 times), one run per policy, a
 // time limit of 20 s per run.
 void DisturbEveryRunUnder20Seconds(FakeRace& race) {
@@ -341,8 +336,8 @@ TEST(MeasureTraceTest, TheGridsLockedTwinsAreLeftOutOfAOneThreadTrace) {
   for (const auto& [name, info] : race.policies) race.children->seconds.emplace(name, 0.02);
   race.s.rounds.min_runs = 3;
   race.s.rounds.max_runs = 3;
-  const MeasuredTrace t = MeasureTrace(race.program, {"malloc", "slab/st/single", "boost_pool"},
-                                       /*screen=*/true, race.policies, "self", race.s, -1);
+  const MeasuredTrace t = MeasureTrace(race.shared, {"malloc", "slab/st/single", "boost_pool"},
+                                       /*screen=*/true, race.policies, "self", race.s);
   for (const auto& [policy, limit] : race.children->started) {
     EXPECT_EQ(policy.find("/mt/"), std::string::npos) << policy;
   }
@@ -355,8 +350,8 @@ TEST(MeasureTraceTest, TheGridsLockedTwinsAreLeftOutOfAOneThreadTrace) {
       << t.trace.left_out_notes[0];
   // Recorded on two threads (no arena shared), the grid's mt policies run.
   race.program.threads = 2;
-  const MeasuredTrace two = MeasureTrace(race.program, {"malloc", "boost_pool"},
-                                         /*screen=*/true, race.policies, "self", race.s, -1);
+  const MeasuredTrace two = MeasureTrace(race.shared, {"malloc", "boost_pool"},
+                                         /*screen=*/true, race.policies, "self", race.s);
   EXPECT_NE(Find(two, "pool/simple/exp/mt/single/free"), nullptr);
 }
 

@@ -44,7 +44,9 @@ std::vector<double> RatiosToLeader(const std::vector<Contender>& set, size_t i, 
 
 }  // namespace
 
-bool Races(const Contender& c) { return c.races && c.failed == 0 && !c.eliminated && c.kept > 0; }
+bool Races(const Contender& c) {
+  return c.role != Role::kFloor && c.failed == 0 && !c.eliminated && c.kept > 0;
+}
 
 size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only, bool apart_only) {
   size_t leader = set.size();
@@ -90,6 +92,7 @@ int RaceLook(std::vector<Contender>& set, const RaceLeaders& leaders, size_t ref
     const Estimate ratio = PairedRatio(c.figures, set[leader].figures);
     c.done = true;
     c.eliminated = true;
+    c.stop = Stop::kEliminated;
     c.stop_reason = absl::StrFormat("eliminated after %d runs: %.2fx [%.2f, %.2f] slower than %s",
                                     c.kept, ratio.median, ratio.lo, ratio.hi, set[leader].name);
     ++eliminated;
@@ -112,6 +115,7 @@ int EliminateGrossLosers(std::vector<Contender>& set, const RaceLeaders& leaders
     if (*lo < factor) continue;
     c.done = true;
     c.eliminated = true;
+    c.stop = Stop::kEliminated;
     c.stop_reason =
         n == 1 ? absl::StrFormat(
                      "eliminated after %d run: %.1fx slower than %s in its first round (%.0fx or "
@@ -152,6 +156,7 @@ RaceRunLimit RaceTimeLimit(const std::vector<Contender>& set, size_t i, size_t r
 void EliminateStopped(Contender& c, const RaceRunLimit& limit, int round) {
   c.done = true;
   c.eliminated = true;
+  c.stop = Stop::kEliminated;
   const std::string pace = absl::StrFormat("%s: %.2f s", limit.pace_name, limit.pace_seconds);
   if (limit.seconds > kRaceRunTimeFactor * limit.pace_seconds) {
     c.stop_reason = absl::StrFormat(

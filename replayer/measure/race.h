@@ -65,8 +65,9 @@ namespace alloctrace {
 // the leader), over every look and every entrant.
 inline constexpr double kRaceAlpha = 0.05;
 
-// Whether `c` races: it may (Contender::races), has no failed run, is not
-// eliminated and has a kept run. The reference races only as a leader.
+// Whether `c` races: it is not the harness floor (Role::kFloor), has no
+// failed run, is not eliminated and has a kept run. The reference races
+// only as a leader.
 bool Races(const Contender& c);
 
 // The leader: of the contenders that race (and free their blocks, if

@@ -42,7 +42,7 @@ TEST(RaceTest, TheLevelSplitsAlphaOverEntrantsAndLooks) {
 TEST(RaceTest, TheLeaderIsTheLowestMedianThatRaces) {
   std::vector<Contender> set = {Drifting("malloc", 5, 2), Drifting("slab", 5, 1),
                                 Drifting("bump", 5, 0.1), Drifting("crashed", 5, 0.5)};
-  set[2].races = false;  // the harness floor
+  set[2].role = Role::kFloor;  // the harness floor
   set[3].failed = 1;
   EXPECT_EQ(RaceLeader(set), 1u);  // bump and the failed one do not race
   set[1].eliminated = true;
@@ -96,7 +96,7 @@ TEST(RaceTest, AGrossLoserIsEliminatedAfterTwoRounds) {
   std::vector<Contender> set = {WithFigures("malloc", {100, 110}), WithFigures("slab", {50, 60}),
                                 WithFigures("keep", {210, 250}), WithFigures("close", {200, 234}),
                                 WithFigures("bump", {500, 600})};
-  set[4].races = false;  // the harness floor: never raced out
+  set[4].role = Role::kFloor;  // the harness floor: never raced out
   EXPECT_EQ(EliminateGrossLosers(set, {1, 1}, 0, 3), 1);
   EXPECT_TRUE(set[2].eliminated);
   EXPECT_EQ(set[2].stop_reason,

@@ -1,8 +1,10 @@
+// The rounds core (rounds.h): the rounds in their order, the reference in
+// every round, the race's looks, the budgets and their stretching; the
+// stopping rule per contender is stopping_rule.cc.
 #include "alloctrace/replayer/measure/rounds.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -13,12 +15,6 @@
 
 namespace alloctrace {
 namespace {
-
-std::vector<double> Values(const std::map<int, double>& m) {
-  std::vector<double> v;
-  for (const auto& [round, x] : m) v.push_back(x);
-  return v;
-}
 
 // Records `o`, the outcome of a run of `c` in `round`.
 void Record(Contender& c, const RunOutcome& o, int round) {
@@ -46,8 +42,8 @@ class Rounds {
   Rounds(std::vector<Contender>& cs, ContenderRunner& runner, const RoundsSettings& s)
       : cs_(cs), runner_(runner), s_(s), rng_(s.seed) {
     for (size_t i = 0; i < cs_.size(); ++i) {
-      if (cs_[i].reference) ref_ = i;
-      if (cs_[i].noise) noise_ = i;
+      if (cs_[i].role == Role::kReference) ref_ = i;
+      if (cs_[i].role == Role::kNoise) noise_ = i;
     }
     for (size_t i = 0; i < cs_.size(); ++i) entrants_ += IsOther(i) && !cs_[i].done;
     result_.total_budget = s.total_budget_seconds;
@@ -174,6 +170,7 @@ class Rounds {
     if (o.end == RunOutcome::End::kStopped) {
       if (budget_limit > 0) {
         c.done = c.eliminated = true;
+        c.stop = Stop::kAtCap;
         c.stop_reason = absl::StrFormat(
             "stopped in round %d at %.1f s: its run would have outlasted the total budget's cap "
             "of %.0f s (--total_budget)",
@@ -305,11 +302,13 @@ class Rounds {
     for (size_t i = 0; i < cs_.size(); ++i) {
       if (cs_[i].done || IsNoise(i)) continue;
       cs_[i].done = true;
+      cs_[i].stop = Stop::kTotalBudget;
       cs_[i].stop_reason = reason;
       if (cs_[i].attempts == 0) {
         // The first round's runs spent the cap before its turn: not a
         // failure, a contender this trace left no time for.
         cs_[i].eliminated = true;
+        cs_[i].stop = Stop::kNotRun;
         cs_[i].stop_reason = absl::StrFormat(
             "not run: the first round spent the total budget's cap of %.0f s before its turn "
             "(--total_budget)",
@@ -334,71 +333,9 @@ class Rounds {
   std::chrono::steady_clock::time_point started_;  // when Run began
 };
 
-// Whether the median of `values` (positive) is clearly short of
-// `precision`, without a bootstrap: the interval a normal approximation
-// gives the median from the spread of the logs (the MAD, so that outliers
-// do not widen it) is more than twice as wide. The bootstrap then could
-// not find it within the precision; anything closer, it decides. Checked
-// after every round for every contender still measuring, the bootstraps
-// were most of the replayer's own work on a long trace (hundreds of
-// rounds of 2000 resamples each).
-bool ClearlyImprecise(const std::vector<double>& values, double precision) {
-  if (values.size() < 5 || precision <= 0) return false;
-  std::vector<double> logs;
-  for (double v : values) {
-    if (!(v > 0)) return false;
-    logs.push_back(std::log(v));
-  }
-  const double center = Median(logs);
-  for (double& l : logs) l = std::abs(l - center);
-  const double sigma = 1.4826 * Median(logs);
-  const double half_width = 1.96 * 1.2533 * sigma / std::sqrt(static_cast<double>(values.size()));
-  return half_width > 2 * precision;
-}
-
 }  // namespace
 
 int NextLookAfter(int done) { return std::max(done + 1, (9 * done + 7) / 8); }
-
-bool Precise(const Contender& c, const Contender* reference, double precision) {
-  const std::vector<double> figures = Values(c.figures);
-  if (ClearlyImprecise(figures, precision)) return false;
-  if (MedianWithCi(figures).HalfWidth() > precision) return false;
-  if (reference == nullptr || reference == &c) return true;
-  const std::vector<double> ratios = PairedRatios(reference->figures, c.figures);
-  if (ClearlyImprecise(ratios, precision)) return false;
-  const Estimate ratio = MedianWithCi(ratios);
-  return !ratio.has_data() || ratio.HalfWidth() <= precision;
-}
-
-void RecheckPrecise(Contender& c, const Contender* reference, double precision) {
-  if (c.stop_reason != "precise" || Precise(c, reference, precision)) return;
-  c.stop_reason =
-      "precise once, then ran on so the others' runs had their pair; its CIs widened since";
-}
-
-bool OwnBudgetApplies(const RoundsSettings& s) { return !(s.race && s.total_budget_seconds > 0); }
-
-void UpdateDone(Contender& c, const Contender* reference, const RoundsSettings& s) {
-  if (c.done) return;
-  if (c.failed > 0) {
-    if (c.fatal || c.attempts >= s.min_runs) {
-      c.done = true;
-      c.stop_reason = "failed";
-    }
-    return;
-  }
-  if (c.kept >= s.min_runs && Precise(c, reference, s.precision)) {
-    c.done = true;
-    c.stop_reason = "precise";
-  } else if (OwnBudgetApplies(s) && c.kept >= s.min_runs && c.spent >= s.budget_seconds) {
-    c.done = true;
-    c.stop_reason = absl::StrFormat("budget of %.0f s spent", s.budget_seconds);
-  } else if (c.kept >= s.max_runs) {
-    c.done = true;
-    c.stop_reason = absl::StrCat("--max_runs=", s.max_runs, " reached");
-  }
-}
 
 RoundsResult RunRounds(std::vector<Contender>& contenders, ContenderRunner& runner,
                        const RoundsSettings& s) {

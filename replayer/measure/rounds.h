@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/replayer/measure/role.h"
 
 namespace alloctrace {
 
@@ -46,9 +47,10 @@ namespace alloctrace {
 // reads only their ranked figures.
 struct Contender {
   std::string name;
-  bool reference = false;    // pairs every run: runs as long as anyone does
-  bool noise = false;        // the reference's second run set: runs with it
-  bool races = true;         // may lead and be eliminated (false: bump, the harness floor)
+  // kReference pairs every run: runs as long as anyone does; kNoise, the
+  // reference's second run set, runs with it; kFloor (bump, the harness's
+  // own cost) never leads nor is eliminated.
+  Role role = Role::kCandidate;
   bool frees_blocks = true;  // the race's leaders: see race.h
   // One of the set a program adopts unchanged (a capture's mallocs): it
   // races the fastest of that set, never one the program cannot adopt
@@ -65,7 +67,8 @@ struct Contender {
   bool done = false;
   bool eliminated = false;  // by the race (done too)
   std::string first_error;  // "run 2: crashed with signal 11 (...)"
-  std::string stop_reason;  // why it stopped: "precise", "budget of 3 s spent", ...
+  Stop stop = Stop::kNone;
+  std::string stop_reason;  // `stop` in words: "precise", "budget of 3 s spent", ...
 };
 
 // How a run ended, as the mode's runner reports it.
@@ -114,13 +117,13 @@ struct RoundsSettings {
   std::string budget_flag = "--total_budget";
   // What the total budget may stretch to: with the decoding (6 to 7 s on a
   // 10 M-event trace), and the whole runs after windowed rounds taken out of
-  // it (measure.cc), a long trace's command ends within a minute.
+  // it (sampling.h), a long trace's command ends within a minute.
   double max_total_budget_seconds = 47;
   int stretch_rounds = 5;  // rounds at the first's pace the budget stretches to
   // A stretched budget stretches further, within its cap, so that the
   // contenders the race leaves reach this many rounds at their own pace.
   int reach_rounds = 10;
-  // Or, on a long trace (replayed as sampled windows: measure.cc), to its
+  // Or, on a long trace (replayed as sampled windows: sampling.h), to its
   // cap once the race has looked, whether or not they can reach that many
   // within it, and whether or not the first round stretched the budget.
   // Not on a short trace whose budget a slow first
@@ -128,7 +131,7 @@ struct RoundsSettings {
   // take the cap, 43 s, rather than 16 to 25 s.
   bool to_cap = false;
   // Seconds of the cap kept for what a mode runs after the rounds (a
-  // windowed replay's whole runs: measure.cc): at most kept_seconds, and,
+  // windowed replay's whole runs: sampling.h): at most kept_seconds, and,
   // given kept_for, no more than the contenders still in the race will
   // need (kept_for(i): contender i's seconds; < 0 while it cannot tell),
   // so the rounds get what the race's eliminations free.

@@ -16,6 +16,7 @@
 #include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/engine/run_result.h"
+#include "alloctrace/replayer/measure/role.h"
 
 namespace alloctrace {
 
@@ -71,6 +72,7 @@ struct RunRecord {
 // Everything measured for one policy on one trace.
 struct PolicyRuns {
   std::string name;
+  Role role = Role::kCandidate;  // set where the set is made (measure.cc)
   allocators::Family family = allocators::Family::kBaseline;
   std::string note;  // why it is in the set, if not obvious
   // What its malloc library adds to a process's start and end, CPU
@@ -86,7 +88,8 @@ struct PolicyRuns {
   int over_limit = 0;
   std::string first_error;  // "run 2: crashed with signal 11 (...)"
   std::string skipped;      // why it was not run (library not installed)
-  std::string stop_reason;  // why its runs stopped (precise, budget, ...)
+  Stop stop = Stop::kNone;  // why its runs stopped
+  std::string stop_reason;  // the same in words (precise, budget, ...)
   bool eliminated = false;  // dropped by the race (stop_reason says when, why)
   // Measured in sampled windows (engine/windows.h): the whole runs made
   // at the end for what a window cannot see (peak RSS, page faults); what

@@ -54,9 +54,7 @@ class Racer {
     // Ranked by the cold pass, a race needs nothing else of a run: one pass
     // each, twice the rounds in the budget.
     if (s.rank_by == RankBy::kCold) s.run_options.max_passes = 1;
-    const MeasuredTrace m =
-        MeasureTrace(*shared_.program, names, /*screen=*/false, infos_, self_, s,
-                     shared_.program_fd, shared_.schedule, shared_.schedule_fd);
+    const MeasuredTrace m = MeasureTrace(shared_, names, /*screen=*/false, infos_, self_, s);
     return Summarize(m, ctx_);
   }
 
@@ -233,9 +231,9 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
   PerContainerVerdict v;
   v.single_seconds = search.single_seconds;
   v.min_share = search.min_share;
-  const std::vector<ClassSummary> classes = ClassesOf(*shared.program);
+  const std::vector<ClassSummary> classes = ClassesOf(shared.program);
   v.best_single = single.verdict.recommended;
-  v.why_not = WhyNot(*shared.program, classes, v.best_single);
+  v.why_not = WhyNot(shared.program, classes, v.best_single);
   const allocators::AllocatorInfo& pick =
       infos.at(v.best_single.empty() ? "malloc" : v.best_single);
   v.heap = IsMalloc(pick) ? pick.name : "malloc";

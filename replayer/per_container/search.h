@@ -49,14 +49,6 @@ struct SearchSettings {
   double single_seconds = 0;    // the single verdict's measuring time
 };
 
-// Where the program and its schedule are shared (replayer_main's LoadAndShare).
-struct SharedProgram {
-  const ReplayProgram* program = nullptr;
-  const ThreadSchedule* schedule = nullptr;  // a per-thread replay, or null
-  int program_fd = -1;
-  int schedule_fd = -1;
-};
-
 // The per-container verdict of `shared`, from the single verdict `single`
 // (its pick: the search's start). `s` and `ctx` are the single verdict's
 // settings (each race's budget is set here); `self` is re-executed for

@@ -113,7 +113,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
                : no_figures ? r.stop_reason
                             : "";
     p.runs = r.runs;
-    p.floor = r.name == "bump";
+    p.floor = r.role == Role::kFloor;
     if (p.ok) {
       p.ns_per_op = FromEstimate(r.ns_per_op);
       p.vs_malloc = FromEstimate(r.vs_malloc);

@@ -102,14 +102,14 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
                            " [", Mib(p.peak_rss.lo), ", ", Mib(p.peak_rss.hi), "]")
             : "-";
     absl::StrAppend(
-        &o, "| ", p.name, p.precise || p.eliminated || p.name == "bump" ? "" : " !", " | ", family,
-        " | ", MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
+        &o, "| ", p.name, p.precise || p.eliminated || p.role == Role::kFloor ? "" : " !", " | ",
+        family, " | ", MdEstimate(p.warm_ns_per_op, warm && p.tied_fastest), " | ",
         MdEstimate(p.cold_ns_per_op, !warm && p.tied_fastest), " | ", MdRatio(p.vs_malloc), " | ",
         rss, " | ", p.runs > 0 ? absl::StrFormat("%.2f", p.overhead) : "-", " | ",
         p.runs > 0 ? absl::StrFormat("%.0f", p.minor_faults) : "-", " | ", p.runs, " | ", p.reruns,
         " | ", Sparkline(p.rss_course, 16), " | ", MdAdopt(p.adopt), " |\n");
     if (p.eliminated) eliminated.push_back(absl::StrCat(p.name, ": ", p.stop_reason));
-    if (!p.precise && !p.eliminated && p.name != "bump") notes.push_back(NotPreciseNote(p));
+    if (!p.precise && !p.eliminated && p.role != Role::kFloor) notes.push_back(NotPreciseNote(p));
   }
   if (!notes.empty()) {
     absl::StrAppendFormat(&o, "\n! CI wider than +-%.0f%%: %s.\n", 100 * ctx.precision,

@@ -66,6 +66,7 @@ TEST(ReportersTest, EveryFormatCopesWithAnEliminatedPolicyWithoutRuns) {
   program.peak_live_bytes = 1 << 20;
   PolicyRuns malloc;
   malloc.name = "malloc";
+  malloc.role = Role::kReference;
   malloc.family = allocators::Family::kBaseline;
   for (int round = 0; round < 5; ++round) {
     RunRecord r;
@@ -143,6 +144,7 @@ TEST(ReportersTest, EveryFormatSaysWhatTheNeverFreeingMarginPassedOver) {
   auto runs = [](const std::string& name, double us, bool frees) {
     PolicyRuns p;
     p.name = name;
+    if (name == "malloc") p.role = Role::kReference;
     p.family = allocators::Family::kOurs;
     p.frees_blocks = frees;
     for (int round = 0; round < 8; ++round) {

@@ -39,7 +39,7 @@ std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
                             v.fastest_vs_malloc.hi)
           : "";
   const std::string rec_vs =
-      rec->vs_malloc.has_data() && rec->name != "malloc"
+      rec->vs_malloc.has_data() && rec->role != Role::kReference
           ? absl::StrFormat(", %.2fx glibc malloc's speed (95%% CI %.2f to %.2f)",
                             rec->vs_malloc.median, rec->vs_malloc.lo, rec->vs_malloc.hi)
           : "";
@@ -237,7 +237,7 @@ std::pair<int, int> RankInReplay(const TraceReport& t, const std::string& name,
                                  const std::string& reference) {
   int rank = 0, all = 0;
   for (const PolicyResult& p : t.policies) {
-    if (!p.ok() || !p.ns_per_op.has_data() || p.name == "bump") continue;
+    if (!p.ok() || !p.ns_per_op.has_data() || p.role == Role::kFloor) continue;
     ++all;
     if (rank == 0 && InSituNameOf(p.name, reference) == name) rank = all;
   }
@@ -285,7 +285,7 @@ std::string DisagreementWords(const TraceReport& t) {
   const PolicyResult* replay_winner = ReplayResult(&t, winner.name, s.reference);
   auto speed = [](const PolicyResult* p) {
     if (p == nullptr) return std::string("(no figure)");
-    if (p->name == "malloc") return std::string("1x");
+    if (p->role == Role::kReference) return std::string("1x");
     return absl::StrFormat("%.2fx", p->vs_malloc.median);
   };
   return absl::StrCat("the replay read ", pick.name, " at ", speed(replay_pick),

@@ -112,18 +112,18 @@ std::string PolicyRows(const TraceReport& t, const ReportContext& ctx) {
     absl::StrAppendFormat(&o, "%-*s %6s%s %5s%s %6s %-14s %6s%s %3d\n", kNameWidth, name,
                           p.ns_per_op.has_data() ? Num(p.ns_per_op.median) : "-",
                           p.tied_fastest ? "*" : " ", Pct(p.ns_per_op),
-                          p.eliminated                    ? "x"
-                          : p.precise || p.name == "bump" ? " "
-                                                          : "!",
+                          p.eliminated                          ? "x"
+                          : p.precise || p.role == Role::kFloor ? " "
+                                                                : "!",
                           other.has_data() ? Num(other.median) : "-", RatioCell(p.vs_malloc),
                           p.peak_rss.has_data() ? Mib(p.peak_rss.median) : "-",
                           p.tied_smallest_rss ? "*" : " ", p.runs);
-    if (p.eliminated && absl::StartsWith(p.stop_reason, "not run: ")) {
+    if (p.eliminated && p.stop == Stop::kNotRun) {
       not_run.push_back(p.name);
       not_run_reason = p.stop_reason.substr(9);
     } else if (p.eliminated) {
       eliminated.push_back(Wrap(absl::StrCat("  ", p.name, ": ", p.stop_reason), 80, 4));
-    } else if (!p.precise && p.name != "bump") {
+    } else if (!p.precise && p.role != Role::kFloor) {
       notes.push_back(NotPreciseNote(p));
     }
   }
@@ -189,7 +189,7 @@ std::string TraceTable(const TraceReport& t, const ReportContext& ctx) {
   // The contenders' types (every policy's: --format=markdown, csv, json).
   absl::StrAppend(&o, "adopt (T: your container's element type):\n");
   for (const PolicyResult& p : t.policies) {
-    if (!p.ok() || p.eliminated || p.screened_out || p.name == "bump") continue;
+    if (!p.ok() || p.eliminated || p.screened_out || p.role == Role::kFloor) continue;
     absl::StrAppend(&o, Wrap(absl::StrCat("  ", p.name, ": ", AdoptWords(p.adopt)), 80, 4), "\n");
   }
   return o + "\n";

@@ -362,7 +362,7 @@ std::string TraceTitle(const TraceReport& t) {
 }
 
 std::string NotPreciseNote(const PolicyResult& p) {
-  const bool ratio = p.name != "malloc" && p.vs_malloc.has_data();
+  const bool ratio = p.role != Role::kReference && p.vs_malloc.has_data();
   return absl::StrFormat("%s: ns/op +-%s%s after %d runs (%s)", p.name, Pct(p.ns_per_op),
                          ratio ? absl::StrCat(", x malloc +-", Pct(p.vs_malloc)) : "", p.runs,
                          p.stop_reason.empty() ? "stopped" : p.stop_reason);
@@ -387,7 +387,7 @@ std::string StatusWord(const PolicyResult& p) {
 // The `error` column and field: the failure, or why a policy without
 // figures was eliminated.
 std::string ErrorWords(const PolicyResult& p) {
-  return StatusWord(p) == "eliminated" ? p.stop_reason : p.failure;
+  return p.ok() && p.eliminated && p.runs == 0 ? p.stop_reason : p.failure;
 }
 
 std::string Sec(const Estimate& e) {

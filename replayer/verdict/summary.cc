@@ -23,7 +23,7 @@ namespace {
 // the recommendation is held to (its row keeps its figures).
 // A screened-out article policy is not one either (ScreenArticlePolicies).
 bool IsContender(const PolicyResult& p) {
-  return p.ok() && p.name != "bump" && !p.eliminated && !p.screened_out;
+  return p.ok() && p.role != Role::kFloor && !p.eliminated && !p.screened_out;
 }
 
 // A windowed measurement takes peak RSS from whole runs of the policies
@@ -86,6 +86,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
                              const ReportContext& ctx, const Ranking& ranking) {
   PolicyResult s;
   s.name = pr.name;
+  s.role = pr.role;
   s.family = pr.family;
   s.note = pr.note;
   s.adopt = pr.adopt;
@@ -93,6 +94,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   s.runs = static_cast<int>(pr.runs.size());
   s.attempts = pr.attempts;
   s.failed = pr.failed;
+  s.stop = pr.stop;
   s.stop_reason = pr.stop_reason;
   s.eliminated = pr.eliminated;
   s.screen_kind = pr.screen_kind;
@@ -142,7 +144,7 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
       s.rss_course = rr.result.rss_course;
     }
   }
-  const bool ratio_needed = s.name != "malloc" && s.vs_malloc.has_data();
+  const bool ratio_needed = s.role != Role::kReference && s.vs_malloc.has_data();
   s.precise = s.runs >= 2 && s.ns_per_op.HalfWidth() <= ctx.precision &&
               (!ratio_needed || s.vs_malloc.HalfWidth() <= ctx.precision);
   return s;
@@ -229,7 +231,7 @@ std::vector<SpeedFigures> ReplaySpeedFigures(const std::vector<PolicyResult>& po
     f.median = p.ns_per_op;
     f.by_round = FiguresByRound(p.raw, warm, ranking.clock);
     f.vs_reference = p.vs_malloc;
-    f.reference = p.name == "malloc";
+    f.reference = p.role == Role::kReference;
     f.frees_blocks = p.frees_blocks;
     figures.push_back(std::move(f));
   }
@@ -298,7 +300,7 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
   }
   // glibc malloc's ratio to itself is 1 in every round: an interval of
   // no width, which would read as certainty. Where it leads, no ratio.
-  if (!fastest.empty() && t->policies[fastest[0]].name != "malloc") {
+  if (!fastest.empty() && t->policies[fastest[0]].role != Role::kReference) {
     v.fastest_vs_malloc = t->policies[fastest[0]].vs_malloc;
   }
   for (size_t k : TiedWithLowest(rss)) t->policies[rss_idx[k]].tied_smallest_rss = true;
@@ -471,7 +473,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
 
   std::map<int, double> malloc_cold, malloc_warm;
   for (const PolicyRuns& pr : measured.policies) {
-    if (pr.name == "malloc" && pr.failed == 0) {
+    if (pr.role == Role::kReference && pr.failed == 0) {
       malloc_cold = FiguresByRound(pr.runs, false, ranking.clock);
       malloc_warm = FiguresByRound(pr.runs, true, ranking.clock);
     }
@@ -518,7 +520,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
 }
 
 bool StoppedByTotalBudget(const PolicyResult& p) {
-  return p.ok() && !p.eliminated && absl::StartsWith(p.stop_reason, "total budget");
+  return p.ok() && !p.eliminated && p.stop == Stop::kTotalBudget;
 }
 
 double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
@@ -544,7 +546,7 @@ ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds
   const PolicyResult* malloc = nullptr;
   const PolicyResult* rec = nullptr;
   for (const PolicyResult& p : t.policies) {
-    if (p.name == "malloc") malloc = &p;
+    if (p.role == Role::kReference) malloc = &p;
     if (p.name == v.recommended) rec = &p;
   }
   if (recorded_seconds <= 0) {

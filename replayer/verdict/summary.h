@@ -50,6 +50,7 @@ struct ReportContext {
 struct PolicyResult {
   using Status = RunStatus;
   std::string name, note;
+  Role role = Role::kCandidate;  // PolicyRuns::role
   allocators::Family family = allocators::Family::kBaseline;
   allocators::Adoption adopt;
   bool frees_blocks = true;
@@ -58,8 +59,9 @@ struct PolicyResult {
   int runs = 0;         // successful runs
   int attempts = 0;
   int failed = 0;
-  int reruns = 0;          // runs re-run for being disturbed
-  int disturbed_kept = 0;  // runs kept though disturbed
+  int reruns = 0;           // runs re-run for being disturbed
+  int disturbed_kept = 0;   // runs kept though disturbed
+  Stop stop = Stop::kNone;  // PolicyRuns::stop
   std::string stop_reason;
   // Dropped by the race: not held to the precision. Still ok (not failed)
   // when the race's time limit stopped its first run: then it has no

@@ -38,6 +38,9 @@ PolicyRuns Runs(const std::string& name, const std::vector<double>& ns,
                 int64_t peak_rss = 1 << 20) {
   PolicyRuns p;
   p.name = name;
+  // The roles MeasureTrace gives glibc malloc and bump.
+  if (name == "malloc") p.role = Role::kReference;
+  if (name == "bump") p.role = Role::kFloor;
   p.family = allocators::Family::kArticle;
   for (size_t i = 0; i < ns.size(); ++i) {
     p.runs.push_back(Run(static_cast<int>(i), ns[i], peak_rss));
@@ -387,9 +390,11 @@ TEST(SummarizeTest, EliminatedPoliciesKeepTheirRowAndReason) {
 
 TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
   PolicyRuns slab = Runs("slab", kDrift);
+  slab.stop = Stop::kTotalBudget;
   slab.stop_reason = "total budget of 16 s spent (--total_budget)";
   PolicyRuns slow = Runs("boost_pool", Scaled(kDrift, 300));
   slow.eliminated = true;
+  slow.stop = Stop::kTotalBudget;
   slow.stop_reason = "total budget of 16 s spent (--total_budget)";  // not in the race
   auto budget_notes = [](const TraceReport& t) {
     std::vector<std::string> out;
@@ -408,6 +413,7 @@ TEST(SummarizeTest, ANoteSaysWhenTheTotalBudgetCutTheRaceShort) {
   std::vector<PolicyRuns> many = {Runs("malloc", Scaled(kDrift, 2))};
   for (int i = 0; i < 6; ++i) {
     many.push_back(Runs(absl::StrCat("p", i), kDrift));
+    many.back().stop = Stop::kTotalBudget;
     many.back().stop_reason = "total budget of 16 s spent (--total_budget)";
   }
   const std::vector<std::string> six = budget_notes(Summarized(many));
@@ -425,6 +431,7 @@ TEST(BudgetForPrecisionTest, ScalesTheBudgetByTheSquareOfHowFarTheWidestIsFromTh
     PolicyResult p;
     p.name = name;
     p.stop_reason = stop;
+    if (absl::StartsWith(stop, "total budget")) p.stop = Stop::kTotalBudget;
     p.ns_per_op = Estimate{100, 100 * (1 - half_width), 100 * (1 + half_width), 50};
     p.vs_malloc = Estimate{1, 1 - half_width / 2, 1 + half_width / 2, 50};
     return p;
@@ -448,6 +455,7 @@ TEST(BudgetForPrecisionTest, ScalesTheBudgetByTheSquareOfHowFarTheWidestIsFromTh
 
 TEST(SummarizeTest, TheTotalBudgetNoteSaysWhatBudgetTheIntervalsWouldNeed) {
   PolicyRuns slab = Runs("slab", kDrift);
+  slab.stop = Stop::kTotalBudget;
   slab.stop_reason = "total budget of 16 s spent (--total_budget)";
   MeasuredTrace m = Measured({Runs("malloc", Scaled(kDrift, 2)), slab}, {});
   m.total_budget = 16;

@@ -103,6 +103,9 @@ struct AllocatorInfo {
   // state of its own (a pool per container), so arenas that threads keep to
   // themselves share nothing. False: one state serves every arena.
   bool state_per_arena = false;
+  // The harness's own cost (bump): measured and shown beside the others,
+  // never a contender nor in the default set.
+  bool floor = false;
 };
 
 // Whether A has the concept's members with the right signatures.

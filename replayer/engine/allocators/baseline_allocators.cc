@@ -58,6 +58,7 @@ AllocatorInfo BumpAllocator::Info() {
                      "pointer bump through a pre-faulted 64 MiB slab, never frees: the "
                      "harness's own cost (its RSS figures mean nothing)"};
   info.adopt.how = "not an allocator to adopt: the replay harness's own cost";
+  info.floor = true;
   return info;
 }
 

@@ -42,7 +42,7 @@ std::map<std::string, AllocatorInfo> AllocatorInfosByName() {
 std::vector<std::string> DefaultPolicyNames() {
   std::vector<std::string> names;
   for (const AllocatorInfo& info : AllAllocators()) {
-    if (info.family == Family::kArticle || info.name == "bump") continue;
+    if (info.family == Family::kArticle || info.floor) continue;
     // Of our pools, the single-threaded variants in both holdings; their
     // thread-safe twins replace them on traces that need it
     // (replayer/measure/policy_safety.h).
