@@ -44,6 +44,37 @@ std::vector<uint64_t>* Column(ChunkColumns* c, uint32_t field) {
   }
 }
 
+bool IsDefinition(uint32_t field) {
+  return field == proto::Chunk::kClassDefFieldNumber ||
+         field == proto::Chunk::kStackDefFieldNumber ||
+         field == proto::Chunk::kModuleDefFieldNumber;
+}
+
+// One class, stack or module definition (a message field of the chunk).
+absl::Status ParseDefinition(uint32_t field, const uint8_t* p, uint64_t len, ChunkColumns* out) {
+  auto unparsed = [](absl::string_view what, size_t index) {
+    return absl::DataLossError(
+        absl::StrCat(what, " definition ", index, " of the chunk does not parse"));
+  };
+  const int size = static_cast<int>(len);
+  if (field == proto::Chunk::kClassDefFieldNumber) {
+    proto::ClassDef def;
+    if (!def.ParseFromArray(p, size)) return unparsed("class", out->class_defs.size());
+    out->class_defs.push_back(ClassDef{def.id(), def.name(), def.elem_size(), def.tagged()});
+  } else if (field == proto::Chunk::kStackDefFieldNumber) {
+    proto::StackDef def;
+    if (!def.ParseFromArray(p, size)) return unparsed("stack", out->stack_defs.size());
+    out->stack_defs.push_back(StackDef{
+        def.id(), {def.pc().begin(), def.pc().end()}, {def.module().begin(), def.module().end()}});
+  } else {
+    proto::ModuleDef def;
+    if (!def.ParseFromArray(p, size)) return unparsed("module", out->module_defs.size());
+    out->module_defs.push_back(
+        ModuleDef{def.id(), def.path(), def.start(), def.end(), def.file_offset(), def.build_id()});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
@@ -98,30 +129,8 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
         own_ops();
         out->owned_ops.append(piece.data(), piece.size());
       }
-    } else if (field == proto::Chunk::kClassDefFieldNumber) {
-      proto::ClassDef def;
-      if (!def.ParseFromArray(p, static_cast<int>(len))) {
-        return absl::DataLossError(absl::StrCat("class definition ", out->class_defs.size(),
-                                                " of the chunk does not parse"));
-      }
-      out->class_defs.push_back(ClassDef{def.id(), def.name(), def.elem_size(), def.tagged()});
-    } else if (field == proto::Chunk::kStackDefFieldNumber) {
-      proto::StackDef def;
-      if (!def.ParseFromArray(p, static_cast<int>(len))) {
-        return absl::DataLossError(absl::StrCat("stack definition ", out->stack_defs.size(),
-                                                " of the chunk does not parse"));
-      }
-      out->stack_defs.push_back(StackDef{def.id(),
-                                         {def.pc().begin(), def.pc().end()},
-                                         {def.module().begin(), def.module().end()}});
-    } else if (field == proto::Chunk::kModuleDefFieldNumber) {
-      proto::ModuleDef def;
-      if (!def.ParseFromArray(p, static_cast<int>(len))) {
-        return absl::DataLossError(absl::StrCat("module definition ", out->module_defs.size(),
-                                                " of the chunk does not parse"));
-      }
-      out->module_defs.push_back(ModuleDef{def.id(), def.path(), def.start(), def.end(),
-                                           def.file_offset(), def.build_id()});
+    } else if (IsDefinition(field)) {
+      if (absl::Status s = ParseDefinition(field, p, len, out); !s.ok()) return s;
     } else if (std::vector<uint64_t>* column = Column(out, field)) {
       if (!ReadPacked(p, field_end, column)) {
         return absl::DataLossError(absl::StrCat("corrupt varint in chunk column ", field));
