@@ -25,24 +25,9 @@ std::string Bytes(uint64_t b) {
   return absl::StrCat(FormatValue(static_cast<double>(b), Unit::kBytes), " (", b, " bytes)");
 }
 
-}  // namespace
-
-std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) {
+// The figures, as inspect prints them.
+void AddSummary(const TraceStats& st, charts::HtmlPage* page) {
   const proto::Header& h = st.header;
-  charts::HtmlPage page(absl::StrCat("alloctrace trace: ", path));
-  page.AddSubtitle(absl::StrCat("workload ", h.workload().empty() ? "?" : h.workload(),
-                                ", program ", h.program().empty() ? "?" : h.program()));
-  page.AddSubtitle(
-      absl::StrCat("recorded ",
-                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(h.start_unix_ns()),
-                                    absl::UTCTimeZone()),
-                   " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid()));
-  if (!st.has_footer) {
-    page.AddHtml(absl::StrCat("<div class=\"verdict bad\"><p>Incomplete: ", Escape(st.cut_short),
-                              "; every complete chunk was read.</p></div>"));
-  }
-
-  // The figures, as inspect prints them.
   std::string facts = "<dl class=\"kv\" id=\"facts\">";
   absl::StrAppend(&facts, Row("workload", h.workload()), Row("program", h.program()),
                   Row("platform", h.platform()));
@@ -62,9 +47,11 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
       Row("live at end",
           absl::StrCat(st.live_objects_at_end, " objects, ", Bytes(st.live_bytes_at_end))));
   absl::StrAppend(&facts, "</dl>");
-  page.AddSection("summary", "Summary", facts);
+  page->AddSection("summary", "Summary", facts);
+}
 
-  // Live bytes and objects over the trace, from (0, 0).
+// Live bytes and objects over the trace, from (0, 0).
+void AddProfile(const TraceStats& st, charts::HtmlPage* page) {
   charts::Series bytes{"live bytes (requested)", {0}, {0}, true};
   charts::Series objects{"live objects", {0}, {0}, true};
   for (const LivePoint& p : st.live_course) {
@@ -93,11 +80,13 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
   live_objects.title = "Live objects over the trace";
   live_objects.y = {"live objects", Unit::kCount};
   live_objects.series = {objects};
-  page.AddSection(
+  page->AddSection(
       "profile", "Memory profile",
       absl::StrCat(charts::RenderLineChart(live_bytes), charts::RenderLineChart(live_objects)));
+}
 
-  // Sizes.
+// Requests by size.
+void AddSizes(const TraceStats& st, charts::HtmlPage* page) {
   charts::BarChart sizes;
   sizes.id = "size-histogram";
   sizes.title = "Requests by size";
@@ -109,25 +98,29 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
         {FormatValue(static_cast<double>(b), Unit::kBytes), static_cast<double>(n),
          b == 0 ? "zero-byte requests" : absl::StrCat(b, " to ", 2 * b - 1, " bytes")});
   }
-  page.AddSection("sizes", "Allocation sizes", charts::RenderBarChart(sizes));
+  page->AddSection("sizes", "Allocation sizes", charts::RenderBarChart(sizes));
+}
 
-  // Classes of containers: one row each, or the one unnamed class's line.
+// Classes of containers: one row each, or the one unnamed class's line.
+void AddClasses(const TraceStats& st, charts::HtmlPage* page) {
   if (st.has_class_table) {
     charts::HtmlTable classes(ClassHeaders(),
                               {true, false, true, true, true, false, true, false, false, false});
     for (const ClassSummary& c : st.classes) classes.AddRow(ClassRow(c));
-    page.AddSection("classes", absl::StrCat("Classes (", st.classes.size(), ")"),
-                    absl::StrCat(classes.Render("id=\"class-table\""),
-                                 "<p class=\"note\">Blocks: min/median/max bytes. Built once: at "
-                                 "most 10% of an arena's frees come before its last "
-                                 "allocation.</p>"));
+    page->AddSection("classes", absl::StrCat("Classes (", st.classes.size(), ")"),
+                     absl::StrCat(classes.Render("id=\"class-table\""),
+                                  "<p class=\"note\">Blocks: min/median/max bytes. Built once: at "
+                                  "most 10% of an arena's frees come before its last "
+                                  "allocation.</p>"));
   } else {
-    page.AddSection(
+    page->AddSection(
         "classes", "Classes",
         absl::StrCat("<p>", Escape(FormatClassTable(st.classes, false, st.captured())), "</p>"));
   }
+}
 
-  // Arenas: each one's lifetime, and the table.
+// Arenas: each one's lifetime, and the table.
+void AddArenas(const TraceStats& st, charts::HtmlPage* page) {
   charts::SpanChart life;
   life.id = "arena-lifetimes";
   life.title = "Arena lifetimes";
@@ -161,7 +154,31 @@ std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) 
     absl::StrAppend(&arenas, "<p class=\"note\">The first 200 of ", st.arenas.size(),
                     " arenas; inspect --json lists all.</p>");
   }
-  page.AddSection("arenas", absl::StrCat("Arenas (", st.arenas.size(), ")"), arenas);
+  page->AddSection("arenas", absl::StrCat("Arenas (", st.arenas.size(), ")"), arenas);
+}
+
+}  // namespace
+
+std::string FormatTraceStatsHtml(const TraceStats& st, const std::string& path) {
+  const proto::Header& h = st.header;
+  charts::HtmlPage page(absl::StrCat("alloctrace trace: ", path));
+  page.AddSubtitle(absl::StrCat("workload ", h.workload().empty() ? "?" : h.workload(),
+                                ", program ", h.program().empty() ? "?" : h.program()));
+  page.AddSubtitle(
+      absl::StrCat("recorded ",
+                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(h.start_unix_ns()),
+                                    absl::UTCTimeZone()),
+                   " on ", h.platform(), ", ", h.pointer_size() * 8, "-bit, pid ", h.pid()));
+  if (!st.has_footer) {
+    page.AddHtml(absl::StrCat("<div class=\"verdict bad\"><p>Incomplete: ", Escape(st.cut_short),
+                              "; every complete chunk was read.</p></div>"));
+  }
+
+  AddSummary(st, &page);
+  AddProfile(st, &page);
+  AddSizes(st, &page);
+  AddClasses(st, &page);
+  AddArenas(st, &page);
   page.AddHtml(
       "<footer><p class=\"note\">Written by alloctrace inspect. Sizes are as requested by the "
       "program, before any allocator rounding.</p></footer>");

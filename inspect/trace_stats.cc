@@ -29,6 +29,159 @@ std::string HumanBytes(uint64_t b) {
   return absl::StrFormat("%.1f MiB", b / (1024.0 * 1024.0));
 }
 
+namespace {
+
+// The streaming pass of ComputeTraceStats: one event at a time into `st`.
+class StatsPass {
+ public:
+  StatsPass(TraceReader& reader, TraceStats& st) : reader_(reader), st_(st) {}
+
+  // Grows the tables by object id to cover the chunk at hand.
+  void SizeTables() {
+    if (object_bytes_.size() < reader_.object_id_limit()) {
+      object_bytes_.resize(reader_.object_id_limit());
+      object_arena_.resize(reader_.object_id_limit());
+    }
+  }
+  absl::Status OnEvent(const Event& e);
+  // What is known only at the end.
+  void Finish();
+
+ private:
+  // The stats of the arena with dense index `dense`, noting its first and
+  // latest use; keyed by the id the trace gave it.
+  ArenaStats& Arena(uint32_t dense) {
+    auto [it, inserted] = st_.arenas.try_emplace(reader_.arena_id(dense));
+    if (inserted) it->second.first_event = index_;
+    it->second.last_event = index_;
+    return it->second;
+  }
+  void AllocOrRealloc(const Event& e);
+  void Free(const Event& e);
+  // Adds the event at hand to the live course, halving its resolution when
+  // it has twice the points it keeps.
+  void Sample();
+
+  TraceReader& reader_;
+  TraceStats& st_;
+  std::vector<uint64_t> object_bytes_;  // by object id
+  std::vector<uint32_t> object_arena_;
+  uint64_t live_objects_ = 0, live_bytes_ = 0;
+  uint64_t index_ = 0;   // of the event at hand, over the whole trace
+  uint64_t stride_ = 1;  // events per point of the live course
+  LivePoint span_;       // the point being filled
+  ArenaUsage usage_;     // threads and blocks by arena (arena_usage.h)
+  ClassStatsBuilder classes_;
+};
+
+void StatsPass::AllocOrRealloc(const Event& e) {
+  ArenaStats& a = Arena(e.arena);
+  const uint64_t bytes = reader_.shapes()[e.shape].bytes();
+  if (e.kind == OpKind::kRealloc) {
+    ++st_.reallocs;
+    const uint64_t old = object_bytes_[e.old_object];
+    live_bytes_ -= old;
+    --live_objects_;
+    Arena(object_arena_[e.old_object]).live_bytes -= old;
+    usage_.Free(object_arena_[e.old_object], e.thread);
+    classes_.Realloc(object_arena_[e.old_object], old, e.arena, e.thread, bytes);
+  } else {
+    ++st_.allocs;
+    ++a.allocs;
+    classes_.Alloc(e.arena, e.thread, bytes);
+  }
+  object_bytes_[e.object] = bytes;
+  object_arena_[e.object] = e.arena;
+  usage_.Alloc(e.arena, e.thread);
+  ++live_objects_;
+  live_bytes_ += bytes;
+  st_.bytes_allocated += bytes;
+  a.bytes_allocated += bytes;
+  a.live_bytes += bytes;
+  a.peak_live_bytes = std::max(a.peak_live_bytes, a.live_bytes);
+  ++st_.size_histogram[Bucket(bytes)];
+  st_.peak_live_bytes = std::max(st_.peak_live_bytes, live_bytes_);
+  st_.peak_live_objects = std::max(st_.peak_live_objects, live_objects_);
+}
+
+void StatsPass::Free(const Event& e) {
+  ++st_.frees;
+  const uint64_t bytes = object_bytes_[e.object];
+  ArenaStats& a = Arena(object_arena_[e.object]);
+  usage_.Free(object_arena_[e.object], e.thread);
+  classes_.Free(object_arena_[e.object], e.thread, bytes);
+  ++a.frees;
+  a.live_bytes -= bytes;
+  live_bytes_ -= bytes;
+  --live_objects_;
+}
+
+void StatsPass::Sample() {
+  span_.live_bytes = std::max(span_.live_bytes, live_bytes_);
+  span_.live_objects = std::max(span_.live_objects, live_objects_);
+  if (++index_ % stride_ != 0) return;
+  span_.end_event = index_;
+  st_.live_course.push_back(span_);
+  span_ = LivePoint{};
+  if (st_.live_course.size() == 2 * TraceStats::kLiveCoursePoints) {
+    // Halve the resolution: merge neighbours, keeping their maxima.
+    for (size_t i = 0; i < TraceStats::kLiveCoursePoints; ++i) {
+      const LivePoint& a = st_.live_course[2 * i];
+      const LivePoint& b = st_.live_course[2 * i + 1];
+      st_.live_course[i] = {b.end_event, std::max(a.live_bytes, b.live_bytes),
+                            std::max(a.live_objects, b.live_objects)};
+    }
+    st_.live_course.resize(TraceStats::kLiveCoursePoints);
+    stride_ *= 2;
+  }
+}
+
+absl::Status StatsPass::OnEvent(const Event& e) {
+  switch (e.kind) {
+    case OpKind::kAlloc:
+    case OpKind::kRealloc:
+      AllocOrRealloc(e);
+      break;
+    case OpKind::kFree:
+      Free(e);
+      break;
+    case OpKind::kArenaCreate:
+      ++st_.arenas_created;
+      Arena(e.arena);
+      classes_.ArenaCreated(e.arena, e.shape);  // its class
+      break;
+    case OpKind::kArenaDestroy:
+      ++st_.arenas_destroyed;
+      Arena(e.arena).destroyed = true;
+      break;
+    default:
+      break;
+  }
+  Sample();
+  return absl::OkStatus();
+}
+
+void StatsPass::Finish() {
+  if (index_ % stride_ != 0) {
+    span_.end_event = index_;
+    st_.live_course.push_back(span_);
+  }
+  st_.events = reader_.events_read();
+  st_.chunks = reader_.chunks_read();
+  st_.shapes = reader_.shapes().size();
+  st_.has_footer = reader_.has_footer();
+  st_.cut_short = reader_.cut_short();
+  st_.threads = reader_.threads_seen();
+  st_.arena_usage = usage_.Summarize(reader_);
+  st_.has_class_table = !reader_.classes().empty();
+  st_.classes = classes_.Summarize(reader_.classes());
+  st_.class_table_notes = CheckClassTable(reader_.classes(), classes_.ArenaClasses()).notes;
+  st_.live_objects_at_end = live_objects_;
+  st_.live_bytes_at_end = live_bytes_;
+}
+
+}  // namespace
+
 absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
   if (!opened.ok()) return opened.status();
@@ -36,123 +189,13 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   TraceStats st;
   st.header = reader.header();
   st.file_bytes = reader.file_size();
-  std::vector<uint64_t> object_bytes;  // by object id
-  std::vector<uint32_t> object_arena;
-  uint64_t live_objects = 0, live_bytes = 0;
-  uint64_t index = 0;   // of the event at hand, over the whole trace
-  uint64_t stride = 1;  // events per point of the live course
-  LivePoint span;       // the point being filled
-  ArenaUsage usage;     // threads and blocks by arena (arena_usage.h)
-  ClassStatsBuilder classes;
-  // The stats of the arena with dense index `dense`, noting its first and
-  // latest use; keyed by the id the trace gave it.
-  auto arena = [&](uint32_t dense) -> ArenaStats& {
-    auto [it, inserted] = st.arenas.try_emplace(reader.arena_id(dense));
-    if (inserted) it->second.first_event = index;
-    it->second.last_event = index;
-    return it->second;
-  };
-  auto size_tables = [&](const std::vector<Event>& /*events*/) {
-    if (object_bytes.size() < reader.object_id_limit()) {
-      object_bytes.resize(reader.object_id_limit());
-      object_arena.resize(reader.object_id_limit());
-    }
-  };
-  auto on_event = [&](const Event& e) {
-    switch (e.kind) {
-      case OpKind::kAlloc:
-      case OpKind::kRealloc: {
-        ArenaStats& a = arena(e.arena);
-        if (e.kind == OpKind::kRealloc) {
-          ++st.reallocs;
-          const uint64_t old = object_bytes[e.old_object];
-          live_bytes -= old;
-          --live_objects;
-          arena(object_arena[e.old_object]).live_bytes -= old;
-          usage.Free(object_arena[e.old_object], e.thread);
-          classes.Realloc(object_arena[e.old_object], old, e.arena, e.thread,
-                          reader.shapes()[e.shape].bytes());
-        } else {
-          ++st.allocs;
-          ++a.allocs;
-        }
-        const uint64_t bytes = reader.shapes()[e.shape].bytes();
-        if (e.kind == OpKind::kAlloc) classes.Alloc(e.arena, e.thread, bytes);
-        object_bytes[e.object] = bytes;
-        object_arena[e.object] = e.arena;
-        usage.Alloc(e.arena, e.thread);
-        ++live_objects;
-        live_bytes += bytes;
-        st.bytes_allocated += bytes;
-        a.bytes_allocated += bytes;
-        a.live_bytes += bytes;
-        a.peak_live_bytes = std::max(a.peak_live_bytes, a.live_bytes);
-        ++st.size_histogram[Bucket(bytes)];
-        st.peak_live_bytes = std::max(st.peak_live_bytes, live_bytes);
-        st.peak_live_objects = std::max(st.peak_live_objects, live_objects);
-        break;
-      }
-      case OpKind::kFree: {
-        ++st.frees;
-        const uint64_t bytes = object_bytes[e.object];
-        ArenaStats& a = arena(object_arena[e.object]);
-        usage.Free(object_arena[e.object], e.thread);
-        classes.Free(object_arena[e.object], e.thread, bytes);
-        ++a.frees;
-        a.live_bytes -= bytes;
-        live_bytes -= bytes;
-        --live_objects;
-        break;
-      }
-      case OpKind::kArenaCreate:
-        ++st.arenas_created;
-        arena(e.arena);
-        classes.ArenaCreated(e.arena, e.shape);  // its class
-        break;
-      case OpKind::kArenaDestroy:
-        ++st.arenas_destroyed;
-        arena(e.arena).destroyed = true;
-        break;
-      default:
-        break;
-    }
-    span.live_bytes = std::max(span.live_bytes, live_bytes);
-    span.live_objects = std::max(span.live_objects, live_objects);
-    if (++index % stride == 0) {
-      span.end_event = index;
-      st.live_course.push_back(span);
-      span = LivePoint{};
-      if (st.live_course.size() == 2 * TraceStats::kLiveCoursePoints) {
-        // Halve the resolution: merge neighbours, keeping their maxima.
-        for (size_t i = 0; i < TraceStats::kLiveCoursePoints; ++i) {
-          const LivePoint& a = st.live_course[2 * i];
-          const LivePoint& b = st.live_course[2 * i + 1];
-          st.live_course[i] = {b.end_event, std::max(a.live_bytes, b.live_bytes),
-                               std::max(a.live_objects, b.live_objects)};
-        }
-        st.live_course.resize(TraceStats::kLiveCoursePoints);
-        stride *= 2;
-      }
-    }
-    return absl::OkStatus();
-  };
-  if (absl::Status s = reader.ForEachEvent(size_tables, on_event); !s.ok()) return s;
-  if (index % stride != 0) {
-    span.end_event = index;
-    st.live_course.push_back(span);
+  StatsPass pass(reader, st);
+  if (absl::Status s = reader.ForEachEvent([&](const std::vector<Event>&) { pass.SizeTables(); },
+                                           [&](const Event& e) { return pass.OnEvent(e); });
+      !s.ok()) {
+    return s;
   }
-  st.events = reader.events_read();
-  st.chunks = reader.chunks_read();
-  st.shapes = reader.shapes().size();
-  st.has_footer = reader.has_footer();
-  st.cut_short = reader.cut_short();
-  st.threads = reader.threads_seen();
-  st.arena_usage = usage.Summarize(reader);
-  st.has_class_table = !reader.classes().empty();
-  st.classes = classes.Summarize(reader.classes());
-  st.class_table_notes = CheckClassTable(reader.classes(), classes.ArenaClasses()).notes;
-  st.live_objects_at_end = live_objects;
-  st.live_bytes_at_end = live_bytes;
+  pass.Finish();
   return st;
 }
 
