@@ -83,6 +83,25 @@ TEST(CallSitesTest, RoundTripAcrossChunksWithDenseIds) {
   EXPECT_EQ(r->stacks[1].id, 2u);
 }
 
+TEST(CallSitesTest, AnAliasIsWrittenAsTheStackItNames) {
+  const std::string path = TempPath("alias.trace");
+  {
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    (*w)->DefineStack(7, {0x10, 0x20}, {0, 0});
+    (*w)->AliasStack(9, 7);
+    (*w)->AliasStack(11, 5);  // 5 is not defined: no alias
+    (*w)->Alloc(0, 0, 0x1000, Shape{1, 32, 16}, 9);
+    (*w)->Alloc(0, 0, 0x2000, Shape{1, 32, 16}, 7);
+    (*w)->Alloc(0, 0, 0x3000, Shape{1, 32, 16}, 11);
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  absl::StatusOr<ReadSites> r = ReadSitesOf(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stacks.size(), 1u);
+  EXPECT_EQ(r->sites, (std::vector<uint64_t>{1, 1, 0}));
+}
+
 TEST(CallSitesTest, TraceWithoutSitesHasNoColumnAndNoTable) {
   const std::string path = TempPath("nosites.trace");
   {

@@ -254,6 +254,12 @@ void TraceWriter::DefineStack(uint32_t id, const std::vector<uint64_t>& pcs,
   new_stacks_.push_back(std::move(def));
 }
 
+void TraceWriter::AliasStack(uint32_t id, uint32_t same_as) {
+  if (id == 0 || stack_defined(id) || !stack_defined(same_as)) return;
+  if (id >= stack_ids_.size()) stack_ids_.resize(size_t{id} + 1, 0);
+  stack_ids_[id] = stack_ids_[same_as];
+}
+
 void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t class_id) {
   if (raw_arena == 0) return;
   auto [it, inserted] = arena_ids_.try_emplace(raw_arena, next_arena_id_);

@@ -73,6 +73,9 @@ class TraceWriter {
   void DefineStack(uint32_t id, const std::vector<uint64_t>& pcs,
                    const std::vector<uint32_t>& modules);
   bool stack_defined(uint32_t id) const { return id < stack_ids_.size() && stack_ids_[id] != 0; }
+  // Caller id `id` names the same stack as `same_as` (already defined): no
+  // second definition is written.
+  void AliasStack(uint32_t id, uint32_t same_as);
   // Applies to the events that follow.
   void Timestamp(uint64_t ns);
 

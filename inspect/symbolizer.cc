@@ -1,5 +1,6 @@
 #include "alloctrace/inspect/symbolizer.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
@@ -123,6 +124,10 @@ void SymbolizeModule(const ModuleDef& m, const absl::flat_hash_set<uint64_t>& wa
     out->notes.push_back(absl::StrCat("not symbolized: ", why));
     return;
   }
+  // In address order: addr2line's answers (its inlined chains) depend on
+  // the order it is asked in, and a hash set's order changes run to run.
+  std::sort(order.begin(), order.end(),
+            [&](uint64_t a, uint64_t b) { return address_of[a] < address_of[b]; });
   if (*addr2line_missing) return;
   size_t named = 0;
   for (size_t at = 0; at < order.size(); at += kBatch) {

@@ -153,6 +153,15 @@ void RingDrainer::DefineSite(uint32_t site) {
     if (m != 0 && !out_->module_defined(m)) out_->DefineModule(m, modules_.module(m));
     site_modules_.push_back(m);
   }
+  // Stacks that differed only past where the walk left the chain are one
+  // stack now: defined once, the others aliases of it.
+  uint64_t h = site_pcs_.size();
+  for (uint64_t pc : site_pcs_) h = (h ^ pc) * 0x9e3779b97f4a7c15u;
+  auto [it, inserted] = defined_stacks_.try_emplace(h, site);
+  if (!inserted) {
+    out_->AliasStack(site, it->second);
+    return;
+  }
   out_->DefineStack(site, site_pcs_, site_modules_);
 }
 

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "alloctrace/format/trace_writer.h"
 #include "alloctrace/tracer/module_map.h"
@@ -94,6 +95,8 @@ class RingDrainer {
   ModuleMap modules_;
   std::vector<uint64_t> site_pcs_;
   std::vector<uint32_t> site_modules_;
+  // A hash of each stack written (as truncated) -> its id.
+  absl::flat_hash_map<uint64_t, uint32_t> defined_stacks_;
 };
 
 // The drainer's set of rings, locked for this object's lifetime: the
