@@ -290,6 +290,28 @@ void TraceWriter::Timestamp(uint64_t ns) {
   last_timestamp_ = ns;
 }
 
+void TraceWriter::AppendCallSites(std::string* chunk) const {
+  using C = proto::Chunk;
+  AppendPackedVarints(C::kSiteFieldNumber, sites_, chunk);
+  for (const StackDef& s : new_stacks_) {
+    proto::StackDef def;
+    def.set_id(s.id);
+    for (uint64_t pc : s.pcs) def.add_pc(pc);
+    for (uint32_t m : s.modules) def.add_module(m);
+    AppendLengthDelimited(C::kStackDefFieldNumber, def.SerializeAsString(), chunk);
+  }
+  for (const ModuleDef& m : new_modules_) {
+    proto::ModuleDef def;
+    def.set_id(m.id);
+    def.set_path(m.path);
+    def.set_start(m.start);
+    def.set_end(m.end);
+    def.set_file_offset(m.file_offset);
+    def.set_build_id(m.build_id);
+    AppendLengthDelimited(C::kModuleDefFieldNumber, def.SerializeAsString(), chunk);
+  }
+}
+
 absl::Status TraceWriter::FlushChunk() {
   if (ops_in_chunk_ == 0) return status_;
   using C = proto::Chunk;
@@ -328,24 +350,7 @@ absl::Status TraceWriter::FlushChunk() {
     def.set_tagged(c.tagged);
     AppendLengthDelimited(C::kClassDefFieldNumber, def.SerializeAsString(), &chunk);
   }
-  AppendPackedVarints(C::kSiteFieldNumber, sites_, &chunk);
-  for (const StackDef& s : new_stacks_) {
-    proto::StackDef def;
-    def.set_id(s.id);
-    for (uint64_t pc : s.pcs) def.add_pc(pc);
-    for (uint32_t m : s.modules) def.add_module(m);
-    AppendLengthDelimited(C::kStackDefFieldNumber, def.SerializeAsString(), &chunk);
-  }
-  for (const ModuleDef& m : new_modules_) {
-    proto::ModuleDef def;
-    def.set_id(m.id);
-    def.set_path(m.path);
-    def.set_start(m.start);
-    def.set_end(m.end);
-    def.set_file_offset(m.file_offset);
-    def.set_build_id(m.build_id);
-    AppendLengthDelimited(C::kModuleDefFieldNumber, def.SerializeAsString(), &chunk);
-  }
+  AppendCallSites(&chunk);
   std::string& framed = framed_buf_;
   framed.clear();
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);

@@ -120,6 +120,8 @@ class TraceWriter {
     AddSiteSlow(site);
   }
   void AddSiteSlow(uint32_t site);
+  // The chunk's site column and the stacks and modules it defines.
+  void AppendCallSites(std::string* chunk) const;
 
   int fd_;
   std::string path_;
