@@ -123,14 +123,4 @@ bool ElfFile::AddressOfOffset(uint64_t offset, uint64_t* address) const {
   return false;
 }
 
-std::string HexBytes(const std::string& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
 }  // namespace alloctrace

@@ -53,9 +53,6 @@ class ElfFile {
   bool ReadSections(std::ifstream& in, const Elf64_Ehdr& eh);
 };
 
-// Lower-case hex of `bytes` (a build id as tools print it).
-std::string HexBytes(const std::string& bytes);
-
 }  // namespace alloctrace
 
 #endif  // ALLOCTRACE_BASE_ELF_FILE_H_

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -72,7 +73,7 @@ TEST(ElfFileTest, ReadsTheBuildIdTheLinkerWrote) {
   ASSERT_TRUE(f.ok()) << f.status();
   // GCC and Clang on Debian link with --build-id (a 20-byte SHA-1).
   EXPECT_EQ(f->build_id().size(), 20u);
-  EXPECT_EQ(HexBytes(f->build_id()).size(), 40u);
+  EXPECT_EQ(absl::BytesToHexString(f->build_id()).size(), 40u);
 }
 
 TEST(ElfFileTest, SaysWhyAFileIsNotOne) {
@@ -80,7 +81,7 @@ TEST(ElfFileTest, SaysWhyAFileIsNotOne) {
   const std::string text = testing::TempDir() + "/not_elf.txt";
   std::ofstream(text) << "hello, this is text and not an executable";
   EXPECT_EQ(ElfFile::Open(text).status().message(), text + ": not an ELF file");
-  EXPECT_EQ(HexBytes(std::string("\x01\xab", 2)), "01ab");
+  EXPECT_EQ(absl::BytesToHexString(std::string("\x01\xab", 2)), "01ab");
 }
 
 }  // namespace

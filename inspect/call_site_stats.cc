@@ -60,9 +60,7 @@ bool IsAllocationWrapper(const FrameName& f) {
 
 std::string ModuleName(const CallSiteTable& table, uint32_t module) {
   const ModuleDef* m = table.module(module);
-  if (m == nullptr) return "";
-  const size_t slash = m->path.rfind('/');
-  return slash == std::string::npos ? m->path : m->path.substr(slash + 1);
+  return m == nullptr ? "" : FileNameOf(m->path);
 }
 
 // Lifetimes in buckets of a quarter power of two: the median to within 19%.

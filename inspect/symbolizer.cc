@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/child_process.h"
@@ -15,11 +16,6 @@ namespace {
 
 // Addresses per addr2line run: well inside the kernel's argument limit.
 constexpr size_t kBatch = 2000;
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // Runs addr2line on `addresses` of `path`; its output, or an error.
 absl::StatusOr<std::string> RunAddr2line(const std::string& program, const std::string& path,
@@ -74,7 +70,7 @@ absl::flat_hash_map<uint64_t, std::vector<FrameName>> ParseAddr2line(const std::
       const std::string digits = line_no.substr(0, space);
       if (!digits.empty() && digits != "?" && digits != "0") {
         f.file = location.substr(0, colon);
-        f.location = absl::StrCat(BaseName(f.file), ":", digits);
+        f.location = absl::StrCat(FileNameOf(f.file), ":", digits);
       }
     }
     current->push_back(std::move(f));
@@ -89,8 +85,8 @@ namespace {
 std::string WhyNotSymbolized(const ModuleDef& m, const absl::StatusOr<ElfFile>& elf) {
   if (!elf.ok()) return std::string(elf.status().message());
   if (!m.build_id.empty() && elf->build_id() != m.build_id) {
-    return absl::StrCat(m.path, ": build id ", HexBytes(elf->build_id()),
-                        " differs from the recorded ", HexBytes(m.build_id),
+    return absl::StrCat(m.path, ": build id ", absl::BytesToHexString(elf->build_id()),
+                        " differs from the recorded ", absl::BytesToHexString(m.build_id),
                         " (the file changed since the recording)");
   }
   return "";
@@ -100,7 +96,7 @@ std::string WhyNotSymbolized(const ModuleDef& m, const absl::StatusOr<ElfFile>& 
 // *addr2line_missing: addr2line could not be run (set here the first time).
 void SymbolizeModule(const ModuleDef& m, const absl::flat_hash_set<uint64_t>& wanted,
                      const std::string& addr2line, Symbols* out, bool* addr2line_missing) {
-  const std::string name = BaseName(m.path);
+  const std::string name = FileNameOf(m.path);
   // The offset the file's own tools use (its link-time address), or the
   // file offset where the file cannot be read.
   auto fallback = [&](uint64_t address) {
@@ -168,6 +164,11 @@ void SymbolizeModule(const ModuleDef& m, const absl::flat_hash_set<uint64_t>& wa
 }
 
 }  // namespace
+
+std::string FileNameOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
 
 Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line) {
   Symbols out;

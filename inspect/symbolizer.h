@@ -47,6 +47,10 @@ struct Symbols {
 // run (a name looked up in PATH, or a path).
 Symbols Symbolize(const CallSiteTable& table, const std::string& addr2line = "addr2line");
 
+// "libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6": how frames and
+// modules are shown.
+std::string FileNameOf(const std::string& path);
+
 // Parses `addr2line -a -f -C -i` output: for each address line ("0x..."),
 // its (function, location) pairs. Exposed for tests.
 absl::flat_hash_map<uint64_t, std::vector<FrameName>> ParseAddr2line(const std::string& out);
