@@ -211,6 +211,14 @@ bool StoppedByTotalBudget(const PolicyResult& p);
 double BudgetForPrecision(const std::vector<PolicyResult>& policies, double precision,
                           double total_budget);
 
+// Whether `p` contends for the verdict: it ran, and it is not the floor,
+// eliminated by the race, or screened out (recommend.cc says why).
+bool IsContender(const PolicyResult& p);
+// Whether some contender ran whole runs: then only those that did have a
+// peak RSS the memory rule may compare (windows rebuild their heaps).
+bool AnyContenderRanWhole(const TraceReport& t);
+bool RssComparable(const PolicyResult& p, bool any_whole);
+
 // Among policies the recommendation cannot tell apart by speed or peak RSS,
 // the order it prefers them in (smaller first): malloc (nothing to change),
 // our pools, the external mallocs, the other baselines, the article's grid.
