@@ -189,8 +189,7 @@ bool FinalRace(MixRunner& runner, const MixSpec& mix, const MixSpec* leanings,
     v.in_situ_vs_std = PairedSlowdown(*m, *ref, race->clock);
   }
   if (take_leanings) v.mix_is_single = false;
-  v.mix_faster =
-      !v.mix_is_single && v.in_situ_vs_single.n >= kMinPairedRounds && v.in_situ_vs_single.lo > 1;
+  v.mix_faster = MixShownFaster(v.mix_is_single, v.in_situ_vs_single);
   v.final_rounds = race->rounds;
   return take_leanings;
 }

@@ -68,37 +68,6 @@ class Racer {
   const ReportContext& ctx_;
 };
 
-const PolicyResult* Find(const TraceReport& r, const std::string& name) {
-  for (const PolicyResult& p : r.policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
-// Of the race's `labels` that ran, the fastest tied group (indexes into
-// r.policies).
-std::vector<size_t> TiedGroup(const TraceReport& r, const std::vector<std::string>& labels,
-                              const Ranking& ranking) {
-  std::vector<size_t> members;
-  for (size_t i = 0; i < r.policies.size(); ++i) {
-    const PolicyResult& p = r.policies[i];
-    if (p.ok() && p.ns_per_op.has_data() &&
-        std::find(labels.begin(), labels.end(), p.name) != labels.end()) {
-      members.push_back(i);
-    }
-  }
-  if (members.empty()) return {};
-  return FastestTiedGroup(r.policies, members, ranking, NoiseMargin(r.noise_floor));
-}
-
-// A race's ranked figure per round for `label` (none if it did not run).
-std::map<int, double> ByRound(const TraceReport& r, const std::string& label,
-                              const Ranking& ranking) {
-  const PolicyResult* p = Find(r, label);
-  return p != nullptr ? FiguresByRound(p->raw, ranking.warm(), ranking.clock)
-                      : std::map<int, double>();
-}
-
 // The class's race: the held policy and every safe candidate, the others
 // held. Updates `cv` (candidates, contribution) and returns the policy the
 // class takes.
@@ -130,11 +99,13 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
     labels.push_back(candidate);
   }
   const TraceReport r = racer.Run(mixes, budget, seed);
-  const Ranking ranking = racer.RankingOf(r);
-  const std::vector<size_t> group = TiedGroup(r, labels, ranking);
+  const ReplayClassMove move = DecideReplayClassRace(r, labels, held, racer.RankingOf(r));
   std::vector<ClassCandidate> ran;
   for (const std::string& label : labels) {
-    const PolicyResult* p = Find(r, label);
+    const PolicyResult* p = nullptr;
+    for (const PolicyResult& q : r.policies) {
+      if (q.name == label) p = &q;
+    }
     ClassCandidate cc;
     cc.policy = label;
     if (p == nullptr || !p->ok() || !p->ns_per_op.has_data()) {
@@ -143,8 +114,8 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
     } else {
       cc.ns_per_op = p->ns_per_op;
       cc.vs_malloc = p->vs_malloc;
-      cc.tied_fastest = std::any_of(group.begin(), group.end(),
-                                    [&](size_t i) { return r.policies[i].name == label; });
+      cc.tied_fastest = std::find(move.tied_fastest.begin(), move.tied_fastest.end(), label) !=
+                        move.tied_fastest.end();
     }
     ran.push_back(std::move(cc));
   }
@@ -155,22 +126,12 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
   });
   ran.insert(ran.end(), cv.candidates.begin(), cv.candidates.end());
   cv.candidates = std::move(ran);
-  if (group.empty()) {
-    cv.note = "no candidate of its race has a figure: held";
-    return held;
+  cv.note = move.note;
+  if (move.moved) {
+    cv.held = held;
+    cv.contribution = move.gain;
   }
-  const bool held_tied =
-      std::any_of(group.begin(), group.end(), [&](size_t i) { return r.policies[i].name == held; });
-  if (held_tied) {
-    cv.note = absl::StrCat("its race did not show a policy faster than ", held,
-                           " (tied with the fastest): held");
-    return held;
-  }
-  const std::string chosen = r.policies[group[0]].name;
-  cv.held = held;
-  cv.contribution = PairedRatio(ByRound(r, held, ranking), ByRound(r, chosen, ranking));
-  cv.note = "";
-  return chosen;
+  return move.policy;
 }
 
 // The whole program: the mix, the best single choice and std.
@@ -178,26 +139,11 @@ void FinalRace(Racer& racer, const MixSpec& mix, const MixSpec& single, double b
                uint64_t seed, PerContainerVerdict& v) {
   const MixSpec std_mix;  // every class on glibc malloc
   std::vector<std::pair<std::string, MixSpec>> mixes;
-  if (!v.mix_is_single) mixes.emplace_back("mix", mix);
-  mixes.emplace_back("best single", single);
-  if (!(single == std_mix)) mixes.emplace_back("std", std_mix);
+  if (!v.mix_is_single) mixes.emplace_back(kMixLabel, mix);
+  mixes.emplace_back(kBestSingleLabel, single);
+  if (!(single == std_mix)) mixes.emplace_back(kStdLabel, std_mix);
   const TraceReport r = racer.Run(mixes, budget, seed);
-  const Ranking ranking = racer.RankingOf(r);
-  v.final_rounds = r.rounds;
-  auto figures = [&](const char* label) { return ByRound(r, label, ranking); };
-  auto vs_malloc = [&](const char* label) {
-    const PolicyResult* p = Find(r, label);
-    return p != nullptr ? p->vs_malloc : Estimate();
-  };
-  v.single_vs_malloc = vs_malloc("best single");
-  v.std_vs_malloc = single == std_mix ? v.single_vs_malloc : vs_malloc("std");
-  const char* mix_label = v.mix_is_single ? "best single" : "mix";
-  v.mix_vs_malloc = vs_malloc(mix_label);
-  v.mix_vs_single =
-      v.mix_is_single ? Estimate() : PairedRatio(figures("best single"), figures(mix_label));
-  v.mix_vs_std =
-      PairedRatio(figures(single == std_mix ? "best single" : "std"), figures(mix_label));
-  v.mix_faster = v.mix_vs_single.n >= kMinPairedRounds && v.mix_vs_single.lo > 1;
+  ReadFinalRace(r, racer.RankingOf(r), single == std_mix, v);
 }
 
 // Why there is no per-container verdict for `program`, or "".

@@ -11,12 +11,13 @@
 //     memory ops, largest first: race its candidates (the heap, and the
 //     pools of kOurPoolsInOrder the safety rule allows for it, classes.h),
 //     the other classes held. The class moves only to a policy the race
-//     shows faster than the one it holds: if the held one is in the
-//     fastest tied group, it stays (a difference inside the noise is not a
-//     result). Classes below the share stay as they are, and are listed.
+//     shows faster than the one it holds (verdict/per_container_verdict.h:
+//     DecideReplayClassRace). Classes below the share stay as they are,
+//     and are listed.
 //  3. Repeat the sweep while a class changed, at most max_sweeps times.
 //  4. Race the final mix against the best single choice and std (every
-//     class on the heap), all three as mixes, glibc malloc the reference.
+//     class on the heap), all three as mixes, glibc malloc the reference
+//     (ReadFinalRace: the mix is the answer only if shown faster).
 // Every contender of every race is a mix, the single choices too, so all
 // pay the mix's dispatch alike. Ranked by the cold pass (the default), a
 // race's runs make that pass only.

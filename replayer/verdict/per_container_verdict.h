@@ -17,6 +17,7 @@
 #include "alloctrace/inspect/class_stats.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/measure/stats.h"
+#include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
 
@@ -95,6 +96,45 @@ struct PerContainerVerdict {
 inline constexpr char kMixCandidate[] = "mix";
 // ... and for the mix of every class's leaning (in_situ/per_container_search.h).
 inline constexpr char kLeaningsCandidate[] = "leanings";
+
+// The labels of the replay's final race (per_container/search.h): the
+// mix, the best single choice and std, each a mix.
+inline constexpr char kMixLabel[] = "mix";
+inline constexpr char kBestSingleLabel[] = "best single";
+inline constexpr char kStdLabel[] = "std";
+
+// A class's race in the replay, decided. The class keeps the policy it
+// held while that policy is in the race's fastest tied group (summary.h:
+// FastestTiedGroup, under the race's noise margin) and takes the group's
+// fastest otherwise: a class never moves on a difference inside the noise.
+// With no candidate measured it holds.
+struct ReplayClassMove {
+  std::string policy;  // the class's policy after the race (a label of `labels`)
+  bool moved = false;
+  std::vector<std::string> tied_fastest;  // the fastest tied group, fastest first
+  // The held policy's figure over the chosen one's, paired by round (>1:
+  // the move made the replay faster); no data when the class held.
+  Estimate gain;
+  std::string note;  // why it held ("" when it moved)
+};
+// `labels`: the race's candidates, each a policy of `race` if it ran;
+// `held` is one of them.
+ReplayClassMove DecideReplayClassRace(const TraceReport& race,
+                                      const std::vector<std::string>& labels,
+                                      const std::string& held, const Ranking& ranking);
+
+// The mix is the answer where it is shown faster than the best single
+// choice: the paired ratio of the single's figure over the mix's has its
+// 95% CI above 1, from kMinPairedRounds rounds or more. The replay's rule
+// and the program's alike.
+bool MixShownFaster(bool mix_is_single, const Estimate& single_over_mix);
+
+// The replay's final race (kMixLabel, kBestSingleLabel and kStdLabel; the
+// mix absent when `v.mix_is_single`, std absent when `single_is_std`) read
+// into `v`: each against glibc malloc, the mix against the single choice
+// and against std, paired, and MixShownFaster.
+void ReadFinalRace(const TraceReport& race, const Ranking& ranking, bool single_is_std,
+                   PerContainerVerdict& v);
 
 // The alias template's name for a class: a tag's last name ("OrderIndex"
 // from "app::OrderIndex") or the value type's words joined
