@@ -41,9 +41,11 @@ count_results() {  # $1: label; reads bazel's testlogs of the last run
 
 run_suite() {  # $@: extra bazel flags
   echo "== bazel test $* //..."
+  local t0=$SECONDS
   rm -rf "$(bazel info bazel-testlogs "$@" 2>/dev/null)"
   bazel test "$@" --test_output=errors //...
   local rc=$?
+  echo "-- $((SECONDS - t0)) s"
   local before=$failed
   count_results "$@"
   if [ $rc -ne 0 ]; then
@@ -161,8 +163,10 @@ step() {  # $1: name, rest: the command; passes if it exits 0
   shift
   STEP_LOG=$(mktemp)
   echo "== $name"
+  local t0=$SECONDS
   if "$@" >"$STEP_LOG" 2>&1; then
     tail -n 1 "$STEP_LOG"
+    echo "-- $((SECONDS - t0)) s"
     passed=$((passed + 1))
   else
     tail -n 40 "$STEP_LOG"
