@@ -58,7 +58,7 @@ const ReplayProgram& PipelineProgram() {
 // the program's own runs; what it recommends is one of them or std.
 TEST(SearchTest, TheFamiliesRaceInTheProgram) {
   TraceReport replay;
-  replay.arena_events = 1;
+  replay.trace.arena_events = 1;
   for (const char* name : {"slab/mt/stack", "slab/st/stack"}) {
     PolicyResult p;
     p.name = name;

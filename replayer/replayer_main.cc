@@ -308,10 +308,10 @@ int Replay(const Command& cmd, const char* argv0) {
     // contender failed or passed a limit), makes exit status 3; a policy
     // stopped at a limit is a measured outcome (its row says so).
     const TraceReport& r = reports.back();
-    any_failed |= r.failed_policies > 0 || (!r.no_memory_ops && r.verdict.recommended.empty());
+    any_failed |= r.failed_policies > 0 || (!r.no_memory_ops() && r.verdict.recommended.empty());
     programs.push_back(std::move(t.program));
   }
-  if (!cmd.program.empty() && !reports[0].no_memory_ops) {
+  if (!cmd.program.empty() && !reports[0].no_memory_ops()) {
     const InSituSettings settings = InSituFromConfig(cmd.config, cmd.progress, &programs[0]);
     absl::Status st = Search(reports[0], cmd.config.confirm, cmd.program, settings);
     if (!st.ok()) {

@@ -40,19 +40,20 @@ std::string PolicyCsv(const std::vector<TraceReport>& reports, const ReportConte
   for (const TraceReport& t : reports) {
     for (const PolicyResult& p : t.policies) {
       absl::StrAppend(
-          &o, CsvField(t.trace_path), ",", CsvField(t.workload), ",", CsvField(p.name), ",",
+          &o, CsvField(t.trace.path), ",", CsvField(t.trace.workload), ",", CsvField(p.name), ",",
           WordOf(allocators::kFamilyWords, p.family), ",", StatusWord(p), ",",
           CsvField(ErrorWords(p)), ",", p.runs, ",", p.attempts, ",", p.failed, ",", p.reruns, ",",
           p.precise ? 1 : 0, ",", CsvEstimate(p.ns_per_op), ",", CsvEstimate(p.vs_malloc), ",",
           CsvEstimate(p.cold_ns_per_op), ",", CsvEstimate(p.warm_ns_per_op), ",",
           CsvEstimate(p.peak_rss), ",", p.tied_fastest ? 1 : 0, ",", p.tied_smallest_rss ? 1 : 0,
-          ",", t.verdict.recommended == p.name ? 1 : 0, ",", t.peak_live_bytes, ",",
+          ",", t.verdict.recommended == p.name ? 1 : 0, ",", t.trace.peak_live_bytes, ",",
           p.runs > 0 ? absl::StrFormat("%.4f,%.0f,%.0f,%.0f,%.4f", p.overhead, p.final_rss,
                                        p.minor_faults, p.major_faults, p.teardown_ms)
                      : ",,,,",
-          ",", t.ops, ",", CsvEstimate(t.noise_floor), ",", WordOf(kTimingClockWords, t.clock), ",",
-          WordOf(kRankByWords, ctx.rank_by), ",", ctx.passes, ",", CsvField(ctx.machine), ",",
-          ctx.date, ",", WordOf(kTouchWords, ctx.touch), ",", CsvField(p.adopt.cpp_type), ",",
+          ",", t.trace.memory_ops, ",", CsvEstimate(t.noise_floor), ",",
+          WordOf(kTimingClockWords, t.clock), ",", WordOf(kRankByWords, ctx.rank_by), ",",
+          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",",
+          WordOf(kTouchWords, ctx.touch), ",", CsvField(p.adopt.cpp_type), ",",
           CsvField(p.adopt.header), ",", CsvField(p.adopt.bazel_target), ",",
           CsvField(p.adopt.cmake_target), ",", CsvField(p.adopt.how), "\n");
     }
@@ -72,7 +73,7 @@ std::string RunsCsv(const std::vector<TraceReport>& reports) {
         for (size_t i = 0; i < r.passes.size(); ++i) {
           const PassFigures& f = r.passes[i];
           const double ops = r.ops > 0 ? static_cast<double>(r.ops) : 1;
-          absl::StrAppend(&o, CsvField(t.trace_path), ",", CsvField(p.name), ",", rr.round, ",", i,
+          absl::StrAppend(&o, CsvField(t.trace.path), ",", CsvField(p.name), ",", rr.round, ",", i,
                           ",", i == 0 ? "cold" : "warm", ",",
                           absl::StrFormat("%.9f,%.9f,%.4f,%.4f", f.wall_seconds, f.cpu_seconds,
                                           1e9 * f.wall_seconds / ops, 1e9 * f.cpu_seconds / ops),
@@ -133,7 +134,7 @@ std::string CsvClassesReport(const ReportInput& in) {
     const PerContainerVerdict& v = *t.per_container;
     for (const ClassVerdict& c : v.classes) {
       absl::StrAppend(
-          &o, CsvField(t.trace_path), ",", CsvField(c.facts.def.name), ",", c.facts.def.id, ",",
+          &o, CsvField(t.trace.path), ",", CsvField(c.facts.def.name), ",", c.facts.def.id, ",",
           c.facts.def.tagged ? 1 : 0, ",", absl::StrFormat("%.4f", c.facts.share), ",",
           c.facts.memory_ops, ",", c.facts.arenas, ",", c.facts.shared_arenas, ",",
           c.facts.threads.size(), ",",

@@ -199,15 +199,16 @@ std::string FactsHtml(const HtmlTrace& t) {
   auto row = [](const std::string& k, const std::string& v) {
     return absl::StrCat("<dt>", Escape(k), "</dt><dd>", Escape(v), "</dd>");
   };
+  const TraceFacts& f = t.trace;
   std::string o = "<dl class=\"kv\">";
-  absl::StrAppend(&o, row("workload", t.workload), row("program", t.program),
+  absl::StrAppend(&o, row("workload", f.workload), row("program", t.program),
                   row("platform", t.platform));
   for (const auto& [k, v] : t.labels) absl::StrAppend(&o, row("label " + k, v));
   absl::StrAppend(
-      &o, row("memory ops", absl::StrCat(t.ops)),
-      row("ideal", absl::StrCat(FormatValue(t.peak_live_bytes, Unit::kBytes), " peak live (",
-                                t.peak_live_bytes, " bytes, ", t.peak_live_objects, " objects)")));
-  if (!t.cut_short.empty()) absl::StrAppend(&o, row("warning", t.cut_short));
+      &o, row("memory ops", absl::StrCat(f.memory_ops)),
+      row("ideal", absl::StrCat(FormatValue(f.peak_live_bytes, Unit::kBytes), " peak live (",
+                                f.peak_live_bytes, " bytes, ", f.peak_live_objects, " objects)")));
+  if (!f.cut_short.empty()) absl::StrAppend(&o, row("warning", f.cut_short));
   if (!t.note.empty()) absl::StrAppend(&o, row("note", t.note));
   return o + "</dl>\n";
 }
@@ -266,7 +267,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
   charts::HtmlTable table(
       [&] {
         std::vector<std::string> h = {"policy"};
-        for (const HtmlTrace& t : traces) h.push_back(t.path);
+        for (const HtmlTrace& t : traces) h.push_back(t.trace.path);
         return h;
       }(),
       [&] {
@@ -275,7 +276,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
         return numeric;
       }());
   for (const HtmlTrace& t : traces) {
-    m.rows.push_back(t.path);
+    m.rows.push_back(t.trace.path);
     std::vector<double> row;
     for (const std::string& name : m.cols) {
       double v = NAN;
@@ -304,7 +305,7 @@ std::string OverviewHtml(const std::vector<HtmlTrace>& traces) {
   std::string verdicts = "<ul>";
   for (size_t i = 0; i < traces.size(); ++i) {
     const HtmlTrace& t = traces[i];
-    absl::StrAppend(&verdicts, "<li><a href=\"#trace-", i, "\">", Escape(t.path), "</a>: ",
+    absl::StrAppend(&verdicts, "<li><a href=\"#trace-", i, "\">", Escape(t.trace.path), "</a>: ",
                     t.verdict.fastest.empty()
                         ? "no verdict"
                         : absl::StrCat("fastest ", Names(t.verdict.fastest, 5), "; recommended ",
@@ -371,7 +372,7 @@ std::string FormatHtmlPage(const std::vector<HtmlTrace>& traces, const HtmlConte
         html_internal::SpeedChart(t, id + "-speed"), html_internal::ScatterChart(t, id + "-pareto"),
         "<h3>The article's policy effects</h3>", html_internal::EffectsHtml(t, id + "-effects"),
         "<h3>Every policy</h3>", TableHtml(t, id + "-table"));
-    page.AddSection(id, t.path, body);
+    page.AddSection(id, t.trace.path, body);
   }
   if (!in_situ_html.empty()) page.AddHtml(in_situ_html);
   page.AddHtml(

@@ -71,17 +71,12 @@ HtmlEstimate FromEstimate(const Estimate& e) {
 HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
                      const ReportContext& ctx) {
   HtmlTrace t;
-  t.path = report.trace_path;
-  t.workload = report.workload;
+  t.trace = report.trace;
   t.program = program.header.program();
   t.platform = program.header.platform();
   for (const auto& [k, v] : program.header.labels()) t.labels.emplace_back(k, v);
   std::sort(t.labels.begin(), t.labels.end());
-  t.ops = report.ops;
   t.program_ops = program.ops.size();
-  t.peak_live_bytes = report.peak_live_bytes;
-  t.peak_live_objects = report.peak_live_objects;
-  t.cut_short = report.cut_short;
   t.note = absl::StrJoin(TraceNotes(report), ". ");
   LiveCourse(program, 1000, &t.live_x, &t.live_bytes);
   t.interval_kind = "95% CI of the median";
@@ -132,7 +127,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   if (v.smallest_rss_bytes.has_data()) t.verdict.smallest_rss_bytes = v.smallest_rss_bytes.median;
   t.verdict.recommended = v.recommended;
   if (!v.recommended.empty()) t.verdict.adopt = AdoptWords(v.adopt);
-  if (!report.no_memory_ops) {
+  if (!report.no_memory_ops()) {
     t.verdict.rule = ReportRule(report, ctx);
     t.verdict.sentence = ReportSentence(report, ctx);
   }

@@ -58,12 +58,12 @@ std::string VerdictsTable(const std::vector<TraceReport>& reports) {
       "smallest peak RSS (tied group) | recommended | noise floor [95% CI] |\n"
       "|---|---|---:|---|---|---:|\n";
   for (const TraceReport& t : reports) {
-    if (t.no_memory_ops) {
-      absl::StrAppend(&o, "| ", t.trace_path, " | no memory operations | | | | |\n");
+    if (t.no_memory_ops()) {
+      absl::StrAppend(&o, "| ", t.trace.path, " | no memory operations | | | | |\n");
       continue;
     }
     const Verdict& v = t.verdict;
-    absl::StrAppend(&o, "| ", t.trace_path, " | ", absl::StrJoin(v.fastest, ", "), " | ",
+    absl::StrAppend(&o, "| ", t.trace.path, " | ", absl::StrJoin(v.fastest, ", "), " | ",
                     MdRatio(v.fastest_vs_malloc), " | ", absl::StrJoin(v.smallest_rss, ", "), " | ",
                     v.recommended.empty() ? "-" : v.recommended, " | ",
                     t.noise_floor.has_data()
@@ -150,10 +150,10 @@ std::string PerContainerMarkdown(const PerContainerVerdict& v) {
 std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   const std::string title = TraceTitle(t);
   std::string o =
-      absl::StrCat("### ", t.trace_path, "\n\n", title.substr(title.find('\n') + 1), "\n");
-  if (!t.cut_short.empty()) absl::StrAppend(&o, "Warning: ", t.cut_short, "\n\n");
+      absl::StrCat("### ", t.trace.path, "\n\n", title.substr(title.find('\n') + 1), "\n");
+  if (!t.trace.cut_short.empty()) absl::StrAppend(&o, "Warning: ", t.trace.cut_short, "\n\n");
   for (const std::string& note : TraceNotes(t)) absl::StrAppend(&o, "Note: ", note, ".\n\n");
-  if (t.no_memory_ops) return absl::StrCat(o, NoOpsLine(t), ".\n\n");
+  if (t.no_memory_ops()) return absl::StrCat(o, NoOpsLine(t), ".\n\n");
   absl::StrAppend(&o, "**Verdict** (", PassWords(ctx, t.clock), "): ", ReportSentence(t, ctx),
                   "\n\n");
   if (const std::string p = ProvisionalWords(t); !p.empty()) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "alloctrace/replayer/engine/replay_program.h"
+#include "alloctrace/replayer/measure/measured_trace.h"
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
@@ -76,13 +77,11 @@ struct HtmlVerdict {
 };
 
 struct HtmlTrace {
-  std::string path, workload, program, platform;
+  TraceFacts trace;  // TraceReport::trace: path, workload, memory ops, ideal peak
+  std::string program, platform;
   std::vector<std::pair<std::string, std::string>> labels;  // sorted by key
-  uint64_t ops = 0;                                         // memory ops
   uint64_t program_ops = 0;  // every op the replay loop walks (the x axis)
-  uint64_t peak_live_bytes = 0, peak_live_objects = 0;
-  std::string cut_short;
-  std::string note;  // e.g. that the trace cannot tell containers apart
+  std::string note;          // e.g. that the trace cannot tell containers apart
   // Live bytes as requested over the replay's ops: each point the most over
   // the ops since the previous one.
   std::vector<double> live_x, live_bytes;

@@ -226,7 +226,7 @@ TEST_F(ReportHtmlTest, AFasterPolicyThatNeverFreesIsSaidWhyNotOnce) {
 TEST_F(ReportHtmlTest, SeveralTracesGetTheHeatMapAndTable) {
   const TraceReport a = Summarized(AllRuns());
   TraceReport b = a;
-  b.trace_path = "second.trace";
+  b.trace.path = "second.trace";
   const std::string html = Html({a, b}, {program_, program_}, "");
   EXPECT_NE(html.find("id=\"overview\""), std::string::npos);
   EXPECT_NE(html.find("id=\"heatmap\""), std::string::npos);

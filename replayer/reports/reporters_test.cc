@@ -39,8 +39,7 @@ TEST(ReportersTest, EachEntryRendersItsFormat) {
   ReplayProgram program;
   program.path = "empty.trace";
   TraceReport report;
-  report.trace_path = "empty.trace";
-  report.no_memory_ops = true;
+  report.trace.path = "empty.trace";  // no memory ops
   const std::vector<TraceReport> reports = {report};
   const std::vector<ReplayProgram> programs = {program};
   ReportContext ctx;

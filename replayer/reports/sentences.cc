@@ -44,7 +44,7 @@ std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
                             rec->vs_malloc.median, rec->vs_malloc.lo, rec->vs_malloc.hi)
           : "";
   const std::string passed_over = PassedOverWords(t);
-  return absl::StrCat("On ", t.trace_path, " (", ctx.warm() ? "warm passes" : "the cold pass", ", ",
+  return absl::StrCat("On ", t.trace.path, " (", ctx.warm() ? "warm passes" : "the cold pass", ", ",
                       ClockWords(t.clock), "), ", speed_words, vs, "; the smallest peak RSS is ",
                       NameList(v.smallest_rss), "'s (", Mib(v.smallest_rss_bytes.median),
                       "). Recommended: ", rec->name, rec_vs, ", ", Mib(rec->peak_rss.median),
@@ -209,7 +209,7 @@ std::string ReportRule(const TraceReport& t, const ReportContext& ctx) {
   if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
     return InSituRuleWords(*t.in_situ);
   }
-  if (t.arena_events == 0 && !t.no_memory_ops) {
+  if (t.trace.arena_events == 0 && !t.no_memory_ops()) {
     return absl::StrCat(
         "no container arenas here (a whole program, or only the global heap), so among what the "
         "program adopts unchanged, glibc malloc and the mallocs by preload or link: ",
@@ -296,9 +296,10 @@ std::string DisagreementWords(const TraceReport& t) {
 }
 
 std::string CautionWords(const TraceReport& t) {
-  if (t.ops == 0 || (t.in_situ != nullptr && !t.in_situ->recommended.empty())) return "";
+  if (t.no_memory_ops() || (t.in_situ != nullptr && !t.in_situ->recommended.empty())) return "";
   std::vector<std::string> why;
-  const double share = static_cast<double>(t.cross_thread_frees) / static_cast<double>(t.ops);
+  const double share =
+      static_cast<double>(t.cross_thread_frees) / static_cast<double>(t.trace.memory_ops);
   if (t.replay_threads >= 2 && share >= kHandOffShare) {
     why.push_back(absl::StrFormat(
         "%.0f%% of the memory ops free an object another thread allocated: a program that hands "
@@ -306,10 +307,11 @@ std::string CautionWords(const TraceReport& t) {
         "when they take turns on a loaded machine, and the replay can miss either",
         100 * share));
   }
-  if (t.peak_live_objects > 0 && t.peak_live_bytes >= kLargeBlockBytes * t.peak_live_objects) {
+  const TraceFacts& f = t.trace;
+  if (f.peak_live_objects > 0 && f.peak_live_bytes >= kLargeBlockBytes * f.peak_live_objects) {
     why.push_back(absl::StrCat(
         "the live blocks average ",
-        Mib(static_cast<double>(t.peak_live_bytes) / static_cast<double>(t.peak_live_objects)),
+        Mib(static_cast<double>(f.peak_live_bytes) / static_cast<double>(f.peak_live_objects)),
         ": such a program's time goes to filling and copying large blocks (page faults, memory "
         "bandwidth), which the trace does not hold, and the replay, timing the calls, can "
         "misjudge it"));

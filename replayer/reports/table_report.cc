@@ -178,11 +178,11 @@ std::string PerContainerText(const PerContainerVerdict& v) {
 
 std::string TraceTable(const TraceReport& t, const ReportContext& ctx) {
   std::string o = TraceTitle(t);
-  if (!t.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.cut_short, "\n");
+  if (!t.trace.cut_short.empty()) absl::StrAppend(&o, "warning: ", t.trace.cut_short, "\n");
   for (const std::string& note : TraceNotes(t)) {
     absl::StrAppend(&o, Wrap("note: " + note, 80, 6), "\n");
   }
-  if (t.no_memory_ops) return absl::StrCat(o, NoOpsLine(t), "\n\n");
+  if (t.no_memory_ops()) return absl::StrCat(o, NoOpsLine(t), "\n\n");
   absl::StrAppend(&o, "\n", VerdictText(t, ctx), "\n");
   if (t.per_container != nullptr) absl::StrAppend(&o, PerContainerText(*t.per_container));
   absl::StrAppend(&o, PolicyRows(t, ctx));

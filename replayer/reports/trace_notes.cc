@@ -12,7 +12,7 @@
 namespace alloctrace {
 
 std::string OneHeapNote(const TraceReport& t) {
-  if (t.ops == 0 || t.arena_events != 0) return "";
+  if (t.no_memory_ops() || t.trace.arena_events != 0) return "";
   // In the program each container of a per-container pool (stack holding)
   // has its own pool; the replay has only the one arena to give it.
   return "one arena: the trace cannot tell containers apart (every allocation is from one "
@@ -23,9 +23,10 @@ std::string OneHeapNote(const TraceReport& t) {
 std::string ProcessCostNote(const TraceReport& t) {
   std::vector<std::string> costs;
   for (const PolicyResult& p : t.policies) {
-    if (p.process_seconds == 0 || !p.ok() || t.ops == 0) continue;
-    costs.push_back(absl::StrFormat("%s %.1f ms (%+.1f ns/op)", p.name, 1e3 * p.process_seconds,
-                                    1e9 * p.process_seconds / static_cast<double>(t.ops)));
+    if (p.process_seconds == 0 || !p.ok() || t.no_memory_ops()) continue;
+    costs.push_back(
+        absl::StrFormat("%s %.1f ms (%+.1f ns/op)", p.name, 1e3 * p.process_seconds,
+                        1e9 * p.process_seconds / static_cast<double>(t.trace.memory_ops)));
   }
   if (costs.empty()) return "";
   return absl::StrCat(
@@ -94,14 +95,14 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   std::vector<std::string> notes;
   if (std::string note = TotalBudgetNote(t); !note.empty()) notes.push_back(std::move(note));
   if (std::string note = OneHeapNote(t); !note.empty()) notes.push_back(std::move(note));
-  if (!t.arena_sharing.empty()) {
-    notes.push_back(absl::StrCat(t.arena_sharing,
+  if (!t.trace.arena_sharing.empty()) {
+    notes.push_back(absl::StrCat(t.trace.arena_sharing,
                                  ": policies that are not thread-safe are not run, never "
                                  "recommended"));
   }
-  if (!t.arena_shape.empty()) notes.push_back(t.arena_shape);
-  for (const std::string& note : t.class_table_notes) notes.push_back(note);
-  for (const std::string& note : t.left_out_notes) notes.push_back(note);
+  if (!t.trace.arena_shape.empty()) notes.push_back(t.trace.arena_shape);
+  for (const std::string& note : t.trace.class_table_notes) notes.push_back(note);
+  for (const std::string& note : t.trace.left_out_notes) notes.push_back(note);
   if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
   if (std::string note = ProcessCostNote(t); !note.empty()) notes.push_back(std::move(note));
   return notes;

@@ -114,7 +114,7 @@ std::string PassWords(const ReportContext& ctx, TimingClock clock) {
 }
 
 std::string NoOpsLine(const TraceReport& t) {
-  return absl::StrCat("no memory operations in this trace (", t.arena_events,
+  return absl::StrCat("no memory operations in this trace (", t.trace.arena_events,
                       " arena events only): nothing to time, nothing ranked");
 }
 
@@ -354,11 +354,12 @@ std::string PassedOverWords(const TraceReport& t) {
 }
 
 std::string TraceTitle(const TraceReport& t) {
+  const TraceFacts& f = t.trace;
   return absl::StrFormat(
       "%s\nworkload %s: %d memory ops, %d arena events, %d thread%s\n"
       "ideal: %s peak live (%d bytes, %d objects)\n",
-      t.trace_path, t.workload.empty() ? "?" : t.workload, t.ops, t.arena_events, t.threads,
-      t.threads == 1 ? "" : "s", Mib(t.peak_live_bytes), t.peak_live_bytes, t.peak_live_objects);
+      f.path, f.workload.empty() ? "?" : f.workload, f.memory_ops, f.arena_events, f.threads,
+      f.threads == 1 ? "" : "s", Mib(f.peak_live_bytes), f.peak_live_bytes, f.peak_live_objects);
 }
 
 std::string NotPreciseNote(const PolicyResult& p) {

@@ -255,19 +255,19 @@ TEST(InSituBuildWordsTest, SaysTheBuildsAndWhereTheirOutputIs) {
 // program's time is in the blocks, not the calls; not below the size.
 TEST(CautionWordsTest, LargeBlocksAskForTheProgram) {
   TraceReport t;
-  t.ops = 292;
-  t.peak_live_objects = 159;
-  t.peak_live_bytes = 9006227;
+  t.trace.memory_ops = 292;
+  t.trace.peak_live_objects = 159;
+  t.trace.peak_live_bytes = 9006227;
   EXPECT_THAT(CautionWords(t), HasSubstr("the live blocks average 55K"));
   EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
-  t.peak_live_bytes = 159 * 1024;  // 1K each
+  t.trace.peak_live_bytes = 159 * 1024;  // 1K each
   EXPECT_EQ(CautionWords(t), "");
 }
 
 TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
   TraceReport t;
   t.replay_threads = 3;
-  t.ops = 1000;
+  t.trace.memory_ops = 1000;
   t.cross_thread_frees = 400;
   EXPECT_THAT(CautionWords(t), HasSubstr("40% of the memory ops free an object another thread"));
   EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
@@ -294,7 +294,7 @@ namespace {
 // trace whose policies start no library.
 TEST(ProcessCostNoteTest, NamesEachMallocsCostOverTheTracesOps) {
   TraceReport t;
-  t.ops = 200000;
+  t.trace.memory_ops = 200000;
   PolicyResult pool;
   pool.name = "slab/st/single";
   t.policies.push_back(pool);

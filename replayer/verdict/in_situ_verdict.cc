@@ -206,7 +206,7 @@ std::vector<std::string> SearchCandidates(const TraceReport& replay, int leaders
   }
   if (!replay.verdict.recommended.empty()) AddOnce(names, replay.verdict.recommended);
   for (const char* m : kExternalMallocsInOrder) AddOnce(names, m);
-  if (replay.arena_events == 0) return names;
+  if (replay.trace.arena_events == 0) return names;
   for (const char* pool : kOurPoolsInOrder) {
     for (const PolicyResult& p : replay.policies) {
       if (p.name == pool && p.ok()) AddOnce(names, pool);

@@ -119,7 +119,7 @@ Pick PickAmong(const TraceReport& t, const ReportContext& ctx,
   // On a trace whose blocks all live in one arena, a pool per container
   // (stack) and one per process (single) are the same replay: the pick
   // between them is this rule, never the noise.
-  if (t.arenas_used <= 1) {
+  if (t.trace.arenas_used <= 1) {
     if (const std::string single = SingleTwin(out.rec->name); !single.empty()) {
       for (const PolicyResult& p : t.policies) {
         if (p.name == single && RssComparable(p, any_whole)) out.rec = &p;
@@ -137,7 +137,7 @@ void Recommend(TraceReport* t, const ReportContext& ctx) {
   // but the global heap) can adopt a pool only by rewriting its containers:
   // the recommendation is among what it adopts unchanged, and the best of
   // all a separate line.
-  const bool unchanged_only = t->arena_events == 0;
+  const bool unchanged_only = t->trace.arena_events == 0;
   const Pick pick = PickAmong(*t, ctx, unchanged_only ? AdoptableUnchanged : AnyPolicy);
   if (pick.rec == nullptr) return;
   const Choice& c = pick.choice;

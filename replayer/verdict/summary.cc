@@ -288,23 +288,9 @@ void MarkTies(TraceReport* t, const ReportContext& ctx) {
 }
 
 TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
-  const TraceFacts& trace = measured.trace;
   TraceReport t;
-  t.trace_path = trace.path;
-  t.workload = trace.workload;
-  t.ops = trace.memory_ops;
-  t.arena_events = trace.arena_events;
-  t.arenas_used = trace.arenas_used;
-  t.threads = trace.threads;
+  t.trace = measured.trace;
   t.clock = measured.clock;
-  t.arena_sharing = trace.arena_sharing;
-  t.arena_shape = trace.arena_shape;
-  t.class_table_notes = trace.class_table_notes;
-  t.left_out_notes = trace.left_out_notes;
-  t.peak_live_bytes = trace.peak_live_bytes;
-  t.peak_live_objects = trace.peak_live_objects;
-  t.cut_short = trace.cut_short;
-  t.no_memory_ops = trace.memory_ops == 0;
   t.rounds = measured.rounds;
   t.disturbance = measured.disturbance;
   t.replay_threads = measured.replay_threads;
@@ -327,7 +313,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   }
   for (const PolicyRuns& pr : measured.policies) {
     PolicyResult s =
-        SummarizePolicy(pr, malloc_cold, malloc_warm, trace.peak_live_bytes, ctx, ranking);
+        SummarizePolicy(pr, malloc_cold, malloc_warm, t.trace.peak_live_bytes, ctx, ranking);
     t.failed_policies += s.status == PolicyResult::Status::kFailed;
     t.over_limit_policies += s.status == PolicyResult::Status::kOverLimit;
     t.policies.push_back(std::move(s));
@@ -352,11 +338,11 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
                      if (rank(a) != rank(b)) return rank(a) < rank(b);
                      return a.ns_per_op.median < b.ns_per_op.median;
                    });
-  if (t.no_memory_ops) return t;
+  if (t.no_memory_ops()) return t;
   ScreenArticlePolicies(&t, ctx);
   MarkTies(&t, ctx);
   Recommend(&t, ctx);
-  t.program = EstimateForProgram(t, trace.recorded_seconds, trace.recorded_cpu);
+  t.program = EstimateForProgram(t);
   t.budget_for_precision = BudgetForPrecision(t.policies, ctx.precision, measured.total_budget);
   return t;
 }
@@ -379,12 +365,12 @@ double BudgetForPrecision(const std::vector<PolicyResult>& policies, double prec
   return total_budget * (widest / precision) * (widest / precision);
 }
 
-ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds,
-                                   bool recorded_cpu) {
+ProgramEstimate EstimateForProgram(const TraceReport& t) {
+  const double recorded_seconds = t.trace.recorded_seconds;
   ProgramEstimate e;
   const Verdict& v = t.verdict;
   e.policy = v.recommended;
-  e.recorded_cpu = recorded_cpu;
+  e.recorded_cpu = t.trace.recorded_cpu;
   const PolicyResult* malloc = nullptr;
   const PolicyResult* rec = nullptr;
   for (const PolicyResult& p : t.policies) {
@@ -393,15 +379,15 @@ ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds
   }
   if (recorded_seconds <= 0) {
     e.why_not = "the trace does not say how long its recording ran";
-  } else if (t.threads > 1) {
-    e.why_not = absl::StrCat("the trace has ", t.threads,
+  } else if (t.trace.threads > 1) {
+    e.why_not = absl::StrCat("the trace has ", t.trace.threads,
                              " threads, whose allocator time overlaps in the program");
   } else if (rec == nullptr || malloc == nullptr || !malloc->ns_per_op.has_data() ||
              (rec != malloc && !rec->vs_malloc.has_data())) {
     e.why_not = "no recommendation with figures";
   }
   if (!e.why_not.empty()) return e;
-  const double ops = static_cast<double>(t.ops);
+  const double ops = static_cast<double>(t.trace.memory_ops);
   e.malloc_seconds = 1e-9 * malloc->ns_per_op.median * ops;
   if (e.malloc_seconds >= recorded_seconds) {
     e.why_not = absl::StrFormat(

@@ -143,12 +143,10 @@ struct InSituSummary;        // in_situ.h
 struct PerContainerVerdict;  // per_container_verdict.h
 
 struct TraceReport {
-  std::string trace_path;
-  std::string workload;
-  uint64_t ops = 0;  // memory ops per pass
-  uint64_t arena_events = 0;
-  uint64_t arenas_used = 0;  // arenas with at least one block, 0 included
-  uint64_t threads = 0;
+  // What the trace says of itself (MeasuredTrace::trace): its path,
+  // workload, memory ops, arenas and threads, ideal peak, and the notes on
+  // what was left out or merged.
+  TraceFacts trace;
   // How it was replayed: replay_threads 1 is the serialized replay; more is
   // the per-thread replay (thread_schedule.h), with its waits and its frees
   // of another thread's objects. `clock` is what timed its ranking figure
@@ -159,19 +157,6 @@ struct TraceReport {
   TimingClock clock = TimingClock::kCpu;
   SamplingFacts sampling;   // whole runs, or sampled windows
   ProgramEstimate program;  // the verdict in the program's terms
-  // ArenaUsageSummary's words: which arenas several threads use (policies
-  // that are not thread-safe are skipped then), and whether most arenas
-  // hold one block. "" when there is nothing to say.
-  std::string arena_sharing;
-  std::string arena_shape;
-  // Classes of the trace's class table left out or merged (ReplayProgram).
-  std::vector<std::string> class_table_notes;
-  // What the default set left out, and why (TraceFacts::left_out_notes).
-  std::vector<std::string> left_out_notes;
-  uint64_t peak_live_bytes = 0;
-  uint64_t peak_live_objects = 0;
-  std::string cut_short;
-  bool no_memory_ops = false;  // nothing to time: no ranking, no verdict
   int rounds = 0;
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought
@@ -192,6 +177,9 @@ struct TraceReport {
   std::shared_ptr<const InSituSummary> in_situ;
   // With replayer --per_container: a policy per class of containers.
   std::shared_ptr<const PerContainerVerdict> per_container;
+
+  // Nothing to time: no ranking, no verdict.
+  bool no_memory_ops() const { return trace.memory_ops == 0; }
 };
 
 // The verdict on one measured trace (measure.h: MeasureTrace). The steps,
@@ -341,10 +329,9 @@ void MarkTies(TraceReport* t, const ReportContext& ctx);
 void Recommend(TraceReport* t, const ReportContext& ctx);
 
 // The verdict in the program's terms (ProgramEstimate) for t's
-// recommendation and a recording of `recorded_seconds` (0: unknown).
-// `recorded_cpu`: recorded_seconds is CPU time (else wall).
-ProgramEstimate EstimateForProgram(const TraceReport& t, double recorded_seconds,
-                                   bool recorded_cpu);
+// recommendation and its trace's recording (TraceFacts::recorded_seconds,
+// 0: unknown; recorded_cpu: CPU time, else wall).
+ProgramEstimate EstimateForProgram(const TraceReport& t);
 
 }  // namespace alloctrace
 

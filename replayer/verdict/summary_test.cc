@@ -746,7 +746,7 @@ TEST(SummarizeTest, NoMemoryOpsRanksNothing) {
   MeasuredTrace m = Measured({}, PolicyRuns{});
   m.trace.memory_ops = 0;
   const TraceReport t = Summarize(m, Cold());
-  EXPECT_TRUE(t.no_memory_ops);
+  EXPECT_TRUE(t.no_memory_ops());
   EXPECT_TRUE(t.verdict.recommended.empty());
 }
 
