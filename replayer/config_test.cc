@@ -103,7 +103,9 @@ TEST(ReplayerConfigTest, TheReportContextAgreesWithTheConfig) {
   EXPECT_DOUBLE_EQ(from_config.warm_ms, d.warm_ms);
   EXPECT_DOUBLE_EQ(from_config.precision, d.precision);
   EXPECT_EQ(from_config.budget_seconds, d.budget_seconds);
+  EXPECT_EQ(from_config.own_budget, d.own_budget);
   EXPECT_EQ(from_config.min_runs, d.min_runs);
+  EXPECT_DOUBLE_EQ(from_config.rss_slack, d.rss_slack);
 }
 
 // Every enum flag is parsed and printed through one word table: each word

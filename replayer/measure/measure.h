@@ -92,8 +92,8 @@ inline constexpr EnumWord<WindowsMode> kWindowsModeWords[] = {
 struct MeasureSettings {
   RoundsSettings rounds;  // precision, budgets, the race, limits, the seed
   RunOptions run_options;
-  RankBy rank_by = RankBy::kCold;
-  TimingClock clock = TimingClock::kAuto;  // resolved per trace (ResolveClock)
+  RankBy rank_by = kDefaultRankBy;
+  TimingClock clock = kDefaultClock;  // resolved per trace (ResolveClock)
   int max_reruns = 2;
   int screen_runs = 3;  // without the race
   WindowsMode windows = WindowsMode::kAuto;

@@ -36,6 +36,10 @@ enum class RankBy { kCold, kWarm };
 inline constexpr EnumWord<RankBy> kRankByWords[] = {{RankBy::kCold, "cold"},
                                                     {RankBy::kWarm, "warm"}};
 
+// The command line's --clock and --rank_by (MeasureSettings, ReportContext).
+inline constexpr TimingClock kDefaultClock = TimingClock::kAuto;
+inline constexpr RankBy kDefaultRankBy = RankBy::kCold;
+
 // How a policy's measurement ended, for the replay and in situ alike.
 // kOverLimit: every failed run was stopped at the time or memory limit (or
 // ran out of memory), an outcome of the measurement like the race's stops;
@@ -48,8 +52,8 @@ inline constexpr EnumWord<RunStatus> kRunStatusWords[] = {{RunStatus::kOk, "ok"}
 
 // How a run's ranking figure is read.
 struct Ranking {
-  RankBy rank_by = RankBy::kCold;
-  int passes = 50;                        // passes per run at most (1: cold only, so never warm)
+  RankBy rank_by = kDefaultRankBy;
+  int passes = RunOptions().max_passes;   // passes per run at most (1: cold only, so never warm)
   TimingClock clock = TimingClock::kCpu;  // resolved: kCpu or kWall
 
   // Whether the warm passes rank (rank_by warm, and there are warm passes).

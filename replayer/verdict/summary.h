@@ -19,28 +19,35 @@
 
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/measure/measured_trace.h"
+#include "alloctrace/replayer/measure/rounds.h"
 #include "alloctrace/replayer/measure/runs.h"
 #include "alloctrace/replayer/measure/stats.h"
 
 namespace alloctrace {
 
-// How the runs were made and are to be read.
-// The defaults are the command line's (replayer/config.h).
+// How the runs were made and are to be read. Each setting's default is the
+// command line's, taken from the structs the measurement takes (RunOptions,
+// RoundsSettings, MeasureSettings), so a context built by hand reads runs
+// as the replayer does; ReportContextFor (replayer/config.h) fills it from
+// the command line.
 struct ReportContext {
   std::string machine;
   std::string date;
-  Touch touch = Touch::kProgram;
+  Touch touch = RunOptions().touch;
   // The command line's --clock: kAuto is resolved per trace
   // (TraceReport::clock holds the resolved one).
-  TimingClock clock = TimingClock::kAuto;
-  RankBy rank_by = RankBy::kCold;  // the pass kind that ranks
-  int passes = 50;                 // passes per run at most (1: cold only)
-  double warm_ms = 5;              // warm passes add up to at least this
-  double precision = 0.03;         // target CI half-width, as a fraction
-  double budget_seconds = 3;       // per policy and trace, where own_budget
-  bool own_budget = true;          // false: the race's total budget decides (OwnBudgetApplies)
-  int min_runs = 10;
-  double rss_slack = 0.10;  // the recommendation's working-set rule
+  TimingClock clock = kDefaultClock;
+  RankBy rank_by = kDefaultRankBy;                       // the pass kind that ranks
+  int passes = RunOptions().max_passes;                  // passes per run at most (1: cold only)
+  double warm_ms = RunOptions().min_warm_seconds * 1e3;  // warm passes add up to at least this
+  double precision = RoundsSettings().precision;         // target CI half-width, as a fraction
+  // Per policy and trace, where own_budget; own_budget false: the race's
+  // total budget decides (OwnBudgetApplies).
+  double budget_seconds = RoundsSettings().budget_seconds;
+  bool own_budget = OwnBudgetApplies(RoundsSettings());
+  int min_runs = RoundsSettings().min_runs;
+  // The recommendation's working-set rule (< 0: by speed alone, --speed_only).
+  double rss_slack = 0.10;
 
   // How a run of a trace whose clock resolved to `clock` is read.
   Ranking RankingFor(TimingClock resolved) const { return Ranking{rank_by, passes, resolved}; }
