@@ -71,7 +71,7 @@ ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().m
           "how a run samples the trace: always (sampled windows: each run replays one window "
           "per sixteenth of the trace, from the trace's state there, and estimates the whole "
           "trace's time from them; where rebuilding that state costs half a window or more, and "
-          "for a per-thread replay of up to 64 threads, served windows instead: a process per "
+          "for every per-thread replay, served windows instead: a process per "
           "policy replays the trace once, timing a window a round; peak RSS and page faults from "
           "one whole run of each policy left at the end), never (whole runs) or auto: windows for "
           "traces of a million memory ops or more. Windows rank by the cold pass; a per-thread "

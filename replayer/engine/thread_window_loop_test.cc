@@ -199,7 +199,7 @@ TEST(ReplayPerThreadWindowsWithTest, WindowsOfRealTracesFreeWhatTheyAllocate) {
     const Loaded l = Load(path);
     if (l.schedule.streams.size() < 2) continue;
     const ReplayView view = ViewOf(l.program);
-    const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
+    const WindowShape shape = ShapeFor(view.num_ops);  // rebuilt windows
     const std::vector<uint64_t> weights = StratumWeights(view, shape);
     for (int round = 0; round < 3; ++round) {
       const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 7, round);
@@ -249,7 +249,7 @@ TEST(ReplayPerThreadWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryO
 TEST(ReplayPerThreadWindowsWithTest, TheLastWindowsHeapIsLeftToAChildsEnd) {
   const Loaded l = Load("traces/thread_map_churn.trace");
   const ReplayView view = ViewOf(l.program);
-  const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
+  const WindowShape shape = ShapeFor(view.num_ops);  // rebuilt windows
   // The first half of a plan, so that the last window ends mid-trace.
   std::vector<ReplayWindow> plan =
       PlanWindows(view.num_ops, shape, StratumWeights(view, shape), 3, 0);

@@ -29,7 +29,6 @@ uint64_t StratumBegin(uint64_t num_ops, int strata, int i) {
 WindowShape ServedShape(uint64_t num_ops) {
   WindowShape s;
   s.served = true;
-  s.per_run = 1;
   s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / kServedStratumOps, 4, 32));
   const uint64_t length = num_ops / static_cast<uint64_t>(s.strata);
   s.lead_ops = length / 4;
@@ -40,15 +39,8 @@ WindowShape ServedShape(uint64_t num_ops) {
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops, bool per_thread) {
   WindowShape s;
   s.window_ops = std::clamp<uint64_t>(num_ops / 128, 4096, 65536);
-  if (2 * rebuild_ops > s.window_ops) {
-    s.window_ops = std::max(s.window_ops, std::min(4 * rebuild_ops, num_ops / 8));
-    s.strata = static_cast<int>(std::clamp<uint64_t>(num_ops / 2 / s.window_ops, 4, 16));
-    s.per_run = 1;
-    s.lead_ops = 4 * s.window_ops;
-  } else {
-    s.per_run = per_thread ? kPerThreadWindowsPerRun : s.strata;
-    s.lead_ops = s.window_ops / 4;
-  }
+  if (per_thread || 2 * rebuild_ops > s.window_ops) return ServedShape(num_ops);
+  s.lead_ops = s.window_ops / 4;
   return s;
 }
 
@@ -59,26 +51,7 @@ std::vector<int> StrataOfRound(const WindowShape& shape, int round) {
   }
   std::vector<int> all(shape.strata);
   for (int i = 0; i < shape.strata; ++i) all[i] = i;
-  if (shape.per_run >= shape.strata || shape.per_run < 1) return all;
-  int bits = 0;
-  while ((1 << bits) < shape.strata) ++bits;
-  auto reversed = [bits](int i) {
-    int r = 0;
-    for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
-    return r;
-  };
-  std::sort(all.begin(), all.end(), [&](int a, int b) { return reversed(a) < reversed(b); });
-  // Round 0 starts one place in: the middle of the trace, not its
-  // beginning (a heap still filling up), which the first round's pace and
-  // the race's first looks would otherwise rest on.
-  std::vector<int> chosen;
-  const int64_t first = (static_cast<int64_t>(round) + 1) * shape.per_run;
-  for (int j = 0; j < shape.per_run; ++j) {
-    const int64_t k = (first + j) % shape.strata;
-    chosen.push_back(all[static_cast<size_t>(k < 0 ? k + shape.strata : k)]);
-  }
-  std::sort(chosen.begin(), chosen.end());  // per_run < strata: no repeats
-  return chosen;
+  return all;
 }
 
 uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
@@ -93,8 +66,7 @@ uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects) {
 
 uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops) {
   if (shape.served) return shape.lead_ops + shape.window_ops;  // nothing rebuilt
-  return static_cast<uint64_t>(std::min(shape.per_run, shape.strata)) *
-         (rebuild_ops + shape.lead_ops + shape.window_ops);
+  return static_cast<uint64_t>(shape.strata) * (rebuild_ops + shape.lead_ops + shape.window_ops);
 }
 
 std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape) {
@@ -142,7 +114,7 @@ std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape
     previous_end = w.end;
     plan.push_back(w);
   }
-  // A round of some strata stands for the whole trace: its weights scaled
+  // A served round's stratum stands for the whole trace: its weight scaled
   // to the trace's memory ops.
   if (chosen > 0 && chosen < total) {
     for (ReplayWindow& w : plan) {
@@ -279,51 +251,6 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
     out.realloc_index.push_back(s.realloc_index);
   }
   return out;
-}
-
-std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
-                                                   std::vector<ReplayWindow> windows) {
-  std::sort(windows.begin(), windows.end(), [](const ReplayWindow& a, const ReplayWindow& b) {
-    return a.lead_begin < b.lead_begin;
-  });
-  std::map<uint64_t, WindowStates> out;
-  StateScanner scanner(program);
-  for (const ReplayWindow& w : windows) {
-    if (out.count(w.lead_begin) > 0) continue;
-    TraceState s = scanner.StateAt(w.lead_begin);
-    WindowStates& one = out[w.lead_begin];
-    one.arenas = std::move(s.arenas);
-    one.objects = std::move(s.objects);
-    one.object_ops = std::move(s.object_ops);
-    one.arena_end = {one.arenas.size()};
-    one.object_end = {one.objects.size()};
-    one.realloc_index = {s.realloc_index};
-  }
-  return out;
-}
-
-bool TakeStates(std::map<uint64_t, WindowStates>* by_lead, const std::vector<ReplayWindow>& windows,
-                WindowStates* out) {
-  for (size_t i = 0; i < windows.size(); ++i) {
-    if (by_lead->count(windows[i].lead_begin) == 0) return false;
-    for (size_t j = 0; j < i; ++j) {
-      if (windows[j].lead_begin == windows[i].lead_begin) return false;
-    }
-  }
-  WindowStates states;
-  for (const ReplayWindow& w : windows) {
-    auto it = by_lead->find(w.lead_begin);
-    const WindowStates& one = it->second;
-    states.arenas.insert(states.arenas.end(), one.arenas.begin(), one.arenas.end());
-    states.objects.insert(states.objects.end(), one.objects.begin(), one.objects.end());
-    states.object_ops.insert(states.object_ops.end(), one.object_ops.begin(), one.object_ops.end());
-    states.arena_end.push_back(states.arenas.size());
-    states.object_end.push_back(states.objects.size());
-    states.realloc_index.push_back(one.realloc_index.empty() ? 0 : one.realloc_index[0]);
-    by_lead->erase(it);
-  }
-  *out = std::move(states);
-  return true;
 }
 
 WindowStatesView ViewOf(const WindowStates& s) {

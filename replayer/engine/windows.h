@@ -2,31 +2,32 @@
 // a fraction of a whole run's time (after SMARTS and SimPoint, which
 // estimate a whole program from many short sampled windows).
 //
-// A round's plan (PlanWindows) cuts the trace's ops into equal strata and
-// draws one window at a random offset in each, the same windows for every
-// contender of the round (so their times pair), new ones each round (so the
-// rounds sample the trace). Where rebuilding a window's heap costs as much
-// as timing it, a run replays one long window instead, and the rounds take
-// the strata in turn, in an order that spreads them over the trace (the
-// first rounds sample its middle, then its quarters, and so on). A window is replayed from the
-// trace's state at its start, built untimed: the arenas live there created and the objects live
-// there allocated, in their allocation order, through a fresh allocator; then a lead-in of the ops
-// just before the window, untimed (the allocator's free lists and caches shaped by the trace, not
-// only by the rebuilt heap); then the window's ops, timed. The run's figure is the estimate of the
-// whole trace's time: each window's time per memory op times its stratum's memory ops, summed,
-// scaled to the trace's memory ops where a run samples some of the strata (WindowedEstimate).
+// A round's plan (PlanWindows) cuts the trace's ops into equal strata. A
+// window is either rebuilt or served (ShapeFor says which). Rebuilt: a run
+// replays one window at a random offset in each stratum, the same windows
+// for every contender of the round (so their times pair), new ones each
+// round (so the rounds sample the trace); a window is replayed from the
+// trace's state at its start, built untimed: the arenas live there created
+// and the objects live there allocated, in their allocation order, through
+// a fresh allocator; then a lead-in of the ops just before the window,
+// untimed (the allocator's free lists and caches shaped by the trace, not
+// only by the rebuilt heap); then the window's ops, timed. Served
+// (window_server.h): each contender's one replay of the trace runs on from
+// round to round, a stratum a round. The run's figure is the estimate of
+// the whole trace's time: each window's time per memory op times its
+// stratum's memory ops, summed, scaled to the trace's memory ops where a
+// run samples one stratum (WindowedEstimate).
 //
-// What a window cannot see is its heap's history before the lead-in (holes
-// the trace made long before), and a whole run's peak resident memory: the
-// measurement takes peak RSS and page faults from whole runs of the
-// contenders it ends with.
+// What a rebuilt window cannot see is its heap's history before the
+// lead-in (holes the trace made long before), and no window sees a whole
+// run's peak resident memory: the measurement takes peak RSS and page
+// faults from whole runs of the contenders it ends with.
 //
 // Thread-safety: pure functions and a scanner used by one thread.
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
 #define ALLOCTRACE_REPLAYER_ENGINE_WINDOWS_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,7 @@ struct ReplayWindow {
 
 // How a plan cuts a trace.
 struct WindowShape {
-  int strata = 16;              // one window per stratum
-  int per_run = 16;             // windows a run replays: all strata, or 1 (rounds take turns)
+  int strata = 16;              // a window in each: all in a run (rebuilt), or one a round (served)
   uint64_t window_ops = 65536;  // ops timed per window (fewer if the stratum is shorter)
   uint64_t lead_ops = 16384;    // ops replayed untimed before it
   // Served (window_server.h): each contender's windows come from one
@@ -59,32 +59,29 @@ struct WindowShape {
   bool served = false;
 };
 
-// The shape for a trace of `num_ops` ops whose windows rebuild up to
-// `rebuild_ops` objects and arenas (RebuildOps): 16 strata; windows of
-// 1/128 of the trace, between 4096 and 65536 ops (about an eighth of the
-// trace timed, and never so short that a window's time is a clock's tick);
-// a lead-in of a quarter window; a run replays a window of each stratum.
-// Where a window would rebuild more than half the ops it times, a run
-// replays one window instead, timing four times what it rebuilds (at
-// least the window above, at most an eighth of the trace), after a lead-in
-// of four windows, and the strata are twice a window long (4 to 16 of
-// them), taken in turn by the rounds. The long lead-in is the heap's
-// history: a heap rebuilt in allocation order is young and compact, where
-// the trace's own is aged by millions of ops. On lru_cache 2000000
-// (100,000 objects live, windows of 560,024 ops) a quarter-window lead-in
-// read slab/st/single 1.18x glibc malloc's speed and jemalloc 0.96x, whole
-// runs 1.6 to 2.1x and 1.33x [1.20, 1.41]; with leads of 1, 2, 4 and 6
-// windows slab read 1.54, 1.71, 1.82 and 1.76x and jemalloc 0.99, 1.01,
-// 1.20 and 1.38x (30 rounds each).
-// A serialized replay of such a trace serves its windows instead
-// (ServedShape, chosen by the measurement): where a window would rebuild
-// half of what it times, the rebuild and the long lead-in were most of
-// what a run cost.
-// Rebuilding is the untimed cost of a window (a fresh allocator makes
-// every live object and arena again): on a trace of 11 M ops and 2.8 M
-// arenas, 100,000 objects and arenas live, 7 windows of 280,000 ops per
-// run spent 39% of a run rebuilding, 31% freeing what was left and 10%
-// replaying ops, and a windowed run cost 0.9x a whole run.
+// The windows of a trace of `num_ops` ops, replayed per thread or not
+// (`per_thread`), whose rebuilt windows would rebuild up to `rebuild_ops`
+// objects and arenas (RebuildOps). Served (ServedShape) for a per-thread
+// replay, and where a rebuilt window would rebuild more than half the ops
+// it times. Otherwise rebuilt: 16 strata; windows of 1/128 of the trace,
+// between 4096 and 65536 ops (about an eighth of the trace timed, and
+// never so short that a window's time is a clock's tick); a lead-in of a
+// quarter window; a run replays a window of each stratum.
+//
+// Where the heap is large, rebuilding it is most of what a run costs (on
+// a trace of 11 M ops and 2.8 M arenas, 100,000 objects and arenas live,
+// 7 windows of 280,000 ops a run spent 39% of a run rebuilding, 31%
+// freeing what was left and 10% replaying ops, and cost 0.9x a whole
+// run), and a rebuilt heap is young and compact where the trace's own is
+// aged by millions of ops: on lru_cache 2000000 a quarter-window lead-in
+// read slab/st/single 1.18x glibc malloc's speed where whole runs read 1.6
+// to 2.1x (docs/results.md). A served window starts on the trace's own
+// heap. A per-thread replay's served child keeps its replay threads, one
+// per stream, through the rounds, as a whole run's live through the trace,
+// where a rebuilt run starts them afresh for a few windows: on traces of
+// 128 threads the default command ran 9 to 16 rounds served, 1 to 12
+// rebuilt, in about the same time, at 2 to 7 times the memory
+// (docs/results.md, "Many threads").
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread = false);
 // Served windows over `num_ops` ops: strata of at least kServedStratumOps
 // ops, 4 to 32 of them, each a window after a lead-in of a quarter of it.
@@ -108,26 +105,15 @@ WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread
 // did not move the ratios (docs/results.md).
 WindowShape ServedShape(uint64_t num_ops);
 inline constexpr uint64_t kServedStratumOps = 262144;
-// A per-thread run's windows (the rounds take the strata in turn), where
-// a per-thread replay does not serve its windows (more than 64 threads). A run's
-// replay threads start afresh, and live through its windows as a whole
-// run's live through the trace: with few windows a run, that fresh start
-// weighs more than in a whole run. On the captured 5-thread trace
-// (mimalloc and tcmalloc against glibc malloc, 30 rounds a set, sets
-// interleaved): 4 windows read 2.15 and 2.12x, 2.16 and 2.12x; 8 read
-// 2.01 and 1.95x; 16 read 1.93 and 1.88x, 1.95 and 1.87x; whole runs 2.01
-// and 1.98x (10 rounds a set, 3 sets). A run of 8 costs about 1.8 times
-// one of 4.
-inline constexpr int kPerThreadWindowsPerRun = 8;
 
 // What a window rebuilds at most: the trace's peak of live objects
 // (`peak_live_objects`) plus its peak of live arenas.
 uint64_t RebuildOps(const ReplayView& program, uint64_t peak_live_objects);
 
-// The ops a windowed run replays, untimed and timed: each of its windows
-// rebuilds the heap live at its start (at most `rebuild_ops`) and replays
-// its lead-in and its own ops. A windowed run saves time only where this is
-// well below the trace's ops.
+// The ops a windowed run replays, untimed and timed: each of its rebuilt
+// windows rebuilds the heap live at its start (at most `rebuild_ops`) and
+// replays its lead-in and its own ops; a served round replays a stratum. A
+// windowed run saves time only where this is well below the trace's ops.
 uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops);
 
 // The memory ops (alloc, free, realloc) of each stratum of `shape`, in
@@ -135,18 +121,14 @@ uint64_t WindowedRunOps(const WindowShape& shape, uint64_t rebuild_ops);
 std::vector<uint64_t> StratumWeights(const ReplayView& program, const WindowShape& shape);
 
 // Round `round`'s windows, drawn from `seed`, in trace order: one per
-// stratum, or (shape.per_run < shape.strata) one per stratum of the
-// round's turn (StrataOfRound), their weights scaled so that they stand
-// for all of the trace's memory ops.
+// stratum (rebuilt), or the round's stratum (served: StrataOfRound), its
+// weight scaled so that it stands for all of the trace's memory ops.
 std::vector<ReplayWindow> PlanWindows(uint64_t num_ops, const WindowShape& shape,
                                       const std::vector<uint64_t>& weights, uint64_t seed,
                                       int round);
 
-// The strata whose windows round `round` replays, in trace order: all of
-// them, or shape.per_run of them taken in turn in an order that spreads
-// them over the trace (bit-reversed, from its middle: with 8 strata,
-// rounds 0, 1, 2, ... take 4 2 6 1 5 3 7 0 and again); served windows, in
-// trace order (round modulo the strata).
+// The strata whose windows round `round` replays: all of them (rebuilt),
+// or one, in trace order (served: round modulo the strata).
 std::vector<int> StrataOfRound(const WindowShape& shape, int round);
 
 // The windows as one word ("lead:begin:end:weight,..."), and back
@@ -264,22 +246,6 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
 // op threads up to the last window's end.
 void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
                      const std::vector<ReplayWindow>& windows, WindowStates* states);
-
-// The start states of windows drawn for several rounds, each window's
-// alone (as StartStates of that one window would give it), keyed by its
-// lead_begin, worked out in one walk of the trace: `windows` in any order.
-// With one window per run the rounds' windows jump about the trace, and a
-// walk from its beginning for each round cost the parent 0.17 s a round
-// on an 11 M-op trace; one walk serves a cycle of rounds.
-std::map<uint64_t, WindowStates> StartStatesByLead(const ReplayView& program,
-                                                   std::vector<ReplayWindow> windows);
-
-// One round's states out of a cycle's (StartStatesByLead): those of
-// `windows`, in their order, joined as StartStates(windows) would give
-// them, and taken out of *by_lead. False, leaving *by_lead as it was,
-// where one is not there (or a lead_begin comes twice).
-bool TakeStates(std::map<uint64_t, WindowStates>* by_lead, const std::vector<ReplayWindow>& windows,
-                WindowStates* out);
 
 // WindowStates as a child maps them, or as a run reads its own.
 struct WindowStatesView {

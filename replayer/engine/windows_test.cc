@@ -28,31 +28,31 @@ TEST(WindowShapeTest, AWindowIsAnEighthOfTheTraceOverItsStrataWithinBounds) {
   EXPECT_EQ(ShapeFor(100'000'000).window_ops, 65536u);  // never longer
   EXPECT_EQ(ShapeFor(1'000'000).lead_ops, ShapeFor(1'000'000).window_ops / 4);
   EXPECT_EQ(ShapeFor(1'000'000).strata, 16);
-  EXPECT_EQ(ShapeFor(1'000'000).per_run, 16);
+  EXPECT_FALSE(ShapeFor(1'000'000).served);
 }
 
-// A large live heap beside the window: one longer window per run, timing
-// four times what it rebuilds, in strata twice its length.
-TEST(WindowShapeTest, ALargeLiveHeapGetsOneLongerWindowPerRun) {
-  // 17 M ops, 100,000 objects and 100,000 arenas live: windows of 800,000
-  // ops in 10 strata, one per run.
+// A large live heap beside the window (rebuilding it would cost more than
+// half the ops a window times), and a per-thread replay of any number of
+// threads: served windows.
+TEST(WindowShapeTest, ALargeLiveHeapAndAPerThreadReplayAreServed) {
+  // 17 M ops, 100,000 objects and 100,000 arenas live, beside windows of
+  // 65536 ops.
   const WindowShape big = ShapeFor(17'000'000, 200'000);
-  EXPECT_EQ(big.window_ops, 800'000u);
-  EXPECT_EQ(big.strata, 10);
-  EXPECT_EQ(big.per_run, 1);
-  EXPECT_EQ(big.lead_ops, 3'200'000u);  // four windows: the heap's history
-  // Never fewer than 4 strata, nor a window longer than 1/8 of the trace.
-  const WindowShape huge = ShapeFor(17'000'000, 5'000'000);
-  EXPECT_EQ(huge.window_ops, 17'000'000u / 8);
-  EXPECT_EQ(huge.strata, 4);
-  EXPECT_EQ(huge.per_run, 1);
+  EXPECT_TRUE(big.served);
+  EXPECT_EQ(big.strata, ServedShape(17'000'000).strata);
+  EXPECT_EQ(big.window_ops, ServedShape(17'000'000).window_ops);
   // A heap under half a window changes nothing.
-  EXPECT_EQ(ShapeFor(17'000'000, 30'000).window_ops, 65536u);
-  EXPECT_EQ(ShapeFor(17'000'000, 30'000).strata, 16);
-  EXPECT_EQ(ShapeFor(17'000'000, 30'000).per_run, 16);
-  // Nor more than 16 strata.
-  EXPECT_EQ(ShapeFor(400'000'000, 40'000).strata, 16);
-  EXPECT_EQ(ShapeFor(400'000'000, 40'000).window_ops, 160'000u);
+  EXPECT_FALSE(ShapeFor(17'000'000, 32'768).served);
+  EXPECT_EQ(ShapeFor(17'000'000, 32'768).window_ops, 65536u);
+  EXPECT_EQ(ShapeFor(17'000'000, 32'768).strata, 16);
+  EXPECT_TRUE(ShapeFor(17'000'000, 32'769).served);
+  // Per thread, whatever the heap.
+  for (const uint64_t n : {uint64_t{100'000}, uint64_t{1'000'000}, uint64_t{17'000'000}}) {
+    const WindowShape per_thread = ShapeFor(n, 0, /*per_thread=*/true);
+    EXPECT_TRUE(per_thread.served);
+    EXPECT_EQ(per_thread.strata, ServedShape(n).strata);
+    EXPECT_EQ(per_thread.lead_ops, ServedShape(n).lead_ops);
+  }
 }
 
 // Served windows: strata of a quarter million ops or more, 4 to 32 of
@@ -60,7 +60,6 @@ TEST(WindowShapeTest, ALargeLiveHeapGetsOneLongerWindowPerRun) {
 TEST(WindowShapeTest, ServedWindowsAreThreeQuartersOfTheirStrata) {
   const WindowShape big = ServedShape(17'000'000);
   EXPECT_TRUE(big.served);
-  EXPECT_EQ(big.per_run, 1);
   EXPECT_EQ(big.strata, 32);  // not 64: a cycle of rounds is one replay
   EXPECT_EQ(big.lead_ops, 17'000'000u / 32 / 4);
   EXPECT_EQ(big.lead_ops + big.window_ops, 17'000'000u / 32);
@@ -68,7 +67,16 @@ TEST(WindowShapeTest, ServedWindowsAreThreeQuartersOfTheirStrata) {
   EXPECT_EQ(ServedShape(60'000).strata, 4);  // never fewer
   // A served round replays a stratum, rebuilding nothing.
   EXPECT_EQ(WindowedRunOps(big, 5'000'000), 17'000'000u / 32);
-  EXPECT_FALSE(ShapeFor(17'000'000, 200'000).served);  // the measurement chooses
+}
+
+// A rebuilt run replays a window of every stratum, every round.
+TEST(StrataOfRoundTest, RebuiltWindowsTakeEveryStratumEveryRound) {
+  WindowShape shape = ShapeFor(1'000'000);
+  shape.strata = 7;
+  for (int round : {-1, 0, 3}) {
+    EXPECT_EQ(StrataOfRound(shape, round), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  }
+  EXPECT_EQ(WindowedRunOps(shape, 100), 7 * (100 + shape.lead_ops + shape.window_ops));
 }
 
 // A served replay only runs forward: the rounds take the strata in trace
@@ -100,51 +108,6 @@ TEST(PlanWindowsTest, AServedWindowIsItsStratumAfterItsFirstQuarter) {
     EXPECT_EQ(plan[0].weight, total);
     // The same for every seed: nothing is drawn.
     EXPECT_EQ(WindowsWord(PlanWindows(n, shape, weights, 6, round)), WindowsWord(plan));
-  }
-}
-
-// One window per run: the rounds take the strata in turn, from the
-// middle, spread over the trace, each stratum once in every cycle.
-TEST(StrataOfRoundTest, OneWindowPerRunTakesTheStrataInTurnFromTheMiddle) {
-  WindowShape shape;
-  shape.strata = 8;
-  shape.per_run = 1;
-  std::vector<int> order;
-  for (int round = 0; round < 16; ++round) {
-    const std::vector<int> s = StrataOfRound(shape, round);
-    ASSERT_EQ(s.size(), 1u);
-    order.push_back(s[0]);
-  }
-  EXPECT_EQ(order, (std::vector<int>{4, 2, 6, 1, 5, 3, 7, 0, 4, 2, 6, 1, 5, 3, 7, 0}));
-  // Strata that are not a power of two: each once per cycle all the same.
-  shape.strata = 7;
-  std::vector<int> seen;
-  for (int round = 0; round < 7; ++round) seen.push_back(StrataOfRound(shape, round)[0]);
-  EXPECT_EQ(seen.front(), 4);
-  std::sort(seen.begin(), seen.end());
-  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
-  // A window per stratum: every stratum, every round.
-  shape.per_run = 7;
-  EXPECT_EQ(StrataOfRound(shape, 3), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
-}
-
-// A round of one stratum's window stands for the whole trace: its weight is
-// the trace's memory ops.
-TEST(PlanWindowsTest, OneWindowPerRunWeighsTheWholeTrace) {
-  const uint64_t n = 17'000'000;
-  const WindowShape shape = ShapeFor(n, 200'000);
-  std::vector<uint64_t> weights(shape.strata, 1000);
-  weights[3] = 4000;
-  uint64_t total = 0;
-  for (uint64_t w : weights) total += w;
-  for (int round = 0; round < shape.strata; ++round) {
-    const std::vector<ReplayWindow> plan = PlanWindows(n, shape, weights, 5, round);
-    ASSERT_EQ(plan.size(), 1u);
-    const int stratum = StrataOfRound(shape, round)[0];
-    EXPECT_GE(plan[0].begin, n * stratum / shape.strata);
-    EXPECT_LE(plan[0].end, n * (stratum + 1) / shape.strata);
-    EXPECT_EQ(plan[0].end - plan[0].begin, shape.window_ops);
-    EXPECT_EQ(plan[0].weight, total);
   }
 }
 
@@ -282,77 +245,6 @@ TEST(WindowStatesTest, StartStatesAndArenasAfterAreTheTraces) {
       EXPECT_EQ(after, expected);
     }
   }
-}
-
-// The serialized replay's part of two WindowStates is the same.
-void ExpectSameStates(const WindowStates& a, const WindowStates& b) {
-  EXPECT_EQ(a.arenas, b.arenas);
-  ASSERT_EQ(a.objects.size(), b.objects.size());
-  for (size_t k = 0; k < b.objects.size(); ++k) {
-    EXPECT_EQ(a.objects[k].object, b.objects[k].object);
-    EXPECT_EQ(a.objects[k].bytes, b.objects[k].bytes);
-  }
-  EXPECT_EQ(a.arena_end, b.arena_end);
-  EXPECT_EQ(a.object_end, b.object_end);
-  EXPECT_EQ(a.realloc_index, b.realloc_index);
-}
-
-// One walk for a cycle of rounds, one window each (out of trace order):
-// each window's state is the one its own walk gives.
-TEST(WindowStatesTest, StatesByLeadAreEachWindowsOwn) {
-  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/random.trace");
-  ASSERT_TRUE(p.ok()) << p.status();
-  const ReplayView view = ViewOf(*p);
-  WindowShape shape = ShapeFor(view.num_ops);
-  shape.per_run = 1;
-  const std::vector<uint64_t> weights = StratumWeights(view, shape);
-  std::vector<ReplayWindow> windows;
-  for (int round = 0; round < shape.strata; ++round) {
-    const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 5, round);
-    ASSERT_EQ(plan.size(), 1u);
-    windows.push_back(plan[0]);
-  }
-  const std::map<uint64_t, WindowStates> by_lead = StartStatesByLead(view, windows);
-  ASSERT_EQ(by_lead.size(), windows.size());
-  for (const ReplayWindow& w : windows) {
-    SCOPED_TRACE(w.lead_begin);
-    ExpectSameStates(by_lead.at(w.lead_begin), StartStates(view, {w}));
-  }
-}
-
-// A cycle of rounds of the per-thread shape (kPerThreadWindowsPerRun windows each): each
-// round's states taken out of the cycle's are StartStates of its windows;
-// a round not in the cycle takes nothing.
-TEST(WindowStatesTest, ARoundsStatesTakenFromACycleAreItsOwn) {
-  absl::StatusOr<ReplayProgram> p = LoadReplayProgram("traces/random.trace");
-  ASSERT_TRUE(p.ok()) << p.status();
-  const ReplayView view = ViewOf(*p);
-  const WindowShape shape = ShapeFor(view.num_ops, 0, /*per_thread=*/true);
-  ASSERT_LT(shape.per_run, shape.strata);
-  const std::vector<uint64_t> weights = StratumWeights(view, shape);
-  const int rounds = shape.strata / shape.per_run;
-  std::vector<ReplayWindow> ahead;
-  for (int round = 0; round < rounds; ++round) {
-    for (const ReplayWindow& w : PlanWindows(view.num_ops, shape, weights, 5, round)) {
-      ahead.push_back(w);
-    }
-  }
-  std::map<uint64_t, WindowStates> cycle = StartStatesByLead(view, ahead);
-  WindowStates taken;
-  const std::vector<ReplayWindow> other = PlanWindows(view.num_ops, shape, weights, 6, 0);
-  EXPECT_FALSE(TakeStates(&cycle, other, &taken));
-  EXPECT_EQ(cycle.size(), ahead.size());
-  for (int round = rounds - 1; round >= 0; --round) {
-    SCOPED_TRACE(round);
-    const std::vector<ReplayWindow> plan = PlanWindows(view.num_ops, shape, weights, 5, round);
-    ASSERT_GT(plan.size(), 1u);
-    ASSERT_TRUE(TakeStates(&cycle, plan, &taken));
-    const WindowStates walked = StartStates(view, plan);
-    ExpectSameStates(taken, walked);
-    EXPECT_EQ(taken.object_ops, walked.object_ops);
-    EXPECT_FALSE(TakeStates(&cycle, plan, &taken));  // taken once
-  }
-  EXPECT_TRUE(cycle.empty());
 }
 
 TEST(WindowStatesTest, AMalformedSharingIsRefused) {

@@ -17,14 +17,6 @@ namespace {
 
 using measure_internal::Entry;
 
-// A per-thread replay serves its windows up to this many threads: each
-// serving child keeps its replay threads through the rounds, a thread per
-// stream for every contender still in the race.
-constexpr uint32_t kServedThreadsAtMost = 64;
-
-// What a cycle's states may hold at most (beyond it, a walk per round).
-constexpr uint64_t kCycleStatesBytes = uint64_t{256} << 20;
-
 // Seconds the whole runs after windowed rounds may take together. They
 // come out of the total budget's cap (the rounds stretch to the cap less
 // what the contenders still in the race will need of this:
@@ -65,32 +57,19 @@ bool UsesWindows(WindowsMode mode, bool rank_warm, uint64_t num_ops, uint64_t me
 }
 
 // The windows of each round (engine/windows.h): drawn once per round from
-// the seed, the same for every contender of the round, and their start
-// states worked out once per round and shared with its children. With one
-// window per run, or a few (per-thread windows: 4 of 16 strata), one walk
-// of the trace works out the states of a cycle of rounds (each stratum
-// once: StartStatesByLead), where their states, held until used, stay under
-// kCycleStatesBytes (`rebuild_ops`: RebuildOps); a walk per round cost the
-// parent 60 to 80 ms a round on the captured 5-thread trace, about as much
-// as a run.
+// the seed, the same for every contender of the round; rebuilt windows'
+// start states worked out once per round and shared with its children.
 std::unique_ptr<Sampling> Sampling::For(const SharedProgram& shared, WindowsMode mode,
                                         const Ranking& ranking, uint64_t seed) {
   const ReplayProgram& program = shared.program;
-  const uint32_t replay_threads =
-      shared.schedule ? static_cast<uint32_t>(shared.schedule->streams.size()) : 0;
-  const bool per_thread = replay_threads > 0;
-  uint64_t rebuild_ops = 0;
+  const bool per_thread = shared.schedule && !shared.schedule->streams.empty();
   WindowShape shape;
   bool shaped = false;
   auto shape_windows = [&] {
-    rebuild_ops = RebuildOps(ViewOf(program), program.peak_live_objects);
+    // A per-thread replay is served whatever it would rebuild.
+    const uint64_t rebuild_ops =
+        per_thread ? 0 : RebuildOps(ViewOf(program), program.peak_live_objects);
     shape = ShapeFor(program.ops.size(), rebuild_ops, per_thread);
-    // A serialized replay whose windows would rebuild much, and a
-    // per-thread replay of up to kServedThreadsAtMost threads: served
-    // instead.
-    if (per_thread ? replay_threads <= kServedThreadsAtMost : shape.per_run == 1) {
-      shape = ServedShape(program.ops.size());
-    }
     shaped = true;
     return WindowedRunOps(shape, rebuild_ops);
   };
@@ -98,19 +77,15 @@ std::unique_ptr<Sampling> Sampling::For(const SharedProgram& shared, WindowsMode
     return nullptr;
   }
   if (!shaped) shape_windows();
-  return std::unique_ptr<Sampling>(new Sampling(shared, shape, seed, rebuild_ops));
+  return std::unique_ptr<Sampling>(new Sampling(shared, shape, seed));
 }
 
-Sampling::Sampling(const SharedProgram& shared, const WindowShape& shape, uint64_t seed,
-                   uint64_t rebuild_ops)
+Sampling::Sampling(const SharedProgram& shared, const WindowShape& shape, uint64_t seed)
     : shared_(shared),
       num_ops_(shared.program.ops.size()),
       shape_(shape),
       weights_(StratumWeights(ViewOf(shared.program), shape_)),
-      seed_(seed),
-      by_cycle_(shape.per_run < shape.strata &&
-                rebuild_ops * static_cast<uint64_t>(shape.strata) * sizeof(LiveObject) <=
-                    kCycleStatesBytes) {}
+      seed_(seed) {}
 
 Sampling::~Sampling() {
   if (states_fd_ >= 0) close(states_fd_);
@@ -137,7 +112,7 @@ SamplingFacts Sampling::Facts() const {
   SamplingFacts f;
   f.windowed = true;
   f.strata = shape_.strata;
-  f.per_run = std::min(shape_.per_run, shape_.strata);
+  f.per_run = shape_.served ? 1 : shape_.strata;
   f.window_ops = shape_.window_ops;
   f.lead_ops = shape_.lead_ops;
   f.served = shape_.served;
@@ -168,30 +143,8 @@ void Sampling::Plan(int round) {
     }
   }
   if (shape_.served) return;  // the serving children need no states
-  WindowStates states = StatesOf(round, windows);
-  if (schedule != nullptr) AddThreadStarts(shared_.program, *schedule, windows, &states);
-  absl::StatusOr<int> fd = ShareWindowStates(states);
+  absl::StatusOr<int> fd = ShareWindowStates(StartStates(ViewOf(shared_.program), windows));
   states_fd_ = fd.ok() ? *fd : -1;
-}
-
-WindowStates Sampling::StatesOf(int round, const std::vector<ReplayWindow>& windows) {
-  const ReplayView view = ViewOf(shared_.program);
-  if (!by_cycle_) return StartStates(view, windows);
-  WindowStates states;
-  if (TakeStates(&cycle_, windows, &states)) return states;
-  // The rounds from this one on take every stratum once.
-  const int rounds = (shape_.strata + shape_.per_run - 1) / shape_.per_run;
-  std::vector<ReplayWindow> ahead;
-  for (int r = round; r < round + rounds; ++r) {
-    for (const ReplayWindow& w : PlanWindows(num_ops_, shape_, weights_, seed_, r)) {
-      ahead.push_back(w);
-    }
-  }
-  // The cycle starts with this round's own windows: they are found (a
-  // lead_begin twice in a round, possible only in a tiny trace, is not).
-  cycle_ = StartStatesByLead(view, std::move(ahead));
-  if (TakeStates(&cycle_, windows, &states)) return states;
-  return StartStates(view, windows);
 }
 
 // What the contenders left will need by their windows' estimates (on the

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,9 +50,9 @@ bool UsesWindows(WindowsMode mode, bool rank_warm, uint64_t num_ops, uint64_t me
 class Sampling {
  public:
   // `shared`'s windows under `mode`, seeded by `seed`, or null where it is
-  // measured in whole runs (UsesWindows). A serialized replay whose windows
-  // would rebuild much, and a per-thread replay of up to 64 threads, are
-  // served (engine/window_server.h); `shared` outlives the result.
+  // measured in whole runs (UsesWindows). A per-thread replay, and a
+  // serialized replay whose windows would rebuild much, are served
+  // (engine/windows.h: ShapeFor); `shared` outlives the result.
   static std::unique_ptr<Sampling> For(const SharedProgram& shared, WindowsMode mode,
                                        const Ranking& ranking, uint64_t seed);
   ~Sampling();
@@ -91,18 +90,14 @@ class Sampling {
                      const RoundsSettings& rounds, const Ranking& ranking) const;
 
  private:
-  Sampling(const SharedProgram& shared, const WindowShape& shape, uint64_t seed,
-           uint64_t rebuild_ops);
+  Sampling(const SharedProgram& shared, const WindowShape& shape, uint64_t seed);
   void Plan(int round);
-  WindowStates StatesOf(int round, const std::vector<ReplayWindow>& windows);
 
   const SharedProgram& shared_;
   uint64_t num_ops_;
   WindowShape shape_;
   std::vector<uint64_t> weights_;
   uint64_t seed_;
-  bool by_cycle_;
-  std::map<uint64_t, WindowStates> cycle_;  // by lead_begin, until used
   int round_ = -1;
   std::vector<ReplayWindow> windows_;
   std::string word_;
