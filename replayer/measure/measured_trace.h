@@ -39,13 +39,13 @@ struct TraceFacts {
 };
 
 // How the runs sampled the trace: whole runs, or sampled windows
-// (engine/windows.h: every run a window per stratum, or one window with
-// the rounds taking the strata in turn, timed after its state is rebuilt
-// and a lead-in replayed).
+// (engine/windows.h): served (a window a round, each contender's process
+// replaying the trace once), or rebuilt (every run a window per stratum,
+// each timed after its state is rebuilt and a lead-in replayed).
 struct SamplingFacts {
   bool windowed = false;
   int strata = 0;           // the trace's strata
-  int per_run = 0;          // windows per run: strata, or 1
+  int per_run = 0;          // windows per run: 1 served, else strata
   uint64_t window_ops = 0;  // ops timed per window (fewer in a shorter stratum)
   uint64_t lead_ops = 0;    // ops replayed untimed before each
   // Of the trace's ops, the share a run times.

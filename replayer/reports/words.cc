@@ -267,16 +267,6 @@ std::string SamplingWords(const TraceReport& t) {
             "they are neither the smallest RSS nor recommended)"
       : whole < contenders ? " (the others' from their windows)"
                            : "");
-  // A per-thread replay's windows are cut where the per-thread replay
-  // can start and stop (thread_window_loop.h).
-  const std::string per_thread =
-      t.replay_threads > 1
-          ? absl::StrFormat(
-                " Each window is cut at points of the trace's global order and replayed on %d "
-                "threads: each thread allocates the live objects its traced thread allocated, then "
-                "replays its own ops of the window with the waits of the whole replay.",
-                t.replay_threads)
-          : "";
   if (f.served) {
     const std::string threads =
         t.replay_threads > 1
@@ -295,32 +285,12 @@ std::string SamplingWords(const TraceReport& t) {
         "trace is its window's time per memory op times the trace's memory ops.%s %s",
         f.strata, f.window_ops, f.lead_ops, threads, whole_runs);
   }
-  if (f.per_run == 1 && f.strata > 1) {
-    return absl::StrFormat(
-        "sampled windows: every run replays one window of %d ops from the trace's heap at its "
-        "start (live objects allocated untimed, then %d ops untimed), every contender of a round "
-        "the same window; the rounds take the trace's %d strata in turn, spread over it (the "
-        "first rounds its middle, then its quarters); %.1f%% of the trace's ops timed per run; a "
-        "run's time for the whole trace is its window's time per memory op times the trace's "
-        "memory ops.%s %s",
-        f.window_ops, f.lead_ops, f.strata, 100 * f.timed_share, per_thread, whole_runs);
-  }
-  if (f.per_run < f.strata) {
-    return absl::StrFormat(
-        "sampled windows: every run replays %d windows of %d ops, each in a stratum of the "
-        "trace's %d and from the trace's heap at its start (live objects allocated untimed, then "
-        "%d ops untimed), every contender of a round the same windows; the rounds take the strata "
-        "in turn, spread over the trace; %.1f%% of the trace's ops timed per run; a run's time "
-        "for the whole trace is each window's time per memory op times its stratum's memory ops, "
-        "summed and scaled to the trace's memory ops.%s %s",
-        f.per_run, f.window_ops, f.strata, f.lead_ops, 100 * f.timed_share, per_thread, whole_runs);
-  }
   return absl::StrFormat(
       "sampled windows: every run replays %d windows of %d ops, one per stratum of the trace, each "
       "from the trace's heap at its start (live objects allocated untimed, then %d ops untimed); "
       "%.1f%% of the trace's ops timed per run; a run's time for the whole trace is each window's "
-      "time per memory op times its stratum's memory ops, summed.%s %s",
-      f.strata, f.window_ops, f.lead_ops, 100 * f.timed_share, per_thread, whole_runs);
+      "time per memory op times its stratum's memory ops, summed. %s",
+      f.strata, f.window_ops, f.lead_ops, 100 * f.timed_share, whole_runs);
 }
 
 namespace {
