@@ -1,3 +1,6 @@
+// Over 500 lines, one job: a trace decoded into the replay program in one
+// pass (replay_program.h), its steps (ids, arenas, reallocs, checks) named
+// functions of this file.
 #include "alloctrace/replayer/engine/replay_program.h"
 
 #include <unistd.h>

@@ -4,6 +4,8 @@
 // type A shared by all of them, as the traced program's threads shared
 // theirs. Meant to run in a child process of its own, like ReplayWith
 // (replay_loop.h); its setup, passes and teardown are replay_setup.h's.
+// Over 500 lines, one job: the threads, their waits and their clocks,
+// which a per-thread pass needs together.
 //
 // Timed, per pass (what each figure includes):
 //  - PassFigures::wall_seconds: the wall time of the concurrent section,

@@ -1,3 +1,6 @@
+// Over 500 lines, one job: the windows of windows.h, their plans and the
+// start states a rebuilt window needs (serialized and per thread), and
+// their sharing with the children through a memfd.
 #include "alloctrace/replayer/engine/windows.h"
 
 #include <algorithm>
