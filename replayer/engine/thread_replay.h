@@ -328,7 +328,11 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         },
         &failed_bytes);
     if (__builtin_expect(failure != replay_internal::OpFailure::kNone, 0)) {
-      return replay_internal::OpFailureWords(failure, failed_bytes);
+      // "failed at op", as the serialized loop says it: the measurement
+      // stops such a policy at its first failure (another run would fail
+      // too).
+      return replay_internal::OpFailureWords(failure, failed_bytes) + " at op " +
+             std::to_string(i) + " of thread " + std::to_string(self) + "'s stream";
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
       mine.Publish(i + 1);

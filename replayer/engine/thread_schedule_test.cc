@@ -475,7 +475,7 @@ TEST(ThreadReplayTest, AFailedThreadWakesSleepingWaiters) {
   options.max_passes = 1;
   FailWhenOthersSleep::others = 5 + 1;  // the waiters and the joining thread
   const RunResult r = ReplayPerThreadWith<FailWhenOthersSleep>(ViewOf(*p), ViewOf(*s), options);
-  EXPECT_EQ(r.error, "allocation of 777 bytes failed");
+  EXPECT_EQ(r.error, "allocation of 777 bytes failed at op 5 of thread 0's stream");
 }
 
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {
