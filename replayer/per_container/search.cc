@@ -102,10 +102,7 @@ std::string RaceClass(Racer& racer, const ClassSummary& c, const MixSpec& mix,
   const ReplayClassMove move = DecideReplayClassRace(r, labels, held, racer.RankingOf(r));
   std::vector<ClassCandidate> ran;
   for (const std::string& label : labels) {
-    const PolicyResult* p = nullptr;
-    for (const PolicyResult& q : r.policies) {
-      if (q.name == label) p = &q;
-    }
+    const PolicyResult* p = FindPolicy(r, label);
     ClassCandidate cc;
     cc.policy = label;
     if (p == nullptr || !p->ok() || !p->ns_per_op.has_data()) {

@@ -11,17 +11,6 @@
 #include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
-namespace {
-
-const PolicyResult* FindPolicy(const TraceReport& t, const std::string& name) {
-  for (const PolicyResult& p : t.policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 std::string ReplaySentence(const TraceReport& t, const ReportContext& ctx) {
   const Verdict& v = t.verdict;
   const std::string rec_name = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;

@@ -10,17 +10,10 @@
 namespace alloctrace {
 namespace {
 
-const PolicyResult* Find(const TraceReport& r, const std::string& name) {
-  for (const PolicyResult& p : r.policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
 // A race's ranked figure per round for `label` (none if it did not run).
 std::map<int, double> ByRound(const TraceReport& r, const std::string& label,
                               const Ranking& ranking) {
-  const PolicyResult* p = Find(r, label);
+  const PolicyResult* p = FindPolicy(r, label);
   return p != nullptr ? FiguresByRound(p->raw, ranking.warm(), ranking.clock)
                       : std::map<int, double>();
 }
@@ -67,7 +60,7 @@ void ReadFinalRace(const TraceReport& race, const Ranking& ranking, bool single_
                    PerContainerVerdict& v) {
   v.final_rounds = race.rounds;
   auto vs_malloc = [&](const char* label) {
-    const PolicyResult* p = Find(race, label);
+    const PolicyResult* p = FindPolicy(race, label);
     return p != nullptr ? p->vs_malloc : Estimate();
   };
   const char* mix = v.mix_is_single ? kBestSingleLabel : kMixLabel;

@@ -347,6 +347,13 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   return t;
 }
 
+const PolicyResult* FindPolicy(const TraceReport& t, const std::string& name) {
+  for (const PolicyResult& p : t.policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
 bool StoppedByTotalBudget(const PolicyResult& p) {
   return p.ok() && !p.eliminated && p.stop == Stop::kTotalBudget;
 }

@@ -198,6 +198,9 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx);
 // of the precision (rounds.h: "total budget of N s spent (--total_budget)").
 bool StoppedByTotalBudget(const PolicyResult& p);
 
+// The policy of `t` named `name`, or nullptr.
+const PolicyResult* FindPolicy(const TraceReport& t, const std::string& name);
+
 // The seconds of runs in all that would bring the policies the total budget
 // stopped (still in the race, short of the precision) to `precision`: the
 // rounds' `total_budget` times (widest CI half-width / precision)^2, the
