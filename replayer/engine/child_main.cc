@@ -105,11 +105,7 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
   if (!r.error.empty()) return r;
   try {
     if (!windows.empty() && schedule) {
-      if (states == nullptr) {
-        r.error = "a per-thread windowed run needs its windows' start states from the parent";
-      } else {
-        r = policy.run_thread_windows(program, *schedule, windows, *states, options);
-      }
+      r.error = "a per-thread replay's windows are served only (thread_window_server.h)";
     } else if (!windows.empty()) {
       r = policy.run_windows(program, windows, states, options);
     } else if (schedule) {
@@ -145,7 +141,7 @@ int ChildMain(int argc, char** argv, const std::map<std::string, RunnablePolicy>
   if (!program.ok()) return Fail(1, std::string(program.status().message()));
   std::optional<ThreadScheduleView> schedule;
   if (request->schedule_fd >= 0) {
-    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(request->schedule_fd, whole);
+    absl::StatusOr<ThreadScheduleView> v = MapSharedThreadSchedule(request->schedule_fd);
     if (!v.ok()) return Fail(1, std::string(v.status().message()));
     schedule = *std::move(v);
   }

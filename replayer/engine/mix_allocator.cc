@@ -6,7 +6,6 @@
 #include "alloctrace/base/check.h"
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
-#include "alloctrace/replayer/engine/thread_window_loop.h"
 #include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/window_loop.h"
 #include "alloctrace/replayer/engine/window_server.h"
@@ -72,7 +71,6 @@ RunnablePolicy MixRunnablePolicy() {
                         &ReplayWith<MixAllocator>,
                         &ReplayPerThreadWith<MixAllocator>,
                         &ReplayWindowsWith<MixAllocator>,
-                        &ReplayPerThreadWindowsWith<MixAllocator>,
                         nullptr,
                         &ServeWindowsWith<MixAllocator>,
                         &ServeThreadWindowsWith<MixAllocator>};

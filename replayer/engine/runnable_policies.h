@@ -37,12 +37,6 @@ using PerThreadRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView
 using WindowsRunFn = RunResult (*)(const ReplayView&, const std::vector<ReplayWindow>&,
                                    const WindowStatesView*, const RunOptions&);
 
-// One windowed run of a multi-threaded trace, per thread
-// (thread_window_loop.h).
-using ThreadWindowsRunFn = RunResult (*)(const ReplayView&, const ThreadScheduleView&,
-                                         const std::vector<ReplayWindow>&, const WindowStatesView&,
-                                         const RunOptions&);
-
 // Served windows: the child's whole life (window_server.h); returns its
 // exit status.
 using ServeWindowsFn = int (*)(const ReplayView&, const RunOptions&, int command_fd, int result_fd);
@@ -58,7 +52,6 @@ struct RunnablePolicy {
   RunFn run;
   PerThreadRunFn run_per_thread = nullptr;
   WindowsRunFn run_windows = nullptr;
-  ThreadWindowsRunFn run_thread_windows = nullptr;
   // The policy as one slot of a mix (mix_allocator.h).
   MakeErasedFn make_erased = nullptr;
   ServeWindowsFn serve_windows = nullptr;

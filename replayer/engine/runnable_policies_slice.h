@@ -14,7 +14,6 @@
 #include "alloctrace/replayer/engine/replay_loop.h"
 #include "alloctrace/replayer/engine/runnable_policies.h"
 #include "alloctrace/replayer/engine/thread_replay.h"
-#include "alloctrace/replayer/engine/thread_window_loop.h"
 #include "alloctrace/replayer/engine/thread_window_server.h"
 #include "alloctrace/replayer/engine/window_loop.h"
 #include "alloctrace/replayer/engine/window_server.h"
@@ -27,14 +26,9 @@ struct AddPolicy {
   void operator()() const {
     allocators::AllocatorInfo info = allocators::allocators_internal::InfoOf<A>();
     std::string name = info.name;
-    (*out)[name] = RunnablePolicy{std::move(info),
-                                  &ReplayWith<A>,
-                                  &ReplayPerThreadWith<A>,
-                                  &ReplayWindowsWith<A>,
-                                  &ReplayPerThreadWindowsWith<A>,
-                                  &MakeErased<A>,
-                                  &ServeWindowsWith<A>,
-                                  &ServeThreadWindowsWith<A>};
+    (*out)[name] = RunnablePolicy{
+        std::move(info), &ReplayWith<A>,       &ReplayPerThreadWith<A>,   &ReplayWindowsWith<A>,
+        &MakeErased<A>,  &ServeWindowsWith<A>, &ServeThreadWindowsWith<A>};
   }
 };
 

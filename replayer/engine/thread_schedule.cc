@@ -280,8 +280,8 @@ absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s) {
                            sections);
 }
 
-absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd, bool populate) {
-  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kScheduleKind, populate);
+absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd) {
+  absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kWhat, kScheduleKind);
   if (!m.ok()) return m.status();
   const uint64_t threads = m->scalars.empty() ? 0 : m->scalars[0];
   std::vector<size_t> sizes = {sizeof(LeftoverBlock), sizeof(uint32_t)};
@@ -291,10 +291,6 @@ absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd, bool populate
   }
   if (threads == 0 || threads > kMaxReplayThreads || !m->Has(4, sizes)) {
     return absl::InvalidArgumentError("shared thread schedule is malformed");
-  }
-  if (!populate) {
-    m->Populate(0);
-    m->Populate(1);
   }
   ThreadScheduleView v;
   v.sync_points = m->scalars[1];

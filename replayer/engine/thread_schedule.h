@@ -113,7 +113,7 @@ struct ThreadSchedule {
   // Each stream's ops before op k * kStreamCountEvery, for k = 0, 1, ...
   // while that is at most the program's ops (streams.size() counts each;
   // not shared with children): a walk to a point of the global order
-  // (AddThreadStarts, each round of a windowed replay) starts from the
+  // (StreamOpsBefore, each round of a windowed replay) starts from the
   // checkpoint before it instead of from the trace's first op.
   std::vector<uint32_t> stream_counts;
 };
@@ -145,10 +145,7 @@ ThreadScheduleView ViewOf(const ThreadSchedule& s);
 // inherits, and its mapping. InternalError naming the failed call if the
 // memfd cannot be made or written; the caller closes the fd.
 absl::StatusOr<int> ShareThreadSchedule(const ThreadSchedule& s);
-// Without `populate`, only the leftovers and the realloc slots are mapped in
-// at once; a windowed run maps in the stretches of the streams it replays
-// (thread_window_loop.h: PrefaultWindow).
-absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd, bool populate = true);
+absl::StatusOr<ThreadScheduleView> MapSharedThreadSchedule(int fd);
 
 }  // namespace alloctrace
 

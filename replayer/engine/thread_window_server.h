@@ -6,7 +6,7 @@
 // begin and end (the parent counts them: the child has no op threads).
 // For each window the streams replay untimed from where they stopped up to
 // the window's begin, meet at a barrier, then replay the window, timed as
-// a whole pass's streams are (thread_window_loop.h, step 3). Before that
+// a whole pass's streams are (thread_replay.h: TimedStream). Before that
 // the child reads back its private memory (WarmPrivateMemory).
 //
 // The request: WindowsWord of one window, ';', then 2 numbers per stream,

@@ -148,9 +148,8 @@ std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const St
   return "";
 }
 
-// What both windowed runs do around their windows (this file's and
-// thread_window_loop.h's): the baseline, taken once the caller has
-// populated what its windows read; each window run by
+// What a windowed run does around its windows: the baseline, taken once
+// the caller has populated what its windows read; each window run by
 // run_one(i, &figures), "" or what failed (the run ends there), with the
 // process's free heap returned to the system after it (not after the last
 // where `process_ends_after`: its heap is left for the process's end); the

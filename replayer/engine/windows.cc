@@ -1,13 +1,11 @@
-// Over 500 lines, one job: the windows of windows.h, their plans and the
-// start states a rebuilt window needs (serialized and per thread), and
-// their sharing with the children through a memfd.
+// The windows of windows.h: their plans, the start states a rebuilt window
+// needs, and their sharing with the children through a memfd.
 #include "alloctrace/replayer/engine/windows.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -234,10 +232,8 @@ TraceState StateScanner::StateAt(uint64_t at) {
   s.realloc_index = realloc_index_;
   live_arenas_.ForEachBefore(position_,
                              [&](uint64_t i) { s.arenas.push_back(program_.ops[i].arena); });
-  live_objects_.ForEachBefore(position_, [&](uint64_t i) {
-    s.objects.push_back(objects_[program_.ops[i].object]);
-    s.object_ops.push_back(i);
-  });
+  live_objects_.ForEachBefore(
+      position_, [&](uint64_t i) { s.objects.push_back(objects_[program_.ops[i].object]); });
   return s;
 }
 
@@ -248,7 +244,6 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
     const TraceState s = scanner.StateAt(w.lead_begin);
     out.arenas.insert(out.arenas.end(), s.arenas.begin(), s.arenas.end());
     out.objects.insert(out.objects.end(), s.objects.begin(), s.objects.end());
-    out.object_ops.insert(out.object_ops.end(), s.object_ops.begin(), s.object_ops.end());
     out.arena_end.push_back(out.arenas.size());
     out.object_end.push_back(out.objects.size());
     out.realloc_index.push_back(s.realloc_index);
@@ -257,147 +252,16 @@ WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWind
 }
 
 WindowStatesView ViewOf(const WindowStates& s) {
-  WindowStatesView v{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
-                     s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
-  if (s.threads > 0) {
-    v.threads = s.threads;
-    v.object_slots = s.object_slots.data();
-    v.object_threads = s.object_threads.data();
-    v.thread_bounds = s.thread_bounds.data();
-    v.leftovers = s.leftovers.data();
-    v.leftover_end = s.leftover_end.data();
-  }
-  return v;
+  return WindowStatesView{s.arenas.data(),     s.objects.data(),       s.arena_end.data(),
+                          s.object_end.data(), s.realloc_index.data(), s.arena_end.size()};
 }
 
 StateRef StateOf(const WindowStatesView& s, size_t i) {
   const uint64_t a0 = i == 0 ? 0 : s.arena_end[i - 1];
   const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
-  StateRef r{s.arenas + a0, s.arena_end[i] - a0, s.objects + o0, s.object_end[i] - o0,
-             s.realloc_index[i]};
-  if (s.threads > 0) {
-    const uint64_t l0 = i == 0 ? 0 : s.leftover_end[i - 1];
-    r.threads = s.threads;
-    r.object_slots = s.object_slots + o0;
-    r.object_threads = s.object_threads + o0;
-    r.thread_bounds = s.thread_bounds + 3 * size_t{s.threads} * i;
-    r.leftovers = s.leftovers + l0;
-    r.num_leftovers = s.leftover_end[i] - l0;
-  }
-  return r;
+  return StateRef{s.arenas + a0, s.arena_end[i] - a0, s.objects + o0, s.object_end[i] - o0,
+                  s.realloc_index[i]};
 }
-
-namespace {
-
-// A block live in a window, as WindowLeftovers follows it.
-struct LiveBlock {
-  uint32_t arena;
-  uint64_t bytes;
-  uint32_t align_log2;
-};
-
-// The stream of each op index: its thread's, as the schedule numbers them.
-uint32_t StreamAt(const ReplayProgram& program, const ThreadSchedule& schedule, uint64_t op) {
-  return schedule.stream_of[program.op_threads[op]];
-}
-
-// One walk of the op threads: each window's three bounds in every stream
-// (ops of the stream before lead_begin, begin and end) and each start
-// object's slot and stream, from its allocating op (s.object_ops).
-void StreamBoundsAndSlots(const ReplayProgram& program, const ThreadSchedule& schedule,
-                          const std::vector<ReplayWindow>& windows, WindowStates* states) {
-  WindowStates& s = *states;
-  const uint32_t threads = s.threads;
-  // What the walk stops at, in op order: each window's three bounds
-  // (kind 0, 1, 2) and each object's allocation (kind 3).
-  struct Point {
-    uint64_t at;
-    uint32_t kind;
-    uint64_t index;  // window, or object
-  };
-  std::vector<Point> points;
-  for (size_t i = 0; i < windows.size(); ++i) {
-    points.push_back({windows[i].lead_begin, 0, i});
-    points.push_back({windows[i].begin, 1, i});
-    points.push_back({windows[i].end, 2, i});
-  }
-  for (size_t k = 0; k < s.object_ops.size(); ++k) points.push_back({s.object_ops[k], 3, k});
-  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
-    return a.at != b.at ? a.at < b.at : a.kind < b.kind;
-  });
-  std::vector<uint32_t> done(threads, 0);  // each stream's ops before the walk's position
-  uint64_t at = 0;
-  const bool checkpoints = schedule.stream_counts.size() ==
-                           (program.ops.size() / kStreamCountEvery + 1) * size_t{threads};
-  for (const Point& p : points) {
-    // From the checkpoint before p, where the walk is further back.
-    const uint64_t k = std::min<uint64_t>(p.at, program.ops.size()) / kStreamCountEvery;
-    if (checkpoints && k * kStreamCountEvery > at) {
-      const uint32_t* counts = schedule.stream_counts.data() + k * threads;
-      done.assign(counts, counts + threads);
-      at = k * kStreamCountEvery;
-    }
-    for (; at < p.at && at < program.ops.size(); ++at) ++done[StreamAt(program, schedule, at)];
-    if (p.kind < 3) {
-      for (uint32_t t = 0; t < threads; ++t) {
-        s.thread_bounds[(p.index * threads + t) * 3 + p.kind] = done[t];
-      }
-    } else {
-      const uint32_t t = StreamAt(program, schedule, p.at);
-      s.object_slots[p.index] = schedule.streams[t].ops[done[t]].object;
-      s.object_threads[p.index] = t;
-    }
-  }
-}
-
-// Window i's leftovers, appended to s.leftovers: its start state's blocks,
-// by slot, followed through its streams' ops in the trace's order.
-void WindowLeftovers(const ReplayProgram& program, const ThreadSchedule& schedule,
-                     const ReplayWindow& w, size_t i, WindowStates* states) {
-  WindowStates& s = *states;
-  const uint32_t threads = s.threads;
-  const uint64_t o0 = i == 0 ? 0 : s.object_end[i - 1];
-  absl::flat_hash_map<uint32_t, LiveBlock> live;
-  for (uint64_t k = o0; k < s.object_end[i]; ++k) {
-    const LiveObject& o = s.objects[k];
-    live[s.object_slots[k]] = LiveBlock{o.arena, o.bytes, o.align_log2};
-  }
-  std::vector<uint32_t> local(threads);
-  for (uint32_t t = 0; t < threads; ++t) local[t] = s.thread_bounds[(i * threads + t) * 3];
-  absl::flat_hash_set<uint32_t> arenas(s.arenas.begin() + (i == 0 ? 0 : s.arena_end[i - 1]),
-                                       s.arenas.begin() + s.arena_end[i]);
-  for (uint64_t g = w.lead_begin; g < w.end && g < program.ops.size(); ++g) {
-    const uint32_t t = StreamAt(program, schedule, g);
-    const ReplayOp& op = schedule.streams[t].ops[local[t]++];
-    switch (static_cast<ReplayKind>(static_cast<uint8_t>(op.kind) & kKindMask)) {
-      case ReplayKind::kAlloc:
-      case ReplayKind::kAllocZeroed:
-        live[op.object] = LiveBlock{
-            op.arena, op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], op.align_log2};
-        break;
-      case ReplayKind::kFree:
-        live.erase(op.object);
-        break;
-      case ReplayKind::kRealloc:  // op.bytes: its realloc index
-        live.erase(schedule.realloc_old_slots[op.bytes]);
-        live[op.object] = LiveBlock{op.arena, program.reallocs[op.bytes].new_bytes, op.align_log2};
-        break;
-      case ReplayKind::kArenaCreate:
-        arenas.insert(op.arena);
-        break;
-      case ReplayKind::kArenaDestroy:
-        arenas.erase(op.arena);
-        break;
-    }
-  }
-  for (const auto& [slot, b] : live) {
-    const bool gone = b.arena != 0 && arenas.count(b.arena) == 0;
-    s.leftovers.push_back(WindowLeftover{slot, b.arena, b.bytes, b.align_log2, gone ? 1u : 0u});
-  }
-  s.leftover_end.push_back(s.leftovers.size());
-}
-
-}  // namespace
 
 std::vector<uint32_t> StreamOpsBefore(const ReplayProgram& program, const ThreadSchedule& schedule,
                                       uint64_t at) {
@@ -412,23 +276,8 @@ std::vector<uint32_t> StreamOpsBefore(const ReplayProgram& program, const Thread
     done.assign(counts, counts + threads);
     from = k * kStreamCountEvery;
   }
-  for (uint64_t i = from; i < at; ++i) ++done[StreamAt(program, schedule, i)];
+  for (uint64_t i = from; i < at; ++i) ++done[schedule.stream_of[program.op_threads[i]]];
   return done;
-}
-
-void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
-                     const std::vector<ReplayWindow>& windows, WindowStates* states) {
-  WindowStates& s = *states;
-  s.threads = static_cast<uint32_t>(schedule.streams.size());
-  s.object_slots.assign(s.objects.size(), 0);
-  s.object_threads.assign(s.objects.size(), 0);
-  s.thread_bounds.assign(3 * size_t{s.threads} * windows.size(), 0);
-  s.leftovers.clear();
-  s.leftover_end.clear();
-  StreamBoundsAndSlots(program, schedule, windows, states);
-  for (size_t i = 0; i < windows.size(); ++i) {
-    WindowLeftovers(program, schedule, windows[i], i, states);
-  }
 }
 
 std::vector<uint32_t> ArenasAfter(const ReplayView& program, const StateRef& start, uint64_t from,
@@ -450,45 +299,27 @@ uint64_t MemoryOpsIn(const ReplayView& program, uint64_t from, uint64_t to) {
 
 namespace {
 
-constexpr uint64_t kStatesKind = 0x77696e7374617432;  // "winstat2": its layout's version
+constexpr uint64_t kStatesKind = 0x77696e7374617433;  // "winstat3": its layout's version
 constexpr char kStatesWhat[] = "window states";
 
 }  // namespace
 
 absl::StatusOr<int> ShareWindowStates(const WindowStates& s) {
-  return WriteSharedArrays("alloctrace-windows", kStatesWhat, kStatesKind,
-                           {s.arena_end.size(), s.threads},
+  return WriteSharedArrays("alloctrace-windows", kStatesWhat, kStatesKind, {s.arena_end.size()},
                            {SharedSection::Of(s.arenas.data(), s.arenas.size()),
                             SharedSection::Of(s.objects.data(), s.objects.size()),
                             SharedSection::Of(s.arena_end.data(), s.arena_end.size()),
                             SharedSection::Of(s.object_end.data(), s.object_end.size()),
-                            SharedSection::Of(s.realloc_index.data(), s.realloc_index.size()),
-                            SharedSection::Of(s.object_slots.data(), s.object_slots.size()),
-                            SharedSection::Of(s.object_threads.data(), s.object_threads.size()),
-                            SharedSection::Of(s.thread_bounds.data(), s.thread_bounds.size()),
-                            SharedSection::Of(s.leftovers.data(), s.leftovers.size()),
-                            SharedSection::Of(s.leftover_end.data(), s.leftover_end.size())});
+                            SharedSection::Of(s.realloc_index.data(), s.realloc_index.size())});
 }
 
 absl::StatusOr<WindowStatesView> MapSharedWindowStates(int fd) {
   absl::StatusOr<MappedArrays> m = MapSharedArrays(fd, kStatesWhat, kStatesKind);
   if (!m.ok()) return m.status();
-  const bool sized =
-      m->Has(2, {sizeof(uint32_t), sizeof(LiveObject), sizeof(uint64_t), sizeof(uint64_t),
-                 sizeof(uint64_t), sizeof(uint32_t), sizeof(uint32_t), sizeof(uint32_t),
-                 sizeof(WindowLeftover), sizeof(uint64_t)});
+  const bool sized = m->Has(1, {sizeof(uint32_t), sizeof(LiveObject), sizeof(uint64_t),
+                                sizeof(uint64_t), sizeof(uint64_t)});
   const uint64_t n = sized ? m->scalars[0] : 0;
-  const uint64_t threads = sized ? m->scalars[1] : 0;
-  const uint64_t objects = sized ? m->sections[1].count : 0;
-  const bool per_thread_ok =
-      threads == 0
-          ? m->sections[5].count == 0 && m->sections[6].count == 0 && m->sections[7].count == 0 &&
-                m->sections[8].count == 0 && m->sections[9].count == 0
-          : threads <= kMaxReplayThreads && m->sections[5].count == objects &&
-                m->sections[6].count == objects && m->sections[7].count == 3 * threads * n &&
-                m->sections[9].count == n &&
-                (n == 0 || m->As<uint64_t>(9)[n - 1] == m->sections[8].count);
-  if (!sized || !per_thread_ok || m->sections[2].count != n || m->sections[3].count != n ||
+  if (!sized || m->sections[2].count != n || m->sections[3].count != n ||
       m->sections[4].count != n ||
       (n > 0 && (m->As<uint64_t>(2)[n - 1] != m->sections[0].count ||
                  m->As<uint64_t>(3)[n - 1] != m->sections[1].count))) {
@@ -500,22 +331,8 @@ absl::StatusOr<WindowStatesView> MapSharedWindowStates(int fd) {
       return absl::InvalidArgumentError("shared window states are malformed");
     }
   }
-  WindowStatesView v{m->As<uint32_t>(0), m->As<LiveObject>(1), m->As<uint64_t>(2),
-                     m->As<uint64_t>(3), m->As<uint64_t>(4),   n};
-  if (threads > 0) {
-    for (uint64_t i = 1; i < n; ++i) {
-      if (m->As<uint64_t>(9)[i] < m->As<uint64_t>(9)[i - 1]) {
-        return absl::InvalidArgumentError("shared window states are malformed");
-      }
-    }
-    v.threads = static_cast<uint32_t>(threads);
-    v.object_slots = m->As<uint32_t>(5);
-    v.object_threads = m->As<uint32_t>(6);
-    v.thread_bounds = m->As<uint32_t>(7);
-    v.leftovers = m->As<WindowLeftover>(8);
-    v.leftover_end = m->As<uint64_t>(9);
-  }
-  return v;
+  return WindowStatesView{m->As<uint32_t>(0), m->As<LiveObject>(1), m->As<uint64_t>(2),
+                          m->As<uint64_t>(3), m->As<uint64_t>(4),   n};
 }
 
 void WindowedEstimate(const std::vector<ReplayWindow>& windows, RunResult* r) {

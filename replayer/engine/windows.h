@@ -78,9 +78,9 @@ struct WindowShape {
 // to 2.1x (docs/results.md). A served window starts on the trace's own
 // heap. A per-thread replay's served child keeps its replay threads, one
 // per stream, through the rounds, as a whole run's live through the trace,
-// where a rebuilt run starts them afresh for a few windows: on traces of
-// 128 threads the default command ran 9 to 16 rounds served, 1 to 12
-// rebuilt, in about the same time, at 2 to 7 times the memory
+// where a rebuilt run would start them afresh for a few windows: on
+// traces of 128 threads the default command ran 9 to 16 rounds served, 1
+// to 12 rebuilt, in about the same time, at 2 to 7 times the memory
 // (docs/results.md, "Many threads").
 WindowShape ShapeFor(uint64_t num_ops, uint64_t rebuild_ops = 0, bool per_thread = false);
 // Served windows over `num_ops` ops: strata of at least kServedStratumOps
@@ -152,7 +152,6 @@ struct LiveObject {
 struct TraceState {
   std::vector<uint32_t> arenas;
   std::vector<LiveObject> objects;
-  std::vector<uint64_t> object_ops;  // by object: the op index that allocated it
   size_t realloc_index = 0;
 };
 
@@ -211,41 +210,12 @@ std::vector<uint32_t> StreamOpsBefore(const ReplayProgram& program, const Thread
 // a child rebuilds a window's heap without walking the trace up to it
 // (measured on an 11 M-op trace of 2.8 M arenas: that walk, a bit per op
 // and 24 bytes per object id, was most of a windowed run's time).
-//
-// A per-thread replay's windows (AddThreadStarts) also need, for each
-// object, the pointer table slot and the stream (ThreadSchedule) of the op
-// that allocated it, so each replay thread rebuilds its own objects; for
-// each window and stream, the index in the stream of its first op at or
-// after the window's lead_begin, begin and end (3 per stream); and the
-// blocks the window leaves live, freed after it (`gone`: in an arena the
-// window destroyed, so only their slots are cleared). All empty for a
-// serialized replay.
-struct WindowLeftover {
-  uint32_t slot;
-  uint32_t arena;
-  uint64_t bytes;
-  uint32_t align_log2;
-  uint32_t gone;
-};
 struct WindowStates {
   std::vector<uint32_t> arenas;
   std::vector<LiveObject> objects;
   std::vector<uint64_t> arena_end, object_end, realloc_index;  // one per window
-  std::vector<uint64_t> object_ops;  // by object: the op that allocated it (not shared)
-  uint32_t threads = 0;              // streams; 0 for a serialized replay
-  std::vector<uint32_t> object_slots, object_threads;  // by object
-  std::vector<uint32_t> thread_bounds;                 // 3 x threads per window
-  std::vector<WindowLeftover> leftovers;
-  std::vector<uint64_t> leftover_end;  // one per window
 };
 WindowStates StartStates(const ReplayView& program, const std::vector<ReplayWindow>& windows);
-
-// Fills in `states` (StartStates of `windows`, their object_ops set) what
-// a per-thread replay of the windows needs (above), from the program's
-// op_threads and `schedule` (BuildThreadSchedule of it): one walk of the
-// op threads up to the last window's end.
-void AddThreadStarts(const ReplayProgram& program, const ThreadSchedule& schedule,
-                     const std::vector<ReplayWindow>& windows, WindowStates* states);
 
 // WindowStates as a child maps them, or as a run reads its own.
 struct WindowStatesView {
@@ -255,12 +225,6 @@ struct WindowStatesView {
   const uint64_t* object_end = nullptr;
   const uint64_t* realloc_index = nullptr;
   size_t windows = 0;
-  uint32_t threads = 0;  // the per-thread arrays below, or 0 (null)
-  const uint32_t* object_slots = nullptr;
-  const uint32_t* object_threads = nullptr;
-  const uint32_t* thread_bounds = nullptr;
-  const WindowLeftover* leftovers = nullptr;
-  const uint64_t* leftover_end = nullptr;
 };
 WindowStatesView ViewOf(const WindowStates& states);
 
@@ -271,14 +235,6 @@ struct StateRef {
   const LiveObject* objects = nullptr;
   size_t num_objects = 0;
   size_t realloc_index = 0;
-  // Per-thread windows only (else null and 0): as WindowStatesView's, for
-  // this window.
-  uint32_t threads = 0;
-  const uint32_t* object_slots = nullptr;
-  const uint32_t* object_threads = nullptr;
-  const uint32_t* thread_bounds = nullptr;
-  const WindowLeftover* leftovers = nullptr;
-  size_t num_leftovers = 0;
 };
 StateRef StateOf(const WindowStatesView& states, size_t i);
 
