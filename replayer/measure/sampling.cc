@@ -2,8 +2,6 @@
 // start states, and the whole-run pass after windowed rounds.
 #include "alloctrace/replayer/measure/sampling.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -87,10 +85,6 @@ Sampling::Sampling(const SharedProgram& shared, const WindowShape& shape, uint64
       weights_(StratumWeights(ViewOf(shared.program), shape_)),
       seed_(seed) {}
 
-Sampling::~Sampling() {
-  if (states_fd_ >= 0) close(states_fd_);
-}
-
 const std::string& Sampling::WordFor(int round) {
   Plan(round);
   return word_;
@@ -103,7 +97,7 @@ const std::vector<ReplayWindow>& Sampling::WindowsOf(int round) {
 
 int Sampling::StatesFdFor(int round) {
   Plan(round);
-  return states_fd_;
+  return states_fd_.get();
 }
 
 bool Sampling::served() const { return shape_.served; }
@@ -131,8 +125,7 @@ void Sampling::Plan(int round) {
   windows_ = PlanWindows(num_ops_, shape_, weights_, seed_, round);
   const std::vector<ReplayWindow>& windows = windows_;
   word_ = WindowsWord(windows);
-  if (states_fd_ >= 0) close(states_fd_);
-  states_fd_ = -1;
+  states_fd_.Reset();
   const ThreadSchedule* schedule = shared_.schedule ? &*shared_.schedule : nullptr;
   if (shape_.served && schedule != nullptr) {  // and each stream's bounds
     const std::vector<uint32_t> begin =
@@ -144,7 +137,7 @@ void Sampling::Plan(int round) {
   }
   if (shape_.served) return;  // the serving children need no states
   absl::StatusOr<int> fd = ShareWindowStates(StartStates(ViewOf(shared_.program), windows));
-  states_fd_ = fd.ok() ? *fd : -1;
+  if (fd.ok()) states_fd_.Reset(*fd);
 }
 
 // What the contenders left will need by their windows' estimates (on the

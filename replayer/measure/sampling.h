@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/replayer/engine/windows.h"
 #include "alloctrace/replayer/measure/entries.h"
 #include "alloctrace/replayer/measure/measure.h"
@@ -55,7 +56,6 @@ class Sampling {
   // (engine/windows.h: ShapeFor); `shared` outlives the result.
   static std::unique_ptr<Sampling> For(const SharedProgram& shared, WindowsMode mode,
                                        const Ranking& ranking, uint64_t seed);
-  ~Sampling();
   Sampling(const Sampling&) = delete;
   Sampling& operator=(const Sampling&) = delete;
 
@@ -101,7 +101,7 @@ class Sampling {
   int round_ = -1;
   std::vector<ReplayWindow> windows_;
   std::string word_;
-  int states_fd_ = -1;
+  ScopedFd states_fd_;  // the round's shared start states, if any
 };
 
 }  // namespace alloctrace
