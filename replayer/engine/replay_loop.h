@@ -234,16 +234,16 @@ inline __attribute__((always_inline)) OpFailure ApplyOp(
 // not (a whole run's pass, a window, its lead-in). Not inlined, so that
 // for each allocator type a window and a whole run time the same machine
 // code: copies of this loop compiled into their callers read the same
-// window's ratios to glibc malloc up to a tenth apart. Returns "" or what
-// failed.
+// window's ratios to glibc malloc up to a tenth apart. Returns no error,
+// or the op that failed (kOpFailed).
 template <typename A>
-__attribute__((noinline)) std::string ReplayOps(A& allocator, const ReplayView& program,
-                                                uint64_t from, uint64_t to, void** ptrs,
-                                                Touch touch, size_t* realloc_index) {
+__attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& program, uint64_t from,
+                                             uint64_t to, void** ptrs, Touch touch,
+                                             size_t* realloc_index) {
   const ReplayOp* ops = program.ops;
   size_t next_realloc = *realloc_index;
   uint64_t read_sink = 0;  // Touch::kProgram's reads, kept observable
-  std::string error;
+  RunError error;
   for (uint64_t i = from; i < to; ++i) {
     const ReplayOp& op = ops[i];
     size_t failed_bytes = 0;
@@ -255,7 +255,8 @@ __attribute__((noinline)) std::string ReplayOps(A& allocator, const ReplayView& 
         },
         &failed_bytes);
     if (__builtin_expect(failure != OpFailure::kNone, 0)) {
-      error = OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i);
+      error = {RunErrorKind::kOpFailed,
+               OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i)};
       break;
     }
   }
@@ -266,11 +267,11 @@ __attribute__((noinline)) std::string ReplayOps(A& allocator, const ReplayView& 
 
 // One timed pass over the ops, in `samples` segments; between segments
 // (untimed) the RSS above `baseline` is appended to `course` if given.
-// Returns an error message, or "" on success.
+// Returns what failed, if anything.
 template <typename A>
-std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch,
-                      int samples, std::vector<int64_t>* course, const RssReader* rss,
-                      int64_t baseline, PassFigures* figures) {
+RunError TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch, int samples,
+                   std::vector<int64_t>* course, const RssReader* rss, int64_t baseline,
+                   PassFigures* figures) {
   using Clock = std::chrono::steady_clock;
   const size_t n = program.num_ops;
   samples = samples > 0 ? samples : 1;
@@ -283,15 +284,15 @@ std::string TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touc
     const size_t end = std::min(n, begin + segment);
     const double c0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
-    std::string error = ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
-    if (!error.empty()) return error;
+    RunError error = ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
+    if (error.failed()) return error;
     timed += Clock::now() - t0;
     cpu += ThreadCpuSeconds() - c0;
     if (course != nullptr) course->push_back(rss->ResidentBytes() - baseline);
   }
   figures->wall_seconds = std::chrono::duration<double>(timed).count();
   figures->cpu_seconds = cpu;
-  return "";
+  return {};
 }
 
 }  // namespace replay_internal
@@ -307,9 +308,9 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
                   PassFigures* f, std::vector<int64_t>* course, int64_t* migrations) {
     const int64_t migrations0 = ReadMigrations();
     const UsageCounts u0 = ReadUsageCounts();
-    std::string error = replay_internal::TimedPass(allocator, program, ptrs, options.touch,
-                                                   cold ? options.rss_samples : 1, course,
-                                                   cold ? &rss : nullptr, baseline, f);
+    RunError error = replay_internal::TimedPass(allocator, program, ptrs, options.touch,
+                                                cold ? options.rss_samples : 1, course,
+                                                cold ? &rss : nullptr, baseline, f);
     const UsageCounts u1 = ReadUsageCounts();
     f->minor_faults = u1.minor_faults - u0.minor_faults;
     f->major_faults = u1.major_faults - u0.major_faults;

@@ -1,5 +1,7 @@
 #include "alloctrace/replayer/engine/replay_loop.h"
 
+#include <string>
+
 #include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
 #include "alloctrace/replayer/engine/allocators/pool_allocators.h"
 #include "alloctrace/replayer/engine/replay_program.h"
@@ -26,6 +28,32 @@ TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
       EXPECT_EQ(r.passes.size(), 2u);
     }
   }
+}
+
+// glibc malloc that returns null for its 10th allocation on.
+class FailingAllocator : public allocators::MallocAllocator {
+ public:
+  void* Allocate(size_t bytes, size_t align, uint32_t arena) {
+    if (++calls_ >= 10) return nullptr;
+    return MallocAllocator::Allocate(bytes, align, arena);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+// An op the allocator cannot serve ends the run as kOpFailed, its words
+// naming the op.
+TEST(ReplayWithTest, AFailedOpIsTheRunsErrorOfItsKind) {
+  auto p = LoadReplayProgram("traces/random.trace");
+  ASSERT_TRUE(p.ok()) << p.status();
+  RunOptions options;
+  options.max_passes = 1;
+  const RunResult r = ReplayWith<FailingAllocator>(ViewOf(*p), options);
+  EXPECT_EQ(r.error_kind, RunErrorKind::kOpFailed);
+  EXPECT_NE(r.error.find(" bytes failed at op "), std::string::npos) << r.error;
+  const RunResult ok = ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options);
+  EXPECT_EQ(ok.error_kind, RunErrorKind::kNone);
 }
 
 }  // namespace

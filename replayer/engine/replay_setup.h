@@ -9,13 +9,14 @@
 // freed between passes, and the teardown, timed apart.
 //
 // A loop gives the pass itself:
-//   std::string pass(A& allocator, void** ptrs, bool cold, const RssReader& rss,
-//                    int64_t baseline, PassFigures* figures,
-//                    std::vector<int64_t>* course, int64_t* migrations);
-// returning "" or an error (then the run ends there, without teardown: the
-// allocator may be corrupt), filling *figures, appending RSS readings
-// above `baseline` to *course on the cold pass if it takes any, and adding
-// its CPU migrations to *migrations; and what frees the leftovers:
+//   RunError pass(A& allocator, void** ptrs, bool cold, const RssReader& rss,
+//                 int64_t baseline, PassFigures* figures,
+//                 std::vector<int64_t>* course, int64_t* migrations);
+// returning what failed, if anything (then the run ends there, without
+// teardown: the allocator may be corrupt), filling *figures, appending RSS
+// readings above `baseline` to *course on the cold pass if it takes any,
+// and adding its CPU migrations to *migrations; and what frees the
+// leftovers:
 //   void free_leftovers(A& allocator, void** ptrs);
 //
 // Thread-safety: runs in the child, on its main thread; `pass` may start
@@ -76,10 +77,10 @@ RunResult RunPasses(RunResult r, size_t slots, uint32_t arena_limit, const RunOp
     if (i >= 2 && warm_seconds >= options.min_warm_seconds) break;
     const bool cold = i == 0;
     PassFigures f;
-    r.error = pass(*allocator, ptrs.data(), cold, rss, r.baseline_rss, &f,
-                   cold ? &r.rss_course : nullptr, &r.migrations);
+    r.SetError(pass(*allocator, ptrs.data(), cold, rss, r.baseline_rss, &f,
+                    cold ? &r.rss_course : nullptr, &r.migrations));
     r.passes.push_back(f);
-    if (!r.error.empty()) return r;
+    if (r.error_kind != RunErrorKind::kNone) return r;
     if (cold) {
       r.final_rss = rss.ResidentBytes() - r.baseline_rss;
       if (r.rss_course.empty()) r.rss_course.push_back(r.final_rss);

@@ -1,6 +1,6 @@
 // What one replay run produces, as plain data: the run's options (what the
 // loop does with each block, how many passes) and its figures (each pass's
-// times and counters, RSS, the error if the allocator failed). The child
+// times and counters, RSS, what failed and its kind if it failed). The child
 // fills a RunResult (replay_loop.h, thread_replay.h) and sends it to the
 // parent (run_result_wire.h); the measurement and the verdict read it.
 // Nothing here runs anything.
@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloctrace/base/enum_words.h"
@@ -30,6 +31,44 @@ inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
                                                   {Touch::kWhole, "whole"},
                                                   {Touch::kProgram, "program"}};
 inline constexpr size_t kProgramTouchBytes = 256;
+
+// What kind of failure ended a run, as the measurement acts on it; the
+// failure's words, for the user, are RunResult::error.
+enum class RunErrorKind : uint8_t {
+  kNone,
+  // An op of the trace the allocator could not serve (it returned null):
+  // every run of the policy fails the same way.
+  kOpFailed,
+  // A std::bad_alloc, or any failure under the child's data limit (ulimit
+  // -d): what a memory limit is for, not a fault.
+  kOutOfMemory,
+  // A replay thread that stopped because another one failed: a
+  // consequence, never a whole run's kind.
+  kStopped,
+  // Anything else (a thread that could not start, a malformed request, a
+  // preload that did not take): another run may not fail.
+  kOther,
+};
+inline constexpr EnumWord<RunErrorKind> kRunErrorKindWords[] = {
+    {RunErrorKind::kNone, "none"},
+    {RunErrorKind::kOpFailed, "op_failed"},
+    {RunErrorKind::kOutOfMemory, "out_of_memory"},
+    {RunErrorKind::kStopped, "stopped"},
+    {RunErrorKind::kOther, "other"}};
+
+// A failure as the replay loops return it: its kind and its words.
+struct RunError {
+  RunErrorKind kind = RunErrorKind::kNone;
+  std::string words;
+
+  bool failed() const { return kind != RunErrorKind::kNone; }
+  // Sets both, `w` copied into the room `words` has if it is enough (a
+  // replay thread's is reserved before the threads start: thread_replay.h).
+  void Assign(RunErrorKind k, const char* w) {
+    kind = k;
+    words.assign(w);
+  }
+};
 
 // The defaults are the replayer's command line's (replayer/config.h).
 struct RunOptions {
@@ -88,7 +127,10 @@ struct RunResult {
   int64_t major_faults = 0;
   int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
   std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
-  std::string error;                // non-empty if the allocator failed
+  // What failed, in words ("" if nothing did), and its kind: kNone with
+  // words (set by a check of the child's own) is read as kOther.
+  std::string error;
+  RunErrorKind error_kind = RunErrorKind::kNone;
   // Replay threads: 1 for the serialized replay; for the per-thread one,
   // the trace's threads, the waits between them and the frees of an object
   // another thread allocated.
@@ -100,6 +142,12 @@ struct RunResult {
   // figures are the windows' (not a whole run's: see windows.h).
   std::vector<WindowFigures> windows;
   bool windowed() const { return !windows.empty(); }
+
+  // Records `e` as the run's failure (or none).
+  void SetError(RunError e) {
+    error_kind = e.kind;
+    error = std::move(e.words);
+  }
 };
 
 }  // namespace alloctrace

@@ -1,9 +1,12 @@
 #include "alloctrace/replayer/engine/run_result_wire.h"
 
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "alloctrace/base/enum_words.h"
 #include "alloctrace/base/io.h"
 
 namespace alloctrace {
@@ -33,7 +36,7 @@ bool ReadPass(std::istringstream& in, PassFigures* f) {
 std::string SerializeRunResult(const RunResult& r) {
   std::ostringstream o;
   o.precision(17);
-  o << "v4 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
+  o << "v5 " << r.teardown_seconds << ' ' << r.ops << ' ' << r.baseline_rss << ' ' << r.peak_rss
     << ' ' << r.final_rss << ' ' << r.migrations << ' ' << r.threads << ' ' << r.sync_points << ' '
     << r.cross_thread_frees << ' ' << r.passes.size();
   for (const PassFigures& f : r.passes) WritePass(o, f);
@@ -44,7 +47,7 @@ std::string SerializeRunResult(const RunResult& r) {
   }
   o << ' ' << r.rss_course.size();
   for (int64_t v : r.rss_course) o << ' ' << v;
-  o << ' ' << r.error << '\n';
+  o << ' ' << WordOf(kRunErrorKindWords, r.error_kind) << ' ' << r.error << '\n';
   return o.str();
 }
 
@@ -55,7 +58,7 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   size_t passes = 0;
   in >> version >> r.teardown_seconds >> r.ops >> r.baseline_rss >> r.peak_rss >> r.final_rss >>
       r.migrations >> r.threads >> r.sync_points >> r.cross_thread_frees >> passes;
-  if (!in || version != "v4" || passes > 100000) {
+  if (!in || version != "v5" || passes > 100000) {
     return absl::InternalError(absl::StrCat("malformed result from child: ", line.substr(0, 80)));
   }
   r.passes.resize(passes);
@@ -75,7 +78,13 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   if (!in || n > 1000000) return absl::InternalError("truncated result from child");
   r.rss_course.resize(n);
   for (size_t i = 0; i < n; ++i) in >> r.rss_course[i];
+  std::string kind;
+  in >> kind;
   if (!in) return absl::InternalError("truncated result from child");
+  const std::optional<RunErrorKind> error_kind = ParseWord(kRunErrorKindWords, kind);
+  if (!error_kind)
+    return absl::InternalError(absl::StrCat("unknown error kind from child: ", kind));
+  r.error_kind = *error_kind;
   std::getline(in, r.error);
   if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
   if (!r.passes.empty()) {

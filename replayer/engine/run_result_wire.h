@@ -1,5 +1,6 @@
 // How a child sends its RunResult to the parent: one line of text on a
-// pipe, every figure at full precision ("v3 ..."), the error last.
+// pipe, every figure at full precision ("v5 ..."), the error's kind (a
+// word of kRunErrorKindWords) and its words last.
 //
 // Thread-safety: pure functions (WriteRunResult writes one fd).
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_WIRE_H_

@@ -138,7 +138,7 @@ struct ThreadFigures {
   int64_t end_ns = 0;    // steady clock at the end of the stream
   UsageCounts usage{};   // over the stream
   int64_t migrations = 0;
-  std::string error;
+  RunError error;
 };
 
 inline int64_t NowNs() {
@@ -288,12 +288,13 @@ inline void StopAll(PassShared& shared) {
 }
 
 // Runs ops [from, to) of one stream (a whole pass: all of them), its
-// counter at `from` when it starts and at `to` when it ends. Returns "" or
-// an error message.
+// counter at `from` when it starts and at `to` when it ends. Returns no
+// error, the op that failed (kOpFailed), or kStopped if another thread's
+// failure stopped the pass.
 template <typename A>
-std::string RunStream(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
-                      uint32_t self, uint32_t from, uint32_t to, void** ptrs, Touch touch,
-                      PassShared& shared, ThreadFigures* f) {
+RunError RunStream(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
+                   uint32_t self, uint32_t from, uint32_t to, void** ptrs, Touch touch,
+                   PassShared& shared, ThreadFigures* f) {
   const StreamView& stream = schedule.streams[self];
   const ReplayOp* ops = stream.ops;
   const SyncWait* waits = stream.waits;
@@ -315,7 +316,7 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         if (!WaitOn(
                 theirs.done, theirs.waiters, shared.spin_ns,
                 [count](uint32_t done) { return done >= count; }, &f->wait_cpu, &f->wait_wall)) {
-          return "stopped: another thread failed";
+          return {RunErrorKind::kStopped, "stopped: another thread failed"};
         }
       }
     }
@@ -328,11 +329,11 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
         },
         &failed_bytes);
     if (__builtin_expect(failure != replay_internal::OpFailure::kNone, 0)) {
-      // "failed at op", as the serialized loop says it: the measurement
-      // stops such a policy at its first failure (another run would fail
-      // too).
-      return replay_internal::OpFailureWords(failure, failed_bytes) + " at op " +
-             std::to_string(i) + " of thread " + std::to_string(self) + "'s stream";
+      // kOpFailed, as the serialized loop's: the measurement stops such a
+      // policy at its first failure (another run would fail too).
+      return {RunErrorKind::kOpFailed, replay_internal::OpFailureWords(failure, failed_bytes) +
+                                           " at op " + std::to_string(i) + " of thread " +
+                                           std::to_string(self) + "'s stream"};
     }
     if (__builtin_expect((kind & kPublishFlag) != 0, 0)) {
       mine.Publish(i + 1);
@@ -342,7 +343,7 @@ std::string RunStream(A& allocator, const ReplayView& program, const ThreadSched
   if (to < stream.num_ops) mine.Publish(to);
   mine.Flush();
   asm volatile("" : : "r"(read_sink));
-  return "";
+  return {};
 }
 
 // Waits at a barrier of the pass's threads: until `target` arrivals are
@@ -374,7 +375,7 @@ void TimedStream(A& allocator, const ReplayView& program, const ThreadScheduleVi
   f->error = RunStream(allocator, program, schedule, self, from, to, ptrs, touch, shared, f);
   f->end_ns = NowNs();
   f->cpu = replay_internal::ThreadCpuSeconds() - c0;
-  if (!f->error.empty()) StopAll(shared);
+  if (f->error.failed()) StopAll(shared);
   const UsageCounts u1 = ReadUsageCounts();
   f->usage = UsageCounts{u1.minor_faults - u0.minor_faults, u1.major_faults - u0.major_faults,
                          u1.involuntary_switches - u0.involuntary_switches,
@@ -388,7 +389,7 @@ void ThreadMain(A& allocator, const ReplayView& program, const ThreadScheduleVie
                 uint32_t self, uint32_t threads, void** ptrs, Touch touch, PassShared& shared,
                 ThreadFigures* f) {
   if (!Arrive(shared, threads)) {
-    f->error = "stopped: a thread could not start";
+    f->error.Assign(RunErrorKind::kStopped, "stopped: a thread could not start");
     return;
   }
   TimedStream(allocator, program, schedule, self, 0,
@@ -451,20 +452,25 @@ void CatchingBadAlloc(const Body& body, PassShared& shared, ThreadFigures* f) {
   try {
     body(f);
   } catch (const std::bad_alloc&) {
-    f->error.assign(shared.abort.load() ? "stopped: another thread failed"
-                                        : "out of memory (std::bad_alloc)");
+    if (shared.abort.load()) {
+      f->error.Assign(RunErrorKind::kStopped, "stopped: another thread failed");
+    } else {
+      f->error.Assign(RunErrorKind::kOutOfMemory, "out of memory (std::bad_alloc)");
+    }
     StopAll(shared);
   }
 }
 
 // A pass's figures from its threads' (its wall time from `start_ns` to the
 // last thread's end). Returns `error` if set, else the first thread's
-// error that is not a "stopped: ..." (a consequence), else any, else "".
-inline std::string SumThreadFigures(const std::vector<ThreadFigures>& figures, int64_t start_ns,
-                                    std::string error, PassFigures* pass, int64_t* migrations) {
+// error that is not kStopped (a consequence), else any, else none.
+inline RunError SumThreadFigures(const std::vector<ThreadFigures>& figures, int64_t start_ns,
+                                 RunError error, PassFigures* pass, int64_t* migrations) {
   int64_t end_ns = start_ns;
   for (const ThreadFigures& f : figures) {
-    if (error.empty() && !f.error.empty() && f.error.rfind("stopped:", 0) != 0) error = f.error;
+    if (!error.failed() && f.error.failed() && f.error.kind != RunErrorKind::kStopped) {
+      error = f.error;
+    }
     end_ns = std::max(end_ns, f.end_ns);
     pass->thread_cpu_seconds.push_back(f.cpu - f.wait_cpu);
     pass->cpu_seconds += f.cpu - f.wait_cpu;
@@ -475,9 +481,9 @@ inline std::string SumThreadFigures(const std::vector<ThreadFigures>& figures, i
     pass->voluntary_switches += f.usage.voluntary_switches;
     *migrations += f.migrations;
   }
-  if (error.empty()) {
+  if (!error.failed()) {
     for (const ThreadFigures& f : figures) {
-      if (!f.error.empty()) error = f.error;
+      if (f.error.failed()) error = f.error;
     }
   }
   pass->wall_seconds = 1e-9 * static_cast<double>(end_ns - start_ns);
@@ -485,34 +491,37 @@ inline std::string SumThreadFigures(const std::vector<ThreadFigures>& figures, i
 }
 
 // Runs body(t, &figures[t]) on a thread of its own for each of the pass's
-// threads and joins them; the pass's figures from theirs. Returns "" or
-// the first error.
+// threads and joins them; the pass's figures from theirs. Returns the
+// first error, if any.
 template <typename Body>
-std::string RunThreads(PassShared& shared, const Body& body, PassFigures* pass,
-                       int64_t* migrations) {
+RunError RunThreads(PassShared& shared, const Body& body, PassFigures* pass, int64_t* migrations) {
   const uint32_t n = static_cast<uint32_t>(shared.progress.size());
   std::vector<ThreadFigures> figures(n);
   std::vector<std::function<void()>> bodies(n);
   for (uint32_t t = 0; t < n; ++t) {
-    figures[t].error.reserve(64);
+    figures[t].error.words.reserve(64);
     bodies[t] = [&, t] {
       CatchingBadAlloc([&](ThreadFigures* f) { body(t, f); }, shared, &figures[t]);
     };
   }
   std::vector<pthread_t> threads;
-  const std::string error = StartThreads(bodies, &threads, shared);
+  RunError error;
+  if (std::string words = StartThreads(bodies, &threads, shared); !words.empty()) {
+    error = {RunErrorKind::kOther, std::move(words)};
+  }
   for (pthread_t thread : threads) pthread_join(thread, nullptr);
-  return SumThreadFigures(figures, shared.start_ns.load(), error, pass, migrations);
+  return SumThreadFigures(figures, shared.start_ns.load(), std::move(error), pass, migrations);
 }
 
-// One pass: a thread per stream. Returns "" or the first error.
+// One pass: a thread per stream. Returns the first error, if any.
 template <typename A>
-std::string ConcurrentPass(A& allocator, const ReplayView& program,
-                           const ThreadScheduleView& schedule, void** ptrs, Touch touch,
-                           PassFigures* pass, int64_t* migrations) {
+RunError ConcurrentPass(A& allocator, const ReplayView& program, const ThreadScheduleView& schedule,
+                        void** ptrs, Touch touch, PassFigures* pass, int64_t* migrations) {
   const uint32_t n = static_cast<uint32_t>(schedule.streams.size());
   for (const StreamView& stream : schedule.streams) {
-    if (stream.num_ops > kCountMask) return "a thread's stream holds 2^31 ops or more";
+    if (stream.num_ops > kCountMask) {
+      return {RunErrorKind::kOther, "a thread's stream holds 2^31 ops or more"};
+    }
   }
   PassShared shared(n, /*fit=*/n <= UsableCores());
   return RunThreads(

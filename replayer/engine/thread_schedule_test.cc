@@ -305,6 +305,7 @@ TEST(ThreadScheduleTest, BadAllocOnAThreadFailsTheRun) {
   options.max_passes = 1;
   const RunResult r = ReplayPerThreadWith<ThrowingAllocator>(ViewOf(*p), ViewOf(*s), options);
   EXPECT_EQ(r.error, "out of memory (std::bad_alloc)");
+  EXPECT_EQ(r.error_kind, RunErrorKind::kOutOfMemory);
 }
 
 // Counts the calls it serves (over every instance, from any thread).
@@ -476,6 +477,7 @@ TEST(ThreadReplayTest, AFailedThreadWakesSleepingWaiters) {
   FailWhenOthersSleep::others = 5 + 1;  // the waiters and the joining thread
   const RunResult r = ReplayPerThreadWith<FailWhenOthersSleep>(ViewOf(*p), ViewOf(*s), options);
   EXPECT_EQ(r.error, "allocation of 777 bytes failed at op 5 of thread 0's stream");
+  EXPECT_EQ(r.error_kind, RunErrorKind::kOpFailed);  // not the waiters' kStopped
 }
 
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {

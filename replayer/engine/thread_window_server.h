@@ -77,19 +77,19 @@ class ServedThreads {
   }
 
   // The next window through `allocator` (CheckBounds first): its figures
-  // in *pass; "" or what failed (then the threads are stopped).
-  std::string Run(const std::vector<uint32_t>& bounds, A* allocator, PassFigures* pass,
-                  int64_t* migrations) {
+  // in *pass; what failed, if anything (then the threads are stopped).
+  RunError Run(const std::vector<uint32_t>& bounds, A* allocator, PassFigures* pass,
+               int64_t* migrations) {
     bounds_ = bounds;
     allocator_ = allocator;
     for (ThreadFigures& f : figures_) {
       f = ThreadFigures();
-      f.error.reserve(64);
+      f.error.words.reserve(64);
     }
     threads_.RunStep(++windows_);
-    const std::string error = thread_replay_internal::SumThreadFigures(
-        figures_, shared_.start_ns.load(), "", pass, migrations);
-    if (!error.empty()) Stop();
+    RunError error = thread_replay_internal::SumThreadFigures(figures_, shared_.start_ns.load(), {},
+                                                              pass, migrations);
+    if (error.failed()) Stop();
     for (uint32_t t = 0; t < n_; ++t) position_[t] = bounds_[2 * size_t{t} + 1];
     return error;
   }
@@ -102,19 +102,19 @@ class ServedThreads {
   void Window(uint32_t k, uint32_t t, ThreadFigures* f) {
     const uint32_t begin = bounds_[2 * size_t{t}], end = bounds_[2 * size_t{t} + 1];
     if (!thread_replay_internal::Arrive(shared_, (2 * k - 1) * n_)) {
-      f->error = "stopped: another thread failed";
+      f->error.Assign(RunErrorKind::kStopped, "stopped: another thread failed");
       return;
     }
     f->error = thread_replay_internal::RunStream(*allocator_, program_, schedule_, t, position_[t],
                                                  begin, ptrs_, touch_, shared_, f);
-    if (!f->error.empty()) {
+    if (f->error.failed()) {
       thread_replay_internal::StopAll(shared_);
       return;
     }
     f->wait_cpu = 0;  // the lead-in's waits are not the window's
     f->wait_wall = 0;
     if (!thread_replay_internal::Arrive(shared_, 2 * k * n_)) {
-      f->error = "stopped: another thread failed";
+      f->error.Assign(RunErrorKind::kStopped, "stopped: another thread failed");
       return;
     }
     thread_replay_internal::TimedStream(*allocator_, program_, schedule_, t, begin, end, ptrs_,
@@ -126,7 +126,7 @@ class ServedThreads {
     ThreadFigures* f = &figures_[t];
     thread_replay_internal::CatchingBadAlloc([&](ThreadFigures* tf) { Window(k, t, tf); }, shared_,
                                              f);
-    return f->error.empty();
+    return !f->error.failed();
   }
 
   const ReplayView& program_;
@@ -170,13 +170,16 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
   thread_window_internal::LazyTable table(slots);
   RunResult failed;
   if (table.data() == nullptr) {
-    failed.error = "cannot map a pointer table of " + std::to_string(slots) + " slots";
+    failed.SetError({RunErrorKind::kOther,
+                     "cannot map a pointer table of " + std::to_string(slots) + " slots"});
     return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
   }
   PrefaultSharedMappings();
   ServedThreads<A> threads(program, schedule, table.data(), options.touch);
-  failed.error = threads.Start();
-  if (!failed.error.empty()) return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
+  if (std::string words = threads.Start(); !words.empty()) {
+    failed.SetError({RunErrorKind::kOther, std::move(words)});
+    return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
+  }
   const window_internal::ServedMemory memory;
   auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   uint64_t position = 0;
@@ -190,18 +193,21 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
     r.cross_thread_frees = schedule.cross_thread_frees;
     ReplayWindow w;
     std::vector<uint32_t> bounds;
+    std::string malformed;
     if (!thread_window_internal::ParseThreadRequest(line, program.num_ops, &w, &bounds)) {
-      r.error = absl::StrCat("a served window's request '", line, "' is not one window and ",
-                             "its streams' bounds");
+      malformed = absl::StrCat("a served window's request '", line, "' is not one window and ",
+                               "its streams' bounds");
     } else {
-      r.error = window_internal::BehindWords(w.begin, position);
-      if (r.error.empty()) r.error = threads.CheckBounds(bounds);
+      malformed = window_internal::BehindWords(w.begin, position);
+      if (malformed.empty()) malformed = threads.CheckBounds(bounds);
     }
-    if (r.error.empty()) {
+    if (!malformed.empty()) {
+      r.SetError({RunErrorKind::kOther, std::move(malformed)});
+    } else {
       WarmPrivateMemory(window_internal::kWarmBytes);
       WindowFigures f;
       f.weight = w.weight;
-      r.error = threads.Run(bounds, allocator.get(), &f.figures, &r.migrations);
+      r.SetError(threads.Run(bounds, allocator.get(), &f.figures, &r.migrations));
       if (r.error.empty()) {
         position = w.end;
         f.ops = MemoryOpsIn(program, w.begin, w.end);

@@ -38,19 +38,19 @@ namespace window_internal {
 // Ops [from, to) through replay_internal::ReplayOps (a whole run's loop),
 // timed by the wall clock and the thread's CPU clock, with the page faults
 // and context switches of that stretch, into f->figures and their memory
-// ops into f->ops. Returns "" or what failed.
+// ops into f->ops. Returns what failed, if anything.
 template <typename A>
-std::string TimedOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to,
-                     void** ptrs, Touch touch, size_t* realloc_index, WindowFigures* f) {
+RunError TimedOps(A& allocator, const ReplayView& program, uint64_t from, uint64_t to, void** ptrs,
+                  Touch touch, size_t* realloc_index, WindowFigures* f) {
   const UsageCounts u0 = ReadUsageCounts();
   const double c0 = replay_internal::ThreadCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string error =
+  RunError error =
       replay_internal::ReplayOps(allocator, program, from, to, ptrs, touch, realloc_index);
   const auto t1 = std::chrono::steady_clock::now();
   const double c1 = replay_internal::ThreadCpuSeconds();
   const UsageCounts u1 = ReadUsageCounts();
-  if (!error.empty()) return error;
+  if (error.failed()) return error;
   f->figures.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
   f->figures.cpu_seconds = c1 - c0;
   f->figures.minor_faults = u1.minor_faults - u0.minor_faults;
@@ -58,25 +58,27 @@ std::string TimedOps(A& allocator, const ReplayView& program, uint64_t from, uin
   f->figures.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
   f->figures.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
   f->ops = MemoryOpsIn(program, from, to);
-  return "";
+  return {};
 }
 
 // The trace's state `s` rebuilt in `allocator`: arenas created, objects
-// allocated and touched. Returns "" or what failed.
+// allocated and touched. Returns what failed, if anything: kOther, not an
+// op of the trace (another window may rebuild without it).
 template <typename A>
-std::string Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
+RunError Rebuild(A& allocator, const StateRef& s, void** ptrs, Touch touch) {
   for (size_t i = 0; i < s.num_arenas; ++i) allocator.ArenaCreated(s.arenas[i]);
   for (size_t i = 0; i < s.num_objects; ++i) {
     const LiveObject& o = s.objects[i];
     void* p = allocator.Allocate(o.bytes, size_t{1} << o.align_log2, o.arena);
     if (p == nullptr && o.bytes > 0) {
-      return replay_internal::OpFailureWords(replay_internal::OpFailure::kAlloc, o.bytes) +
-             " rebuilding a window's heap";
+      return {RunErrorKind::kOther,
+              replay_internal::OpFailureWords(replay_internal::OpFailure::kAlloc, o.bytes) +
+                  " rebuilding a window's heap"};
     }
     replay_internal::TouchBlock(p, o.bytes, touch, o.object);
     ptrs[o.object] = p;
   }
-  return "";
+  return {};
 }
 
 // Frees what window [from, to) left live, from its start state `start`,
@@ -120,37 +122,38 @@ void FreeLeft(A& allocator, const ReplayView& program, const StateRef& start, ui
   }
 }
 
-// One window from its start state: its figures in *f; "" or what failed.
+// One window from its start state: its figures in *f; what failed, if
+// anything.
 // `leave_heap`: what the window left live, and the allocator, are left for
 // the process's end (the run's last window in a child about to exit: on
 // the 11 M-op trace, freeing 100,000 objects one by one, walking the
 // window's ops back, and destroying the allocator took about a fifth of a
 // windowed child's time: 25 ms of 0.13 s).
 template <typename A>
-std::string RunWindow(const ReplayView& program, const ReplayWindow& w, const StateRef& start,
-                      void** ptrs, Touch touch, WindowFigures* f, bool leave_heap = false) {
+RunError RunWindow(const ReplayView& program, const ReplayWindow& w, const StateRef& start,
+                   void** ptrs, Touch touch, WindowFigures* f, bool leave_heap = false) {
   auto allocator = replay_internal::MakeAllocator<A>(program.arena_limit);
   size_t realloc_index = start.realloc_index;
-  std::string error = Rebuild(*allocator, start, ptrs, touch);
-  if (error.empty()) {
+  RunError error = Rebuild(*allocator, start, ptrs, touch);
+  if (!error.failed()) {
     error = replay_internal::ReplayOps(*allocator, program, w.lead_begin, w.begin, ptrs, touch,
                                        &realloc_index);
   }
-  if (!error.empty()) return error;
+  if (error.failed()) return error;
   error = TimedOps(*allocator, program, w.begin, w.end, ptrs, touch, &realloc_index, f);
-  if (!error.empty()) return error;
+  if (error.failed()) return error;
   if (leave_heap) {
     allocator.release();  // the process ends next, without freeing
-    return "";
+    return {};
   }
   FreeLeft(*allocator, program, start, w.lead_begin, w.end, ptrs);
   allocator.reset();
-  return "";
+  return {};
 }
 
 // What a windowed run does around its windows: the baseline, taken once
 // the caller has populated what its windows read; each window run by
-// run_one(i, &figures), "" or what failed (the run ends there), with the
+// run_one(i, &figures), a failure (its RunError) ending the run, with the
 // process's free heap returned to the system after it (not after the last
 // where `process_ends_after`: its heap is left for the process's end); the
 // peak and final RSS; the stratified estimate.
@@ -164,7 +167,7 @@ void RunWindowsFromBaseline(const std::vector<ReplayWindow>& windows, RunResult*
   for (size_t i = 0; i < windows.size(); ++i) {
     WindowFigures f;
     f.weight = windows[i].weight;
-    r->error = run_one(i, &f);
+    r->SetError(run_one(i, &f));
     r->windows.push_back(f);
     if (!r->error.empty()) return;
     if (!process_ends_after || i + 1 < windows.size()) ReleaseFreeMallocMemory();

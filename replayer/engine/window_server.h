@@ -136,23 +136,26 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
   while (requests.Next(&line)) {
     RunResult r;
     absl::StatusOr<std::vector<ReplayWindow>> windows = ParseWindowsWord(line, program.num_ops);
+    std::string malformed;
     if (!windows.ok() || windows->size() != 1) {
-      r.error = absl::StrCat("a served window's request '", line, "' is not one window");
+      malformed = absl::StrCat("a served window's request '", line, "' is not one window");
     } else {
-      r.error = BehindWords((*windows)[0].begin, position);
+      malformed = BehindWords((*windows)[0].begin, position);
     }
-    if (r.error.empty()) {
+    if (!malformed.empty()) {
+      r.SetError({RunErrorKind::kOther, std::move(malformed)});
+    } else {
       const ReplayWindow& w = (*windows)[0];
       // The caches as a whole run's would hold them (windows.h: ServedShape).
       WarmPrivateMemory(kWarmBytes);
-      r.error = replay_internal::ReplayOps(*allocator, program, position, w.begin, ptrs.data(),
-                                           options.touch, &realloc_index);
+      r.SetError(replay_internal::ReplayOps(*allocator, program, position, w.begin, ptrs.data(),
+                                            options.touch, &realloc_index));
       WindowFigures f;
       f.weight = w.weight;
       const int64_t migrations0 = ReadMigrations();
       if (r.error.empty()) {
-        r.error = TimedOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch,
-                           &realloc_index, &f);
+        r.SetError(TimedOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch,
+                            &realloc_index, &f));
       }
       if (r.error.empty()) {
         position = w.end;

@@ -117,7 +117,7 @@ TEST(ServeWindowsWithTest, NoRequestsNoAnswers) {
 
 TEST(FramedRunResultTest, AnAnswerIsTakenOnlyWhenAllOfItIsThere) {
   RunResult r;
-  r.error = "failed at op 7";  // the words end in a newline of their own
+  r.SetError({RunErrorKind::kOpFailed, "allocation of 8 bytes failed at op 7"});
   const std::string framed = FramedRunResult(r) + FramedRunResult(RunResult());
   std::string words;
   size_t used = 0;
@@ -131,6 +131,7 @@ TEST(FramedRunResultTest, AnAnswerIsTakenOnlyWhenAllOfItIsThere) {
   absl::StatusOr<RunResult> back = ParseRunResult(words);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->error, r.error);
+  EXPECT_EQ(back->error_kind, RunErrorKind::kOpFailed);
   ASSERT_TRUE(TakeFramedWords(framed.substr(used), &words, &used));
   EXPECT_FALSE(TakeFramedWords("12", &words, &used));
   EXPECT_FALSE(TakeFramedWords("x\nabc", &words, &used));

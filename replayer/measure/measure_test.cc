@@ -12,7 +12,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
+#include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/engine/windows.h"
 #include "alloctrace/replayer/measure/runs.h"
 #include "gtest/gtest.h"
@@ -83,6 +85,7 @@ struct FakeChildren {
   int64_t switches = 0;              // involuntary context switches in every pass
   // A policy's next runs' seconds, in order (then seconds[P]).
   std::map<std::string, std::vector<double>> sequence;
+  std::map<std::string, RunError> errors;  // what every run of a policy fails with
 
   ChildRun Run(const std::vector<std::string>& argv, const ChildLimits& limits) {
     std::string policy, window_word;
@@ -103,6 +106,10 @@ struct FakeChildren {
                       limits.wall_seconds};
     }
     RunResult r;
+    if (auto e = errors.find(policy); e != errors.end()) {
+      r.SetError(e->second);
+      return ChildRun{r, t};
+    }
     r.ops = 1000;
     for (double share : {0.5, 0.25}) {  // a cold pass, a warm one
       PassFigures f;
@@ -249,6 +256,32 @@ TEST(RaceTimeLimitTest, AFastOnlyEnoughPolicyIsNotStopped) {
 // Every run switched: a serialized replay re-runs and counts them (the
 // machine is busy); a per-thread replay, whose threads preempt one another,
 // counts none and re-runs none.
+// A run's error is acted on by its kind, never its words: an op the
+// allocator could not serve fails every run (one attempt), running out of
+// memory is over the limit (not a fault), anything else is tried again.
+TEST(MeasureTraceTest, AFailedRunIsActedOnByItsKind) {
+  for (RunErrorKind kind : {RunErrorKind::kOpFailed, RunErrorKind::kOutOfMemory,
+                            RunErrorKind::kOther, RunErrorKind::kNone}) {
+    FakeRace race;
+    race.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 0.2}};
+    race.children->errors["boost_pool"] = {kind, "it went wrong"};
+    const MeasuredTrace t = race.Measure();
+    const PolicyRuns* boost = Find(t, "boost_pool");
+    ASSERT_NE(boost, nullptr);
+    const std::string word = WordOf(kRunErrorKindWords, kind);
+    EXPECT_TRUE(boost->runs.empty()) << word;
+    EXPECT_EQ(boost->failed, boost->attempts) << word;
+    EXPECT_EQ(boost->first_error, "run 1: it went wrong") << word;
+    const bool fatal = kind == RunErrorKind::kOpFailed || kind == RunErrorKind::kOutOfMemory;
+    if (fatal) {
+      EXPECT_EQ(boost->attempts, 1) << word;
+    } else {
+      EXPECT_EQ(boost->attempts, race.s.rounds.min_runs) << word;
+    }
+    EXPECT_EQ(boost->over_limit, kind == RunErrorKind::kOutOfMemory ? 1 : 0) << word;
+  }
+}
+
 TEST(DisturbanceTest, APerThreadReplayIsNeverCountedDisturbed) {
   FakeRace serialized;
   serialized.children->seconds = {{"malloc", 0.3}, {"slab/st/single", 0.25}, {"boost_pool", 0.5}};

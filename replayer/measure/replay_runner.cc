@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/measure/isolated_run.h"
 
@@ -21,12 +20,11 @@ int LastAllowedCpu() {
 }
 
 // Whether a failed run was stopped at the time or memory limit, or ran
-// out of memory: what the limits are for, not a fault.
+// out of memory (under the child's data limit, too): what the limits are
+// for, not a fault.
 bool OverLimit(const absl::StatusOr<RunResult>& r) {
   if (!r.ok()) return absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status());
-  // (The child names its data limit when an allocation failed under it.)
-  return absl::StrContains(r->error, "out of memory") ||
-         absl::StrContains(r->error, "under the data limit");
+  return r->error_kind == RunErrorKind::kOutOfMemory;
 }
 
 }  // namespace
@@ -181,7 +179,8 @@ RunOutcome ReplayRunner::Failed(Entry& e, const absl::StatusOr<RunResult>& r, Ru
     o.error = std::string(r.status().message());
   } else {
     o.error = r->error;
-    o.fatal |= absl::StrContains(o.error, "failed at op");
+    // An op the allocator could not serve fails every run.
+    o.fatal |= r->error_kind == RunErrorKind::kOpFailed;
   }
   ++e.runs.failed;
   e.runs.over_limit += OverLimit(r);
