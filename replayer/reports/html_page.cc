@@ -161,7 +161,7 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
                     "; smaller differences are not real.</p>");
   }
   int failed = 0;
-  for (const HtmlPolicy& p : t.policies) failed += !p.ok && p.status.rfind("FAILED", 0) == 0;
+  for (const HtmlPolicy& p : t.policies) failed += p.failed;
   if (failed > 0) {
     absl::StrAppend(&o, "<p class=\"bad\"><strong>", failed, " polic", failed == 1 ? "y" : "ies",
                     " FAILED</strong> (never ranked; see the table).</p>");

@@ -107,6 +107,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
     p.status = !r.ok()      ? absl::StrCat(WordOf(kRunStatusWords, r.status), ": ", r.failure)
                : no_figures ? r.stop_reason
                             : "";
+    p.failed = r.status == RunStatus::kFailed;
     p.runs = r.runs;
     p.floor = r.role == Role::kFloor;
     if (p.ok) {

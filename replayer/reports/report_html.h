@@ -46,7 +46,8 @@ struct HtmlPolicy {
   std::string name, family;
   std::string adopt;  // the C++ type to paste and where it comes from, or how
   bool ok = false;
-  std::string status;  // when not ok: "FAILED: ...", "skipped: ..." or "eliminated ..."
+  std::string status;   // when not ok: "FAILED: ...", "skipped: ..." or "eliminated ..."
+  bool failed = false;  // its status is RunStatus::kFailed
   int runs = 0;
   HtmlEstimate ns_per_op, vs_malloc, peak_rss;
   double overhead = NAN;  // peak RSS / ideal
