@@ -66,8 +66,9 @@ std::vector<char*> Pointers(std::vector<std::string>& v) {
   if (cpu != nullptr) sched_setaffinity(0, sizeof *cpu, cpu);  // this task only: the child
   if (spec.new_process_group) setpgid(0, 0);
   if (spec.stdin_null) {
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    ScopedFd null_fd(open("/dev/null", O_RDONLY));
+    if (null_fd.get() == STDIN_FILENO) null_fd.Release();  // stdin already (the parent had none)
+    if (null_fd.valid()) dup2(null_fd.get(), STDIN_FILENO);
   }
   if (spec.stdout_fd >= 0) dup2(spec.stdout_fd, STDOUT_FILENO);
   if (spec.stderr_fd >= 0) dup2(spec.stderr_fd, STDERR_FILENO);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
+#include "alloctrace/base/scoped_fd.h"
 
 namespace alloctrace {
 namespace {
@@ -43,8 +44,8 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
         absl::StrCat("cannot share the ", what, ": ", call, ": ", std::strerror(error)));
   };
   // Not close-on-exec: the re-executed child maps it.
-  const int fd = static_cast<int>(syscall(SYS_memfd_create, name, 0));
-  if (fd < 0) return failed("memfd_create", errno);
+  ScopedFd fd(static_cast<int>(syscall(SYS_memfd_create, name, 0)));
+  if (!fd.valid()) return failed("memfd_create", errno);
   const Header h{kMagic, kind, scalars.size(), sections.size()};
   std::vector<uint64_t> table;
   for (const SharedSection& s : sections) {
@@ -52,19 +53,16 @@ absl::StatusOr<int> WriteSharedArrays(const char* name, const std::string& what,
     table.push_back(s.count);
   }
   static const char kZeros[8] = {};
-  bool ok = WriteAll(fd, &h, sizeof h) == 0 &&
-            WriteAll(fd, scalars.data(), scalars.size() * sizeof(uint64_t)) == 0 &&
-            WriteAll(fd, table.data(), table.size() * sizeof(uint64_t)) == 0;
+  bool ok = WriteAll(fd.get(), &h, sizeof h) == 0 &&
+            WriteAll(fd.get(), scalars.data(), scalars.size() * sizeof(uint64_t)) == 0 &&
+            WriteAll(fd.get(), table.data(), table.size() * sizeof(uint64_t)) == 0;
   for (const SharedSection& s : sections) {
     const size_t bytes = s.element_size * s.count;
-    ok = ok && WriteAll(fd, s.data, bytes) == 0 && WriteAll(fd, kZeros, Padded(bytes) - bytes) == 0;
+    ok = ok && WriteAll(fd.get(), s.data, bytes) == 0 &&
+         WriteAll(fd.get(), kZeros, Padded(bytes) - bytes) == 0;
   }
-  if (!ok) {
-    const int error = errno;
-    close(fd);
-    return failed("write", error);
-  }
-  return fd;
+  if (!ok) return failed("write", errno);  // errno read before fd closes
+  return fd.Release();
 }
 
 void PopulateRange(const void* data, size_t bytes) {

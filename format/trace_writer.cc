@@ -26,12 +26,12 @@ uint64_t UnixNowNs() {
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
                                                                  proto::Header header,
                                                                  uint32_t chunk_events) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create trace file ", path, ": ", std::strerror(errno)));
   }
-  std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path, chunk_events));
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(fd), path, chunk_events));
   FillStandardHeader(&header);
   if (header.start_unix_ns() == 0) header.set_start_unix_ns(UnixNowNs());
   proto::Packet packet;
@@ -43,19 +43,19 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
   return writer;
 }
 
-TraceWriter::TraceWriter(int fd, std::string path, uint32_t chunk_events)
-    : fd_(fd), path_(std::move(path)), chunk_events_(chunk_events == 0 ? 1 : chunk_events) {
+TraceWriter::TraceWriter(ScopedFd fd, std::string path, uint32_t chunk_events)
+    : fd_(std::move(fd)),
+      path_(std::move(path)),
+      chunk_events_(chunk_events == 0 ? 1 : chunk_events) {
   ops_.resize(size_t{chunk_events_} * 2 + 64);
 }
 
-TraceWriter::~TraceWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
+TraceWriter::~TraceWriter() = default;
 
 absl::Status TraceWriter::WriteBytes(const std::string& bytes) {
   if (!status_.ok()) return status_;
   size_t done = 0;
-  if (const int err = WriteAll(fd_, bytes, &done); err != 0) {
+  if (const int err = WriteAll(fd_.get(), bytes, &done); err != 0) {
     status_ = absl::DataLossError(absl::StrCat("writing trace file ", path_, " at byte ",
                                                bytes_written_ + done, ": ", std::strerror(err)));
     return status_;
@@ -394,10 +394,11 @@ absl::Status TraceWriter::Finish(proto::Footer footer) {
   std::string bytes;
   AppendFramedPacket(packet, &bytes);
   absl::Status s = WriteBytes(bytes);
-  if (fd_ >= 0 && ::close(fd_) != 0 && s.ok()) {
+  // Closed here, not by fd_ (whose close reports nothing): close can fail
+  // for a write the file system did not complete (NFS, a quota).
+  if (fd_.valid() && ::close(fd_.Release()) != 0 && s.ok()) {
     s = absl::DataLossError(absl::StrCat("closing trace file ", path_, ": ", std::strerror(errno)));
   }
-  fd_ = -1;
   return s;
 }
 

@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/format/address_map.h"
 #include "alloctrace/format/call_sites.h"
 #include "alloctrace/format/trace_format.h"
@@ -92,7 +93,7 @@ class TraceWriter {
   const absl::Status& status() const { return status_; }
 
  private:
-  TraceWriter(int fd, std::string path, uint32_t chunk_events);
+  TraceWriter(ScopedFd fd, std::string path, uint32_t chunk_events);
   absl::Status WriteBytes(const std::string& bytes);
   void BeginEvent(uint32_t thread, uint32_t arena);
   void EndEvent();
@@ -123,7 +124,7 @@ class TraceWriter {
   // The chunk's site column and the stacks and modules it defines.
   void AppendCallSites(std::string* chunk) const;
 
-  int fd_;
+  ScopedFd fd_;
   std::string path_;
   uint32_t chunk_events_;
   absl::Status status_;

@@ -27,6 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/replayer/config.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/engine/child_main.h"
@@ -223,13 +224,14 @@ absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const Replay
   absl::StatusOr<int> fd = ShareReplayView(ViewOf(t.program));
   if (!fd.ok())
     return absl::Status(fd.status().code(), absl::StrCat(path, ": ", fd.status().message()));
-  t.program_fd = *fd;
+  ScopedFd program_fd(*fd);  // closed if the schedule cannot be shared
   if (t.schedule) {
     absl::StatusOr<int> sfd = ShareThreadSchedule(*t.schedule);
     if (!sfd.ok())
       return absl::Status(sfd.status().code(), absl::StrCat(path, ": ", sfd.status().message()));
     t.schedule_fd = *sfd;
   }
+  t.program_fd = program_fd.Release();
   return t;
 }
 
@@ -300,10 +302,9 @@ int Replay(const Command& cmd, const char* argv0) {
   std::vector<ReplayProgram> programs;
   bool any_failed = false;
   for (SharedProgram& t : traces) {
+    // The trace's memfds, closed once its runs are done.
+    const ScopedFd program_fd(t.program_fd), schedule_fd(t.schedule_fd);
     reports.push_back(MeasureOne(cmd, t, self, machine_cap));
-    for (int fd : {t.program_fd, t.schedule_fd}) {
-      if (fd >= 0) close(fd);
-    }
     // A crash or an error of a policy's run, or no verdict at all (every
     // contender failed or passed a limit), makes exit status 3; a policy
     // stopped at a limit is a measured outcome (its row says so).

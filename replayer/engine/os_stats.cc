@@ -26,14 +26,10 @@ namespace alloctrace {
 RssReader::RssReader()
     : fd_(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC)), page_size_(sysconf(_SC_PAGESIZE)) {}
 
-RssReader::~RssReader() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 int64_t RssReader::ResidentBytes() const {
-  if (fd_ < 0) return -1;
+  if (!fd_.valid()) return -1;
   char buf[128];
-  const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+  const ssize_t n = ::pread(fd_.get(), buf, sizeof buf - 1, 0);
   if (n <= 0) return -1;
   buf[n] = '\0';
   // "size resident shared text lib data dt", in pages.
@@ -75,8 +71,8 @@ int PrefaultSharedMappings(bool memfds) {
 // reads too) lies in the protected gap; and the walk means to read
 // memory ASan holds poisoned (free blocks, redzones), which is not a bug.
 __attribute__((no_sanitize("address"))) uint64_t WarmPrivateMemory(uint64_t max_bytes) {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  const ScopedFd fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return 0;
   static char text[1 << 16];             // /proc/self/maps, a chunk at a time
   static unsigned char resident[65536];  // mincore's answer for 256 MiB
   constexpr uintptr_t kPage = 4096, kLine = 64;
@@ -86,7 +82,7 @@ __attribute__((no_sanitize("address"))) uint64_t WarmPrivateMemory(uint64_t max_
   uint64_t warmed = 0, sink = 0;
   while (warmed < max_bytes) {
     if (!end_of_maps && have < sizeof text) {
-      const ssize_t n = read(fd, text + have, sizeof text - have);
+      const ssize_t n = read(fd.get(), text + have, sizeof text - have);
       if (n > 0) {
         have += static_cast<size_t>(n);
       } else if (n == 0 || errno != EINTR) {
@@ -120,7 +116,6 @@ __attribute__((no_sanitize("address"))) uint64_t WarmPrivateMemory(uint64_t max_
       at += length;
     }
   }
-  close(fd);
   asm volatile("" : : "r"(sink));
   return warmed;
 }
@@ -141,11 +136,8 @@ void ReleaseFreeMallocMemory() {
 }
 
 bool ResetPeakRss() {
-  const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, "5", 1) == 1;
-  ::close(fd);
-  return ok;
+  const ScopedFd fd(::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC));
+  return fd.valid() && ::write(fd.get(), "5", 1) == 1;
 }
 
 int64_t PeakRssBytes() {
@@ -174,11 +166,10 @@ UsageCounts ReadUsageCounts() {
 }
 
 int64_t ReadMigrations() {
-  const int fd = ::open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  const ScopedFd fd(::open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return 0;
   char buf[8192];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
   if (n <= 0) return 0;
   buf[n] = '\0';
   const char* at = std::strstr(buf, "se.nr_migrations");

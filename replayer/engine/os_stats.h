@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include "alloctrace/base/scoped_fd.h"
+
 namespace alloctrace {
 
 // Reads the current resident set size from /proc/self/statm, keeping the
@@ -18,13 +20,12 @@ namespace alloctrace {
 class RssReader {
  public:
   RssReader();
-  ~RssReader();
   RssReader(const RssReader&) = delete;
   RssReader& operator=(const RssReader&) = delete;
   int64_t ResidentBytes() const;  // -1 if /proc is unavailable
 
  private:
-  int fd_;
+  ScopedFd fd_;
   int64_t page_size_;
 };
 

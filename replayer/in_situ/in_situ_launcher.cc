@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: in_situ_launcher RESULT_FD PROGRAM [ARGS...]\n");
     return 125;
   }
+  // A bare descriptor, not base/'s ScopedFd: the launcher links libc alone, so
+  // that the image the program's ru_maxrss starts from stays small.
   const int result_fd = std::atoi(argv[1]);
   setpgid(0, 0);
   const double t0 = Now();

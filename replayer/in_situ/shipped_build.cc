@@ -1,6 +1,5 @@
 #include "alloctrace/replayer/in_situ/shipped_build.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/child_process.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
 #include "alloctrace/replayer/verdict/per_container_verdict.h"
 #include "alloctrace/tracer/policy_switch.h"
@@ -195,10 +195,9 @@ std::string ShippedBuilds::RunCommand(const std::vector<std::pair<const char*, s
                                       std::string* text) const {
   // The build's output (stdout and stderr) into one pipe, read by Wait
   // while the build runs, so a verbose build never blocks on it.
-  int output[2];
-  if (pipe2(output, O_CLOEXEC) != 0) {
-    return absl::StrCat("cannot run the build command: pipe: ", std::strerror(errno));
-  }
+  absl::StatusOr<Pipe> output = Pipe::Make();
+  if (!output.ok())
+    return absl::StrCat("cannot run the build command: ", output.status().message());
   ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", command_};
   spec.env = BuildEnv(set);
@@ -206,19 +205,18 @@ std::string ShippedBuilds::RunCommand(const std::vector<std::pair<const char*, s
   if (cwd != nullptr && *cwd != '\0') spec.working_dir = cwd;
   spec.stdin_null = true;
   spec.new_process_group = true;  // a build stopped at its limit takes its compilers too
-  spec.stdout_fd = spec.stderr_fd = output[1];
+  spec.stdout_fd = spec.stderr_fd = output->write.get();
   std::string failure;
   absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
-  close(output[1]);
+  output->write.Reset();  // the build has its copy: Wait sees EOF when it ends
   if (!child.ok()) {
     failure = std::string(child.status().message());
   } else {
     ChildLimits limits;
     limits.wall_seconds = kBuildLimitSeconds;
-    const ChildExit end = child->Wait(limits, output[0], text);
+    const ChildExit end = child->Wait(limits, output->read.get(), text);
     if (!end.Succeeded()) failure = absl::StrCat("the build command ", ChildExitWords(end, limits));
   }
-  close(output[0]);
   return failure;
 }
 

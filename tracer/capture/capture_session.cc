@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
+#include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/base/utf8.h"
 #include "alloctrace/tracer/call_sites.h"
 
@@ -35,10 +36,9 @@ void WriteStderr(std::string_view s) { (void)WriteAll(2, s); }
 
 std::string ReadFile(const char* path) {
   std::string out;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  (void)ReadAll(fd, &out);  // what was read before an error is still useful
-  ::close(fd);
+  const ScopedFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return out;
+  (void)ReadAll(fd.get(), &out);  // what was read before an error is still useful
   return out;
 }
 
@@ -87,11 +87,8 @@ std::string InsertBeforeExtension(const std::string& path, const std::string& pa
 std::string ReserveFile(const std::string& path) {
   for (int n = 0; n < 1000; ++n) {
     const std::string name = n == 0 ? path : InsertBeforeExtension(path, absl::StrCat(".", n));
-    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::close(fd);
-      return name;
-    }
+    const ScopedFd fd(::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd.valid()) return name;
     if (errno != EEXIST) return "";
   }
   errno = EEXIST;
