@@ -86,6 +86,7 @@ int Serve(const RunnablePolicy& policy, const std::string& preload, const Replay
       return policy.serve_windows(program, options, command_fd, result_fd);
     } catch (const std::bad_alloc&) {
       const std::string limit = MemoryLimitWords();
+      r.error_kind = RunErrorKind::kOutOfMemory;
       r.error = absl::StrCat("out of memory (std::bad_alloc)",
                              limit.empty() ? "" : absl::StrCat(" under ", limit));
     }
@@ -115,10 +116,15 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
     }
     if (!r.error.empty()) {
       const std::string limit = MemoryLimitWords();
-      if (!limit.empty()) absl::StrAppend(&r.error, ", under ", limit);
+      // An op that fails under a data limit failed for want of memory.
+      if (!limit.empty()) {
+        absl::StrAppend(&r.error, ", under ", limit);
+        r.error_kind = RunErrorKind::kOutOfMemory;
+      }
     }
   } catch (const std::bad_alloc&) {
     r = RunResult();
+    r.error_kind = RunErrorKind::kOutOfMemory;
     const std::string limit = MemoryLimitWords();
     r.error = absl::StrCat("out of memory (std::bad_alloc)",
                            limit.empty() ? "" : absl::StrCat(" under ", limit));
