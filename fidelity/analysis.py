@@ -3,7 +3,7 @@
 Pure functions over plain numbers (no subprocesses, no clocks), so they are
 tested on their own (analysis_test.py):
 
-  median(xs), bootstrap_ci(xs)        an interval for a median
+  median(xs), bootstrap_ci(xs)        an interval for a median, the replayer's (stats.h)
   paired_ratio(ref, xs), paired_tie   THE tie rule, as the replayer's (stats.h)
   tie_ranks(items, runs)              ranks where paired ties (else overlaps) tie
   replay_rounds(policy_json, phase)   ns/op per round from one policy's entry
@@ -15,7 +15,6 @@ tested on their own (analysis_test.py):
 """
 
 import math
-import random
 
 # The in-situ baseline every saving is measured against, and the replay
 # policy that stands for it.
@@ -40,18 +39,80 @@ def median(xs):
     return s[mid] if n % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def bootstrap_ci(xs, iterations=2000, level=0.95, seed=12345):
-    """A percentile-bootstrap interval for the median of xs (deterministic)."""
+# The bootstrap of replayer/measure/stats.h (MedianWithCi), mirrored: the
+# same generator (std::mt19937_64), seed, index draw, resample order and
+# percentile rule, so the same samples give the same interval to the bit
+# (cpp_parity_test runs both on the same cases). kBootstrapSeed and
+# kBootstrapResamples there; the parity test checks that they are these.
+BOOTSTRAP_SEED = 0x616c6c6f63747263  # "alloctrc"
+BOOTSTRAP_RESAMPLES = 2000
+
+
+class Mt19937_64:
+    """std::mt19937_64: the 64-bit Mersenne Twister, whose output the C++
+    standard fixes (its 10000th from the default seed 5489 is
+    9981545732273789042)."""
+
+    _N, _M = 312, 156
+    _MASK = (1 << 64) - 1
+    _UPPER, _LOWER = 0xFFFFFFFF80000000, 0x7FFFFFFF
+    _A = 0xB5026F5AA96619E9
+
+    def __init__(self, seed=5489):
+        mt = [seed & self._MASK]
+        for i in range(1, self._N):
+            prev = mt[-1]
+            mt.append((6364136223846793005 * (prev ^ (prev >> 62)) + i) & self._MASK)
+        self._mt = mt
+        self._i = self._N
+
+    def _twist(self):
+        mt, n, m = self._mt, self._N, self._M
+        for i in range(n):
+            x = (mt[i] & self._UPPER) | (mt[(i + 1) % n] & self._LOWER)
+            xa = x >> 1
+            if x & 1:
+                xa ^= self._A
+            mt[i] = mt[(i + m) % n] ^ xa
+        self._i = 0
+
+    def __call__(self):
+        if self._i >= self._N:
+            self._twist()
+        y = self._mt[self._i]
+        self._i += 1
+        y ^= (y >> 29) & 0x5555555555555555
+        y ^= (y << 17) & 0x71D67FFFEDA60000
+        y ^= (y << 37) & 0xFFF7EEE000000000
+        y ^= y >> 43
+        return y & self._MASK
+
+    def index(self, n):
+        """An index in [0, n) by multiply-shift, as the C++ draws one."""
+        return (self() * n) >> 64
+
+
+def _percentile_interval(values):
+    """The 95% interval of sorted bootstrap values: the C++ rule, the
+    floor(0.025 (R - 1))-th and the ceil(0.975 (R - 1))-th of R."""
+    last = len(values) - 1
+    return (values[int(math.floor(0.025 * last))], values[int(math.ceil(0.975 * last))])
+
+
+def bootstrap_ci(xs, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
+    """A percentile-bootstrap 95% interval for the median of xs, as
+    replayer/measure/stats.h's MedianWithCi gives it for the same xs (in the
+    same order): `resamples` resamples of len(xs) draws each, from
+    Mt19937_64(seed). One value (or fewer than 2 resamples): the median."""
     if not xs:
         raise ValueError("bootstrap of no values")
-    if len(xs) == 1:
-        return (xs[0], xs[0])
-    rng = random.Random(seed)
     n = len(xs)
-    meds = sorted(median([xs[rng.randrange(n)] for _ in range(n)]) for _ in range(iterations))
-    lo = meds[int(math.floor((1 - level) / 2 * (iterations - 1)))]
-    hi = meds[int(math.ceil((1 + level) / 2 * (iterations - 1)))]
-    return (lo, hi)
+    if n == 1 or resamples < 2:
+        m = median(xs)
+        return (m, m)
+    rng = Mt19937_64(seed)
+    meds = sorted(median([xs[rng.index(n)] for _ in range(n)]) for _ in range(resamples))
+    return _percentile_interval(meds)
 
 
 def overlaps(a, b):
@@ -241,12 +302,12 @@ def saving(base, xs):
     if len(base) == len(xs) and len(base) >= 2:
         d = [(b - x) * 1e3 for b, x in zip(base, xs)]
         return median(d), bootstrap_ci(d), True
-    rng = random.Random(12345)
-    diffs = sorted((median([base[rng.randrange(len(base))] for _ in base]) -
-                    median([xs[rng.randrange(len(xs))] for _ in xs])) * 1e3
-                   for _ in range(2000))
-    return ((median(base) - median(xs)) * 1e3, (diffs[int(0.025 * 1999)],
-                                                  diffs[int(math.ceil(0.975 * 1999))]), False)
+    # Each list resampled on its own, with the bootstrap's generator and seed.
+    rng = Mt19937_64(BOOTSTRAP_SEED)
+    diffs = sorted((median([base[rng.index(len(base))] for _ in base]) -
+                    median([xs[rng.index(len(xs))] for _ in xs])) * 1e3
+                   for _ in range(BOOTSTRAP_RESAMPLES))
+    return (median(base) - median(xs)) * 1e3, _percentile_interval(diffs), False
 
 
 def compare(insitu, replay, ops, replay_runs=None, replay_margin=0.0):

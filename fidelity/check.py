@@ -62,6 +62,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -77,13 +78,45 @@ RECORD = os.path.join(ROOT, "tracer", "record")
 CAPTURE = os.path.join(ROOT, "tracer", "capture", "capture")
 REPLAYER = os.path.join(ROOT, "replayer", "replayer")
 
-PRELOADS = {
-    "tcmalloc": "libtcmalloc_minimal.so.4",
-    "jemalloc": "libjemalloc.so.2",
-    "mimalloc": "libmimalloc.so.2",
-}
+# The replayer's list of the mallocs it preloads and where it looks for them,
+# read as text (the replayer includes it as C++).
+PRELOADED_MALLOCS = os.path.join(ROOT, "replayer", "engine", "allocators",
+                                 "preloaded_mallocs.inc")
+MULTIARCH_TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+
+
+def read_preloaded_mallocs(text, machine=None):
+    """({policy: file}, [directory]) from the text of preloaded_mallocs.inc:
+    its ALLOCTRACE_PRELOADED_MALLOC and ALLOCTRACE_LIBRARY_DIR entries, in
+    order, "<multiarch>" in a directory replaced by the machine's triplet as
+    the replayer replaces it (a directory with it is left out on another
+    machine). ValueError for any other line than a comment or an entry."""
+    triplet = MULTIARCH_TRIPLETS.get(machine or platform.machine())
+    preloads, dirs = {}, []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("//"):
+            continue
+        m = re.fullmatch(r'(ALLOCTRACE_\w+)\(\s*("[^"\\]*"(?:\s*,\s*"[^"\\]*")*)\s*\)', line)
+        args = re.findall(r'"([^"\\]*)"', m.group(2)) if m else []
+        if m and m.group(1) == "ALLOCTRACE_PRELOADED_MALLOC" and len(args) == 4:
+            preloads[args[0]] = args[1]
+        elif m and m.group(1) == "ALLOCTRACE_LIBRARY_DIR" and len(args) == 1:
+            if "<multiarch>" in args[0]:
+                if triplet is None:
+                    continue
+                args[0] = args[0].replace("<multiarch>", triplet)
+            dirs.append(args[0])
+        else:
+            raise ValueError(f"preloaded_mallocs.inc:{number}: not an entry: {line}")
+    if not preloads or not dirs:
+        raise ValueError("preloaded_mallocs.inc: no mallocs or no directories")
+    return preloads, dirs
+
+
+with open(PRELOADED_MALLOCS) as f:
+    PRELOADS, LIB_DIRS = read_preloaded_mallocs(f.read())
 MALLOCS = ["glibc"] + list(PRELOADS)
-LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/local/lib", "/usr/lib"]
 
 DEFAULT_WORKLOADS = ["simple_map", "fixed_priority_queue", "remove_if", "random", "list_churn",
                      "shared_ptr_new", "make_shared"]

@@ -17,9 +17,11 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "alloctrace/replayer/engine/allocators/preloaded_mallocs.h"
 
 namespace alloctrace {
 
@@ -208,17 +210,15 @@ std::string DescribeMachine() {
 }
 
 std::string FindPreloadLibrary(const std::string& name) {
-#if defined(__x86_64__)
-  const char* const kDirs[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#elif defined(__aarch64__)
-  const char* const kDirs[] = {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
-                               "/usr/local/lib", "/usr/lib"};
-#else
-  const char* const kDirs[] = {"/usr/local/lib", "/usr/lib"};
-#endif
-  for (const char* dir : kDirs) {
-    const std::string path = absl::StrCat(dir, "/", name);
+  using allocators::kMultiarchPlaceholder;
+  using allocators::kMultiarchTriplet;
+  for (std::string_view dir : allocators::kPreloadLibraryDirs) {
+    std::string path(dir);
+    if (const size_t at = path.find(kMultiarchPlaceholder); at != std::string::npos) {
+      if (kMultiarchTriplet.empty()) continue;
+      path.replace(at, kMultiarchPlaceholder.size(), kMultiarchTriplet);
+    }
+    absl::StrAppend(&path, "/", name);
     if (access(path.c_str(), R_OK) == 0) return path;
   }
   return "";

@@ -94,7 +94,8 @@ int64_t ReadMigrations();
 std::string DescribeMachine();
 
 // Where the dynamic loader would find a preload library (a file name such as
-// "libjemalloc.so.2") in the system's library directories; "" if nowhere.
+// "libjemalloc.so.2") in the system's library directories (the list's,
+// allocators/preloaded_mallocs.h); "" if nowhere.
 std::string FindPreloadLibrary(const std::string& name);
 
 }  // namespace alloctrace

@@ -38,7 +38,9 @@ double Median(std::vector<double> v);
 
 // The sample median with a percentile-bootstrap 95% interval of the median
 // (`resamples` resamples drawn with a generator seeded by `seed`). With one
-// sample the interval is that sample.
+// sample the interval is that sample. fidelity/analysis.py's bootstrap_ci is
+// this bootstrap in Python, draw for draw; //fidelity:cpp_parity_test runs
+// both on the same cases (through bootstrap_cases_main.cc).
 Estimate MedianWithCi(const std::vector<double>& samples, int resamples = kBootstrapResamples,
                       uint64_t seed = kBootstrapSeed);
 

@@ -22,13 +22,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory_resource>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
+#include "alloctrace/replayer/engine/allocators/preloaded_mallocs.h"
 
 namespace alloctrace::allocators {
 
@@ -68,42 +71,44 @@ class MallocAllocator : public ReplayAllocatorDefaults<MallocAllocator> {
   static void* AlignedAllocate(size_t bytes, size_t align);
 };
 
+// The entries of kPreloadedMallocs (preloaded_mallocs.h), in its order.
+enum class ExternalMalloc { kTcmalloc, kJemalloc, kMimalloc };
+
+constexpr const PreloadedMalloc& PreloadedMallocOf(ExternalMalloc which) {
+  return kPreloadedMallocs[static_cast<size_t>(which)];
+}
+static_assert(std::size(kPreloadedMallocs) == 3);
+static_assert(PreloadedMallocOf(ExternalMalloc::kTcmalloc).policy == "tcmalloc");
+static_assert(PreloadedMallocOf(ExternalMalloc::kJemalloc).policy == "jemalloc");
+static_assert(PreloadedMallocOf(ExternalMalloc::kMimalloc).policy == "mimalloc");
+
 // Thread-safety: thread-safe. Failure: nullptr where new throws bad_alloc.
 // The malloc family of another library: MallocAllocator in a process
 // started with that library preloaded (the replayer re-executes itself with
 // LD_PRELOAD for these). In a process without the preload it is glibc's
 // malloc, so the conformance suite does not run over these types.
-enum class ExternalMalloc { kTcmalloc, kJemalloc, kMimalloc };
-
 template <ExternalMalloc kWhich>
 class PreloadedMallocAllocator : public MallocAllocator {
  public:
   static AllocatorInfo Info() {
-    AllocatorInfo info;
+    const char* description = "";
     switch (kWhich) {
       case ExternalMalloc::kTcmalloc:
-        info = {"tcmalloc", Family::kExternal,
-                "gperftools tcmalloc (minimal), preloaded: malloc/free/realloc/calloc",
-                "libtcmalloc_minimal.so.4"};
-        info.adopt.how =
-            "link the program with -ltcmalloc_minimal (Debian: libgoogle-perftools-dev), or "
-            "start it with LD_PRELOAD=libtcmalloc_minimal.so.4";
+        description = "gperftools tcmalloc (minimal), preloaded: malloc/free/realloc/calloc";
         break;
       case ExternalMalloc::kJemalloc:
-        info = {"jemalloc", Family::kExternal, "jemalloc 5, preloaded: malloc/free/realloc/calloc",
-                "libjemalloc.so.2"};
-        info.adopt.how =
-            "link the program with -ljemalloc (Debian: libjemalloc-dev), or start it with "
-            "LD_PRELOAD=libjemalloc.so.2";
+        description = "jemalloc 5, preloaded: malloc/free/realloc/calloc";
         break;
       case ExternalMalloc::kMimalloc:
-        info = {"mimalloc", Family::kExternal, "mimalloc 2, preloaded: malloc/free/realloc/calloc",
-                "libmimalloc.so.2"};
-        info.adopt.how =
-            "link the program with -lmimalloc (Debian: libmimalloc-dev), or start it with "
-            "LD_PRELOAD=libmimalloc.so.2";
+        description = "mimalloc 2, preloaded: malloc/free/realloc/calloc";
         break;
     }
+    constexpr const PreloadedMalloc& m = PreloadedMallocOf(kWhich);
+    AllocatorInfo info = {std::string(m.policy), Family::kExternal, description,
+                          std::string(m.file)};
+    info.adopt.how = "link the program with -l" + std::string(m.link_name) +
+                     " (Debian: " + std::string(m.debian_package) +
+                     "), or start it with LD_PRELOAD=" + std::string(m.file);
     return info;
   }
 };
