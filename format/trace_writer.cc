@@ -84,16 +84,16 @@ void TraceWriter::EndEvent() {
 uint32_t TraceWriter::MapArena(uint32_t thread, uint32_t raw) {
   if (raw == 0) return 0;
   if (raw == last_raw_arena_) return last_trace_arena_;
-  auto it = arena_ids_.find(raw);
-  if (it == arena_ids_.end()) {
+  uint32_t id = arena_ids_.Find(raw);
+  if (id == LiveIdMap::kNone) {
     // First sight of an arena created before the recording started: create
     // it in the trace so the trace stays valid.
     ArenaCreate(thread, raw);
-    it = arena_ids_.find(raw);
+    id = arena_ids_.Find(raw);
   }
   last_raw_arena_ = raw;
-  last_trace_arena_ = it->second;
-  return it->second;
+  last_trace_arena_ = id;
+  return id;
 }
 
 uint32_t TraceWriter::ShapeId(const Shape& shape) {
@@ -262,11 +262,11 @@ void TraceWriter::AliasStack(uint32_t id, uint32_t same_as) {
 
 void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t class_id) {
   if (raw_arena == 0) return;
-  auto [it, inserted] = arena_ids_.try_emplace(raw_arena, next_arena_id_);
-  if (!inserted) return;
+  const uint32_t id = next_arena_id_;
+  if (!arena_ids_.Insert(raw_arena, id)) return;
   ++next_arena_id_;
   BeginEvent(thread, cur_arena_);
-  Op(OpKind::kArenaCreate, it->second);
+  Op(OpKind::kArenaCreate, id);
   if (class_id != 0 && !classes_.contains(class_id)) class_id = 0;
   arena_classes_.push_back(class_id);
   chunk_has_class_ |= class_id != 0;
@@ -275,10 +275,9 @@ void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t clas
 }
 
 void TraceWriter::ArenaDestroy(uint32_t thread, uint32_t raw_arena) {
-  auto it = arena_ids_.find(raw_arena);
-  if (raw_arena == 0 || it == arena_ids_.end()) return;
-  const uint32_t arena = it->second;
-  arena_ids_.erase(it);
+  if (raw_arena == 0) return;
+  const uint32_t arena = arena_ids_.Erase(raw_arena);
+  if (arena == LiveIdMap::kNone) return;
   if (raw_arena == last_raw_arena_) last_raw_arena_ = 0;
   BeginEvent(thread, cur_arena_);
   Op(OpKind::kArenaDestroy, arena);

@@ -31,6 +31,7 @@
 #include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/format/address_map.h"
 #include "alloctrace/format/call_sites.h"
+#include "alloctrace/format/live_id_map.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/wire.h"
 #include "alloctrace/proto/trace.pb.h"
@@ -167,7 +168,7 @@ class TraceWriter {
   Shape last_shape_{0, 0, 0, false};  // align 0: no shape has it
   uint32_t last_shape_id_ = ~0u;
   std::vector<ShapeCacheEntry> shape_cache_ = std::vector<ShapeCacheEntry>(kShapeCacheEntries);
-  absl::flat_hash_map<uint32_t, uint32_t> arena_ids_;  // live: caller id -> trace id
+  LiveIdMap arena_ids_;  // live: caller id -> trace id
   uint32_t next_arena_id_ = 1;
   uint32_t last_raw_arena_ = 0;
   uint32_t last_trace_arena_ = 0;
