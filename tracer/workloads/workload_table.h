@@ -128,6 +128,7 @@ inline std::vector<ParamSpec> WithBlockSizes(std::vector<ParamSpec> params, int6
 
 }  // namespace table_internal
 
+// Over 80 lines: a table, one entry per workload, read in one place.
 template <template <typename> class Alloc>
 const std::vector<WorkloadDef>& WorkloadDefs() {
   using table_internal::ArrayParams;
