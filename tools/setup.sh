@@ -20,8 +20,9 @@ packages=(
   clang-format           # .clang-format; tools/test.sh checks every C++ file
   cmake                  # the CMake package and examples/cmake
 )
-# --with-browser (the README's test command passes it): what //charts:browser_test needs
-# to open the HTML reports in a real browser and read its screenshots.
+# --with-browser (the README's test command and .ci/run pass it): Chromium opens the HTML
+# reports (//charts:browser_test, tools/report_screenshots.sh), python3-pil reads the
+# screenshots, and the pages and charts are set in DejaVu Sans.
 if [ "${1:-}" = "--with-browser" ]; then
   packages+=(chromium python3-pil fonts-dejavu-core)
 fi

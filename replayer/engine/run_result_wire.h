@@ -1,6 +1,9 @@
 // How a child sends its RunResult to the parent: one line of text on a
-// pipe, every figure at full precision ("v5 ..."), the error's kind (a
-// word of kRunErrorKindWords) and its words last.
+// pipe, the format's tag ("v5", which ParseRunResult requires) first, then
+// every figure at full precision (the run's totals, each pass, each window,
+// the RSS course), the error's kind (a word of kRunErrorKindWords) and its
+// words last. A serving child sends several on one pipe, each framed
+// (FramedRunResult).
 //
 // Thread-safety: pure functions (WriteRunResult writes one fd).
 #ifndef ALLOCTRACE_REPLAYER_ENGINE_RUN_RESULT_WIRE_H_

@@ -1,6 +1,7 @@
 // RunnablePolicies(): every replay allocator of the registry as a
-// RunnablePolicy, its info and its two typed replay loops (serialized and
-// per thread), by name.
+// RunnablePolicy, by name: its info and what runs it in a child (its typed
+// replay loops, serialized, per thread and over windows; its served-window
+// loops, whole trace and per thread; its slot in a mix).
 //
 // The loops of the 67 allocator types are most of the replayer's compile
 // time, so they are instantiated in four translation units
@@ -75,7 +76,7 @@ void AddSlice1(std::map<std::string, RunnablePolicy>* out);
 void AddSlice2(std::map<std::string, RunnablePolicy>* out);
 void AddSlice3(std::map<std::string, RunnablePolicy>* out);
 
-// For the .cc files, which include replay_loop.h and thread_replay.h:
+// For runnable_policies_slice.h, which includes the loops' headers:
 // instantiates the loops of the types in slice K only.
 template <size_t K, size_t I, typename A, typename Add>
 void AddIfInSlice(const Add& add) {

@@ -12,6 +12,7 @@
 // Names (unique; no spaces, commas or glob characters):
 //   baselines  malloc, new, boost_pool, boost_fast_pool,
 //              boost_fast_pool_nolock, pmr_unsync_pool, pmr_monotonic, bump
+//   external   tcmalloc, jemalloc, mimalloc (run with their library preloaded)
 //   ours       slab/<threading>/<holding>, small_node/<threading>/<holding>
 //   article    pool/<storage>/<growth>/<threading>/<holding>/<delete>, 48 of
 //              them, e.g. pool/boundary/exp/st/stack/free
@@ -100,10 +101,11 @@ std::vector<std::string> ArticleStorageKinds();
 // characters (slashes included), `?` any one character.
 bool MatchesGlob(std::string_view pattern, std::string_view name);
 
-// The names matching a comma-separated list of glob patterns ("malloc,slab,
-// pool/*/exp/st/*"), in pattern order, each name once; blanks around
+// The names matching a comma-separated list of glob patterns ("malloc,
+// slab/*,pool/*/exp/st/*"), in pattern order, each name once; blanks around
 // patterns are ignored. Errors: InvalidArgument if no pattern is given, or
-// naming the first pattern that matches nothing.
+// naming the first pattern that matches nothing, with the nearest name or
+// family glob ("slab/*") when that pattern has no glob characters.
 absl::StatusOr<std::vector<std::string>> SelectAllocators(
     std::string_view comma_separated_patterns);
 
