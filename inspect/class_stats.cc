@@ -18,12 +18,17 @@ ClassStatsBuilder::Arena& ClassStatsBuilder::Touch(uint32_t arena, uint32_t thre
     a.thread = thread;
     classes_[a.class_id].threads.insert(thread);
   } else if (a.thread != thread) {
-    classes_[a.class_id].threads.insert(thread);
     // A thread that used the arena before, back after another: their uses
-    // interleave. Else the arena passes to `thread` (a hand-off).
+    // interleave. Else the arena passes to `thread` (a hand-off). `earlier`
+    // holds each thread once (a thread in it is in its class's threads), so
+    // a switch scans the threads that used the arena, never its switches:
+    // a capture's one arena switches threads at nearly every event.
     if (std::find(a.earlier.begin(), a.earlier.end(), thread) != a.earlier.end()) {
       a.shared = true;
     } else {
+      classes_[a.class_id].threads.insert(thread);
+    }
+    if (std::find(a.earlier.begin(), a.earlier.end(), a.thread) == a.earlier.end()) {
       a.earlier.push_back(a.thread);
     }
     a.thread = thread;

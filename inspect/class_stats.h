@@ -80,7 +80,7 @@ class ClassStatsBuilder {
   struct Arena {
     uint32_t class_id = 0;
     uint32_t thread = kNone;        // the thread that used it last
-    std::vector<uint32_t> earlier;  // the threads that used it before, in order
+    std::vector<uint32_t> earlier;  // the threads that used it before, each once
     bool shared = false;            // a thread of `earlier` came back
     bool used = false;
     uint64_t frees = 0;

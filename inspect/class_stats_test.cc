@@ -128,6 +128,30 @@ TEST(ClassStatsTest, AMapFreedAfterJoinIsHandedOffNotShared) {
   EXPECT_NE(text.find("2 of 2 handed off"), std::string::npos) << text;
 }
 
+// Arena 1 passes from thread 0 to 1 to 2, each using it in one stretch;
+// arena 2 (a capture's one heap) has three threads taking turns, a
+// switch at every event, 300,000 times.
+TEST(ClassStatsTest, ThreadsTakingTurnsShareAnArenaAndAChainHandsOff) {
+  ClassStatsBuilder b;
+  b.ArenaCreated(1, 1);
+  b.ArenaCreated(2, 2);
+  for (uint32_t thread = 0; thread < 3; ++thread) {
+    for (int i = 0; i < 3; ++i) b.Alloc(1, thread, 16);
+  }
+  for (uint32_t i = 0; i < 300000; ++i) b.Alloc(2, i % 3, 16);
+  const absl::flat_hash_map<uint32_t, ClassDef> table = {{1, ClassDef{1, "Chain", 16, true}},
+                                                         {2, ClassDef{2, "Heap", 16, true}}};
+  const std::vector<ClassSummary> s = b.Summarize(table);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].handed_off_arenas, 1u);
+  EXPECT_EQ(s[0].shared_arenas, 0u);
+  EXPECT_EQ(s[0].threads, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(s[1].shared_arenas, 1u);
+  EXPECT_EQ(s[1].handed_off_arenas, 0u);
+  EXPECT_EQ(s[1].threads, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(s[1].memory_ops, 300000u);
+}
+
 TEST(ClassStatsTest, NoClassTableIsOneUnnamedClass) {
   for (const bool captured : {false, true}) {
     const std::string path = TempPath("no_classes.trace");
