@@ -176,7 +176,12 @@ size_t RingDrainer::Drain(bool final) {
     threads_seen_ = next_thread_id_;
     merge_numbered = merge_numbered_;
   }
+  // staging_ is sorted (what an earlier drain left), and each ring adds a
+  // run in its thread's order, which is the order of the numbers: merging
+  // the runs costs a pass per ring where sorting the whole cost a log.
+  run_starts_.clear();
   for (ThreadRing* r : rings) {
+    run_starts_.push_back(staging_.size());
     const uint64_t published = r->published.load(std::memory_order_acquire);
     uint64_t t = r->tail.load(std::memory_order_relaxed);
     // Unsequenced events come first in the global order.
@@ -195,8 +200,12 @@ size_t RingDrainer::Drain(bool final) {
     r->tail.store(t, std::memory_order_release);
   }
   if (!staging_.empty()) {
-    std::sort(staging_.begin(), staging_.end(),
-              [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; });
+    const auto by_seq = [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; };
+    run_starts_.push_back(staging_.size());
+    for (size_t k = 0; k + 1 < run_starts_.size(); ++k) {
+      std::inplace_merge(staging_.begin(), staging_.begin() + run_starts_[k],
+                         staging_.begin() + run_starts_[k + 1], by_seq);
+    }
     size_t i = 0;
     // Write only the gap-free run: a missing number is an event another
     // thread is still writing.
