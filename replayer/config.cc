@@ -123,11 +123,11 @@ ABSL_FLAG(uint64_t, seed, Rounds().seed, "seed of the run order shuffled in each
 ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.run_options.touch),
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
+// Its help names the formats from their table (reporters.cc).
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
-          "report format: table, markdown, csv (one row per policy), csv-runs (one row per "
-          "run and pass), csv-classes (one row per class, --per_container), json or html (one "
-          "self-contained page with charts); several, "
-          "comma-separated, with as many --out files, write one measurement in each");
+          absl::StrCat("report format: ", alloctrace::ReportFormatHelp(),
+                       "; several, comma-separated, with as many --out files, write one "
+                       "measurement in each"));
 ABSL_FLAG(std::string, out, absl::StrJoin(Defaults().outs, ","),
           "write the report to this file instead of standard output (comma-separated: one per "
           "--format)");

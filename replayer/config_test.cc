@@ -8,6 +8,7 @@
 #include "alloctrace/base/enum_words.h"
 #include "alloctrace/replayer/engine/run_result.h"
 #include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/reports/reporters.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
@@ -57,6 +58,15 @@ TEST(ReplayerConfigTest, FlagDefaultsAreTheStructDefaults) {
 }
 
 // Parsing the untouched flags gives the default structs, field by field.
+// --format's help lists the formats of the table, with what each writes.
+TEST(ReplayerConfigTest, FormatHelpIsTheFormatTable) {
+  const absl::CommandLineFlag* f = absl::FindCommandLineFlag("format");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->Help(), "report format: " + ReportFormatHelp() +
+                           "; several, comma-separated, with as many --out files, write one "
+                           "measurement in each");
+}
+
 TEST(ReplayerConfigTest, UntouchedFlagsParseToTheDefaults) {
   absl::FlagSaver saver;
   absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();

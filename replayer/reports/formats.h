@@ -1,8 +1,8 @@
 // The report formats, one renderer each (--format=NAME; the table of them
 // is reporters.cc). Each renders a measurement whole: every trace's
-// replay, the in-situ runs beside it under --confirm, or the in-situ runs
-// alone under --in_situ (ReportInput::in_situ_only). A new format is a new
-// file here with one function, and one entry in reporters.cc.
+// replay, the in-situ runs beside it under TRACE -- PROGRAM, or the in-situ
+// runs alone under --in_situ (ReportInput::in_situ_only). A new format is a
+// new file here with one function, and one entry in reporters.cc.
 //
 // Thread-safety: pure functions.
 #ifndef ALLOCTRACE_REPLAYER_REPORTS_FORMATS_H_

@@ -8,10 +8,26 @@ namespace {
 
 // The order is the one --help and the usage errors list.
 constexpr ReportFormat kFormats[] = {
-    {"table", &TableReport},      {"markdown", &MarkdownReport},      {"csv", &CsvReport},
-    {"csv-runs", &CsvRunsReport}, {"csv-classes", &CsvClassesReport}, {"json", &JsonReport},
-    {"html", &HtmlReport},
+    {"table", "", &TableReport},
+    {"markdown", "", &MarkdownReport},
+    {"csv", "one row per policy", &CsvReport},
+    {"csv-runs", "one row per run and pass", &CsvRunsReport},
+    {"csv-classes", "one row per class, --per_container", &CsvClassesReport},
+    {"json", "", &JsonReport},
+    {"html", "one self-contained page with charts", &HtmlReport},
 };
+
+std::string Alternatives(bool with_about) {
+  std::string list;
+  const size_t n = sizeof kFormats / sizeof kFormats[0];
+  for (size_t i = 0; i < n; ++i) {
+    absl::StrAppend(&list, i == 0 ? "" : i + 1 == n ? " or " : ", ", kFormats[i].name);
+    if (with_about && *kFormats[i].about != '\0') {
+      absl::StrAppend(&list, " (", kFormats[i].about, ")");
+    }
+  }
+  return list;
+}
 
 }  // namespace
 
@@ -28,13 +44,8 @@ std::vector<std::string> ReportFormatNames() {
   return names;
 }
 
-std::string ReportFormatList() {
-  std::string list;
-  const size_t n = sizeof kFormats / sizeof kFormats[0];
-  for (size_t i = 0; i < n; ++i) {
-    absl::StrAppend(&list, i == 0 ? "" : i + 1 == n ? " or " : ", ", kFormats[i].name);
-  }
-  return list;
-}
+std::string ReportFormatList() { return Alternatives(/*with_about=*/false); }
+
+std::string ReportFormatHelp() { return Alternatives(/*with_about=*/true); }
 
 }  // namespace alloctrace

@@ -1,5 +1,6 @@
 #include "alloctrace/replayer/reports/reporters.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,22 @@ TEST(ReportersTest, EveryFormatIsFoundByItsNameAndNothingElse) {
   EXPECT_EQ(ReportFormatList(), "table, markdown, csv, csv-runs, csv-classes, json or html");
 }
 
-// Each entry renders what its format's renderer renders, byte for byte.
+// --format's help names every format of the table, in its order.
+TEST(ReportersTest, TheHelpNamesEveryFormat) {
+  const std::string help = ReportFormatHelp();
+  EXPECT_EQ(help,
+            "table, markdown, csv (one row per policy), csv-runs (one row per run and pass), "
+            "csv-classes (one row per class, --per_container), json or html (one "
+            "self-contained page with charts)");
+  size_t at = 0;
+  for (const std::string& name : ReportFormatNames()) {
+    at = help.find(name, at);
+    ASSERT_NE(at, std::string::npos) << name;
+  }
+}
+
+// Each entry of the table renders what its format's renderer renders, byte
+// for byte; an entry with no renderer listed here fails.
 TEST(ReportersTest, EachEntryRendersItsFormat) {
   ReplayProgram program;
   program.path = "empty.trace";
@@ -46,12 +62,19 @@ TEST(ReportersTest, EachEntryRendersItsFormat) {
   ctx.machine = "test";
   const std::string command_line = "replayer empty.trace";
   const ReportInput in{reports, programs, ctx, command_line};
-  EXPECT_EQ(FindReportFormat("table")->render(in), TableReport(in));
-  EXPECT_EQ(FindReportFormat("markdown")->render(in), MarkdownReport(in));
-  EXPECT_EQ(FindReportFormat("csv")->render(in), CsvReport(in));
-  EXPECT_EQ(FindReportFormat("csv-runs")->render(in), CsvRunsReport(in));
-  EXPECT_EQ(FindReportFormat("json")->render(in), JsonReport(in));
-  EXPECT_EQ(FindReportFormat("html")->render(in), HtmlReport(in));
+  const std::map<std::string, std::string (*)(const ReportInput&)> renderers = {
+      {"table", &TableReport},      {"markdown", &MarkdownReport},      {"csv", &CsvReport},
+      {"csv-runs", &CsvRunsReport}, {"csv-classes", &CsvClassesReport}, {"json", &JsonReport},
+      {"html", &HtmlReport},
+  };
+  for (const std::string& name : ReportFormatNames()) {
+    const auto it = renderers.find(name);
+    ASSERT_NE(it, renderers.end()) << "--format=" << name << " has no renderer listed here";
+    const std::string text = FindReportFormat(name)->render(in);
+    EXPECT_FALSE(text.empty()) << name;
+    EXPECT_EQ(text, it->second(in)) << name;
+  }
+  EXPECT_EQ(renderers.size(), ReportFormatNames().size());
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has
