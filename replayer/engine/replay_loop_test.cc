@@ -1,5 +1,6 @@
 #include "alloctrace/replayer/engine/replay_loop.h"
 
+#include <set>
 #include <string>
 
 #include "alloctrace/replayer/engine/allocators/baseline_allocators.h"
@@ -30,16 +31,31 @@ TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
   }
 }
 
-// glibc malloc that returns null for its 10th allocation on.
+// glibc malloc that returns null for its 10th allocation on, and frees
+// when it goes what the run, stopped at the failure, left live.
 class FailingAllocator : public allocators::MallocAllocator {
  public:
+  FailingAllocator() = default;
+  FailingAllocator(const FailingAllocator&) = delete;
+  FailingAllocator& operator=(const FailingAllocator&) = delete;
+  ~FailingAllocator() {
+    for (void* p : live_) MallocAllocator::Deallocate(p, 0, 0, 0);
+  }
+
   void* Allocate(size_t bytes, size_t align, uint32_t arena) {
     if (++calls_ >= 10) return nullptr;
-    return MallocAllocator::Allocate(bytes, align, arena);
+    void* p = MallocAllocator::Allocate(bytes, align, arena);
+    live_.insert(p);
+    return p;
+  }
+  void Deallocate(void* p, size_t bytes, size_t align, uint32_t arena) {
+    live_.erase(p);
+    MallocAllocator::Deallocate(p, bytes, align, arena);
   }
 
  private:
   int calls_ = 0;
+  std::set<void*> live_;
 };
 
 // An op the allocator cannot serve ends the run as kOpFailed, its words
