@@ -171,15 +171,18 @@ std::string ProvisionalWords(const TraceReport& t) {
   // replay's pick is what rests on the replay's.
   const std::string& pick = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
   int n = 0;
+  bool pick_is_reference = false;  // its rounds are not paired with itself
   for (const PolicyResult& p : t.policies) {
-    if (p.name == pick) n = p.name == "malloc" ? p.runs : p.vs_malloc.n;
+    if (p.name != pick) continue;
+    pick_is_reference = p.role == Role::kReference;
+    n = pick_is_reference ? p.runs : p.vs_malloc.n;
   }
   if (n >= kMinPairedRounds) {
     // Rounds enough, but an interval too wide to act on: the pick cannot
     // be told from policies that far apart.
     Estimate e;
     for (const PolicyResult& p : t.policies) {
-      if (p.name == pick) e = p.name == "malloc" ? p.ns_per_op : p.vs_malloc;
+      if (p.name == pick) e = pick_is_reference ? p.ns_per_op : p.vs_malloc;
     }
     if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
       const InSituPolicy& rec = t.in_situ->policies[t.in_situ->decision.recommended];
@@ -197,7 +200,7 @@ std::string ProvisionalWords(const TraceReport& t) {
       "difference among these policies is a result yet, and the pick may change on the next "
       "invocation; give the trace more time (--total_budget=SECONDS) or fewer policies "
       "(--policies=...)",
-      n, n == 1 ? "" : "s", pick == "malloc" ? "" : " paired with glibc malloc's",
+      n, n == 1 ? "" : "s", pick_is_reference ? "" : " paired with glibc malloc's",
       kMinPairedRounds);
 }
 

@@ -315,5 +315,26 @@ TEST(ProcessCostNoteTest, NamesEachMallocsCostOverTheTracesOps) {
   EXPECT_FALSE(absl::StrContains(note, "slab")) << note;
 }
 
+// Too few rounds: a pick's rounds are counted as pairs with the
+// reference's, the reference's own as its runs, whatever its name.
+TEST(ProvisionalWordsTest, CountsThePicksRoundsAndPairsOnlyAgainstTheReference) {
+  TraceReport t;
+  PolicyResult reference;
+  reference.name = "malloc";
+  reference.role = Role::kReference;
+  reference.runs = 2;
+  PolicyResult pool;
+  pool.name = "slab/st/single";
+  pool.vs_malloc.n = 1;
+  t.policies = {reference, pool};
+  t.verdict.recommended = "slab/st/single";
+  EXPECT_THAT(ProvisionalWords(t),
+              HasSubstr("rest on 1 round paired with glibc malloc's (3 make an interval)"));
+  t.verdict.recommended = "malloc";
+  EXPECT_THAT(ProvisionalWords(t), HasSubstr("rest on 2 rounds (3 make an interval)"));
+  t.verdict.recommended.clear();
+  EXPECT_EQ(ProvisionalWords(t), "");
+}
+
 }  // namespace
 }  // namespace alloctrace
