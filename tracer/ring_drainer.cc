@@ -177,9 +177,10 @@ size_t RingDrainer::Drain(bool final) {
     merge_numbered = merge_numbered_;
   }
   // staging_ is sorted (what an earlier drain left), and each ring adds a
-  // run in its thread's order, which is the order of the numbers: merging
-  // the runs costs a pass per ring where sorting the whole cost a log.
-  run_starts_.clear();
+  // run in its thread's order, which is the order of the numbers: the runs
+  // are merged, in pairs level by level (log2 of the runs, where sorting
+  // the whole cost log2 of the events).
+  run_starts_.assign(1, 0);
   for (ThreadRing* r : rings) {
     run_starts_.push_back(staging_.size());
     const uint64_t published = r->published.load(std::memory_order_acquire);
@@ -202,9 +203,12 @@ size_t RingDrainer::Drain(bool final) {
   if (!staging_.empty()) {
     const auto by_seq = [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; };
     run_starts_.push_back(staging_.size());
-    for (size_t k = 0; k + 1 < run_starts_.size(); ++k) {
-      std::inplace_merge(staging_.begin(), staging_.begin() + run_starts_[k],
-                         staging_.begin() + run_starts_[k + 1], by_seq);
+    const size_t runs = run_starts_.size() - 1;
+    const auto at = [&](size_t run) { return staging_.begin() + run_starts_[std::min(run, runs)]; };
+    for (size_t width = 1; width < runs; width *= 2) {
+      for (size_t k = 0; k + width < runs; k += 2 * width) {
+        std::inplace_merge(at(k), at(k + width), at(k + 2 * width), by_seq);
+      }
     }
     size_t i = 0;
     // Write only the gap-free run: a missing number is an event another

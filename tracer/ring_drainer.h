@@ -89,7 +89,7 @@ class RingDrainer {
   bool stop_ = false;  // guarded by mu_
   // Owned by the draining thread (by Finish's caller after the join).
   std::vector<Staged> staging_;
-  std::vector<size_t> run_starts_;  // Drain's: where each ring's run begins in staging_
+  std::vector<size_t> run_starts_;  // Drain's: where each sorted run begins in staging_
   uint64_t next_seq_ = 0;
   uint64_t threads_seen_ = 0;
   double cpu_seconds_ = 0;
