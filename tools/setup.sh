@@ -19,6 +19,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer: tools/fuzz.sh
   clang-format           # .clang-format; tools/test.sh checks every C++ file
   cmake                  # the CMake package and examples/cmake
+  ccache                 # tools/test.sh compiles the CMake package through it
 )
 # --with-browser (the README's test command and .ci/run pass it): Chromium opens the HTML
 # reports (//charts:browser_test, tools/report_screenshots.sh), python3-pil reads the
