@@ -83,31 +83,36 @@ bool NeverFreeingPastItsLimit(const std::map<std::string, std::string>& row) {
 }
 
 // Every checked-in trace through every policy (a few under ASan), one run
-// each: every policy produces figures, none fails (but those that never free, at their limit).
-TEST(ReplayerTest, EveryCheckedInTraceThroughEveryPolicy) {
-  const char* const traces[] = {
-      "simple_map", "fixed_priority_queue", "remove_if", "random", "shared_ptr_new", "make_shared",
-      "allocate_shared", "single", "bulk", "bulk_reversed", "butterfly", "records_by_value",
-      "records_shared_new", "records_make_shared", "list_churn", "unordered_map",
-      // Real programs, captured whole: calloc, realloc, arena 0.
-      "capture_sort", "capture_python"};
-  for (const char* t : traces) {
-    const std::string policies = kPolicies;
-    const Output o =
-        RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='", policies,
-                                 "' traces/", t, ".trace"));
-    const auto csv = CsvRows(o.out);
-    int rows = 0;
-    for (const auto& row : csv) {
-      ++rows;
-      if (NeverFreeingPastItsLimit(row)) continue;
-      EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " " << row.at("error");
-    }
-    // A policy past its limit is a measured outcome, not a failure.
-    EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;
-    EXPECT_GE(rows, 4) << t;
+// each: every policy produces figures, none fails (but those that never
+// free, at their limit). One test case per trace, so that a failure names
+// it and the test's shards share the traces out.
+class EveryPolicyTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryPolicyTest, EveryPolicyRunsAndNoneFails) {
+  const std::string& t = GetParam();
+  const Output o = RunReplayer(absl::StrCat(kOneRun, " --rss_samples=100 --format=csv --policies='",
+                                            kPolicies, "' traces/", t, ".trace"));
+  const auto csv = CsvRows(o.out);
+  int rows = 0;
+  for (const auto& row : csv) {
+    ++rows;
+    if (NeverFreeingPastItsLimit(row)) continue;
+    EXPECT_EQ(row.at("status"), "ok") << t << ": " << row.at("policy") << " " << row.at("error");
   }
+  // A policy past its limit is a measured outcome, not a failure.
+  EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;
+  EXPECT_GE(rows, 4) << t;
 }
+
+INSTANTIATE_TEST_SUITE_P(CheckedInTraces, EveryPolicyTest,
+                         testing::Values("simple_map", "fixed_priority_queue", "remove_if",
+                                         "random", "shared_ptr_new", "make_shared",
+                                         "allocate_shared", "single", "bulk", "bulk_reversed",
+                                         "butterfly", "records_by_value", "records_shared_new",
+                                         "records_make_shared", "list_churn", "unordered_map",
+                                         // Real programs, captured whole: calloc, realloc, arena 0.
+                                         "capture_sort", "capture_python"),
+                         [](const auto& info) { return info.param; });
 
 TEST(ReplayerTest, TableHasTheVerdictFiguresAndFitsEightyColumns) {
   const Output o = RunReplayer(
@@ -373,39 +378,54 @@ TEST(ReplayerTest, MappedButUntouchedMemoryIsNotOverTheLimit) {
 
 // RSS that is true: with every block touched whole, no allocator's peak
 // RSS reads below the bytes the trace has live at its peak.
-TEST(ReplayerTest, NoPeakRssBelowLiveBytesWhenBlocksAreTouchedWhole) {
-  // Traces whose live set spans many pages: the kernel counts RSS in pages,
-  // and in per-CPU batches of up to 32 pages that a reading may not yet
-  // include, so a live set of a dozen pages (list_churn's 48 KiB) can read
-  // a page low whatever the allocator does. Without the race: its time
-  // limit (20x the fastest run, at least 5 s) stops a pool's 1.5 to 2.7 s
-  // runs of records_by_value (every block touched whole, 140,000 page
-  // faults a run) on a loaded machine, and a stopped run has no peak.
-  // Every policy on the two small traces; on records_by_value (every
-  // policy: about 2 minutes), one or two of each family: the mallocs, each
-  // pool storage with keep and free, single and stack holding, with and
-  // without a lock, the bump, the slab, the small-node pool, boost, pmr.
-  constexpr const char* kFamilies =
-      "malloc,new,tcmalloc,jemalloc,mimalloc,bump,slab/st/single,slab/mt/stack,"
-      "small_node/st/single,boost_fast_pool,boost_pool,pmr_unsync_pool,"
-      "pool/simple/exp/st/single/free,pool/boundary/lin/mt/stack/free,"
-      "pool/ordered/exp/st/stack/keep";
-  for (const char* t : {"simple_map", "records_by_value", "make_shared"}) {
-    const bool slow = std::string(t) == "records_by_value" && !kAsan;
-    const Output o =
-        RunReplayer(absl::StrCat(kOneRun, " --race=false --touch=whole --format=csv --policies='",
-                                 slow ? kFamilies : kPolicies, "' traces/", t, ".trace"));
-    const auto rows = CsvRows(o.out);
-    ASSERT_GE(rows.size(), 4u) << o.out;
-    for (const auto& row : rows) {
-      if (NeverFreeingPastItsLimit(row)) continue;
-      ASSERT_EQ(row.at("status"), "ok") << t << " " << row.at("policy");
-      EXPECT_GE(std::stod(row.at("peak_rss_bytes")), std::stod(row.at("ideal_bytes")))
-          << t << ": " << row.at("policy");
-    }
-    EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;  // past a limit: an outcome
+// Traces whose live set spans many pages: the kernel counts RSS in pages,
+// and in per-CPU batches of up to 32 pages that a reading may not yet
+// include, so a live set of a dozen pages (list_churn's 48 KiB) can read
+// a page low whatever the allocator does. Without the race: its time
+// limit (20x the fastest run, at least 5 s) stops a pool's 1.5 to 2.7 s
+// runs of records_by_value (every block touched whole, 140,000 page
+// faults a run) on a loaded machine, and a stopped run has no peak.
+// Every policy on the two small traces; on records_by_value (every
+// policy: about 2 minutes), one or two of each family (the mallocs only
+// where they can load: not beside ASan), in three cases of five so that
+// the test's shards share them out: the mallocs, each pool
+// storage with keep and free, single and stack holding, with and without a
+// lock, the bump, the slab, the small-node pool, boost, pmr.
+struct PeakCase {
+  const char* trace;
+  const char* policies;
+};
+
+class NoPeakRssBelowLiveBytesTest : public testing::TestWithParam<PeakCase> {};
+
+TEST_P(NoPeakRssBelowLiveBytesTest, WhenBlocksAreTouchedWhole) {
+  const std::string t = GetParam().trace;
+  const Output o =
+      RunReplayer(absl::StrCat(kOneRun, " --race=false --touch=whole --format=csv --policies='",
+                               GetParam().policies, "' traces/", t, ".trace"));
+  const auto rows = CsvRows(o.out);
+  ASSERT_GE(rows.size(), 4u) << o.out;
+  for (const auto& row : rows) {
+    if (NeverFreeingPastItsLimit(row)) continue;
+    ASSERT_EQ(row.at("status"), "ok") << t << " " << row.at("policy");
+    EXPECT_GE(std::stod(row.at("peak_rss_bytes")), std::stod(row.at("ideal_bytes")))
+        << t << ": " << row.at("policy");
   }
+  EXPECT_EQ(o.exit_code, 0) << t << "\n" << o.err;  // past a limit: an outcome
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Traces, NoPeakRssBelowLiveBytesTest,
+    testing::Values(
+        PeakCase{"simple_map", kPolicies}, PeakCase{"make_shared", kPolicies},
+        PeakCase{"records_by_value", kAsan ? kPolicies : "malloc,new,tcmalloc,jemalloc,mimalloc"},
+        PeakCase{"records_by_value",
+                 "bump,slab/st/single,slab/mt/stack,small_node/st/single,"
+                 "pool/simple/exp/st/single/free"},
+        PeakCase{"records_by_value",
+                 "boost_fast_pool,boost_pool,pmr_unsync_pool,pool/boundary/lin/mt/stack/free,"
+                 "pool/ordered/exp/st/stack/keep"}),
+    [](const auto& info) { return absl::StrCat(info.param.trace, "_", info.index); });
 
 // Without the race, the screen adds one article policy per storage kind;
 // with it (the default), every article policy the trace does not rule out

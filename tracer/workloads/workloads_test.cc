@@ -100,17 +100,31 @@ TEST_P(EveryWorkloadTest, DefaultsAllocateAndFreeEverything) {
   EXPECT_LE(run.events.size(), 300'000u);
 }
 
+// The defaults with the article's records workloads cut to 20 rounds: every
+// round of theirs repeats the first (1,000 rounds copy about 1 GB of
+// records, 20 s a run under ASan), and whether the seed decides the events
+// shows in the first rounds as in all.
+WorkloadParams SeedParams(const WorkloadDef& def) {
+  WorkloadParams params = Params(def);
+  for (const ParamSpec& spec : def.params) {
+    if (spec.name == "rounds" && params.Get("rounds") > 20) {
+      EXPECT_TRUE(params.Set("rounds", 20).ok());
+    }
+  }
+  return params;
+}
+
 TEST_P(EveryWorkloadTest, SameSeedGivesSameEvents) {
-  const CountedRun a = RunCounted(def(), Params(def()), 7);
-  const CountedRun b = RunCounted(def(), Params(def()), 7);
+  const CountedRun a = RunCounted(def(), SeedParams(def()), 7);
+  const CountedRun b = RunCounted(def(), SeedParams(def()), 7);
   EXPECT_EQ(a.arenas, b.arenas);
   ASSERT_EQ(a.events.size(), b.events.size());
   EXPECT_TRUE(a.events == b.events);
 }
 
 TEST_P(EveryWorkloadTest, OtherSeedGivesOtherEventsIffSeeded) {
-  const CountedRun a = RunCounted(def(), Params(def()), 1);
-  const CountedRun b = RunCounted(def(), Params(def()), 2);
+  const CountedRun a = RunCounted(def(), SeedParams(def()), 1);
+  const CountedRun b = RunCounted(def(), SeedParams(def()), 2);
   EXPECT_EQ(a.events != b.events, def().seeded);
 }
 
