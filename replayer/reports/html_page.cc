@@ -40,7 +40,7 @@ std::string RecommendedHtml(const HtmlTrace& t) {
   if (v.fastest[0] != rec && Contains(v.fastest, rec)) roles.push_back("tied with the fastest");
   if (Contains(v.smallest_rss, rec)) roles.push_back("the smallest peak RSS");
   if (const HtmlPolicy* r = Find(t, rec); r != nullptr && r->ok) {
-    if (r->vs_malloc.has_value() && rec != "malloc") {
+    if (r->vs_malloc.has_value() && !r->reference) {
       figures.push_back(
           absl::StrCat(Escape(Interval(r->vs_malloc, Unit::kRatio)), " the speed of glibc malloc"));
     }
@@ -105,7 +105,8 @@ std::string FastestHtml(const HtmlVerdict& v, std::vector<std::string>* named) {
   if (!rec_fastest) {
     std::string line =
         absl::StrCat("<strong>Fastest:</strong> ", Escape(marked({v.fastest[0]})[0]));
-    if (v.fastest_vs_malloc.has_value() && v.fastest[0] != "malloc") {
+    // (None when the fastest is the reference: summary.cc.)
+    if (v.fastest_vs_malloc.has_value()) {
       absl::StrAppend(&line, ", ", Escape(Interval(v.fastest_vs_malloc, Unit::kRatio)),
                       " the speed of glibc malloc");
     }

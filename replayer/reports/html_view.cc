@@ -91,8 +91,12 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
         std::find(fastest.begin(), fastest.end(), report.verdict.if_instrumented) != fastest.end();
     t.if_instrumented = IfInstrumentedWords(report, /*name_policy=*/!named);
   }
-  // (When malloc stays, the page's verdict says so: nothing to add.)
-  if (!report.verdict.recommended.empty() && report.program.policy != "malloc") {
+  // (When the reference stays, the page's verdict says so: nothing to add.)
+  const bool reference_stays =
+      std::any_of(report.policies.begin(), report.policies.end(), [&](const PolicyResult& r) {
+        return r.name == report.program.policy && r.role == Role::kReference;
+      });
+  if (!report.verdict.recommended.empty() && !reference_stays) {
     t.in_program_terms = ProgramWords(report, /*name_policy=*/false);
   }
   for (const PolicyResult& r : report.policies) {
@@ -110,6 +114,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
     p.failed = r.status == RunStatus::kFailed;
     p.runs = r.runs;
     p.floor = r.role == Role::kFloor;
+    p.reference = r.role == Role::kReference;
     if (p.ok) {
       p.ns_per_op = FromEstimate(r.ns_per_op);
       p.vs_malloc = FromEstimate(r.vs_malloc);

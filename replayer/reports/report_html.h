@@ -54,6 +54,7 @@ struct HtmlPolicy {
   double minor_faults = NAN;
   bool tied_fastest = false;
   bool floor = false;               // the harness floor (bump), not a contender
+  bool reference = false;           // the reference the ratios are to (glibc malloc)
   std::vector<int64_t> rss_course;  // bytes above baseline, evenly over the ops
 };
 

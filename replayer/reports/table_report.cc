@@ -249,7 +249,8 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   absl::StrAppendFormat(&o, "%-30s %5s %7s %7s %-17s %-17s %7s %3s\n", "policy", "rplay", "wall s",
                         "cpu s", "95% CI", "x ref [95% CI]", "peakRSS", "n");
   for (const InSituPolicy& p : s.policies) {
-    const std::string rank = ReplayRank(replay, p.name == s.reference ? "malloc" : p.name);
+    const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
+    const std::string rank = ReplayRank(replay, r != nullptr ? r->name : p.name);
     if (!p.ok()) {
       absl::StrAppendFormat(&o, "%-30s %5s %s %s\n", p.name, rank,
                             WordOf(kRunStatusWords, p.status), p.failure);

@@ -17,6 +17,7 @@
 namespace alloctrace {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 using testing_util::Output;
@@ -123,6 +124,8 @@ TEST(InSituTest, ConfirmRunsTheReplaysPicksAndReportsWhetherTheyHeld) {
   const std::string table = Slurp(dir + "/r.txt");
   EXPECT_THAT(table, HasSubstr("IN SITU: "));
   EXPECT_THAT(table, HasSubstr("reference std (instrumented: ALLOCTRACE_POLICY)"));
+  // The reference's row has the replay's rank of its counterpart there (malloc).
+  EXPECT_THAT(table, ContainsRegex("\nstd +[1-9]"));
   // The pool policies ran through the switch: the replay's pick is in situ.
   EXPECT_THAT(table, HasSubstr("slab/st/single"));
   EXPECT_THAT(Slurp(Log("confirm")), HasSubstr("hits of 20000"));
