@@ -73,13 +73,15 @@ run_examples() {
   # step checks the package and its programs, not their speed, and compiles
   # in about three quarters of the time a Release build takes. The build
   # directory is inside the clone (build/, ignored by git) and, where ccache
-  # is installed (tools/setup.sh installs it), every compile goes through it
-  # with paths made relative to the clone: a second clone on the same
-  # machine reuses the first one's objects, as Bazel reuses its own cache.
+  # is installed (tools/setup.sh installs it) and its cache directory
+  # writable, every compile goes through it with paths made relative to the
+  # clone: a second clone on the same machine reuses the first one's
+  # objects, as Bazel reuses its own cache.
   example "examples/cmake" "$tmp/cmake_app.trace" bash -c '
     set -e
     launcher=()
-    if command -v ccache >/dev/null; then
+    cache=${CCACHE_DIR:-$HOME/.cache/ccache}
+    if command -v ccache >/dev/null && mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
       export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
       launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
     fi
