@@ -92,10 +92,8 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
     t.if_instrumented = IfInstrumentedWords(report, /*name_policy=*/!named);
   }
   // (When the reference stays, the page's verdict says so: nothing to add.)
-  const bool reference_stays =
-      std::any_of(report.policies.begin(), report.policies.end(), [&](const PolicyResult& r) {
-        return r.name == report.program.policy && r.role == Role::kReference;
-      });
+  const PolicyResult* estimated = FindPolicy(report, report.program.policy);
+  const bool reference_stays = estimated != nullptr && estimated->role == Role::kReference;
   if (!report.verdict.recommended.empty() && !reference_stays) {
     t.in_program_terms = ProgramWords(report, /*name_policy=*/false);
   }

@@ -170,20 +170,14 @@ std::string ProvisionalWords(const TraceReport& t) {
   // In situ decides from its own rounds (its table gives their n): the
   // replay's pick is what rests on the replay's.
   const std::string& pick = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
-  int n = 0;
-  bool pick_is_reference = false;  // its rounds are not paired with itself
-  for (const PolicyResult& p : t.policies) {
-    if (p.name != pick) continue;
-    pick_is_reference = p.role == Role::kReference;
-    n = pick_is_reference ? p.runs : p.vs_malloc.n;
-  }
+  const PolicyResult* p = FindPolicy(t, pick);
+  // The reference's rounds are not paired with itself: its own figure.
+  const bool pick_is_reference = p != nullptr && p->role == Role::kReference;
+  const int n = p == nullptr ? 0 : pick_is_reference ? p->runs : p->vs_malloc.n;
   if (n >= kMinPairedRounds) {
     // Rounds enough, but an interval too wide to act on: the pick cannot
     // be told from policies that far apart.
-    Estimate e;
-    for (const PolicyResult& p : t.policies) {
-      if (p.name == pick) e = pick_is_reference ? p.ns_per_op : p.vs_malloc;
-    }
+    Estimate e = pick_is_reference ? p->ns_per_op : p->vs_malloc;
     if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
       const InSituPolicy& rec = t.in_situ->policies[t.in_situ->decision.recommended];
       e = rec.reference ? rec.ranked : rec.vs_reference;
