@@ -147,11 +147,18 @@ def paired_ratio(reference, subject):
 
 
 def noise_margin(floor):
-    """How far a noise floor's interval (median, lo, hi) reaches from 1:
-    max(hi - 1, 1 - lo, 0); 0 without one."""
-    if floor is None or None in floor[1:]:
+    """How far a noise floor (median, lo, hi[, n]) reads from 1 at its
+    median, either way: max(median, 1 / median) - 1, as the replayer's
+    NoiseMargin; 0 without a usable one (its NoiseFloorUsable: a median
+    within [2/3, 3/2], from MIN_PAIRED_ROUNDS rounds or more where n is
+    given)."""
+    if floor is None or floor[0] is None:
         return 0.0
-    return max(floor[2] - 1, 1 - floor[1], 0.0)
+    if len(floor) > 3 and floor[3] is not None and floor[3] < MIN_PAIRED_ROUNDS:
+        return 0.0
+    if not 2.0 / 3 <= floor[0] <= 1.5:
+        return 0.0
+    return max(floor[0], 1 / floor[0]) - 1
 
 
 def paired_tie(ratio, margin=0.0):

@@ -50,8 +50,13 @@ class StatisticsTest(unittest.TestCase):
         self.assertTrue(analysis.paired_tie(analysis.paired_ratio([3.0, 3.1], [2.0, 2.0]), 0))
         self.assertFalse(analysis.paired_tie(analysis.paired_ratio([3.0, 3.1, 3.0], [2.0] * 3), 0))
         self.assertFalse(analysis.paired_tie((1.28, 1.27, 1.33), 0.03))
-        self.assertAlmostEqual(analysis.noise_margin((0.991, 0.968, 1.002)), 0.032)
+        # The floor's median either way from 1, not its interval's end.
+        self.assertAlmostEqual(analysis.noise_margin((0.991, 0.968, 1.002)), 1 / 0.991 - 1)
+        self.assertAlmostEqual(analysis.noise_margin((1.017, 0.777, 1.335, 7)), 0.017)
         self.assertEqual(analysis.noise_margin(None), 0.0)
+        # Not usable: too few rounds, or a malloc reading 0.18x against itself.
+        self.assertEqual(analysis.noise_margin((1.1, 1.0, 1.2, 2)), 0.0)
+        self.assertEqual(analysis.noise_margin((0.18, 0.15, 0.21, 12)), 0.0)
 
     def test_paired_ratio_pairs_by_round(self):
         drift = [10, 12, 8, 11, 9, 12, 8, 10]

@@ -392,7 +392,8 @@ def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other
                                               t.get("clock", "cpu"))
                     for d, p in policy_of.items()}
         floor = t.get("noise_floor") or {}
-        margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"]))
+        margin = (analysis.noise_margin((floor["median"],) + tuple(floor["ci95"])
+                                        + (floor.get("n"),))
                   if phase == t.get("rank_by") and "ci95" in floor else 0.0)
         rows, rho = analysis.compare(seconds, rep, t["ops"], rep_runs, margin)
         for row in rows:

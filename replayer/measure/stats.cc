@@ -112,7 +112,7 @@ bool NoiseFloorUsable(const Estimate& noise_floor) {
 
 double NoiseMargin(const Estimate& noise_floor) {
   if (!NoiseFloorUsable(noise_floor)) return 0;
-  return std::max({noise_floor.hi - 1, 1 - noise_floor.lo, 0.0});
+  return std::max(noise_floor.median, 1 / noise_floor.median) - 1;
 }
 
 bool PairedTie(const Estimate& ratio, double noise_margin) {

@@ -66,8 +66,14 @@ std::vector<size_t> TiedWithLowest(const std::vector<Estimate>& estimates);
 // a broken measurement, not a floor).
 bool NoiseFloorUsable(const Estimate& noise_floor);
 
-// The noise margin m read from a usable noise floor: how far its 95% CI
-// reaches from 1, max(hi - 1, 1 - lo, 0). 0 if it is not usable.
+// The noise margin m read from a usable noise floor: how far two run sets
+// of one allocator read apart, its median either way from 1,
+// max(median, 1 / median) - 1. 0 if it is not usable. The median, not the
+// interval's end: every comparison's own interval already carries the
+// rounds' noise, and a margin from the floor's interval counted it twice,
+// growing with the machine's load (7 rounds beside a busy core read
+// 1.017x [0.777, 1.335] on a captured 5-thread trace: a 33% margin where
+// the floor's offset is 2%).
 double NoiseMargin(const Estimate& noise_floor);
 
 // THE tie rule (fidelity/analysis.py's paired_tie is the same): given the

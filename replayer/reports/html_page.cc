@@ -16,6 +16,7 @@
 #include "alloctrace/replayer/reports/html_parts.h"
 #include "alloctrace/replayer/reports/report_html.h"
 #include "alloctrace/replayer/reports/words.h"
+#include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 namespace {
@@ -159,7 +160,10 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
   if (t.noise_floor.has_value()) {
     absl::StrAppend(&o, "<p class=\"note\">Noise floor (two identical allocators compared): ",
                     Escape(Interval(t.noise_floor, Unit::kRatio)),
-                    "; smaller differences are not real.</p>");
+                    "; the margin within which policies are equally fast is its median's "
+                    "distance from 1, or ",
+                    static_cast<int>(std::lround(100 * kEquivalenceMargin)),
+                    "% if that is larger.</p>");
   }
   int failed = 0;
   for (const HtmlPolicy& p : t.policies) failed += p.failed;

@@ -91,7 +91,7 @@ struct HtmlTrace {
   HtmlVerdict verdict;
   std::string interval_kind;  // what the ns/op intervals are, e.g. "95% CI of the median"
   // How far apart two identical allocators read (e.g. malloc against
-  // itself), if measured: differences below it are not real.
+  // itself), if measured: its median's offset from 1 is the noise margin.
   HtmlEstimate noise_floor;
   std::string sampling;          // SamplingWords
   std::string provisional;       // ProvisionalWords

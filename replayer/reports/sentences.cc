@@ -343,11 +343,11 @@ std::string ChoiceRuleWords(double rss_slack) {
       " rounds or more, and every policy not shown slower than it by more than the margin of "
       "practical equivalence (",
       static_cast<int>(std::lround(100 * kEquivalenceMargin)),
-      "%, or the noise floor if that is wider; ",
+      "%, or the noise floor's offset if that is larger; ",
       static_cast<int>(std::lround(100 * kNeverFreesMargin)),
-      "% for a policy that frees against a fastest that never frees: the paired ratio's 95% CI "
-      "reaching below it) are equally fast; if one of them frees its blocks, those that never "
-      "free leave",
+      "% for a policy that frees against a fastest that never frees: its time over the "
+      "fastest's, paired by round, at most that at the median or with a 95% CI reaching 1) are "
+      "equally fast; if one of them frees its blocks, those that never free leave",
       rss_slack >= 0
           ? absl::StrCat("; of them, those whose median peak RSS is ", RssSlackWords(rss_slack),
                          " of them (memory decides only "

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 
@@ -134,10 +135,10 @@ std::string NoiseFloorWords(const Estimate& f, const std::string& reference,
         reference, second, f.median, f.lo, f.hi, f.n);
   }
   return absl::StrFormat(
-      "%s against %s reads %.3fx [%.3f, %.3f]: differences smaller than about %.1f%% are not real "
-      "here",
-      reference, second, f.median, f.lo, f.hi,
-      100 * std::max(std::fabs(f.hi - 1), std::fabs(1 - f.lo)));
+      "%s against %s reads %.3fx [%.3f, %.3f]: one allocator's two run sets %.1f%% apart at the "
+      "median (the margin of practical equivalence is that or %d%%, whichever is larger)",
+      reference, second, f.median, f.lo, f.hi, 100 * NoiseMargin(f),
+      static_cast<int>(std::lround(100 * kEquivalenceMargin)));
 }
 
 std::string NoiseWords(const TraceReport& t) {
@@ -309,8 +310,8 @@ std::string NeverFreesWords(const std::string& passed_over, const std::string& k
                                             : "";
   return absl::StrFormat(
       "%s%s never frees its blocks: a policy that never frees is recommended only when shown "
-      "more than %d%% faster than the fastest that frees (the paired ratio's 95%% CI above "
-      "%.2f)",
+      "more than %d%% faster than the fastest that frees (the paired ratio's 95%% CI above 1, "
+      "its median above %.2f)",
       passed_over, speed, MarginPercent(), 1 + kNeverFreesMargin);
 }
 

@@ -89,7 +89,8 @@ TEST(DecideInSituTest, TiesArePairedByRoundAsInTheReplay) {
   EXPECT_THAT(s.fastest, ElementsAre("slab/st/single"));
   EXPECT_FALSE(Find(s, "std").tied_fastest);
   EXPECT_EQ(s.recommended, "slab/st/single");
-  EXPECT_THAT(InSituRuleWords(s), HasSubstr("the paired ratio's 95% CI"));
+  EXPECT_THAT(InSituRuleWords(s),
+              HasSubstr("paired by round, at most that at the median or with a 95% CI reaching 1"));
   EXPECT_THAT(InSituRuleWords(s), Not(HasSubstr("overlapping")));
 }
 

@@ -12,12 +12,13 @@ bool MeasuredEnough(const ChoiceCandidate& c) {
 }
 
 // Whether `c` is shown slower than `f` by more than `margin`: its figure
-// over f's, paired by round, has a 95% CI above 1 + margin, from
-// kMinPairedRounds common rounds or more (without them, nothing is shown:
-// rounds apart may have met another machine).
+// over f's, paired by round, from kMinPairedRounds common rounds or more
+// (without them, nothing is shown: rounds apart may have met another
+// machine), has a 95% CI above 1 (shown slower) and a median above
+// 1 + margin (by more than the margin).
 bool ShownSlower(const ChoiceCandidate& c, const ChoiceCandidate& f, double margin) {
   const Estimate ratio = PairedRatio(c.speed.by_round, f.speed.by_round);
-  return ratio.n >= kMinPairedRounds && ratio.lo > 1 + margin;
+  return ratio.n >= kMinPairedRounds && ratio.lo > 1 && ratio.median > 1 + margin;
 }
 
 // The candidates measured enough; all with a figure if none is.

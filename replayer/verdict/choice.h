@@ -9,9 +9,15 @@
 //     candidates measured enough (kMinPairedRounds rounds or more; if none
 //     is, all).
 //  2. The equivalent: each candidate measured enough that is not shown
-//     slower than the fastest by more than the margin (the lower end of the
-//     95% CI of its figure over the fastest's, paired by round, at most
-//     1 + margin, from kMinPairedRounds common rounds or more).
+//     slower than the fastest by more than the margin: its figure over the
+//     fastest's, paired by round, from kMinPairedRounds common rounds or
+//     more, has a median at most 1 + margin, or a 95% CI reaching 1 (not
+//     shown slower at all). The interval decides whether a difference is
+//     shown, the median how large it is: a rule on the interval's end
+//     alone ("its lower end at most 1 + margin") moved with the machine's
+//     load, as a busy machine's few rounds widen every interval until the
+//     reference, first in the order, is "equivalent" to a policy 1.3x
+//     [1.01, 1.52] faster.
 //     The margin is the larger of the noise margin and kEquivalenceMargin;
 //     against a fastest that never frees its blocks, a candidate that frees
 //     gets kNeverFreesMargin if that is larger (summary.h). If the

@@ -282,9 +282,9 @@ std::vector<size_t> FastestTiedGroup(const std::vector<SpeedFigures>& policies,
 // percent is what the measured noise lets through one run and not the next:
 // a pick that flipped between slab/st/single and a keep pool from run to
 // run. So such a policy displaces the fastest that frees only when it is
-// faster by more than this margin, shown (the lower bound of the paired
-// ratio's 95% CI above 1 + kNeverFreesMargin), the replay's and in situ's
-// rule alike (choice.h). 10%, as the RSS slack: the speed the rule gives up for a
+// shown faster (the paired ratio's 95% CI above 1) by more than this
+// margin (its median above 1 + kNeverFreesMargin), the replay's and in
+// situ's rule alike (choice.h). 10%, as the RSS slack: the speed the rule gives up for a
 // bounded working set is at most what it gives up of memory for speed.
 inline constexpr double kNeverFreesMargin = 0.10;
 
