@@ -194,6 +194,11 @@ void Recorder::WaitForRoom(ThreadRing* r) {
   }
 }
 
+void Recorder::MaybeWakeDrainer(ThreadRing* r) {
+  r->cached_tail = r->tail.load(std::memory_order_acquire);
+  if (r->head - r->cached_tail >= recorder_internal::kRingCapacity / 2) WakeDrainer();
+}
+
 void Recorder::WakeDrainer() {
   std::lock_guard<std::mutex> l(StartMutex());
   if (drainer_ != nullptr) drainer_->Wake();

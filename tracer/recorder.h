@@ -181,6 +181,9 @@ class Recorder {
   void EndEvent();
   RawEvent* BeginEventSlow();
   void WakeDrainer();
+  // Every kWakeEvery events: wakes the drainer only if `ring` is half full
+  // (it also drains every millisecond on its own).
+  void MaybeWakeDrainer(recorder_internal::ThreadRing* ring);
   static uint64_t NowNs();
   void WaitForRoom(recorder_internal::ThreadRing* ring);
   recorder_internal::ThreadRing* AttachThread();

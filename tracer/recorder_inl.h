@@ -62,7 +62,7 @@ inline void Recorder::EndEvent() {
   const uint64_t h = ++r->head;
   r->published.store(h, std::memory_order_release);
   r->in_event.store(0, std::memory_order_release);
-  if (ABSL_PREDICT_FALSE((h & (recorder_internal::kWakeEvery - 1)) == 0)) WakeDrainer();
+  if (ABSL_PREDICT_FALSE((h & (recorder_internal::kWakeEvery - 1)) == 0)) MaybeWakeDrainer(r);
 }
 
 }  // namespace alloctrace
