@@ -72,6 +72,68 @@ TEST(RecorderTest, EventsOutsideARecordingAreNotRecorded) {
   EXPECT_EQ(stats.bytes, st->file_bytes);
 }
 
+// The fields few events use reach the trace whole: a realloc's old address,
+// a timestamp on every event, a count of 2^32 elements or more, round the
+// ring's end many times.
+TEST(RecorderTest, ReallocsTimestampsAndHugeCountsReachTheTraceWhole) {
+  RecordingOptions o;
+  o.path = TempPath("rare_fields.trace");
+  o.timestamps = true;
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  Recorder& r = Recorder::Global();
+  const uint32_t arena = r.CreateArena(0);
+  constexpr uint64_t kHuge = (uint64_t{1} << 33) + 5;  // elements: not in 32 bits
+  constexpr int kRounds = 20000;
+  static char blocks[2][64];
+  for (int i = 0; i < kRounds; ++i) {
+    r.RecordAlloc(blocks[0], arena, 8, kHuge, 3);
+    r.RecordRealloc(blocks[0], blocks[1], arena, 48, 4);
+    r.RecordFree(blocks[1], arena);
+  }
+  r.DestroyArena(arena);
+  RecordingStats stats;
+  ASSERT_TRUE(r.Stop(&stats).ok());
+  EXPECT_EQ(stats.unmatched_frees, 0u);
+
+  auto reader = TraceReader::Open(o.path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<Event> events;
+  int allocs = 0, reallocs = 0, frees = 0;
+  int untimed = 0, wrong_allocs = 0, wrong_reallocs = 0;  // counted, not one failure each
+  uint64_t last_time = 0;
+  while (true) {
+    auto more = (*reader)->NextChunk(&events);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const Event& e : events) {
+      untimed += e.time_ns == 0 || e.time_ns < last_time;
+      last_time = e.time_ns;
+      if (e.kind == OpKind::kAlloc) {
+        const Shape& shape = (*reader)->shapes().at(e.shape);
+        ++allocs;
+        wrong_allocs += shape.elem_size != 8 || shape.count != kHuge || shape.align != 8;
+      } else if (e.kind == OpKind::kRealloc) {
+        const Shape& shape = (*reader)->shapes().at(e.shape);
+        ++reallocs;
+        wrong_reallocs += shape.bytes() != 48 || shape.align != 16;
+      } else if (e.kind == OpKind::kFree) {
+        ++frees;
+      }
+    }
+  }
+  EXPECT_EQ(untimed, 0);
+  EXPECT_EQ(wrong_allocs, 0);
+  EXPECT_EQ(wrong_reallocs, 0);
+  EXPECT_EQ(allocs, kRounds);
+  EXPECT_EQ(reallocs, kRounds);
+  EXPECT_EQ(frees, kRounds);
+  // Each realloc replaced the block allocated before it (its old address
+  // whole), and each free found the realloc's: the trace validates.
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->reallocs, static_cast<uint64_t>(kRounds));
+}
+
 // Several threads, each with its own containers, plus objects freed by a
 // thread other than the one that allocated them: the trace must validate
 // (every free of a live object, in one global order) and count everything.
