@@ -12,7 +12,8 @@ namespace alloctrace {
 namespace recorder_internal {
 
 inline constexpr uint64_t kRingCapacity = uint64_t{1} << 14;  // events, a power of two
-// The producer nudges the drainer each time this many events are published.
+// Each time this many events are published the producer looks whether the
+// drainer needs a nudge (Recorder::MaybeWakeDrainer).
 inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
 
 // A single-producer (the owning thread), single-consumer (the drainer) ring.
