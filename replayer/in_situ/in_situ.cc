@@ -321,6 +321,7 @@ void RecordStops(std::vector<Slot>& slots, const std::vector<Contender>& contend
       p.stop_reason = "failed";
     } else if (slots[i].c.skipped.empty()) {
       p.stop_reason = contenders[i].done ? contenders[i].stop_reason : "stopped with the others";
+      p.eliminated = contenders[i].eliminated;
       if (contenders[i].eliminated && p.runs.empty()) {
         // Stopped in its first run at the race's time limit (a program
         // that hangs under it): an outcome, said in its row.

@@ -248,6 +248,7 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
                    2));
   absl::StrAppendFormat(&o, "%-30s %5s %7s %7s %-17s %-17s %7s %3s\n", "policy", "rplay", "wall s",
                         "cpu s", "95% CI", "x ref [95% CI]", "peakRSS", "n");
+  std::vector<std::string> eliminated;
   for (const InSituPolicy& p : s.policies) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
     const std::string rank = ReplayRank(replay, r != nullptr ? r->name : p.name);
@@ -257,11 +258,22 @@ std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
       for (const std::string& l : p.stderr_tail) absl::StrAppend(&o, "    stderr: ", l, "\n");
       continue;
     }
-    absl::StrAppendFormat(&o, "%-30s %5s %7s %7s%s%-17s %-17s %7s %3d\n", p.name, rank,
-                          Sec(p.wall_s), Sec(p.cpu_s), p.tied_fastest ? "*" : " ",
-                          Ci(p.ranked, "[%.3f, %.3f]"),
-                          p.reference ? "(reference)" : Times(p.vs_reference),
-                          Mib(p.peak_rss_bytes.median), static_cast<int>(p.runs.size()));
+    absl::StrAppendFormat(
+        &o, "%-30s %5s %7s %7s%s%-17s %-17s %7s %3d%s\n", p.name, rank, Sec(p.wall_s), Sec(p.cpu_s),
+        p.tied_fastest ? "*" : " ", Ci(p.ranked, "[%.3f, %.3f]"),
+        p.reference ? "(reference)" : Times(p.vs_reference), Mib(p.peak_rss_bytes.median),
+        static_cast<int>(p.runs.size()), p.eliminated ? "x" : "");
+    if (p.eliminated) {
+      eliminated.push_back(Wrap(absl::StrCat("  ", p.name, ": ", p.stop_reason), 80, 4));
+    }
+  }
+  if (!eliminated.empty()) {
+    // Its few runs are why its figures may read faster than the pick's:
+    // the race compares it with the leader round by round.
+    absl::StrAppend(&o,
+                    "x eliminated by the race in the program (paired ratio to the leader of the "
+                    "time, 95% CI; not held to the precision):\n");
+    for (const std::string& e : eliminated) absl::StrAppend(&o, e, "\n");
   }
   absl::StrAppend(
       &o,

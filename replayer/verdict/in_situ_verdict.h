@@ -48,6 +48,7 @@ struct InSituPolicy {
   std::vector<InSituRun> runs;                                // the successful ones
   int attempts = 0;
   std::string stop_reason;
+  bool eliminated = false;  // by the race in the program (stop_reason says why)
   Estimate wall_s, cpu_s;
   Estimate peak_rss_bytes;  // each run's peak above its start where known (InSituRun)
   Estimate ranked;          // wall_s or cpu_s, as the clock says
