@@ -56,7 +56,9 @@ std::string InSituPolicyJson(const InSituSummary& s, const std::string& policy) 
                       p->major_faults),
       ", \"runs\": ", p->runs.size(),
       ", \"status\": ", JsonString(WordOf(kRunStatusWords, p->status)),
-      ", \"error\": ", JsonString(p->failure), ", \"stderr_tail\": [",
+      ", \"eliminated\": ", p->eliminated ? "true" : "false",
+      ", \"stop\": ", JsonString(p->stop_reason), ", \"error\": ", JsonString(p->failure),
+      ", \"stderr_tail\": [",
       absl::StrJoin(p->stderr_tail, ", ",
                     [](std::string* out, const std::string& l) { out->append(JsonString(l)); }),
       "]}");

@@ -118,6 +118,10 @@ TEST(ReportersTest, TheInSituTableSaysWhoTheRaceEliminatedAndWhy) {
             std::string::npos)
       << table;
   EXPECT_EQ(table.find("tcmalloc: eliminated"), std::string::npos) << table;
+  const std::string json = JsonReport(in);
+  EXPECT_NE(json.find("\"eliminated\": true, \"stop\": \"eliminated after 4 runs: 1.05x"),
+            std::string::npos)
+      << json;
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has
