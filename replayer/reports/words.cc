@@ -136,9 +136,9 @@ std::string NoiseFloorWords(const Estimate& f, const std::string& reference,
   }
   return absl::StrFormat(
       "%s against %s reads %.3fx [%.3f, %.3f]: one allocator's two run sets %.1f%% apart at the "
-      "median (the margin of practical equivalence is that or %d%%, whichever is larger)",
+      "median, a margin of practical equivalence of %.1f%%",
       reference, second, f.median, f.lo, f.hi, 100 * NoiseMargin(f),
-      static_cast<int>(std::lround(100 * kEquivalenceMargin)));
+      100 * EquivalenceMargin(NoiseMargin(f)));
 }
 
 std::string NoiseWords(const TraceReport& t) {
