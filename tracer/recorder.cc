@@ -6,9 +6,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -36,6 +38,7 @@ thread_local bool tls_dead = false;
 // for the main thread on exit(): its ring stays attached for atexit
 // handlers and static destructors, and Stop drains it like any live ring.
 void DetachAtThreadExit(void* ring) {
+  Recorder::Global().FlushOwnStage(static_cast<ThreadRing*>(ring));
   tls_dead = true;
   tls_ring = nullptr;
   Recorder::Global().DetachThread(static_cast<ThreadRing*>(ring));
@@ -147,6 +150,7 @@ void Recorder::AutoStart() {
 
 RawEvent* Recorder::BeginEventSlow() {
   using recorder_internal::kRingCapacity;
+  using recorder_internal::kStageEvents;
   using recorder_internal::tls_ring;
   while (true) {
     if (!active_.load(std::memory_order_acquire)) {
@@ -163,35 +167,82 @@ RawEvent* Recorder::BeginEventSlow() {
       r = AttachThread();
       if (r == nullptr) continue;  // the recording stopped meanwhile
     }
-    if (r->head - r->cached_tail >= kRingCapacity) {
+    // The switch to multi-thread mode copies this thread's stage: wait.
+    while (r->staged.load(std::memory_order_acquire) != 0 &&
+           multi_thread_.load(std::memory_order_acquire)) {
+      sched_yield();
+    }
+    // Single-thread mode needs room for a whole stage (BeginEvent).
+    const uint64_t needed = multi_thread_.load(std::memory_order_relaxed) ? 1 : kStageEvents;
+    if (r->head + needed - r->cached_tail > kRingCapacity) {
       r->cached_tail = r->tail.load(std::memory_order_acquire);
-      if (r->head - r->cached_tail >= kRingCapacity) WaitForRoom(r);
+      if (r->head + needed - r->cached_tail > kRingCapacity) WaitForRoom(r, needed);
     }
     r->in_event.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
+    const bool single = !multi_thread_.load(std::memory_order_relaxed);
     if (r->generation != generation_.load(std::memory_order_relaxed) ||
-        r->head - r->cached_tail >= kRingCapacity) {
+        r->head + (single ? kStageEvents : 1) - r->cached_tail > kRingCapacity ||
+        (!single && r->staged.load(std::memory_order_acquire) != 0)) {
       r->in_event.store(0, std::memory_order_release);
       continue;
     }
-    RawEvent* e = &r->events[r->head & (kRingCapacity - 1)];
-    e->seq = !multi_thread_.load(std::memory_order_relaxed)
-                 ? kUnsequenced
-                 : next_seq_.fetch_add(1, std::memory_order_relaxed);
+    RawEvent* e;
+    if (single) {
+      e = &r->stage[r->staged.load(std::memory_order_relaxed)];
+      r->event_staged = true;
+      e->seq = kUnsequenced;
+    } else {
+      e = &r->events[r->head & (kRingCapacity - 1)];
+      r->event_staged = false;
+      e->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+    }
     if (timestamps_) e->time_ns = NowNs();
     return e;
   }
 }
 
-void Recorder::WaitForRoom(ThreadRing* r) {
+void Recorder::WaitForRoom(ThreadRing* r, uint64_t events) {
   using recorder_internal::kRingCapacity;
   WakeDrainer();
-  for (int spins = 0; r->head - r->cached_tail >= kRingCapacity; ++spins) {
+  for (int spins = 0; r->head + events - r->cached_tail > kRingCapacity; ++spins) {
     if (r->generation != generation_.load(std::memory_order_acquire)) return;
     if (spins % 64 == 63) WakeDrainer();  // in case the drainer was asleep
     sched_yield();
     r->cached_tail = r->tail.load(std::memory_order_acquire);
   }
+}
+
+void Recorder::FlushOwnStage(ThreadRing* r) {
+  r->in_event.store(1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // Under a stopped recording the stage is the final drain's; in
+  // multi-thread mode the switch copies it.
+  const bool mine = r->generation == generation_.load(std::memory_order_relaxed) &&
+                    !multi_thread_.load(std::memory_order_relaxed);
+  const bool look = mine && FlushStage(r);
+  r->in_event.store(0, std::memory_order_release);
+  if (look) MaybeWakeDrainer(r);
+  while (!mine && r->generation == generation_.load(std::memory_order_acquire) &&
+         r->staged.load(std::memory_order_acquire) != 0) {
+    sched_yield();
+  }
+}
+
+bool Recorder::FlushStage(ThreadRing* r) {
+  using recorder_internal::kRingCapacity;
+  using recorder_internal::kWakeEvery;
+  const uint32_t n = r->staged.load(std::memory_order_relaxed);
+  if (n == 0) return false;
+  const uint64_t h = r->head;
+  const uint64_t at = h & (kRingCapacity - 1);
+  const uint64_t first = std::min<uint64_t>(n, kRingCapacity - at);
+  std::memcpy(&r->events[at], r->stage, first * sizeof(RawEvent));
+  std::memcpy(&r->events[0], r->stage + first, (n - first) * sizeof(RawEvent));
+  r->head = h + n;
+  r->published.store(h + n, std::memory_order_release);
+  r->staged.store(0, std::memory_order_release);
+  return h / kWakeEvery != (h + n) / kWakeEvery;
 }
 
 void Recorder::MaybeWakeDrainer(ThreadRing* r) {
@@ -228,6 +279,10 @@ void Recorder::EnterMultiThreadMode(LockedRings& rings) {
   // true on its next event.
   Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
   rings.WaitUntilNoEventInProgress();
+  // The first thread's staged events precede every numbered one: copy them
+  // into its ring now (it waits for that before its next event), so an idle
+  // thread cannot hold the numbered events back.
+  for (ThreadRing* r : rings.rings()) FlushStage(r);
   // Under the same lock as the drainer reads it: it merges numbered events
   // only once every unnumbered one is published.
   rings.StartMergingNumbered();
@@ -276,14 +331,21 @@ const RecordedClass* Recorder::RegisteredClass(uint32_t id) {
 }
 
 uint32_t Recorder::CreateArena(uint32_t class_id) {
-  const uint32_t id = next_arena_.fetch_add(1, std::memory_order_relaxed);
   RawEvent* e = BeginEvent();
-  if (e != nullptr) {
-    e->kind = RawKind::kArenaCreate;
-    e->arena = id;
-    e->aux = class_id;
-    EndEvent();
+  if (e == nullptr) return next_arena_.fetch_add(1, std::memory_order_relaxed);
+  // Raw ids need only be unique: the writer numbers arenas in the trace in
+  // the order their creations reach it.
+  ThreadRing* r = recorder_internal::tls_ring;
+  if (r->arena_next == r->arena_end) {
+    r->arena_next =
+        next_arena_.fetch_add(recorder_internal::kArenaIdBlock, std::memory_order_relaxed);
+    r->arena_end = r->arena_next + recorder_internal::kArenaIdBlock;
   }
+  const uint32_t id = r->arena_next++;
+  e->kind = RawKind::kArenaCreate;
+  e->arena = id;
+  e->aux = class_id;
+  EndEvent();
   return id;
 }
 

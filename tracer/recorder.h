@@ -3,8 +3,11 @@
 //
 // Design. Each recording thread owns a ring of RawEvents. Recording an event
 // is: check the ring has room, store the event, publish it with a release
-// store. No lock, no atomic read-modify-write, no allocation, while only one
-// thread has ever recorded. A drainer thread (tracer/ring_drainer.h) empties
+// store. While only one thread has ever recorded, events are stored in a
+// small stage that stays in the core's cache and copied into the ring a
+// stage at a time (recorder_inl.h, kStageEvents). No lock, no atomic
+// read-modify-write, no allocation, while only one thread has ever
+// recorded. A drainer thread (tracer/ring_drainer.h) empties
 // the rings into a TraceWriter (format/trace_writer.h), which turns addresses
 // into dense object ids, interns allocation shapes, encodes columnar chunks
 // and writes each chunk to the file as it is full.
@@ -185,7 +188,17 @@ class Recorder {
   // (it also drains every millisecond on its own).
   void MaybeWakeDrainer(recorder_internal::ThreadRing* ring);
   static uint64_t NowNs();
-  void WaitForRoom(recorder_internal::ThreadRing* ring);
+  // Waits until `ring` has room for `events` more (or the recording stops).
+  void WaitForRoom(recorder_internal::ThreadRing* ring, uint64_t events);
+  // Copies `ring`'s staged events into it and publishes them. By the owning
+  // thread inside an event, or while it waits (the switch to multi-thread
+  // mode, its exit). Never waits for room: a staged event is begun only with
+  // room for a whole stage. Returns whether the copy crossed a multiple of
+  // kWakeEvery: the owner then calls MaybeWakeDrainer once outside the event
+  // (it takes the start lock, which Stop holds while waiting for events).
+  bool FlushStage(recorder_internal::ThreadRing* ring);
+  // At thread exit, by the owner: its stage into its ring.
+  void FlushOwnStage(recorder_internal::ThreadRing* ring);
   recorder_internal::ThreadRing* AttachThread();
   void EnterMultiThreadMode(recorder_internal::LockedRings& rings);
   void AutoStart();

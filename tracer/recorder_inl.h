@@ -12,6 +12,18 @@ namespace alloctrace {
 namespace recorder_internal {
 
 inline constexpr uint64_t kRingCapacity = uint64_t{1} << 14;  // events, a power of two
+// While one thread alone records, its events are written to a stage of this
+// many events, which stays in its core's cache, and copied into the ring a
+// stage at a time. Writing each event into the ring directly stored into
+// lines the drainer's core had read a lap before, so every event waited on
+// a line coming back from the other core; a copy of whole stages makes that
+// traffic a burst the core overlaps (lru_cache recorded: 0.81x the wall time
+// of the direct writes, 7 paired runs).
+inline constexpr uint32_t kStageEvents = 64;
+static_assert(kRingCapacity % kStageEvents == 0);
+// Arena ids a thread takes from the shared counter at once: one locked
+// increment per this many arenas, not one per arena.
+inline constexpr uint32_t kArenaIdBlock = 64;
 // Each time this many events are published the producer looks whether the
 // drainer needs a nudge (Recorder::MaybeWakeDrainer).
 inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
@@ -24,12 +36,22 @@ struct ThreadRing {
   uint64_t generation = 0;            // the recording this ring belongs to
   std::atomic<uint32_t> in_event{0};  // 1 while an event is being written
   uint32_t thread_id = 0;
+  // Events in `stage` not yet copied into the ring. Written by the owning
+  // thread, and by the thread that switches the recording to multi-thread
+  // mode, which copies them while the owner waits (Recorder::FlushStage).
+  std::atomic<uint32_t> staged{0};
+  bool event_staged = false;  // the event being written is in `stage`
+  // Arena ids this thread hands out before taking the next block from the
+  // recorder's counter (Recorder::CreateArena).
+  uint32_t arena_next = 0;
+  uint32_t arena_end = 0;
   // Consumer side, on their own cache lines.
   alignas(64) std::atomic<uint64_t> published{0};
   alignas(64) std::atomic<uint64_t> tail{0};
   // Registry (under the recorder's lock).
   bool closed = false;  // the owning thread has exited
-  RawEvent events[kRingCapacity];
+  alignas(64) RawEvent stage[kStageEvents];
+  alignas(64) RawEvent events[kRingCapacity];
 };
 
 // The calling thread's ring, or nullptr. Trivially initialized so reading it
@@ -39,27 +61,56 @@ extern thread_local ThreadRing* tls_ring;
 }  // namespace recorder_internal
 
 inline RawEvent* Recorder::BeginEvent() {
+  using recorder_internal::kRingCapacity;
+  using recorder_internal::kStageEvents;
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
   if (ABSL_PREDICT_FALSE(r == nullptr)) return BeginEventSlow();
   r->in_event.store(1, std::memory_order_relaxed);
   // Orders the store above before the loads below against Stop() and the
   // switch to multi-thread mode, which pair it with membarrier(2).
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (ABSL_PREDICT_FALSE(r->generation != generation_.load(std::memory_order_relaxed) ||
-                         r->head - r->cached_tail >= recorder_internal::kRingCapacity)) {
-    r->in_event.store(0, std::memory_order_release);
-    return BeginEventSlow();
+  RawEvent* e;
+  if (ABSL_PREDICT_TRUE(!multi_thread_.load(std::memory_order_relaxed))) {
+    // Room for a whole stage, so copying it never waits (FlushStage).
+    if (ABSL_PREDICT_FALSE(r->generation != generation_.load(std::memory_order_relaxed) ||
+                           r->head + kStageEvents - r->cached_tail > kRingCapacity)) {
+      r->in_event.store(0, std::memory_order_release);
+      return BeginEventSlow();
+    }
+    e = &r->stage[r->staged.load(std::memory_order_relaxed)];
+    r->event_staged = true;
+    e->seq = kUnsequenced;
+  } else {
+    // A stage left from single-thread mode is being copied by the switching
+    // thread: wait for it in the slow path.
+    if (ABSL_PREDICT_FALSE(r->generation != generation_.load(std::memory_order_relaxed) ||
+                           r->staged.load(std::memory_order_acquire) != 0 ||
+                           r->head - r->cached_tail >= kRingCapacity)) {
+      r->in_event.store(0, std::memory_order_release);
+      return BeginEventSlow();
+    }
+    e = &r->events[r->head & (kRingCapacity - 1)];
+    r->event_staged = false;
+    e->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   }
-  RawEvent* e = &r->events[r->head & (recorder_internal::kRingCapacity - 1)];
-  e->seq = ABSL_PREDICT_TRUE(!multi_thread_.load(std::memory_order_relaxed))
-               ? kUnsequenced
-               : next_seq_.fetch_add(1, std::memory_order_relaxed);
   if (ABSL_PREDICT_FALSE(timestamps_)) e->time_ns = NowNs();
   return e;
 }
 
 inline void Recorder::EndEvent() {
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
+  if (ABSL_PREDICT_TRUE(r->event_staged)) {
+    const uint32_t n = r->staged.load(std::memory_order_relaxed) + 1;
+    r->staged.store(n, std::memory_order_relaxed);
+    if (ABSL_PREDICT_FALSE(n == recorder_internal::kStageEvents)) {
+      const bool look = FlushStage(r);
+      r->in_event.store(0, std::memory_order_release);
+      if (look) MaybeWakeDrainer(r);
+      return;
+    }
+    r->in_event.store(0, std::memory_order_release);
+    return;
+  }
   const uint64_t h = ++r->head;
   r->published.store(h, std::memory_order_release);
   r->in_event.store(0, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <list>
 #include <map>
 #include <memory>
@@ -326,6 +327,31 @@ TEST(RecorderTest, ThreadLocalContainersFreedAtThreadExitAreRecorded) {
   EXPECT_EQ(st->arenas_created, 3u);
   EXPECT_EQ(st->arenas_destroyed, 3u);
   EXPECT_EQ(st->threads, 3u);
+}
+
+// A thread that records alone keeps its last events in its stage; at its
+// exit they go to its ring, before the drainer frees the ring (a drain
+// every millisecond, so the wait below lets it).
+TEST(RecorderTest, ALoneThreadsLastEventsSurviveItsExit) {
+  RecordingOptions o;
+  o.path = TempPath("alone_exit.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  constexpr int kBlocks = 1003;  // 2,008 events: not a whole number of stages
+  std::thread([] {
+    TA<int> alloc;
+    std::vector<int*> blocks;
+    for (int i = 0; i < kBlocks; ++i) blocks.push_back(alloc.allocate(1));
+    for (int* p : blocks) alloc.deallocate(p, 1);
+  }).join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RecordingStats stats;
+  ASSERT_TRUE(Recorder::Global().Stop(&stats).ok());
+  auto st = ComputeTraceStats(o.path);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->allocs, static_cast<uint64_t>(kBlocks));
+  EXPECT_EQ(st->frees, static_cast<uint64_t>(kBlocks));
+  EXPECT_EQ(st->arenas_destroyed, 1u);
+  EXPECT_EQ(stats.dropped_events, 0u);
 }
 
 // A process that dies mid-recording leaves every chunk written so far.

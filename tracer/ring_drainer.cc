@@ -197,6 +197,13 @@ size_t RingDrainer::Drain(bool final) {
         staging_.push_back({r->thread_id, r->events[t & (kRingCapacity - 1)]});
       }
     }
+    // The last events of a thread that recorded alone, still in its stage:
+    // the recording has stopped, so nothing writes there any more.
+    if (final && t == published) {
+      const uint32_t staged = r->staged.load(std::memory_order_acquire);
+      for (uint32_t i = 0; i < staged; ++i) Emit(r->thread_id, r->stage[i]);
+      taken += staged;
+    }
     taken += t - r->tail.load(std::memory_order_relaxed);
     r->tail.store(t, std::memory_order_release);
   }
@@ -238,6 +245,7 @@ size_t RingDrainer::Drain(bool final) {
 void LockedRings::Add(ThreadRing* ring) {
   ring->head = 0;
   ring->cached_tail = 0;
+  ring->staged.store(0);
   ring->published.store(0);
   ring->tail.store(0);
   ring->closed = false;

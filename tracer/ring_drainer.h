@@ -117,6 +117,8 @@ class LockedRings {
   // Yields until no registered ring's thread is inside an event. Pair with
   // a membarrier(2) so every such event is visible.
   void WaitUntilNoEventInProgress() const;
+  // The registered rings (to copy their stages at the switch).
+  const std::vector<ThreadRing*>& rings() const { return d_.rings_; }
   // From now on numbered events are merged (the recorder has switched to
   // multi-thread mode and every unnumbered event is published).
   void StartMergingNumbered() { d_.merge_numbered_ = true; }

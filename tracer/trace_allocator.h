@@ -65,6 +65,7 @@
 #include "alloctrace/tracer/arena_allocator.h"
 #include "alloctrace/tracer/policy_switch.h"
 #include "alloctrace/tracer/recorder.h"
+#include "alloctrace/tracer/ref_count.h"
 #include "alloctrace/tracer/type_name.h"
 
 namespace alloctrace {
@@ -151,11 +152,13 @@ class ArenaHandle {
     }();
     return kNoArena;
   }
+  // Counted without locked instructions in a single-threaded program
+  // (ref_count.h).
   void Ref() {
-    if (counted_) refs_.fetch_add(1, std::memory_order_relaxed);
+    if (counted_) refs_.Ref();
   }
   void Unref() {
-    if (counted_ && refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (counted_ && refs_.Unref()) {
       if (ops_ == nullptr) {
         Recorder::Global().DestroyArena(id_);
       } else {
@@ -206,7 +209,7 @@ class ArenaHandle {
 
   const Mode mode_;
   const bool counted_;  // false: shared or arena 0, never destroyed
-  std::atomic<uint32_t> refs_{1};
+  RefCount refs_;
   const uint32_t id_;
   const uint32_t class_id_;
   const policy_switch::Ops* const ops_;
