@@ -93,12 +93,12 @@ std::string InSituCsv(const InSituSummary& s, const TraceReport* replay) {
   std::string o =
       "policy,replay_rank,replay_ns_per_op,replay_vs_malloc,in_situ_wall_s,in_situ_wall_lo,"
       "in_situ_wall_hi,in_situ_cpu_s,in_situ_vs_reference,in_situ_peak_rss_bytes,in_situ_runs,"
-      "in_situ_status,tied_fastest,reference\n";
+      "in_situ_status,tied_fastest,reference,eliminated,stop\n";
   for (const InSituPolicy& p : s.policies) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
     const bool rok = r != nullptr && r->ok() && r->ns_per_op.has_data();
     absl::StrAppendFormat(
-        &o, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%d,%d\n", p.name,
+        &o, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%d,%d,%d,%s\n", p.name,
         ReplayRank(replay, r != nullptr ? r->name : p.name),
         rok ? absl::StrFormat("%.4g", r->ns_per_op.median) : "",
         rok && r->vs_malloc.has_data() ? absl::StrFormat("%.4g", r->vs_malloc.median) : "",
@@ -109,7 +109,7 @@ std::string InSituCsv(const InSituSummary& s, const TraceReport* replay) {
         p.vs_reference.has_data() ? absl::StrFormat("%.4g", p.vs_reference.median) : "",
         p.ok() ? absl::StrFormat("%.0f", p.peak_rss_bytes.median) : "",
         static_cast<int>(p.runs.size()), WordOf(kRunStatusWords, p.status), p.tied_fastest,
-        p.reference);
+        p.reference, p.eliminated, CsvField(p.stop_reason));
   }
   return o;
 }

@@ -340,17 +340,15 @@ std::string InSituHtml(const InSituSummary& s, const TraceReport* replay) {
                   "<th>peak RSS</th><th>runs</th><th>status</th></tr>");
   for (const InSituPolicy& p : s.policies) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
-    absl::StrAppend(
-        &o, "<tr><td>", Escape(p.name), p.tied_fastest ? " *" : "", "</td><td>",
-        ReplayRank(replay, r != nullptr ? r->name : p.name), "</td><td>",
-        r != nullptr && r->ok() && r->ns_per_op.has_data()
-            ? absl::StrFormat("%.1f", r->ns_per_op.median)
-            : "-",
-        "</td><td>", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), "</td><td>", Sec(p.cpu_s),
-        "</td><td>", p.reference ? "reference" : Times(p.vs_reference), "</td><td>",
-        p.ok() ? Mib(p.peak_rss_bytes.median) : "-", "</td><td>", p.runs.size(), "</td><td>",
-        Escape(p.ok() ? "ok" : absl::StrCat(WordOf(kRunStatusWords, p.status), ": ", p.failure)),
-        "</td></tr>");
+    absl::StrAppend(&o, "<tr><td>", Escape(p.name), p.tied_fastest ? " *" : "", "</td><td>",
+                    ReplayRank(replay, r != nullptr ? r->name : p.name), "</td><td>",
+                    r != nullptr && r->ok() && r->ns_per_op.has_data()
+                        ? absl::StrFormat("%.1f", r->ns_per_op.median)
+                        : "-",
+                    "</td><td>", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), "</td><td>",
+                    Sec(p.cpu_s), "</td><td>", p.reference ? "reference" : Times(p.vs_reference),
+                    "</td><td>", p.ok() ? Mib(p.peak_rss_bytes.median) : "-", "</td><td>",
+                    p.runs.size(), "</td><td>", Escape(InSituStatusWords(p)), "</td></tr>");
   }
   return o + "</table></section>\n";
 }

@@ -193,16 +193,15 @@ std::string InSituMarkdown(const InSituSummary& s, const TraceReport* replay) {
       "| x reference | peak RSS | runs | status |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const InSituPolicy& p : s.policies) {
     const PolicyResult* r = ReplayResult(replay, p.name, s.reference);
-    absl::StrAppend(
-        &o, "| ", p.name, p.tied_fastest ? " **\\***" : "", " | ",
-        ReplayRank(replay, r != nullptr ? r->name : p.name), " | ",
-        r != nullptr && r->ok() && r->ns_per_op.has_data()
-            ? absl::StrFormat("%.1f", r->ns_per_op.median)
-            : "-",
-        " | ", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), " | ", Sec(p.cpu_s), " | ",
-        p.reference ? "reference" : Times(p.vs_reference), " | ",
-        p.ok() ? Mib(p.peak_rss_bytes.median) : "-", " | ", p.runs.size(), " | ",
-        p.ok() ? "ok" : absl::StrCat(WordOf(kRunStatusWords, p.status), ": ", p.failure), " |\n");
+    absl::StrAppend(&o, "| ", p.name, p.tied_fastest ? " **\\***" : "", " | ",
+                    ReplayRank(replay, r != nullptr ? r->name : p.name), " | ",
+                    r != nullptr && r->ok() && r->ns_per_op.has_data()
+                        ? absl::StrFormat("%.1f", r->ns_per_op.median)
+                        : "-",
+                    " | ", Sec(p.wall_s), " ", Ci(p.wall_s, "[%.3f, %.3f]"), " | ", Sec(p.cpu_s),
+                    " | ", p.reference ? "reference" : Times(p.vs_reference), " | ",
+                    p.ok() ? Mib(p.peak_rss_bytes.median) : "-", " | ", p.runs.size(), " | ",
+                    InSituStatusWords(p), " |\n");
   }
   return o + "\n";
 }

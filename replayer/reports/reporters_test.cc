@@ -122,6 +122,29 @@ TEST(ReportersTest, TheInSituTableSaysWhoTheRaceEliminatedAndWhy) {
   EXPECT_NE(json.find("\"eliminated\": true, \"stop\": \"eliminated after 4 runs: 1.05x"),
             std::string::npos)
       << json;
+  // Markdown and HTML say it in the status column, CSV in two columns.
+  const std::string md = MarkdownReport(in);
+  EXPECT_NE(md.find("| eliminated by the race: eliminated after 4 runs: 1.05x [1.03, 1.08] "
+                    "slower than tcmalloc |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("| eliminated by the race: eliminated after 4 runs: 1.05x [1.03, 1.08] "
+                    "slower than jemalloc"),
+            std::string::npos);
+  const std::string csv = CsvReport(in);
+  EXPECT_NE(csv.find(",tied_fastest,reference,eliminated,stop\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,\"eliminated after 4 runs: 1.05x [1.03, 1.08] slower than tcmalloc\"\n"),
+            std::string::npos)
+      << csv;
+  const size_t tcmalloc_row = csv.find("\ntcmalloc,");
+  ASSERT_NE(tcmalloc_row, std::string::npos) << csv;
+  const std::string row =
+      csv.substr(tcmalloc_row + 1, csv.find('\n', tcmalloc_row + 1) - tcmalloc_row);
+  EXPECT_EQ(row.substr(row.size() - 4), ",0,\n") << row;
+  const std::string html = HtmlReport(in);
+  EXPECT_NE(html.find("<td>eliminated by the race: eliminated after 4 runs: 1.05x [1.03, 1.08] "
+                      "slower than tcmalloc</td>"),
+            std::string::npos);
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has

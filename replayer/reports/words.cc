@@ -389,4 +389,10 @@ std::string ReplayRank(const TraceReport* replay, const std::string& name) {
   return "-";
 }
 
+std::string InSituStatusWords(const InSituPolicy& p) {
+  if (!p.ok()) return absl::StrCat(WordOf(kRunStatusWords, p.status), ": ", p.failure);
+  if (p.eliminated) return absl::StrCat("eliminated by the race: ", p.stop_reason);
+  return "ok";
+}
+
 }  // namespace alloctrace

@@ -193,6 +193,10 @@ std::string Ci(const Estimate& e, const char* fmt);
 const PolicyResult* ReplayResult(const TraceReport* replay, const std::string& in_situ_name,
                                  const std::string& reference);
 std::string ReplayRank(const TraceReport* replay, const std::string& name);
+// An in-situ candidate's status: "ok", "eliminated by the race: <why>"
+// (its figures come from its few runs, not held to the precision), or the
+// failure.
+std::string InSituStatusWords(const InSituPolicy& p);
 
 }  // namespace alloctrace
 
