@@ -2,7 +2,9 @@
 // elimination, as F-Race and irace race configurations. After each round,
 // every policy still measuring is compared with its leader by the ratio of
 // their ns/op paired by round; a policy shown slower than its leader by
-// more than the noise floor is eliminated: it runs no more, and its row
+// more than the margin of practical equivalence (stats.h:
+// EquivalenceMargin, 5% or the noise floor if wider: what the verdict
+// would call slower) is eliminated: it runs no more, and its row
 // keeps its figures and says when and why (Contender::stop_reason,
 // eliminated). A policy that never frees its blocks (keep, monotonic)
 // races the leader, the racing policy with the lowest median ns/op so far;
@@ -20,11 +22,11 @@
 //
 // The test: one-sided paired t-test (stats.h SlowerPValue) of the mean log
 // ratio (policy over leader, over the rounds both ran) against log(1 + m),
-// m the noise margin of the noise floor measured so far (NoiseMargin).
+// m = EquivalenceMargin of the noise floor measured so far (NoiseMargin).
 // The correction for repeated looks: Bonferroni over the K entrants and a
 // union bound over looks, look t testing at level 6 alpha / (pi^2 t^2 K)
 // (the sum over all t and all entrants is at most alpha = kRaceAlpha). So
-// the chance that a policy truly within the noise floor of the leader is
+// the chance that a policy truly within that margin of the leader is
 // ever eliminated is at most 5%, however long the race. A policy is first
 // tested after RoundsSettings::race_min_runs paired runs.
 //
@@ -42,7 +44,7 @@
 // within the pace's run), at least 19 times the pace's whole run in its
 // passes; even with its warm pass half as long again as its cold one, its
 // ranking figure is more than 7x the pace's (19 / 2.5), where the race
-// eliminates anything shown slower than the noise floor (a few percent).
+// eliminates anything shown slower than 1.05x.
 // (Its teardown, untimed, counts here too: a policy whose teardown alone
 // takes 20 runs of another is not one to recommend either.) The factor
 // also leaves room for the load of a shared machine changing by a few

@@ -270,8 +270,8 @@ class Rounds {
     }
     if (done < std::max(s_.race_min_runs, next_look_)) return;
     next_look_ = NextLookAfter(done);
-    const double margin =
-        noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0;
+    const double margin = EquivalenceMargin(
+        noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0);
     RaceLook(cs_, FindRaceLeaders(cs_), ref_, margin, ++looks_, entrants_, s_.race_min_runs);
   }
 

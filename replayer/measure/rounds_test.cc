@@ -119,6 +119,27 @@ TEST(RunRoundsTest, TheRaceEliminatesTheClearlySlowerAndLetsTheLeaderRunOn) {
   EXPECT_EQ(runner.log[0].first, 0u);
 }
 
+// The race eliminates only what the verdict would call slower: a policy
+// 3% slower than the leader in every round stays (the verdict's margin of
+// practical equivalence is 5%), one 7% slower is eliminated.
+TEST(RunRoundsTest, TheRaceKeepsWhatTheVerdictCallsEquallyFast) {
+  std::vector<Contender> cs = Three();
+  cs.emplace_back().name = "further";
+  FakeRunner runner({0.01, 0.01, 0.005, 0.00515, 0.00535});
+  RoundsSettings s = TestSettings();
+  s.race_min_runs = 3;
+  s.precision = 0.0001;
+  s.budget_seconds = 1000;
+  s.max_runs = 12;
+  s.total_budget_seconds = 0;
+  RunRounds(cs, runner, s);
+  EXPECT_FALSE(cs[3].eliminated) << cs[3].stop_reason;
+  EXPECT_EQ(cs[3].stop_reason, "--max_runs=12 reached");
+  EXPECT_TRUE(cs[4].eliminated);
+  EXPECT_TRUE(absl::StartsWith(cs[4].stop_reason, "eliminated after 3 runs: 1.07x"))
+      << cs[4].stop_reason;
+}
+
 TEST(RunRoundsTest, ARunFarSlowerThanThePaceIsStoppedAndEliminated) {
   std::vector<Contender> cs = Three();
   FakeRunner runner({0.3, 0.3, 0.25, 30});

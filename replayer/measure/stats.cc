@@ -115,6 +115,8 @@ double NoiseMargin(const Estimate& noise_floor) {
   return std::max(noise_floor.median, 1 / noise_floor.median) - 1;
 }
 
+double EquivalenceMargin(double noise_margin) { return std::max(noise_margin, kEquivalenceMargin); }
+
 bool PairedTie(const Estimate& ratio, double noise_margin) {
   if (!ratio.has_data()) return false;
   if (ratio.n < kMinPairedRounds) return true;

@@ -76,6 +76,20 @@ bool NoiseFloorUsable(const Estimate& noise_floor);
 // the floor's offset is 2%).
 double NoiseMargin(const Estimate& noise_floor);
 
+// Policies closer than this (or than the noise floor, if wider) are one
+// choice: a difference of a few percent on one machine in one minute
+// reverses on the next (the sample trace's pick moved among three pools
+// 1-4% apart in three invocations), and the done-when of a pick is "within
+// 5% of the best". The verdict's rule (verdict/choice.h) and the race
+// (race.h) both use it: the race eliminates only what the verdict would
+// call slower, so which policies reach the verdict does not depend on how
+// tight the machine's load lets the intervals get.
+inline constexpr double kEquivalenceMargin = 0.05;
+
+// The margin of practical equivalence for a measured noise margin: the
+// larger of the two.
+double EquivalenceMargin(double noise_margin);
+
 // THE tie rule (fidelity/analysis.py's paired_tie is the same): given the
 // paired ratio of two policies' ns/op (the median over common rounds of one's
 // figure over the other's, with its 95% CI), they are tied when the CI

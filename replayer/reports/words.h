@@ -65,7 +65,7 @@ std::string NoiseWords(const TraceReport& t);
 // A noise floor (a reference against its second run set, paired by round)
 // in words: "std against its second run set reads 1.012x [0.990, 1.031]:
 // one allocator's two run sets 1.2% apart at the median, a margin of
-// practical equivalence of 5.0%" (choice.h: EquivalenceMargin), or why it
+// practical equivalence of 5.0%" (measure/stats.h: EquivalenceMargin), or why it
 // is not used.
 std::string NoiseFloorWords(const Estimate& floor, const std::string& reference,
                             const std::string& second);

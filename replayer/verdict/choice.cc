@@ -100,8 +100,6 @@ size_t FirstInOrder(const std::vector<ChoiceCandidate>& candidates,
 
 }  // namespace
 
-double EquivalenceMargin(double noise_margin) { return std::max(noise_margin, kEquivalenceMargin); }
-
 Choice Choose(const std::vector<ChoiceCandidate>& candidates, double noise_margin,
               double rss_slack) {
   Choice out;

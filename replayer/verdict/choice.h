@@ -18,7 +18,8 @@
 //     load, as a busy machine's few rounds widen every interval until the
 //     reference, first in the order, is "equivalent" to a policy 1.3x
 //     [1.01, 1.52] faster.
-//     The margin is the larger of the noise margin and kEquivalenceMargin;
+//     The margin is the larger of the noise margin and kEquivalenceMargin
+//     (measure/stats.h: EquivalenceMargin, which the race uses too);
 //     against a fastest that never frees its blocks, a candidate that frees
 //     gets kNeverFreesMargin if that is larger (summary.h). If the
 //     equivalent include one that frees, those that never free leave (a
@@ -45,16 +46,6 @@
 #include "alloctrace/replayer/verdict/summary.h"
 
 namespace alloctrace {
-
-// Policies closer than this (or than the noise floor, if wider) are one
-// choice: a difference of a few percent on one machine in one minute
-// reverses on the next (the sample trace's pick moved among three pools
-// 1-4% apart in three invocations), and the done-when of a pick is "within
-// 5% of the best".
-inline constexpr double kEquivalenceMargin = 0.05;
-
-// The margin of practical equivalence for a measured noise margin.
-double EquivalenceMargin(double noise_margin);
 
 struct ChoiceCandidate {
   std::string name;
