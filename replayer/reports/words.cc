@@ -391,7 +391,7 @@ std::string ReplayRank(const TraceReport* replay, const std::string& name) {
 
 std::string InSituStatusWords(const InSituPolicy& p) {
   if (!p.ok()) return absl::StrCat(WordOf(kRunStatusWords, p.status), ": ", p.failure);
-  if (p.eliminated) return absl::StrCat("eliminated by the race: ", p.stop_reason);
+  if (p.eliminated) return p.stop_reason;  // "eliminated after 4 runs: ..."
   return "ok";
 }
 
