@@ -137,9 +137,17 @@ void DecideInSitu(InSituSummary& s, const std::string& replay_pick, double rss_s
   s.rss_slack = rss_slack;
   s.fastest.clear();
   s.replay_pick = replay_pick.empty() ? "" : InSituNameOf(replay_pick, s.reference);
+  // The candidates: every policy that ran, but those the race eliminated
+  // (shown slower than its leader, perhaps after a single run 40x slower:
+  // not to be read as tied for want of rounds), as the replay's verdict.
   std::vector<size_t> ok;
   for (size_t i = 0; i < s.policies.size(); ++i) {
-    if (s.policies[i].ok()) ok.push_back(i);
+    if (s.policies[i].ok() && !s.policies[i].eliminated) ok.push_back(i);
+  }
+  if (ok.empty()) {  // (the race never eliminates the reference: not reached)
+    for (size_t i = 0; i < s.policies.size(); ++i) {
+      if (s.policies[i].ok()) ok.push_back(i);
+    }
   }
   if (ok.empty()) return;  // kNothingRan
   const double noise_margin = NoiseMargin(s.noise_floor);

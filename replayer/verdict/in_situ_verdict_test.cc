@@ -88,6 +88,22 @@ TEST(DecideInSituTest, ACandidateStoppedAfterTwoRunsIsNotTiedFastest) {
   EXPECT_EQ(s.fastest, std::vector<std::string>{"slab/mt/stack"});
 }
 
+// After one round every candidate is "tied" for want of rounds, but one
+// the race eliminated in that round (40x slower: a gross loser) was shown
+// slower: it is neither tied with the fastest nor a candidate.
+TEST(DecideInSituTest, ACandidateTheRaceEliminatedIsNotTiedFastest) {
+  InSituSummary s = Race({Runs("std", 1.00, /*reference=*/true, 1), Runs("mimalloc", 0.9, false, 1),
+                          Runs("slab/st/stack", 40.0, false, 1)});
+  s.policies[2].eliminated = true;
+  s.policies[2].stop_reason = "eliminated after 1 run: 40.0x slower than mimalloc";
+  DecideInSitu(s, "", 0.10);
+  EXPECT_TRUE(s.policies[0].tied_fastest);
+  EXPECT_TRUE(s.policies[1].tied_fastest);
+  EXPECT_FALSE(s.policies[2].tied_fastest);
+  EXPECT_EQ(s.fastest, (std::vector<std::string>{"mimalloc", "std"}));
+  EXPECT_EQ(s.recommended, "std");
+}
+
 // The rows are ordered by the ratio shown beside them, paired by round:
 // tcmalloc's 3 runs met a quiet machine (the lowest median) but it was
 // slower than std in each of its rounds.
