@@ -27,6 +27,18 @@ RoundsSettings TestSettings() {
   return s;
 }
 
+// Twelve rounds at most, looked at from the third; nobody is ever precise
+// and no budget runs out: only the race stops a contender early.
+RoundsSettings RaceOnly() {
+  RoundsSettings s = TestSettings();
+  s.race_min_runs = 3;
+  s.precision = 0.0001;
+  s.budget_seconds = 1000;
+  s.max_runs = 12;
+  s.total_budget_seconds = 0;
+  return s;
+}
+
 // A runner whose contender i takes seconds[i] per run, its figure in
 // proportion, with a steady wobble of 1% by round; every run is logged.
 class FakeRunner : public ContenderRunner {
@@ -103,12 +115,7 @@ TEST(RunRoundsTest, TheReferenceRunsInEveryRoundAnyoneRuns) {
 TEST(RunRoundsTest, TheRaceEliminatesTheClearlySlowerAndLetsTheLeaderRunOn) {
   std::vector<Contender> cs = Three();
   FakeRunner runner({0.01, 0.01, 0.005, 0.015});  // 3x: not a gross loser (race.h)
-  RoundsSettings s = TestSettings();
-  s.race_min_runs = 3;
-  s.precision = 0.0001;  // nobody is ever precise: only the race stops them
-  s.budget_seconds = 1000;
-  s.max_runs = 12;
-  s.total_budget_seconds = 0;
+  const RoundsSettings s = RaceOnly();
   RunRounds(cs, runner, s);
   EXPECT_TRUE(cs[3].eliminated);
   EXPECT_TRUE(absl::StartsWith(cs[3].stop_reason, "eliminated after 3 runs: 3.00x"))
@@ -126,12 +133,7 @@ TEST(RunRoundsTest, TheRaceKeepsWhatTheVerdictCallsEquallyFast) {
   std::vector<Contender> cs = Three();
   cs.emplace_back().name = "further";
   FakeRunner runner({0.01, 0.01, 0.005, 0.00515, 0.00535});
-  RoundsSettings s = TestSettings();
-  s.race_min_runs = 3;
-  s.precision = 0.0001;
-  s.budget_seconds = 1000;
-  s.max_runs = 12;
-  s.total_budget_seconds = 0;
+  const RoundsSettings s = RaceOnly();
   RunRounds(cs, runner, s);
   EXPECT_FALSE(cs[3].eliminated) << cs[3].stop_reason;
   EXPECT_EQ(cs[3].stop_reason, "--max_runs=12 reached");
