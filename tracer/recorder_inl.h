@@ -35,7 +35,6 @@ struct ThreadRing {
   uint64_t cached_tail = 0;           // the drainer's tail as last seen
   uint64_t generation = 0;            // the recording this ring belongs to
   std::atomic<uint32_t> in_event{0};  // 1 while an event is being written
-  uint32_t thread_id = 0;
   // Events in `stage` not yet copied into the ring. Written by the owning
   // thread, and by the thread that switches the recording to multi-thread
   // mode, which copies them while the owner waits (Recorder::FlushStage).
@@ -50,6 +49,10 @@ struct ThreadRing {
   alignas(64) std::atomic<uint64_t> tail{0};
   // Registry (under the recorder's lock).
   bool closed = false;  // the owning thread has exited
+  // The trace's thread id, read by the drainer. Off the producer's line:
+  // the drainer read it there for every event, and each read took the line
+  // away from the recording thread, which writes it for every event.
+  uint32_t thread_id = 0;
   alignas(64) RawEvent stage[kStageEvents];
   alignas(64) RawEvent events[kRingCapacity];
 };

@@ -185,23 +185,26 @@ size_t RingDrainer::Drain(bool final) {
     run_starts_.push_back(staging_.size());
     const uint64_t published = r->published.load(std::memory_order_acquire);
     uint64_t t = r->tail.load(std::memory_order_relaxed);
+    // Read once: Emit is a call, so r->thread_id in the loop is read again
+    // for every event.
+    const uint32_t thread = r->thread_id;
     // Unsequenced events come first in the global order.
     while (t < published) {
       const RawEvent& e = r->events[t & (kRingCapacity - 1)];
       if (e.seq != kUnsequenced) break;
-      Emit(r->thread_id, e);
+      Emit(thread, e);
       ++t;
     }
     if (merge_numbered) {
       for (; t < published; ++t) {
-        staging_.push_back({r->thread_id, r->events[t & (kRingCapacity - 1)]});
+        staging_.push_back({thread, r->events[t & (kRingCapacity - 1)]});
       }
     }
     // The last events of a thread that recorded alone, still in its stage:
     // the recording has stopped, so nothing writes there any more.
     if (final && t == published) {
       const uint32_t staged = r->staged.load(std::memory_order_acquire);
-      for (uint32_t i = 0; i < staged; ++i) Emit(r->thread_id, r->stage[i]);
+      for (uint32_t i = 0; i < staged; ++i) Emit(thread, r->stage[i]);
       taken += staged;
     }
     taken += t - r->tail.load(std::memory_order_relaxed);
