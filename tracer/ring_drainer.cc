@@ -82,15 +82,37 @@ void RingDrainer::Run() {
   const double cpu0 = ThreadCpuSeconds();
   auto last_flush = std::chrono::steady_clock::now();
   const auto flush_every = std::chrono::milliseconds(options_.flush_ms);
+  // The events drained since the drainer last went to sleep, and when that
+  // was: the rate the rings fill at.
+  uint64_t drained_since = 0;
+  auto slept_at = last_flush;
   while (true) {
     // Sleep only when there was nothing to do: under load the drainer
     // drains back to back.
     const size_t drained = Drain(/*final=*/false);
+    drained_since += drained;
     {
       std::unique_lock<std::mutex> l(mu_);
       if (stop_) break;
       if (drained == 0) {
-        cv_.wait_for(l, std::chrono::milliseconds(1), [this] { return wake_ || stop_; });
+        // Wake again when the rings hold about an eighth of a ring at the
+        // rate they filled since the last sleep, so that a recording
+        // thread need not wake the drainer: its wake is a system call,
+        // and on a virtual machine an idle CPU is halted and takes long
+        // to resume (the thread then waits for room).
+        const auto now = std::chrono::steady_clock::now();
+        auto sleep = std::chrono::microseconds(1000);
+        if (drained_since > 0) {
+          const double ns_per_event =
+              std::chrono::duration<double, std::nano>(now - slept_at).count() /
+              static_cast<double>(drained_since);
+          const double ns = ns_per_event * static_cast<double>(kRingCapacity / 8);
+          sleep = std::chrono::microseconds(
+              std::clamp<int64_t>(static_cast<int64_t>(ns / 1000), 50, 1000));
+        }
+        drained_since = 0;
+        slept_at = now;
+        cv_.wait_for(l, sleep, [this] { return wake_ || stop_; });
       }
       wake_ = false;
       if (stop_) break;
