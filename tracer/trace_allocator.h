@@ -63,6 +63,7 @@
 #include "absl/base/optimization.h"
 #include "alloctrace/base/bits.h"
 #include "alloctrace/tracer/arena_allocator.h"
+#include "alloctrace/tracer/handle_store.h"
 #include "alloctrace/tracer/policy_switch.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/ref_count.h"
@@ -125,8 +126,9 @@ class ArenaHandle {
     policy_switch::Resolve();
     const policy_switch::Ops* ops = policy_switch::Active();
     if (ops == nullptr) {
-      return new ArenaHandle(Recorder::Global().CreateArena(class_id), class_id, nullptr, nullptr,
-                             /*counted=*/true);
+      static_assert(sizeof(ArenaHandle) <= HandleStore::kBlockBytes);
+      return new (HandleStore::Take()) ArenaHandle(Recorder::Global().CreateArena(class_id),
+                                                   class_id, nullptr, nullptr, /*counted=*/true);
     }
     // Under an assignment, the policy of this arena's class.
     if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
@@ -159,11 +161,13 @@ class ArenaHandle {
   }
   void Unref() {
     if (counted_ && refs_.Unref()) {
-      if (ops_ == nullptr) {
+      if (ops_ == nullptr) {  // a recorded arena's: from the handle store
         Recorder::Global().DestroyArena(id_);
-      } else {
-        ops_->destroy_pool(pool_);
+        this->~ArenaHandle();
+        HandleStore::Give(this);
+        return;
       }
+      ops_->destroy_pool(pool_);
       delete this;
     }
   }
