@@ -174,15 +174,18 @@ RawEvent* Recorder::BeginEventSlow() {
     }
     // Single-thread mode needs room for a whole stage (BeginEvent).
     const uint64_t needed = multi_thread_.load(std::memory_order_relaxed) ? 1 : kStageEvents;
-    if (r->head + needed - r->cached_tail > kRingCapacity) {
+    if (r->head.load(std::memory_order_relaxed) + needed - r->cached_tail > kRingCapacity) {
       r->cached_tail = r->tail.load(std::memory_order_acquire);
-      if (r->head + needed - r->cached_tail > kRingCapacity) WaitForRoom(r, needed);
+      if (r->head.load(std::memory_order_relaxed) + needed - r->cached_tail > kRingCapacity) {
+        WaitForRoom(r, needed);
+      }
     }
     r->in_event.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     const bool single = !multi_thread_.load(std::memory_order_relaxed);
     if (r->generation != generation_.load(std::memory_order_relaxed) ||
-        r->head + (single ? kStageEvents : 1) - r->cached_tail > kRingCapacity ||
+        r->head.load(std::memory_order_relaxed) + (single ? kStageEvents : 1) - r->cached_tail >
+            kRingCapacity ||
         (!single && r->staged.load(std::memory_order_acquire) != 0)) {
       r->in_event.store(0, std::memory_order_release);
       continue;
@@ -193,7 +196,7 @@ RawEvent* Recorder::BeginEventSlow() {
       r->event_staged = true;
       e->seq = kUnsequenced;
     } else {
-      e = &r->events[r->head & (kRingCapacity - 1)];
+      e = &r->events[r->head.load(std::memory_order_relaxed) & (kRingCapacity - 1)];
       r->event_staged = false;
       e->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -205,7 +208,8 @@ RawEvent* Recorder::BeginEventSlow() {
 void Recorder::WaitForRoom(ThreadRing* r, uint64_t events) {
   using recorder_internal::kRingCapacity;
   WakeDrainer();
-  for (int spins = 0; r->head + events - r->cached_tail > kRingCapacity; ++spins) {
+  for (int spins = 0;
+       r->head.load(std::memory_order_relaxed) + events - r->cached_tail > kRingCapacity; ++spins) {
     if (r->generation != generation_.load(std::memory_order_acquire)) return;
     if (spins % 64 == 63) WakeDrainer();  // in case the drainer was asleep
     sched_yield();
@@ -234,12 +238,12 @@ bool Recorder::FlushStage(ThreadRing* r) {
   using recorder_internal::kWakeEvery;
   const uint32_t n = r->staged.load(std::memory_order_relaxed);
   if (n == 0) return false;
-  const uint64_t h = r->head;
+  const uint64_t h = r->head.load(std::memory_order_relaxed);
   const uint64_t at = h & (kRingCapacity - 1);
   const uint64_t first = std::min<uint64_t>(n, kRingCapacity - at);
   std::memcpy(&r->events[at], r->stage, first * sizeof(RawEvent));
   std::memcpy(&r->events[0], r->stage + first, (n - first) * sizeof(RawEvent));
-  r->head = h + n;
+  r->head.store(h + n, std::memory_order_relaxed);
   r->published.store(h + n, std::memory_order_release);
   r->staged.store(0, std::memory_order_release);
   return h / kWakeEvery != (h + n) / kWakeEvery;
@@ -247,7 +251,10 @@ bool Recorder::FlushStage(ThreadRing* r) {
 
 void Recorder::MaybeWakeDrainer(ThreadRing* r) {
   r->cached_tail = r->tail.load(std::memory_order_acquire);
-  if (r->head - r->cached_tail >= recorder_internal::kRingCapacity / 2) WakeDrainer();
+  if (r->head.load(std::memory_order_relaxed) - r->cached_tail >=
+      recorder_internal::kRingCapacity / 2) {
+    WakeDrainer();
+  }
 }
 
 void Recorder::WakeDrainer() {

@@ -31,7 +31,12 @@ inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
 // A single-producer (the owning thread), single-consumer (the drainer) ring.
 struct ThreadRing {
   // Producer side.
-  uint64_t head = 0;                  // next slot to fill
+  // Next slot to fill. Written by the owning thread, and by the thread
+  // that switches the recording to multi-thread mode while it copies the
+  // owner's stage; the owner may read it meanwhile outside an event (its
+  // check for room before it waits, done again inside the event), so it is
+  // atomic, all accesses relaxed (plain moves on x86-64).
+  std::atomic<uint64_t> head{0};
   uint64_t cached_tail = 0;           // the drainer's tail as last seen
   uint64_t generation = 0;            // the recording this ring belongs to
   std::atomic<uint32_t> in_event{0};  // 1 while an event is being written
@@ -76,7 +81,8 @@ inline RawEvent* Recorder::BeginEvent() {
   if (ABSL_PREDICT_TRUE(!multi_thread_.load(std::memory_order_relaxed))) {
     // Room for a whole stage, so copying it never waits (FlushStage).
     if (ABSL_PREDICT_FALSE(r->generation != generation_.load(std::memory_order_relaxed) ||
-                           r->head + kStageEvents - r->cached_tail > kRingCapacity)) {
+                           r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
+                               kRingCapacity)) {
       r->in_event.store(0, std::memory_order_release);
       return BeginEventSlow();
     }
@@ -88,11 +94,12 @@ inline RawEvent* Recorder::BeginEvent() {
     // thread: wait for it in the slow path.
     if (ABSL_PREDICT_FALSE(r->generation != generation_.load(std::memory_order_relaxed) ||
                            r->staged.load(std::memory_order_acquire) != 0 ||
-                           r->head - r->cached_tail >= kRingCapacity)) {
+                           r->head.load(std::memory_order_relaxed) - r->cached_tail >=
+                               kRingCapacity)) {
       r->in_event.store(0, std::memory_order_release);
       return BeginEventSlow();
     }
-    e = &r->events[r->head & (kRingCapacity - 1)];
+    e = &r->events[r->head.load(std::memory_order_relaxed) & (kRingCapacity - 1)];
     r->event_staged = false;
     e->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -114,7 +121,8 @@ inline void Recorder::EndEvent() {
     r->in_event.store(0, std::memory_order_release);
     return;
   }
-  const uint64_t h = ++r->head;
+  const uint64_t h = r->head.load(std::memory_order_relaxed) + 1;
+  r->head.store(h, std::memory_order_relaxed);
   r->published.store(h, std::memory_order_release);
   r->in_event.store(0, std::memory_order_release);
   if (ABSL_PREDICT_FALSE((h & (recorder_internal::kWakeEvery - 1)) == 0)) MaybeWakeDrainer(r);

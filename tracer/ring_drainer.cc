@@ -268,7 +268,7 @@ size_t RingDrainer::Drain(bool final) {
 }
 
 void LockedRings::Add(ThreadRing* ring) {
-  ring->head = 0;
+  ring->head.store(0, std::memory_order_relaxed);
   ring->cached_tail = 0;
   ring->staged.store(0);
   ring->published.store(0);
