@@ -185,7 +185,7 @@ class Recorder {
   RawEvent* BeginEventSlow();
   void WakeDrainer();
   // Every kWakeEvery events: wakes the drainer only if `ring` is half full
-  // (it also drains every millisecond on its own).
+  // (it also drains on its own, at least every millisecond).
   void MaybeWakeDrainer(recorder_internal::ThreadRing* ring);
   static uint64_t NowNs();
   // Waits until `ring` has room for `events` more (or the recording stops).

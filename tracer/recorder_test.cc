@@ -331,7 +331,7 @@ TEST(RecorderTest, ThreadLocalContainersFreedAtThreadExitAreRecorded) {
 
 // A thread that records alone keeps its last events in its stage; at its
 // exit they go to its ring, before the drainer frees the ring (a drain
-// every millisecond, so the wait below lets it).
+// at least every millisecond, so the wait below lets it).
 TEST(RecorderTest, ALoneThreadsLastEventsSurviveItsExit) {
   RecordingOptions o;
   o.path = TempPath("alone_exit.trace");

@@ -51,7 +51,7 @@ class RingDrainer {
 
   // Starts the draining thread. Its own allocations are never recorded.
   void StartThread();
-  // Asks the thread to drain now instead of at its next poll (1 ms).
+  // Asks the thread to drain now instead of at its next poll (at most 1 ms).
   void Wake();
   // Stops the thread, drains every ring, writes the footer (with
   // `dropped_events`) and fills `stats` (if not null). Returns the first
