@@ -44,13 +44,7 @@ void AtThreadExit(void* cache) {
   // destroying a container) sets the hook again, and it runs again.
   c.registered = false;
   // The rest of the thread's mapping, as free blocks.
-  for (; c.next != c.end; c.next += kBlockBytes) {
-    void* p = c.next;
-    *static_cast<void**>(p) = c.free.head;
-    if (c.free.head == nullptr) c.free.tail = p;
-    c.free.head = p;
-    ++c.free.count;
-  }
+  for (; c.next != c.end; c.next += kBlockBytes) Push(c.free, c.next);
   Shared& s = TheShared();
   std::lock_guard<std::mutex> l(s.mu);
   Splice(c.free, s.free);
@@ -77,12 +71,7 @@ void* TakeSlow(ThreadCache& c) {
     std::lock_guard<std::mutex> l(s.mu);
     Splice(s.free, c.free);
   }
-  if (void* p = c.free.head; p != nullptr) {
-    c.free.head = *static_cast<void**>(p);
-    if (c.free.head == nullptr) c.free.tail = nullptr;
-    --c.free.count;
-    return p;
-  }
+  if (void* p = Pop(c.free); p != nullptr) return p;
   void* m =
       mmap(nullptr, kMappingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();

@@ -40,6 +40,24 @@ struct FreeList {
   uint32_t count = 0;
 };
 
+inline void Push(FreeList& l, void* p) {
+  *static_cast<void**>(p) = l.head;
+  if (l.head == nullptr) l.tail = p;
+  l.head = p;
+  ++l.count;
+}
+
+// The list's first block, or nullptr.
+inline void* Pop(FreeList& l) {
+  void* p = l.head;
+  if (ABSL_PREDICT_TRUE(p != nullptr)) {
+    l.head = *static_cast<void**>(p);
+    if (l.head == nullptr) l.tail = nullptr;
+    --l.count;
+  }
+  return p;
+}
+
 // A thread's free blocks and the rest of its current mapping.
 struct ThreadCache {
   FreeList free;
@@ -49,7 +67,7 @@ struct ThreadCache {
 };
 
 // Trivially constructed, so reading it costs one TLS load; its exit hook
-// is set on first use (ThreadCacheSlow).
+// is set on first use (TakeSlow, GiveBack).
 inline thread_local ThreadCache tls_cache;
 
 void* TakeSlow(ThreadCache& c);
@@ -67,12 +85,7 @@ class HandleStore {
   // if no memory can be mapped.
   static void* Take() {
     handle_store_internal::ThreadCache& c = handle_store_internal::tls_cache;
-    if (void* p = c.free.head; ABSL_PREDICT_TRUE(p != nullptr)) {
-      c.free.head = *static_cast<void**>(p);
-      if (c.free.head == nullptr) c.free.tail = nullptr;
-      --c.free.count;
-      return p;
-    }
+    if (void* p = handle_store_internal::Pop(c.free); ABSL_PREDICT_TRUE(p != nullptr)) return p;
     if (ABSL_PREDICT_TRUE(c.next != c.end)) {
       void* p = c.next;
       c.next += kBlockBytes;
@@ -84,10 +97,8 @@ class HandleStore {
   // Returns a block from Take.
   static void Give(void* p) {
     handle_store_internal::ThreadCache& c = handle_store_internal::tls_cache;
-    *static_cast<void**>(p) = c.free.head;
-    if (c.free.head == nullptr) c.free.tail = p;
-    c.free.head = p;
-    if (ABSL_PREDICT_FALSE(++c.free.count > handle_store_internal::kMaxCached || !c.registered)) {
+    handle_store_internal::Push(c.free, p);
+    if (ABSL_PREDICT_FALSE(c.free.count > handle_store_internal::kMaxCached || !c.registered)) {
       handle_store_internal::GiveBack(c);
     }
   }
