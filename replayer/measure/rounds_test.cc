@@ -4,6 +4,7 @@
 #include "alloctrace/replayer/measure/rounds.h"
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "alloctrace/replayer/measure/stats.h"
 #include "gtest/gtest.h"
 
 namespace alloctrace {
@@ -255,6 +257,52 @@ TEST(RunRoundsTest, AStretchedBudgetReachesTenRoundsForThePoliciesLeft) {
   const RoundsResult to_cap = run(29, 10);
   EXPECT_EQ(to_cap.total_budget, 29);
   EXPECT_GT(to_cap.rounds, capped.rounds);
+}
+
+// The reference (0.25 s a run) and its second run set share a noise by
+// round (1 +- `noise`, median 1 over any few rounds); the leader takes
+// `fast`
+// seconds with the 1% wobble. Its figures are its seconds, as FakeRunner's.
+class NoisyReferenceRunner : public ContenderRunner {
+ public:
+  NoisyReferenceRunner(double fast, double noise) : fast_(fast), noise_(noise) {}
+  RunOutcome Run(size_t i, int round, const ChildLimits&, bool) override {
+    RunOutcome o;
+    // Spread evenly over the rounds (a step of 2.4 radians never repeats),
+    // so that any few rounds have a median near 1.
+    const double noise = 1 + noise_ * std::sin(2.4 * round);
+    const double t = i <= 1 ? 0.25 * noise : fast_ * (round % 2 ? 1.01 : 0.99);
+    o.figure = t * 1e6;
+    o.seconds = t;
+    return o;
+  }
+
+ private:
+  double fast_;
+  double noise_;
+};
+
+// A reference 1.25x the leader's time (at the median) that the budget's
+// rounds cannot yet show slower: the verdict would keep it for want of
+// rounds, so the budget stretches, a round at a time within its cap, until
+// they do. As fast as the leader, it stretches nothing.
+TEST(RunRoundsTest, TheBudgetStretchesWhileTheReferenceIsKeptOnlyForWantOfRounds) {
+  const auto run = [](double fast, double noise, std::vector<Contender>* cs) {
+    *cs = Three();
+    cs->pop_back();  // ref, noise, fast
+    NoisyReferenceRunner runner(fast, noise);
+    RoundsSettings s = RaceToTheCap(50);  // 4 s, 5 rounds or so
+    return RunRounds(*cs, runner, s);
+  };
+  std::vector<Contender> cs;
+  const RoundsResult slower_ref = run(0.2, 0.45, &cs);
+  EXPECT_GT(slower_ref.total_budget, 4);
+  EXPECT_LT(slower_ref.total_budget, 50);  // stopped once shown slower
+  const Estimate r = PairedRatio(cs[0].figures, cs[2].figures);
+  EXPECT_GT(r.lo, 1) << "after " << slower_ref.rounds << " rounds: " << r.median << " [" << r.lo
+                     << ", " << r.hi << "]";
+  const RoundsResult same = run(0.25, 0.01, &cs);
+  EXPECT_EQ(same.total_budget, 4);
 }
 
 // A long trace whose first round is cheap: 5 rounds at its pace (20 s)
