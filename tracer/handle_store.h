@@ -30,7 +30,7 @@
 namespace alloctrace {
 namespace handle_store_internal {
 
-inline constexpr size_t kBlockBytes = 64;
+inline constexpr size_t kBlockBytes = 16;
 inline constexpr uint32_t kMaxCached = 4096;
 
 // A list of free blocks, linked through their first word.

@@ -89,10 +89,18 @@ struct ClassOf {
   }
 };
 
+class ServedHandle;
+
 // The shared identity of one allocator instance and all its copies: its
 // arena id when recording, or the policy and pool that serve it when the
-// switch chose one (ops_ non-null; then nothing is recorded).
-// Not allocated through a TraceAllocator, so never recorded itself.
+// switch chose one (a ServedHandle; then nothing is recorded). Not
+// allocated through a TraceAllocator, so never recorded itself.
+//
+// A recorded arena's handle is this class alone, 16 bytes (mode, count, id,
+// class), from the handle store (HandleStore): a program that makes a
+// container per string or per node has as many handles live as
+// containers, and each container's destruction reads its handle, so the
+// fewer lines they take, the fewer of those reads miss the cache.
 //
 // Under std and `single` policies every arena of a policy is served alike,
 // so all share one handle that is never destroyed and counts no references
@@ -107,7 +115,7 @@ class ArenaHandle {
   enum class Mode : uint8_t {
     kRecord,  // ::operator new / delete, recorded
     kStd,     // ::operator new / delete, inline, as std::allocator
-    kPool,    // ops_->allocate / deallocate over pool_
+    kPool,    // ops()->allocate / deallocate over pool()
   };
 
   // The handle of a new arena of ClassT (ClassOf). Inline and one load
@@ -122,105 +130,150 @@ class ArenaHandle {
     return Create(ClassT::Id(), ClassT::kName);
   }
 
-  static ArenaHandle* Create(uint32_t class_id, std::string_view class_name) {
-    policy_switch::Resolve();
-    const policy_switch::Ops* ops = policy_switch::Active();
-    if (ops == nullptr) {
-      static_assert(sizeof(ArenaHandle) <= HandleStore::kBlockBytes);
-      return new (HandleStore::Take()) ArenaHandle(Recorder::Global().CreateArena(class_id),
-                                                   class_id, nullptr, nullptr, /*counted=*/true);
-    }
-    // Under an assignment, the policy of this arena's class.
-    if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
-      ops = a->For(class_id, class_name);
-    }
-    if (!ops->pool_per_instance) {
-      ArenaHandle* h = Shared(ops);
-      // One policy for every class: later arenas take h without asking.
-      if (policy_switch::Assigned() == nullptr)
-        policy_switch::internal::every_arena.store(h, std::memory_order_release);
-      return h;
-    }
-    return new ArenaHandle(0, 0, ops, ops->make_pool(class_name), /*counted=*/true);
-  }
+  static inline ArenaHandle* Create(uint32_t class_id, std::string_view class_name);
   // Arena 0, "no container": a global heap such as plain new or make_shared.
   // Never destroyed (nor its pool).
-  static ArenaHandle* NoArena() {
-    static ArenaHandle* const kNoArena = [] {
-      policy_switch::Resolve();
-      const policy_switch::Ops* ops = policy_switch::Active();
-      return new ArenaHandle(0, 0, ops, ops != nullptr ? ops->make_pool({}) : nullptr,
-                             /*counted=*/false);
-    }();
-    return kNoArena;
-  }
+  static inline ArenaHandle* NoArena();
   // Counted without locked instructions in a single-threaded program
   // (ref_count.h).
   void Ref() {
     if (counted_) refs_.Ref();
   }
-  void Unref() {
-    if (counted_ && refs_.Unref()) {
-      if (ops_ == nullptr) {  // a recorded arena's: from the handle store
-        Recorder::Global().DestroyArena(id_);
-        this->~ArenaHandle();
-        HandleStore::Give(this);
-        return;
-      }
-      ops_->destroy_pool(pool_);
-      delete this;
-    }
-  }
+  inline void Unref();
   Mode mode() const { return mode_; }
   uint32_t id() const { return id_; }
   // Its class (Recorder::RegisterClass); 0 for arena 0 and under the switch.
   uint32_t class_id() const { return class_id_; }
   // nullptr: recording. Otherwise the policy serving this arena from pool().
-  const policy_switch::Ops* ops() const { return ops_; }
-  void* pool() const { return pool_; }
-  // ops()->allocate and ->deallocate, kept here: one load less per call.
-  void* Allocate(size_t bytes, size_t align) const { return allocate_(pool_, bytes, align); }
-  void Deallocate(void* p, size_t bytes, size_t align) const {
-    deallocate_(pool_, p, bytes, align);
-  }
+  inline const policy_switch::Ops* ops() const;
+  inline void* pool() const;
+  // ops()->allocate and ->deallocate (mode kPool only).
+  inline void* Allocate(size_t bytes, size_t align) const;
+  inline void Deallocate(void* p, size_t bytes, size_t align) const;
+
+ protected:
+  ArenaHandle(Mode mode, bool counted, uint32_t id, uint32_t class_id)
+      : mode_(mode), counted_(counted), id_(id), class_id_(class_id) {}
+  ~ArenaHandle() = default;
 
  private:
-  ArenaHandle(uint32_t id, uint32_t class_id, const policy_switch::Ops* ops, void* pool,
-              bool counted)
-      : mode_(ops == nullptr ? Mode::kRecord
-              : ops->is_std  ? Mode::kStd
-                             : Mode::kPool),
-        counted_(counted),
-        id_(id),
-        class_id_(class_id),
-        ops_(ops),
-        pool_(pool),
-        allocate_(ops != nullptr ? ops->allocate : nullptr),
-        deallocate_(ops != nullptr ? ops->deallocate : nullptr) {}
-
   // The one handle of every arena of `ops` (std or a `single` policy).
-  static ArenaHandle* Shared(const policy_switch::Ops* ops) {
-    void* h = ops->shared_arena->load(std::memory_order_acquire);
-    if (ABSL_PREDICT_TRUE(h != nullptr)) return static_cast<ArenaHandle*>(h);
-    auto* fresh = new ArenaHandle(0, 0, ops, ops->make_pool({}), /*counted=*/false);
-    if (ops->shared_arena->compare_exchange_strong(h, fresh, std::memory_order_acq_rel,
-                                                   std::memory_order_acquire)) {
-      return fresh;
-    }
-    delete fresh;  // another thread's won; the pool is the process's, not fresh's
-    return static_cast<ArenaHandle*>(h);
-  }
+  static inline ArenaHandle* Shared(const policy_switch::Ops* ops);
+  const ServedHandle* served() const;
 
   const Mode mode_;
   const bool counted_;  // false: shared or arena 0, never destroyed
   RefCount refs_;
   const uint32_t id_;
   const uint32_t class_id_;
+};
+static_assert(sizeof(ArenaHandle) == 16);
+
+// The handle of an arena a policy serves (ALLOCTRACE_POLICY), or of arena 0.
+class ServedHandle final : public ArenaHandle {
+ public:
+  ServedHandle(const policy_switch::Ops* ops, void* pool, bool counted)
+      : ArenaHandle(ops == nullptr ? Mode::kRecord
+                    : ops->is_std  ? Mode::kStd
+                                   : Mode::kPool,
+                    counted, 0, 0),
+        ops_(ops),
+        pool_(pool),
+        allocate_(ops != nullptr ? ops->allocate : nullptr),
+        deallocate_(ops != nullptr ? ops->deallocate : nullptr) {}
+
+ private:
+  friend class ArenaHandle;
+
   const policy_switch::Ops* const ops_;
   void* const pool_;
+  // ops_->allocate and ->deallocate, kept here: one load less per call.
   void* (*const allocate_)(void* pool, size_t bytes, size_t align);
   void (*const deallocate_)(void* pool, void* p, size_t bytes, size_t align);
 };
+
+// A recorded arena's handle: the base alone, from the handle store.
+class RecordedHandle final : public ArenaHandle {
+ public:
+  RecordedHandle(uint32_t id, uint32_t class_id)
+      : ArenaHandle(Mode::kRecord, /*counted=*/true, id, class_id) {}
+};
+static_assert(sizeof(RecordedHandle) <= HandleStore::kBlockBytes);
+
+inline const ServedHandle* ArenaHandle::served() const {
+  return static_cast<const ServedHandle*>(this);
+}
+
+ArenaHandle* ArenaHandle::Create(uint32_t class_id, std::string_view class_name) {
+  policy_switch::Resolve();
+  const policy_switch::Ops* ops = policy_switch::Active();
+  if (ops == nullptr) {
+    return new (HandleStore::Take())
+        RecordedHandle(Recorder::Global().CreateArena(class_id), class_id);
+  }
+  // Under an assignment, the policy of this arena's class.
+  if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
+    ops = a->For(class_id, class_name);
+  }
+  if (!ops->pool_per_instance) {
+    ArenaHandle* h = Shared(ops);
+    // One policy for every class: later arenas take h without asking.
+    if (policy_switch::Assigned() == nullptr)
+      policy_switch::internal::every_arena.store(h, std::memory_order_release);
+    return h;
+  }
+  return new ServedHandle(ops, ops->make_pool(class_name), /*counted=*/true);
+}
+
+ArenaHandle* ArenaHandle::NoArena() {
+  static ArenaHandle* const kNoArena = [] {
+    policy_switch::Resolve();
+    const policy_switch::Ops* ops = policy_switch::Active();
+    return new ServedHandle(ops, ops != nullptr ? ops->make_pool({}) : nullptr,
+                            /*counted=*/false);
+  }();
+  return kNoArena;
+}
+
+void ArenaHandle::Unref() {
+  if (counted_ && refs_.Unref()) {
+    if (mode_ == Mode::kRecord) {  // a recorded arena's: from the handle store
+      Recorder::Global().DestroyArena(id_);
+      auto* self = static_cast<RecordedHandle*>(this);
+      self->~RecordedHandle();
+      HandleStore::Give(self);
+      return;
+    }
+    const ServedHandle* self = served();
+    self->ops_->destroy_pool(self->pool_);
+    delete self;
+  }
+}
+
+const policy_switch::Ops* ArenaHandle::ops() const {
+  return mode_ == Mode::kRecord ? nullptr : served()->ops_;
+}
+void* ArenaHandle::pool() const { return mode_ == Mode::kRecord ? nullptr : served()->pool_; }
+void* ArenaHandle::Allocate(size_t bytes, size_t align) const {
+  return served()->allocate_(served()->pool_, bytes, align);
+}
+void ArenaHandle::Deallocate(void* p, size_t bytes, size_t align) const {
+  served()->deallocate_(served()->pool_, p, bytes, align);
+}
+
+ArenaHandle* ArenaHandle::Shared(const policy_switch::Ops* ops) {
+  void* h = ops->shared_arena->load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(h != nullptr)) return static_cast<ArenaHandle*>(h);
+  auto* fresh = new ServedHandle(ops, ops->make_pool({}), /*counted=*/false);
+  ArenaHandle* as_base = fresh;
+  void* expected = h;
+  if (ops->shared_arena->compare_exchange_strong(expected, as_base, std::memory_order_acq_rel,
+                                                 std::memory_order_acquire)) {
+    return fresh;
+  }
+  delete fresh;  // another thread's won; the pool is the process's, not fresh's
+  return static_cast<ArenaHandle*>(expected);
+}
 
 }  // namespace trace_allocator_internal
 
