@@ -85,6 +85,21 @@ class AddressMap {
   }
   size_t size() const { return size_; }
 
+  // Starts loading `address`'s slot into the cache (where its leaf is in
+  // the directory last used): a writer that knows its next events calls it
+  // some events ahead of their Erase, which otherwise waits for a line last
+  // touched when the block was allocated. A hint; the map is unchanged.
+  // Always inline: GCC finds a function whose only effect is a prefetch
+  // pure, and deletes a call to it whose result is unused.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Prefetch(uint64_t address) const {
+    if ((address >> kTopShift) != last_top_ || (address & (kGranule - 1))) return;
+    const Leaf* leaf =
+        last_dir_->leaves[(address >> kDirectoryShift) & ((1 << kDirectoryBits) - 1)].get();
+    if (leaf != nullptr) {
+      __builtin_prefetch(&leaf->slots[(address >> kLeafShift) & ((1 << kLeafBits) - 1)], 1);
+    }
+  }
+
  private:
   static constexpr uint64_t kGranule = 16;
   static constexpr int kLeafBits = 12;       // slots per leaf: 64 KiB of address

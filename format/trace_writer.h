@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -51,6 +52,15 @@ class TraceWriter {
   // DefineStack (0: none; an id never defined is written as 0).
   void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape,
              uint32_t site = 0);
+  // Hints: an event a few from now frees (or reallocates) `address`, or
+  // names the caller's arena `raw_arena`; what it will look up starts
+  // loading into the cache. Always inline (AddressMap::Prefetch).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void PrefetchAddress(uint64_t address) const {
+    live_.Prefetch(address);
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void PrefetchArena(uint32_t raw_arena) const {
+    arena_ids_.Prefetch(raw_arena);
+  }
   // Returns false (and writes nothing) if `address` is not live.
   bool Free(uint32_t thread, uint32_t arena, uint64_t address);
   // Frees old_address (if live) and allocates new_address with `shape`.
