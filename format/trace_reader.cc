@@ -1,12 +1,31 @@
 #include "alloctrace/format/trace_reader.h"
 
+#include <fstream>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/stubs/logging.h"
 
 namespace alloctrace {
+namespace {
+
+// Whether the first bytes of `path` hold the trace magic: a file whose
+// first packet is cut or does not parse is then a damaged trace, not
+// another kind of file.
+bool StartsWithMagic(const std::string& path) {
+  char head[64] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  return absl::StrContains(absl::string_view(head, static_cast<size_t>(in.gcount())), kTraceMagic);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
+  // A damaged string field would make protobuf log an error of its own
+  // before the reader says what is wrong and where.
+  google::protobuf::LogSilencer quiet;
   absl::StatusOr<std::unique_ptr<PacketReader>> packets = PacketReader::Open(path);
   if (!packets.ok()) return packets.status();
   std::unique_ptr<TraceReader> reader(new TraceReader(*std::move(packets)));
@@ -20,8 +39,17 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         path, ": not an alloctrace trace (", got.status().message().substr(path.size() + 2), ")"));
   }
   proto::Packet& packet = reader->packet_;
+  if (!*got && !in.cut_short().empty() && StartsWithMagic(path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": truncated inside its header: ", in.cut_short()));
+  }
   if (!*got || !packet.ParseFromArray(in.packet().data(), static_cast<int>(in.packet().size())) ||
       !packet.has_header() || packet.header().magic() != kTraceMagic) {
+    if (*got && StartsWithMagic(path)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": damaged header: the packet at byte 0 (", in.packet().size(),
+          " bytes) names the trace magic but does not parse as a header (a changed byte?)"));
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": not an alloctrace trace (byte 0 does not start a header packet with magic \"",
         kTraceMagic, "\")"));
@@ -101,6 +129,7 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
 }
 
 absl::StatusOr<bool> TraceReader::NextChunkColumns() {
+  google::protobuf::LogSilencer quiet;  // as in Open
   while (!done_) {
     absl::StatusOr<bool> got = packets_->Next();
     if (!got.ok()) return got.status();

@@ -103,6 +103,13 @@ int main(int argc, char** argv) {
                               : alloctrace::FormatTraceStatsText(*stats);
   if (const int code = WriteOut(out); code != 0) return code;
   if (!stats->has_footer) {
+    // A trace cut short inside its first chunk holds nothing to show but
+    // its header: an error, not a warning.
+    if (stats->chunks == 0) {
+      std::fprintf(stderr, "inspect: %s: truncated: %s; no complete chunk before the cut\n",
+                   args[1], stats->cut_short.c_str());
+      return 1;
+    }
     std::fprintf(stderr, "inspect: warning: %s\n", stats->cut_short.c_str());
   }
   return 0;

@@ -209,6 +209,11 @@ absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const Replay
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(ResolveUserPath(path));
   if (!p.ok()) return p.status();
   t.program = *std::move(p);
+  if (!t.program.cut_short.empty() && t.program.ops.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": truncated: ", t.program.cut_short,
+                     "; no complete chunk before the cut, nothing to replay"));
+  }
   if (!t.program.cut_short.empty()) {
     std::fprintf(stderr, "replayer: warning: %s: %s; replaying the %llu complete events\n",
                  t.program.path.c_str(), t.program.cut_short.c_str(),

@@ -147,6 +147,10 @@ std::string VerdictNotesHtml(const HtmlTrace& t) {
   if (!t.caution.empty()) {
     absl::StrAppend(&o, "<p class=\"bad\"><strong>Caution:</strong> ", Escape(t.caution), ".</p>");
   }
+  if (!t.incomplete.empty()) {
+    absl::StrAppend(&o, "<p class=\"bad\"><strong>Incomplete:</strong> ", Escape(t.incomplete),
+                    ".</p>");
+  }
   if (!t.if_instrumented.empty()) {
     absl::StrAppend(&o, "<p class=\"note\">If instrumented: ", Escape(t.if_instrumented), ".</p>");
   }

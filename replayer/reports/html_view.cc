@@ -84,6 +84,7 @@ HtmlTrace HtmlViewOf(const TraceReport& report, const ReplayProgram& program,
   t.sampling = SamplingWords(report);
   t.provisional = ProvisionalWords(report);
   t.caution = CautionWords(report);
+  t.incomplete = IncompleteWords(report);
   t.per_container = report.per_container;
   {
     const std::vector<std::string>& fastest = report.verdict.fastest;

@@ -214,6 +214,7 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
       ", \"passed_over\": ", passed_over.empty() ? "null" : JsonString(passed_over),
       ", \"provisional\": ", ProvisionalWords(t).empty() ? "null" : JsonString(ProvisionalWords(t)),
       ", \"caution\": ", CautionWords(t).empty() ? "null" : JsonString(CautionWords(t)),
+      ", \"incomplete\": ", IncompleteWords(t).empty() ? "null" : JsonString(IncompleteWords(t)),
       ", \"sentence\": ", JsonString(t.no_memory_ops() ? NoOpsLine(t) : ReportSentence(t, ctx)),
       ", \"adopt\": ", v.recommended.empty() ? "null" : JsonAdopt(v.recommended, v.adopt),
       ", \"program_estimate\": ", JsonProgram(t), ", \"if_instrumented\": ",

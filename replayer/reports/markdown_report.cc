@@ -162,6 +162,9 @@ std::string TraceSection(const TraceReport& t, const ReportContext& ctx) {
   if (const std::string c = CautionWords(t); !c.empty()) {
     absl::StrAppend(&o, "**Caution:** ", c, ".\n\n");
   }
+  if (const std::string w = IncompleteWords(t); !w.empty()) {
+    absl::StrAppend(&o, "**Incomplete:** ", w, ".\n\n");
+  }
   if (!t.verdict.recommended.empty()) {
     absl::StrAppend(&o, "**In the program's terms:** ", ProgramWords(t), ".\n\n");
   }

@@ -96,6 +96,7 @@ struct HtmlTrace {
   std::string sampling;          // SamplingWords
   std::string provisional;       // ProvisionalWords
   std::string caution;           // CautionWords
+  std::string incomplete;        // IncompleteWords
   std::string in_program_terms;  // ProgramWords, if a policy is recommended
   std::string if_instrumented;   // IfInstrumentedWords
   // With --per_container: the verdict per container (null otherwise).

@@ -63,6 +63,7 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
     if (const std::string d = DisagreementWords(t); !d.empty()) line("disagree:", d);
     if (const std::string p = ProvisionalWords(t); !p.empty()) line("PROVISIONAL:", p);
     if (const std::string c = CautionWords(t); !c.empty()) line("caution:", c);
+    if (const std::string w = IncompleteWords(t); !w.empty()) line("INCOMPLETE:", w);
     if (const std::string m = MeasuredInProgramWords(t); !m.empty()) {
       line("program:", m);
     } else {

@@ -115,6 +115,7 @@ std::string PassWords(const ReportContext& ctx, TimingClock clock) {
 }
 
 std::string NoOpsLine(const TraceReport& t) {
+  if (t.trace.arena_events == 0) return "no events in this trace: nothing to time, nothing ranked";
   return absl::StrCat("no memory operations in this trace (", t.trace.arena_events,
                       " arena events only): nothing to time, nothing ranked");
 }
@@ -163,6 +164,13 @@ std::string DisturbanceWords(const TraceReport& t) {
     absl::StrAppend(&s, " (re-runs stopped at a tenth of the runs)");
   }
   return s;
+}
+
+std::string IncompleteWords(const TraceReport& t) {
+  if (t.trace.cut_short.empty()) return "";
+  return absl::StrCat("the trace ends early (", t.trace.cut_short, "): this verdict rests on its ",
+                      t.trace.memory_ops,
+                      " memory ops recorded before the cut, not on the whole recording");
 }
 
 std::string ProvisionalWords(const TraceReport& t) {

@@ -95,6 +95,10 @@ std::string HeapWords(const PerContainerVerdict& v);
 inline constexpr double kActionableHalfWidth = 0.10;
 std::string ProvisionalWords(const TraceReport& t);
 
+// A trace whose recording was cut short: what the verdict rests on (its
+// complete chunks, before the cut). "" if the trace is complete.
+std::string IncompleteWords(const TraceReport& t);
+
 // Where the replay is known to misjudge (docs/fidelity.md), so the verdict
 // says to confirm in the program: a per-thread replay in which at least
 // kHandOffShare of the memory ops free an object another thread allocated

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -536,6 +537,37 @@ TEST(ReplayerTest, TraceWithNoMemoryOpsSaysSoAndRanksNothing) {
   EXPECT_EQ(o.out.find("recommended"), std::string::npos) << o.out;
 }
 
+// A recording cut short after some chunks: those are replayed, and the
+// verdict says it rests on them alone, in every format.
+TEST(ReplayerTest, ATraceCutShortIsReplayedAsFarAsItGoesAndTheVerdictSaysSo) {
+  const std::string path = absl::StrCat(testing::TempDir(), "/cut_short.trace");
+  {
+    std::ifstream in("traces/records_by_value.trace", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), 5000u);
+    std::ofstream(path, std::ios::binary) << bytes.substr(0, 5000);
+  }
+  const std::string flags = absl::StrCat(kOneRun, " --policies=malloc,slab/st/single ");
+  const Output table = RunReplayer(flags + path);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.err.find("replaying the 3310 complete events"), std::string::npos) << table.err;
+  EXPECT_NE(table.out.find("  INCOMPLETE:   the trace ends early (file ends inside the packet at "
+                           "byte 4699"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("rests on its 3035\n                memory ops recorded before the cut"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("the trace ends before its footer"), std::string::npos) << table.out;
+  const Output json = RunReplayer(flags + "--format=json " + path);
+  EXPECT_NE(json.out.find("\"incomplete\": \"the trace ends early"), std::string::npos) << json.out;
+  const Output md = RunReplayer(flags + "--format=markdown " + path);
+  EXPECT_NE(md.out.find("**Incomplete:** the trace ends early"), std::string::npos) << md.out;
+  // A complete trace has none of it.
+  const Output whole = RunReplayer(flags + "--format=json traces/records_by_value.trace");
+  EXPECT_NE(whole.out.find("\"incomplete\": null"), std::string::npos) << whole.out;
+}
+
 // A whole-program capture has one arena: a per-container pool policy gets
 // one pool in the replay, and every report says so; a workload trace whose
 // containers are arenas of their own does not get the note.
@@ -578,12 +610,23 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
     std::ofstream(dir + "/garbage.trace") << "this is not a trace";
     std::ifstream in("traces/simple_map.trace", std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Cut inside its one chunk: no complete chunk, nothing to replay.
+    std::ofstream(dir + "/cut_in_first_chunk.trace", std::ios::binary) << bytes.substr(0, 1000);
+    // Four bytes changed after the magic: a header that does not parse.
+    std::string damaged = bytes;
+    damaged.replace(20, 4, "\xff\xff\xff\xff");
+    std::ofstream(dir + "/damaged_header.trace", std::ios::binary) << damaged;
     bytes[bytes.size() / 2] ^= 0x40;
     std::ofstream(dir + "/flipped.trace", std::ios::binary) << bytes;
   }
   const Case cases[] = {
       {"traces/no_such.trace", 1, "traces/no_such.trace: cannot open trace"},
       {dir + "/garbage.trace", 1, "not an alloctrace trace"},
+      {dir + "/damaged_header.trace", 1,
+       "damaged_header.trace: damaged header: the packet at byte 0 (134 bytes) names the trace "
+       "magic but does not parse"},
+      {dir + "/cut_in_first_chunk.trace", 1,
+       "cut_in_first_chunk.trace: truncated: file ends inside the packet at byte 137 (859 of "},
       {"--policies=nosuch traces/single.trace", 2, "nosuch"},
       // Usage errors exit 2 (not Abseil's 1) and suggest the nearest name.
       {"--polices=slab traces/single.trace", 2,
@@ -613,6 +656,8 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
     EXPECT_EQ(o.exit_code, c.code) << c.args << "\n" << o.err;
     EXPECT_NE(o.err.find(c.message), std::string::npos) << c.args << "\ngot: " << o.err;
     EXPECT_TRUE(o.out.empty()) << c.args;
+    // One line: the replayer's, no library's before it.
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\ngot: " << o.err;
   }
   // A flipped byte: an error naming the byte offset, or (if the flip lands
   // somewhere harmless) a clean run; never a crash.

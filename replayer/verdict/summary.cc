@@ -385,7 +385,9 @@ ProgramEstimate EstimateForProgram(const TraceReport& t) {
     if (p.name == v.recommended) rec = &p;
   }
   if (recorded_seconds <= 0) {
-    e.why_not = "the trace does not say how long its recording ran";
+    e.why_not = t.trace.cut_short.empty()
+                    ? "the trace does not say how long its recording ran"
+                    : "the trace ends before its footer, which says how long the recording ran";
   } else if (t.trace.threads > 1) {
     e.why_not = absl::StrCat("the trace has ", t.trace.threads,
                              " threads, whose allocator time overlaps in the program");
