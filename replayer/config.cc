@@ -299,11 +299,18 @@ absl::Status ParseChildBounds(ReplayerConfig& c) {
   c.memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
   c.memory_limit_factor = absl::GetFlag(FLAGS_memory_limit_factor);
   c.memory_limit_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
-  if (!(c.run_timeout_seconds >= 0) || !(c.memory_limit_mb >= -1) ||
-      !(c.memory_limit_factor >= 0) || !(c.memory_limit_floor_mb >= 0)) {
-    return Usage(
-        "--run_timeout, --memory_limit_factor and --memory_limit_floor_mb must be >= 0, "
-        "--memory_limit_mb >= -1");
+  if (!(c.run_timeout_seconds >= 0)) {
+    return Usage("--run_timeout=", c.run_timeout_seconds, ": must be >= 0 (0: from the trace)");
+  }
+  if (!(c.memory_limit_mb >= -1)) {
+    return Usage("--memory_limit_mb=", c.memory_limit_mb,
+                 ": must be >= 0 (0: from the trace), or -1 (no limit)");
+  }
+  if (!(c.memory_limit_factor >= 0)) {
+    return Usage("--memory_limit_factor=", c.memory_limit_factor, ": must be >= 0");
+  }
+  if (!(c.memory_limit_floor_mb >= 0)) {
+    return Usage("--memory_limit_floor_mb=", c.memory_limit_floor_mb, ": must be >= 0");
   }
   return absl::OkStatus();
 }
@@ -317,6 +324,11 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.quiet = absl::GetFlag(FLAGS_quiet);
   c.measure.progress_lines = absl::GetFlag(FLAGS_progress_lines) && !c.quiet;
   c.confirm = absl::GetFlag(FLAGS_confirm);
+  if (!(c.confirm >= 0 && c.confirm <= 100)) {
+    return Usage("--confirm=", c.confirm,
+                 ": must be 0 to 100 (how many of the replay's fastest join the search in the "
+                 "program; 0: 3)");
+  }
   c.in_situ = absl::GetFlag(FLAGS_in_situ);
   c.per_container = absl::GetFlag(FLAGS_per_container);
   const double min_share = absl::GetFlag(FLAGS_min_share);

@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/did_you_mean.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/stdlib_name.h"
 #include "alloctrace/tracer/workloads/workloads.h"
@@ -147,6 +148,9 @@ int Run(int argc, char** argv) {
   if (info == nullptr) {
     std::vector<std::string> names;
     for (const WorkloadInfo& w : AllWorkloads()) names.push_back(Str(w.name));
+    if (const std::string near = NearestName(name, names); !near.empty()) {
+      return UsageError(absl::StrCat("unknown workload '", name, "'; did you mean ", near, "?"));
+    }
     return UsageError(
         absl::StrCat("unknown workload '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
   }

@@ -646,6 +646,10 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--rank_by=best traces/single.trace", 2, "--rank_by=best"},
       {"--touch=some traces/single.trace", 2, "--touch=some"},
       {"--format=xml traces/single.trace", 2, "--format=xml"},
+      {"--confirm=-2 traces/single.trace", 2, "replayer: --confirm=-2: must be 0 to 100"},
+      {"--run_timeout=-1 traces/single.trace", 2, "replayer: --run_timeout=-1: must be >= 0"},
+      {"--memory_limit_mb=-5 traces/single.trace", 2,
+       "replayer: --memory_limit_mb=-5: must be >= 0 (0: from the trace), or -1 (no limit)"},
       {"", 2, "no trace file given"},
       {"--out=/nonexistent/dir/x.csv --policies=malloc --min_runs=1 --max_runs=1 "
        "traces/single.trace",

@@ -280,6 +280,13 @@ ChildSpec ProgramSpec(const Request& request, const char* argv0) {
   if (::unlink(request.out.c_str()) != 0 && errno != ENOENT) {
     Fail(absl::StrCat("cannot replace ", request.out, ": ", std::strerror(errno)));
   }
+  // Where the trace goes must take a file before the program runs: a
+  // program's run may be long, or not repeatable.
+  const std::string dir = request.out.substr(0, request.out.rfind('/') + 1);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    Fail(absl::StrCat("cannot write ", request.out, ": ", dir, ": ", std::strerror(errno),
+                      "; nothing run"));
+  }
   ChildSpec spec;
   spec.path = *path;
   spec.argv = request.program;  // argv[0] as typed, as a shell would give it

@@ -200,6 +200,16 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
   r = RunCommand({CaptureBin(), "--out=x.trace", "--wrokload=w", "--", "true"});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
   EXPECT_EQ(r.output, "capture: unknown flag --wrokload; did you mean --workload?\n");
+
+  // Where the trace cannot go, the program is not run.
+  const std::string ran = TempDir("usage") + "/ran";
+  r = RunCommand({CaptureBin(), "--out=/nonexistent-alloctrace/x.trace", "--", "touch", ran});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output,
+            "capture: cannot write /nonexistent-alloctrace/x.trace: /nonexistent-alloctrace/: No "
+            "such file or directory; nothing run\n");
+  struct stat st;
+  EXPECT_NE(stat(ran.c_str(), &st), 0) << "the program ran";
 }
 
 TEST(CaptureToolTest, HelpListsTheFlags) {
