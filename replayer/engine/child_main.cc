@@ -73,12 +73,12 @@ int Serve(const RunnablePolicy& policy, const std::string& preload, const Replay
           const std::optional<ThreadScheduleView>& schedule, const RunOptions& options,
           int command_fd, int result_fd) {
   RunResult r;
-  r.error = PreloadError(preload);
-  if (r.error.empty() &&
+  r.error.words = PreloadError(preload);
+  if (!r.error.failed() &&
       (schedule ? policy.serve_thread_windows == nullptr : policy.serve_windows == nullptr)) {
-    r.error = "it cannot serve windows";
+    r.error.words = "it cannot serve windows";
   }
-  if (r.error.empty()) {
+  if (!r.error.failed()) {
     try {
       if (schedule) {
         return policy.serve_thread_windows(program, *schedule, options, command_fd, result_fd);
@@ -86,9 +86,9 @@ int Serve(const RunnablePolicy& policy, const std::string& preload, const Replay
       return policy.serve_windows(program, options, command_fd, result_fd);
     } catch (const std::bad_alloc&) {
       const std::string limit = MemoryLimitWords();
-      r.error_kind = RunErrorKind::kOutOfMemory;
-      r.error = absl::StrCat("out of memory (std::bad_alloc)",
-                             limit.empty() ? "" : absl::StrCat(" under ", limit));
+      r.error = {RunErrorKind::kOutOfMemory,
+                 absl::StrCat("out of memory (std::bad_alloc)",
+                              limit.empty() ? "" : absl::StrCat(" under ", limit))};
     }
   }
   return WriteAll(result_fd, FramedRunResult(r)) == 0 ? 0 : 1;
@@ -102,11 +102,11 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
               const std::vector<ReplayWindow>& windows, const WindowStatesView* states,
               const RunOptions& options) {
   RunResult r;
-  r.error = PreloadError(preload);
-  if (!r.error.empty()) return r;
+  r.error.words = PreloadError(preload);
+  if (r.error.failed()) return r;
   try {
     if (!windows.empty() && schedule) {
-      r.error = "a per-thread replay's windows are served only (thread_window_server.h)";
+      r.error.words = "a per-thread replay's windows are served only (thread_window_server.h)";
     } else if (!windows.empty()) {
       r = policy.run_windows(program, windows, states, options);
     } else if (schedule) {
@@ -114,20 +114,20 @@ RunResult Run(const RunnablePolicy& policy, const std::string& preload, const Re
     } else {
       r = policy.run(program, options);
     }
-    if (!r.error.empty()) {
+    if (r.error.failed()) {
       const std::string limit = MemoryLimitWords();
       // An op that fails under a data limit failed for want of memory.
       if (!limit.empty()) {
-        absl::StrAppend(&r.error, ", under ", limit);
-        r.error_kind = RunErrorKind::kOutOfMemory;
+        absl::StrAppend(&r.error.words, ", under ", limit);
+        r.error.kind = RunErrorKind::kOutOfMemory;
       }
     }
   } catch (const std::bad_alloc&) {
     r = RunResult();
-    r.error_kind = RunErrorKind::kOutOfMemory;
     const std::string limit = MemoryLimitWords();
-    r.error = absl::StrCat("out of memory (std::bad_alloc)",
-                           limit.empty() ? "" : absl::StrCat(" under ", limit));
+    r.error = {RunErrorKind::kOutOfMemory,
+               absl::StrCat("out of memory (std::bad_alloc)",
+                            limit.empty() ? "" : absl::StrCat(" under ", limit))};
   }
   return r;
 }

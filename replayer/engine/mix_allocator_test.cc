@@ -68,7 +68,7 @@ TEST(MixAllocatorTest, EachArenaIsServedByItsClassPolicy) {
   RunOptions options;
   options.max_passes = 1;
   const RunResult r = ReplayWith<MixAllocator>(ViewOf(*p), options);
-  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_FALSE(r.error.failed()) << r.error.words;
   std::set<uint32_t> orders, rest;
   for (const auto& [arena, n] : CountingMalloc<1>::allocations) orders.insert(arena);
   for (const auto& [arena, n] : CountingMalloc<0>::allocations) rest.insert(arena);
@@ -92,7 +92,7 @@ TEST(MixAllocatorTest, EveryRegistryPolicyReplaysAsASlot) {
     RunOptions options;
     options.max_passes = 2;
     const RunResult r = MixRunnablePolicy().run(ViewOf(*p), options);
-    EXPECT_TRUE(r.error.empty()) << word << ": " << r.error;
+    EXPECT_FALSE(r.error.failed()) << word << ": " << r.error.words;
     EXPECT_EQ(r.ops, p->memory_ops()) << word;
   }
 }
@@ -116,7 +116,7 @@ TEST(MixAllocatorTest, WindowsOfAMixFreeEachBlockIntoItsOwnPool) {
     const std::vector<ReplayWindow> windows =
         PlanWindows(view.num_ops, shape, StratumWeights(view, shape), 7, round);
     const RunResult r = MixRunnablePolicy().run_windows(view, windows, nullptr, RunOptions());
-    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.error.failed()) << r.error.words;
     EXPECT_EQ(r.ops, p->memory_ops());
   }
 }

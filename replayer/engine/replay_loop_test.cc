@@ -24,7 +24,7 @@ TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
          {ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options),
           ReplayWith<allocators::SlabPoolAllocator<pool::SingleThreaded, pool::HoldingSingleton>>(
               ViewOf(*p), options)}) {
-      EXPECT_TRUE(r.error.empty()) << r.error;
+      EXPECT_FALSE(r.error.failed()) << r.error.words;
       EXPECT_EQ(r.ops, p->memory_ops());
       EXPECT_EQ(r.passes.size(), 2u);
     }
@@ -66,10 +66,10 @@ TEST(ReplayWithTest, AFailedOpIsTheRunsErrorOfItsKind) {
   RunOptions options;
   options.max_passes = 1;
   const RunResult r = ReplayWith<FailingAllocator>(ViewOf(*p), options);
-  EXPECT_EQ(r.error_kind, RunErrorKind::kOpFailed);
-  EXPECT_NE(r.error.find(" bytes failed at op "), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.Kind(), RunErrorKind::kOpFailed);
+  EXPECT_NE(r.error.words.find(" bytes failed at op "), std::string::npos) << r.error.words;
   const RunResult ok = ReplayWith<allocators::MallocAllocator>(ViewOf(*p), options);
-  EXPECT_EQ(ok.error_kind, RunErrorKind::kNone);
+  EXPECT_EQ(ok.error.Kind(), RunErrorKind::kNone);
 }
 
 }  // namespace

@@ -151,7 +151,7 @@ TEST(CraftedTraceTest, ThreadIdMaxReplays) {
   EXPECT_EQ(p->threads, 1u);
   EXPECT_EQ(p->memory_ops(), 2u);
   const RunResult r = ReplayWith<Slab>(ViewOf(*p), RunOptions());
-  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_FALSE(r.error.failed()) << r.error.words;
 }
 
 TEST(CraftedTraceTest, ObjectIdFarBeyondTheLiveCountIsRefused) {
@@ -165,7 +165,7 @@ TEST(CraftedTraceTest, LargeArenaIdGetsADenseIndex) {
   EXPECT_EQ(p->arena_limit, 2u);
   for (const ReplayOp& op : p->ops) EXPECT_EQ(op.arena, 1u);
   const RunResult r = ReplayWith<StackPool>(ViewOf(*p), RunOptions());
-  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_FALSE(r.error.failed()) << r.error.words;
   EXPECT_LT(r.peak_rss, int64_t{64} << 20);
 }
 
@@ -191,8 +191,8 @@ TEST(CraftedTraceTest, LongReallocChainReplaysInLinearTime) {
 #if !defined(__SANITIZE_ADDRESS__)  // ASan's realloc always copies
   RunOptions options;
   options.touch = Touch::kNone;
-  EXPECT_TRUE(ReplayWith<StackPool>(ViewOf(*p), options).error.empty());
-  EXPECT_TRUE(ReplayWith<Slab>(ViewOf(*p), options).error.empty());
+  EXPECT_FALSE(ReplayWith<StackPool>(ViewOf(*p), options).error.failed());
+  EXPECT_FALSE(ReplayWith<Slab>(ViewOf(*p), options).error.failed());
 #endif
 }
 
@@ -246,7 +246,7 @@ TEST(CraftedTraceTest, GibibyteCallocIsNotWritten) {
 #endif
   for (const RunResult& r : {ReplayWith<StackPool>(ViewOf(*p), RunOptions()),
                              ReplayWith<Slab>(ViewOf(*p), RunOptions())}) {
-    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.error.failed()) << r.error.words;
     EXPECT_LT(r.peak_rss, kLimit);
   }
 }

@@ -77,10 +77,10 @@ RunResult RunPasses(RunResult r, size_t slots, uint32_t arena_limit, const RunOp
     if (i >= 2 && warm_seconds >= options.min_warm_seconds) break;
     const bool cold = i == 0;
     PassFigures f;
-    r.SetError(pass(*allocator, ptrs.data(), cold, rss, r.baseline_rss, &f,
-                    cold ? &r.rss_course : nullptr, &r.migrations));
+    r.error = pass(*allocator, ptrs.data(), cold, rss, r.baseline_rss, &f,
+                   cold ? &r.rss_course : nullptr, &r.migrations);
     r.passes.push_back(f);
-    if (r.error_kind != RunErrorKind::kNone) return r;
+    if (r.error.failed()) return r;
     if (cold) {
       r.final_rss = rss.ResidentBytes() - r.baseline_rss;
       if (r.rss_course.empty()) r.rss_course.push_back(r.final_rss);

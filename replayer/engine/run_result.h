@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "alloctrace/base/enum_words.h"
@@ -33,7 +32,7 @@ inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
 inline constexpr size_t kProgramTouchBytes = 256;
 
 // What kind of failure ended a run, as the measurement acts on it; the
-// failure's words, for the user, are RunResult::error.
+// failure's words, for the user, are RunError::words.
 enum class RunErrorKind : uint8_t {
   kNone,
   // An op of the trace the allocator could not serve (it returned null):
@@ -56,12 +55,18 @@ inline constexpr EnumWord<RunErrorKind> kRunErrorKindWords[] = {
     {RunErrorKind::kStopped, "stopped"},
     {RunErrorKind::kOther, "other"}};
 
-// A failure as the replay loops return it: its kind and its words.
+// What failed, if anything: its kind and its words (kNone and "" if
+// nothing did). A check of the child's own (a preload that did not take)
+// sets words only: words without a kind are a failure of kind kOther.
 struct RunError {
-  RunErrorKind kind = RunErrorKind::kNone;
+  RunErrorKind kind = RunErrorKind::kNone;  // as set; read through Kind()
   std::string words;
 
-  bool failed() const { return kind != RunErrorKind::kNone; }
+  // The failure's kind, kOther for words without one.
+  RunErrorKind Kind() const {
+    return kind == RunErrorKind::kNone && !words.empty() ? RunErrorKind::kOther : kind;
+  }
+  bool failed() const { return Kind() != RunErrorKind::kNone; }
   // Sets both, `w` copied into the room `words` has if it is enough (a
   // replay thread's is reserved before the threads start: thread_replay.h).
   void Assign(RunErrorKind k, const char* w) {
@@ -127,10 +132,7 @@ struct RunResult {
   int64_t major_faults = 0;
   int64_t migrations = 0;           // CPU migrations over the passes (0 if unknown)
   std::vector<int64_t> rss_course;  // above baseline, evenly spaced over the cold pass
-  // What failed, in words ("" if nothing did), and its kind: kNone with
-  // words (set by a check of the child's own) is read as kOther.
-  std::string error;
-  RunErrorKind error_kind = RunErrorKind::kNone;
+  RunError error;                   // what failed, if anything
   // Replay threads: 1 for the serialized replay; for the per-thread one,
   // the trace's threads, the waits between them and the frees of an object
   // another thread allocated.
@@ -142,12 +144,6 @@ struct RunResult {
   // figures are the windows' (not a whole run's: see windows.h).
   std::vector<WindowFigures> windows;
   bool windowed() const { return !windows.empty(); }
-
-  // Records `e` as the run's failure (or none).
-  void SetError(RunError e) {
-    error_kind = e.kind;
-    error = std::move(e.words);
-  }
 };
 
 }  // namespace alloctrace

@@ -47,7 +47,7 @@ std::string SerializeRunResult(const RunResult& r) {
   }
   o << ' ' << r.rss_course.size();
   for (int64_t v : r.rss_course) o << ' ' << v;
-  o << ' ' << WordOf(kRunErrorKindWords, r.error_kind) << ' ' << r.error << '\n';
+  o << ' ' << WordOf(kRunErrorKindWords, r.error.kind) << ' ' << r.error.words << '\n';
   return o.str();
 }
 
@@ -78,15 +78,15 @@ absl::StatusOr<RunResult> ParseRunResult(const std::string& line) {
   if (!in || n > 1000000) return absl::InternalError("truncated result from child");
   r.rss_course.resize(n);
   for (size_t i = 0; i < n; ++i) in >> r.rss_course[i];
-  std::string kind;
-  in >> kind;
+  std::string kind_word;
+  in >> kind_word;
   if (!in) return absl::InternalError("truncated result from child");
-  const std::optional<RunErrorKind> error_kind = ParseWord(kRunErrorKindWords, kind);
-  if (!error_kind)
-    return absl::InternalError(absl::StrCat("unknown error kind from child: ", kind));
-  r.error_kind = *error_kind;
-  std::getline(in, r.error);
-  if (!r.error.empty() && r.error[0] == ' ') r.error.erase(0, 1);
+  const std::optional<RunErrorKind> kind = ParseWord(kRunErrorKindWords, kind_word);
+  if (!kind) return absl::InternalError(absl::StrCat("unknown error kind from child: ", kind_word));
+  r.error.kind = *kind;
+  std::string& words = r.error.words;
+  std::getline(in, words);
+  if (!words.empty() && words[0] == ' ') words.erase(0, 1);
   if (!r.passes.empty()) {
     r.seconds = r.passes[0].wall_seconds;
     r.minor_faults = r.passes[0].minor_faults;

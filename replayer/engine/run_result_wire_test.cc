@@ -32,11 +32,11 @@ TEST(RunResultWireTest, AResultRoundTripsWithItsErrorsKind) {
   r.rss_course = {1, 2, 3};
   for (RunErrorKind kind :
        {RunErrorKind::kOpFailed, RunErrorKind::kOutOfMemory, RunErrorKind::kOther}) {
-    r.SetError({kind, "allocation of 64 bytes failed at op 12, under the data limit"});
+    r.error = {kind, "allocation of 64 bytes failed at op 12, under the data limit"};
     absl::StatusOr<RunResult> back = ParseRunResult(SerializeRunResult(r));
     ASSERT_TRUE(back.ok()) << back.status();
-    EXPECT_EQ(back->error_kind, kind);
-    EXPECT_EQ(back->error, r.error);
+    EXPECT_EQ(back->error.kind, kind);
+    EXPECT_EQ(back->error.words, r.error.words);
     EXPECT_EQ(back->ops, r.ops);
     EXPECT_EQ(back->peak_rss, r.peak_rss);
     EXPECT_EQ(back->threads, 3u);
@@ -50,19 +50,21 @@ TEST(RunResultWireTest, AResultRoundTripsWithItsErrorsKind) {
 TEST(RunResultWireTest, NoErrorIsKindNoneAndNoWords) {
   absl::StatusOr<RunResult> back = ParseRunResult(SerializeRunResult(RunResult()));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->error_kind, RunErrorKind::kNone);
-  EXPECT_EQ(back->error, "");
+  EXPECT_EQ(back->error.kind, RunErrorKind::kNone);
+  EXPECT_EQ(back->error.words, "");
 }
 
 // Words set without a kind (a check of the child's own) come back as they
-// were sent, kind and all.
+// were sent, kind and all, and read as kOther.
 TEST(RunResultWireTest, WordsWithoutAKindComeBackAsSent) {
   RunResult r;
-  r.error = "it cannot serve windows";
+  r.error.words = "it cannot serve windows";
   absl::StatusOr<RunResult> back = ParseRunResult(SerializeRunResult(r));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->error_kind, RunErrorKind::kNone);
-  EXPECT_EQ(back->error, r.error);
+  EXPECT_EQ(back->error.kind, RunErrorKind::kNone);
+  EXPECT_EQ(back->error.Kind(), RunErrorKind::kOther);
+  EXPECT_TRUE(back->error.failed());
+  EXPECT_EQ(back->error.words, r.error.words);
 }
 
 TEST(RunResultWireTest, AnotherVersionOrAnUnknownKindIsMalformed) {

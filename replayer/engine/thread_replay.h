@@ -468,7 +468,7 @@ inline RunError SumThreadFigures(const std::vector<ThreadFigures>& figures, int6
                                  RunError error, PassFigures* pass, int64_t* migrations) {
   int64_t end_ns = start_ns;
   for (const ThreadFigures& f : figures) {
-    if (!error.failed() && f.error.failed() && f.error.kind != RunErrorKind::kStopped) {
+    if (!error.failed() && f.error.failed() && f.error.Kind() != RunErrorKind::kStopped) {
       error = f.error;
     }
     end_ns = std::max(end_ns, f.end_ns);

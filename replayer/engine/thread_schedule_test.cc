@@ -200,7 +200,7 @@ TEST(ThreadScheduleTest, PingPongCannotDeadlock) {
   options.min_warm_seconds = 1e9;  // all three passes
   const RunResult r =
       ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options);
-  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.error.words, "");
   ASSERT_EQ(r.passes.size(), 3u);
   EXPECT_EQ(r.threads, 2u);
   EXPECT_EQ(r.passes[0].thread_cpu_seconds.size(), 2u);
@@ -219,13 +219,13 @@ TEST(ThreadScheduleTest, ReplaysRandomTracesOnEveryThreadSafeKind) {
   CheckInvariants(*p, *s);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ(
-      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
-      "");
+  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
+                 .error.words),
+            "");
   using MtStackPool =
       allocators::ArticlePoolAllocator<pool::StorageSimple, pool::GrowthExponential,
                                        pool::MultiThreaded, pool::HoldingStack, true>;
-  EXPECT_EQ((ReplayPerThreadWith<MtStackPool>(ViewOf(*p), ViewOf(*s), options).error), "");
+  EXPECT_EQ((ReplayPerThreadWith<MtStackPool>(ViewOf(*p), ViewOf(*s), options).error.words), "");
 }
 
 // Objects left live at the end, one of them reallocated on another thread:
@@ -248,9 +248,9 @@ TEST(ThreadScheduleTest, LeftoversAreFreedFromTheirSlots) {
   EXPECT_EQ(bytes, 32u + 100u);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ(
-      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
-      "");
+  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
+                 .error.words),
+            "");
 }
 
 // Memory ops on threads 1 and 2 only (no event on thread 0): the decoder's
@@ -272,9 +272,9 @@ TEST(ThreadScheduleTest, StreamsAreTheThreadsThatMadeOps) {
   EXPECT_EQ(s->cross_thread_frees, 20u);
   RunOptions options;
   options.max_passes = 2;
-  EXPECT_EQ(
-      (ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options).error),
-      "");
+  EXPECT_EQ((ReplayPerThreadWith<allocators::MallocAllocator>(ViewOf(*p), ViewOf(*s), options)
+                 .error.words),
+            "");
 }
 
 // An allocator that throws std::bad_alloc on its 10th allocation, as the
@@ -304,8 +304,8 @@ TEST(ThreadScheduleTest, BadAllocOnAThreadFailsTheRun) {
   RunOptions options;
   options.max_passes = 1;
   const RunResult r = ReplayPerThreadWith<ThrowingAllocator>(ViewOf(*p), ViewOf(*s), options);
-  EXPECT_EQ(r.error, "out of memory (std::bad_alloc)");
-  EXPECT_EQ(r.error_kind, RunErrorKind::kOutOfMemory);
+  EXPECT_EQ(r.error.words, "out of memory (std::bad_alloc)");
+  EXPECT_EQ(r.error.Kind(), RunErrorKind::kOutOfMemory);
 }
 
 // Counts the calls it serves (over every instance, from any thread).
@@ -390,7 +390,7 @@ TEST(ThreadReplayTest, MoreThreadsThanCoresCompleteWithTheSameCalls) {
   options.min_warm_seconds = 1e9;  // all three passes
   CountingAllocator::Reset();
   const RunResult serial = ReplayWith<CountingAllocator>(ViewOf(*p), options);
-  ASSERT_EQ(serial.error, "");
+  ASSERT_EQ(serial.error.words, "");
   const uint64_t allocs = CountingAllocator::allocs, frees = CountingAllocator::frees,
                  reallocs = CountingAllocator::reallocs;
   EXPECT_EQ(allocs, 3u * 1200);
@@ -403,7 +403,7 @@ TEST(ThreadReplayTest, MoreThreadsThanCoresCompleteWithTheSameCalls) {
     ASSERT_TRUE(one_cpu.ok());
     r = ReplayPerThreadWith<CountingAllocator>(ViewOf(*p), ViewOf(*s), options);
   }
-  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.error.words, "");
   ASSERT_EQ(r.passes.size(), 3u);
   EXPECT_EQ(r.threads, 6u);
   EXPECT_EQ(r.ops, serial.ops);
@@ -476,8 +476,8 @@ TEST(ThreadReplayTest, AFailedThreadWakesSleepingWaiters) {
   options.max_passes = 1;
   FailWhenOthersSleep::others = 5 + 1;  // the waiters and the joining thread
   const RunResult r = ReplayPerThreadWith<FailWhenOthersSleep>(ViewOf(*p), ViewOf(*s), options);
-  EXPECT_EQ(r.error, "allocation of 777 bytes failed at op 5 of thread 0's stream");
-  EXPECT_EQ(r.error_kind, RunErrorKind::kOpFailed);  // not the waiters' kStopped
+  EXPECT_EQ(r.error.words, "allocation of 777 bytes failed at op 5 of thread 0's stream");
+  EXPECT_EQ(r.error.Kind(), RunErrorKind::kOpFailed);  // not the waiters' kStopped
 }
 
 TEST(ThreadScheduleTest, SharedScheduleMapsBack) {

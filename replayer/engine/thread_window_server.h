@@ -283,14 +283,14 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
   thread_window_internal::LazyTable table(slots);
   RunResult failed;
   if (table.data() == nullptr) {
-    failed.SetError({RunErrorKind::kOther,
-                     "cannot map a pointer table of " + std::to_string(slots) + " slots"});
+    failed.error = {RunErrorKind::kOther,
+                    "cannot map a pointer table of " + std::to_string(slots) + " slots"};
     return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
   }
   PrefaultSharedMappings();
   ServedThreads<A> threads(program, schedule, table.data(), options.touch);
   if (std::string words = threads.Start(); !words.empty()) {
-    failed.SetError({RunErrorKind::kOther, std::move(words)});
+    failed.error = {RunErrorKind::kOther, std::move(words)};
     return WriteAll(result_fd, FramedRunResult(failed)) == 0 ? 0 : 1;
   }
   const window_internal::ServedMemory memory;
@@ -315,13 +315,13 @@ int ServeThreadWindowsWith(const ReplayView& program, const ThreadScheduleView& 
       if (malformed.empty()) malformed = threads.CheckBounds(bounds);
     }
     if (!malformed.empty()) {
-      r.SetError({RunErrorKind::kOther, std::move(malformed)});
+      r.error = {RunErrorKind::kOther, std::move(malformed)};
     } else {
       WarmPrivateMemory(window_internal::kWarmBytes);
       WindowFigures f;
       f.weight = w.weight;
-      r.SetError(threads.Run(bounds, allocator.get(), &f.figures, &r.migrations));
-      if (r.error.empty()) {
+      r.error = threads.Run(bounds, allocator.get(), &f.figures, &r.migrations);
+      if (!r.error.failed()) {
         position = w.end;
         f.ops = MemoryOpsIn(program, w.begin, w.end);
         memory.Fill(&r);

@@ -163,14 +163,14 @@ TEST(ServeThreadWindowsWithTest, ACycleIsServedAndEveryFreeIsOfALiveBlock) {
   ASSERT_EQ(answers.size(), windows.size() + 1);
   for (size_t i = 0; i < windows.size(); ++i) {
     SCOPED_TRACE(i);
-    ASSERT_TRUE(answers[i].error.empty()) << answers[i].error;
+    ASSERT_FALSE(answers[i].error.failed()) << answers[i].error.words;
     ASSERT_EQ(answers[i].windows.size(), 1u);
     EXPECT_EQ(answers[i].windows[0].ops, MemoryOpsIn(view, windows[i].begin, windows[i].end));
     EXPECT_EQ(answers[i].threads, l.schedule.streams.size());
     EXPECT_GT(answers[i].passes[0].cpu_seconds, 0);
   }
-  EXPECT_NE(answers.back().error.find("before the replay's position"), std::string::npos)
-      << answers.back().error;
+  EXPECT_NE(answers.back().error.words.find("before the replay's position"), std::string::npos)
+      << answers.back().error.words;
 }
 
 }  // namespace

@@ -167,9 +167,9 @@ void RunWindowsFromBaseline(const std::vector<ReplayWindow>& windows, RunResult*
   for (size_t i = 0; i < windows.size(); ++i) {
     WindowFigures f;
     f.weight = windows[i].weight;
-    r->SetError(run_one(i, &f));
+    r->error = run_one(i, &f);
     r->windows.push_back(f);
-    if (!r->error.empty()) return;
+    if (r->error.failed()) return;
     if (!process_ends_after || i + 1 < windows.size()) ReleaseFreeMallocMemory();
   }
   r->peak_rss = PeakRssBytes() - r->baseline_rss;
@@ -215,7 +215,7 @@ RunResult ReplayWindowsWith(const ReplayView& program, const std::vector<ReplayW
                                              options.touch, f, options.process_ends_after && last);
       },
       options.process_ends_after);
-  if (r.error.empty()) r.migrations = ReadMigrations() - migrations0;
+  if (!r.error.failed()) r.migrations = ReadMigrations() - migrations0;
   return r;
 }
 

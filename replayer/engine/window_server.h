@@ -112,7 +112,7 @@ inline bool Answer(int result_fd, const RunResult& r, int* status) {
     *status = 1;
     return false;
   }
-  return r.error.empty();
+  return !r.error.failed();
 }
 
 }  // namespace window_internal
@@ -143,21 +143,21 @@ int ServeWindowsWith(const ReplayView& program, const RunOptions& options, int c
       malformed = BehindWords((*windows)[0].begin, position);
     }
     if (!malformed.empty()) {
-      r.SetError({RunErrorKind::kOther, std::move(malformed)});
+      r.error = {RunErrorKind::kOther, std::move(malformed)};
     } else {
       const ReplayWindow& w = (*windows)[0];
       // The caches as a whole run's would hold them (windows.h: ServedShape).
       WarmPrivateMemory(kWarmBytes);
-      r.SetError(replay_internal::ReplayOps(*allocator, program, position, w.begin, ptrs.data(),
-                                            options.touch, &realloc_index));
+      r.error = replay_internal::ReplayOps(*allocator, program, position, w.begin, ptrs.data(),
+                                           options.touch, &realloc_index);
       WindowFigures f;
       f.weight = w.weight;
       const int64_t migrations0 = ReadMigrations();
-      if (r.error.empty()) {
-        r.SetError(TimedOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch,
-                            &realloc_index, &f));
+      if (!r.error.failed()) {
+        r.error = TimedOps(*allocator, program, w.begin, w.end, ptrs.data(), options.touch,
+                           &realloc_index, &f);
       }
-      if (r.error.empty()) {
+      if (!r.error.failed()) {
         position = w.end;
         r.migrations = ReadMigrations() - migrations0;
         memory.Fill(&r);

@@ -75,7 +75,7 @@ void ExpectACycleServed(const char* path) {
   for (size_t i = 0; i < windows.size(); ++i) {
     SCOPED_TRACE(i);
     const RunResult& r = answers[i];
-    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_FALSE(r.error.failed()) << r.error.words;
     ASSERT_EQ(r.windows.size(), 1u);
     EXPECT_EQ(r.windows[0].ops, MemoryOpsIn(view, windows[i].begin, windows[i].end));
     EXPECT_EQ(r.ops, p->memory_ops());  // one stratum's window weighs the trace
@@ -83,8 +83,8 @@ void ExpectACycleServed(const char* path) {
     EXPECT_GT(r.passes[0].cpu_seconds, 0);
     EXPECT_GE(r.peak_rss, 0);
   }
-  EXPECT_TRUE(absl::StrContains(answers.back().error, "before the replay's position"))
-      << answers.back().error;
+  EXPECT_TRUE(absl::StrContains(answers.back().error.words, "before the replay's position"))
+      << answers.back().error.words;
 }
 
 TEST(ServeWindowsWithTest, MallocAndAPoolServeACycleOfRealTraces) {
@@ -104,7 +104,8 @@ TEST(ServeWindowsWithTest, AMalformedRequestIsAnsweredWithAnError) {
       Serve<SlabSingle>(ViewOf(*p), {"0:10:20:5,20:30:40:5"}, &status);
   EXPECT_EQ(status, 0);
   ASSERT_EQ(answers.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(answers[0].error, "is not one window")) << answers[0].error;
+  EXPECT_TRUE(absl::StrContains(answers[0].error.words, "is not one window"))
+      << answers[0].error.words;
 }
 
 TEST(ServeWindowsWithTest, NoRequestsNoAnswers) {
@@ -117,7 +118,7 @@ TEST(ServeWindowsWithTest, NoRequestsNoAnswers) {
 
 TEST(FramedRunResultTest, AnAnswerIsTakenOnlyWhenAllOfItIsThere) {
   RunResult r;
-  r.SetError({RunErrorKind::kOpFailed, "allocation of 8 bytes failed at op 7"});
+  r.error = {RunErrorKind::kOpFailed, "allocation of 8 bytes failed at op 7"};
   const std::string framed = FramedRunResult(r) + FramedRunResult(RunResult());
   std::string words;
   size_t used = 0;
@@ -130,8 +131,8 @@ TEST(FramedRunResultTest, AnAnswerIsTakenOnlyWhenAllOfItIsThere) {
   ASSERT_TRUE(TakeFramedWords(framed, &words, &used));
   absl::StatusOr<RunResult> back = ParseRunResult(words);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->error, r.error);
-  EXPECT_EQ(back->error_kind, RunErrorKind::kOpFailed);
+  EXPECT_EQ(back->error.words, r.error.words);
+  EXPECT_EQ(back->error.Kind(), RunErrorKind::kOpFailed);
   ASSERT_TRUE(TakeFramedWords(framed.substr(used), &words, &used));
   EXPECT_FALSE(TakeFramedWords("12", &words, &used));
   EXPECT_FALSE(TakeFramedWords("x\nabc", &words, &used));

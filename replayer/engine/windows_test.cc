@@ -311,9 +311,9 @@ void ExpectWindowedRunOf(const char* path) {
   close(*fd);
   ASSERT_TRUE(shared.ok()) << shared.status();
   const RunResult own = ReplayWindowsWith<A>(view, plan, nullptr, options);
-  ASSERT_TRUE(own.error.empty()) << own.error;
+  ASSERT_FALSE(own.error.failed()) << own.error.words;
   const RunResult r = ReplayWindowsWith<A>(view, plan, &*shared, options);
-  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_FALSE(r.error.failed()) << r.error.words;
   ASSERT_EQ(own.windows.size(), r.windows.size());
   for (size_t i = 0; i < r.windows.size(); ++i) EXPECT_EQ(own.windows[i].ops, r.windows[i].ops);
   ASSERT_TRUE(r.windowed());
@@ -342,7 +342,7 @@ TEST(ReplayWindowsWithTest, OneWindowOverTheWholeTraceTimesEveryMemoryOp) {
   const ReplayView view = ViewOf(*p);
   const std::vector<ReplayWindow> whole = {{0, 0, view.num_ops, p->memory_ops()}};
   const RunResult r = ReplayWindowsWith<SlabSingle>(view, whole, nullptr, RunOptions());
-  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_FALSE(r.error.failed()) << r.error.words;
   ASSERT_EQ(r.windows.size(), 1u);
   EXPECT_EQ(r.windows[0].ops, p->memory_ops());
   EXPECT_EQ(r.ops, p->memory_ops());
@@ -382,7 +382,7 @@ TEST(ReplayWindowsWithTest, TheLastWindowsHeapIsLeftToAChildsEnd) {
   const size_t in_use = InUse();
   const RunResult freed =
       ReplayWindowsWith<allocators::MallocAllocator>(view, plan, nullptr, options);
-  ASSERT_TRUE(freed.error.empty()) << freed.error;
+  ASSERT_FALSE(freed.error.failed()) << freed.error.words;
   EXPECT_LT(InUse(), in_use + live / 2);
   options.process_ends_after = true;
   EXPECT_EXIT(
@@ -390,7 +390,7 @@ TEST(ReplayWindowsWithTest, TheLastWindowsHeapIsLeftToAChildsEnd) {
         const size_t before = InUse();
         const RunResult left =
             ReplayWindowsWith<allocators::MallocAllocator>(view, plan, nullptr, options);
-        bool same = left.error.empty() && left.windows.size() == freed.windows.size();
+        bool same = !left.error.failed() && left.windows.size() == freed.windows.size();
         for (size_t i = 0; same && i < left.windows.size(); ++i) {
           same = left.windows[i].ops == freed.windows[i].ops;
         }

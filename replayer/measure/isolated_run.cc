@@ -156,7 +156,7 @@ absl::StatusOr<RunResult> ServingChild::Serve(const std::string& request,
   }
   received_.erase(0, used);
   absl::StatusOr<RunResult> r = ParseRunResult(words);
-  if (!r.ok() || !r->error.empty()) ended_ = true;  // a child that erred ends
+  if (!r.ok() || r->error.failed()) ended_ = true;  // a child that erred ends
   return r;
 }
 

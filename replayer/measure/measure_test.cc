@@ -107,7 +107,7 @@ struct FakeChildren {
     }
     RunResult r;
     if (auto e = errors.find(policy); e != errors.end()) {
-      r.SetError(e->second);
+      r.error = e->second;
       return ChildRun{r, t};
     }
     r.ops = 1000;

@@ -24,7 +24,7 @@ int LastAllowedCpu() {
 // for, not a fault.
 bool OverLimit(const absl::StatusOr<RunResult>& r) {
   if (!r.ok()) return absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status());
-  return r->error_kind == RunErrorKind::kOutOfMemory;
+  return r->error.Kind() == RunErrorKind::kOutOfMemory;
 }
 
 }  // namespace
@@ -104,8 +104,8 @@ double ReplayRunner::WholeRun(size_t i, const ChildLimits& limits) {
   one_pass.max_passes = 1;
   ChildRun child = RunChild(e, limits, "", -1, one_pass, /*cpu=*/-1);
   absl::StatusOr<RunResult>& r = child.result;
-  if (!r.ok() || !r->error.empty()) {
-    e.runs.whole_run_error = r.ok() ? r->error : std::string(r.status().message());
+  if (!r.ok() || r->error.failed()) {
+    e.runs.whole_run_error = r.ok() ? r->error.words : std::string(r.status().message());
     e.runs.whole_run_over_limit = OverLimit(r);
     return child.seconds;
   }
@@ -122,7 +122,7 @@ std::optional<RunOutcome> ReplayRunner::NotKept(Entry& e, const absl::StatusOr<R
     o.end = RunOutcome::End::kStopped;
     return o;
   }
-  if (!r.ok() || !r->error.empty()) return Failed(e, r, o);
+  if (!r.ok() || r->error.failed()) return Failed(e, r, o);
   return std::nullopt;
 }
 
@@ -178,9 +178,9 @@ RunOutcome ReplayRunner::Failed(Entry& e, const absl::StatusOr<RunResult>& r, Ru
   if (!r.ok()) {
     o.error = std::string(r.status().message());
   } else {
-    o.error = r->error;
+    o.error = r->error.words;
     // An op the allocator could not serve fails every run.
-    o.fatal |= r->error_kind == RunErrorKind::kOpFailed;
+    o.fatal |= r->error.Kind() == RunErrorKind::kOpFailed;
   }
   ++e.runs.failed;
   e.runs.over_limit += OverLimit(r);
