@@ -213,8 +213,7 @@ class Rounds {
     if (s_.progress_lines) ProgressLine();
     if (budget_spent || (Bounded() && TotalSpent() >= result_.total_budget) || RunsSpent()) {
       StopAll(RunsSpent() ? absl::StrFormat("total budget of %d runs spent", s_.max_total_runs)
-                          : absl::StrFormat("total budget of %.0f s spent (%s)",
-                                            result_.total_budget, s_.budget_flag));
+                          : BudgetSpentWords());
       return false;
     }
     if (!others_active && cs_[ref_].done) return false;
@@ -331,6 +330,20 @@ class Rounds {
     std::fprintf(stderr, "%s: round %d done: %d of %d contenders left, %d runs, %.1f s spent%s\n",
                  s_.progress_label.c_str(), round_ - s_.first_round, left, all, TotalRuns(),
                  TotalSpent(), budget.c_str());
+  }
+
+  // "total budget of 16 s spent (--total_budget)", and the flag's own
+  // value where the budget stretched past it: a user who asked for 5 s
+  // reads why 23 were spent.
+  std::string BudgetSpentWords() const {
+    if (result_.total_budget <= s_.total_budget_seconds + 0.5) {
+      return absl::StrFormat("total budget of %.0f s spent (%s)", result_.total_budget,
+                             s_.budget_flag);
+    }
+    return absl::StrFormat(
+        "total budget of %.0f s spent (%s=%g, stretched for the rounds this trace needed, at most "
+        "%.0f s)",
+        result_.total_budget, s_.budget_flag, s_.total_budget_seconds, Cap());
   }
 
   void StopAll(const std::string& reason) {

@@ -326,6 +326,23 @@ TEST(RunRoundsTest, ACheapFirstRoundStillTakesALongTraceToTheCap) {
   EXPECT_LT(kept.rounds, capped.rounds);
 }
 
+// A budget spent past what --total_budget asked for says both.
+TEST(RunRoundsTest, AStretchedBudgetSaysWhatWasAskedAndWhatWasSpent) {
+  std::vector<Contender> cs = Three();
+  FakeRunner runner({1, 1, 0.5, 1.5});
+  RoundsSettings s = RaceToTheCap(50);
+  s.total_budget_seconds = 30;
+  s.to_cap = true;
+  RunRounds(cs, runner, s);
+  int stretched = 0;
+  for (const Contender& c : cs) {
+    stretched += c.stop_reason ==
+                 "total budget of 50 s spent (--total_budget=30, stretched for the rounds this "
+                 "trace needed, at most 50 s)";
+  }
+  EXPECT_GT(stretched, 0) << cs[0].stop_reason << " / " << cs[2].stop_reason;
+}
+
 // What a mode keeps of the cap for after the rounds (a windowed replay's
 // whole runs): all of kept_seconds, or what the contenders still in the
 // race will need, so an elimination gives its share back to the rounds.

@@ -372,11 +372,12 @@ std::string InSituRuleWords(const InSituSummary& s) {
 }
 
 std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
-                        size_t equivalent, double margin, const std::string& memory_passed_over) {
+                        size_t equivalent, double margin, const std::string& memory_passed_over,
+                        bool freeing_only) {
   const std::string among =
-      equivalent > 1
-          ? absl::StrFormat(" of the %d equally fast (within %.0f%%)", equivalent, 100 * margin)
-          : "";
+      equivalent > 1 ? absl::StrFormat(" of the %d equally fast (within %.0f%%)%s", equivalent,
+                                       100 * margin, freeing_only ? " that free their blocks" : "")
+                     : "";
   std::string o =
       faster.empty()
           ? absl::StrCat(
@@ -394,7 +395,7 @@ std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faste
 
 std::string ChoiceWords(const Verdict& v) {
   return ChoiceWords(v.faster, v.pick_vs_faster, v.equivalent.size(), v.equivalence_margin,
-                     v.memory_passed_over);
+                     v.memory_passed_over, !v.passed_over_name.empty());
 }
 
 }  // namespace alloctrace

@@ -13,6 +13,7 @@
 namespace alloctrace {
 
 std::string Mib(double bytes) {
+  if (std::fabs(bytes) < 1024) return absl::StrFormat("%.0fB", bytes);  // not "0K"
   if (std::fabs(bytes) < 1024 * 1024) return absl::StrFormat("%.0fK", bytes / 1024);
   return absl::StrFormat("%.1fM", bytes / (1024.0 * 1024.0));
 }

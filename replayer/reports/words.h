@@ -21,7 +21,7 @@ namespace alloctrace {
 inline constexpr double kReachableBudgetSeconds = 3600;
 
 // Figures.
-std::string Mib(double bytes);         // "512K", "1.5M"
+std::string Mib(double bytes);         // "256B", "512K", "1.5M"
 std::string Num(double v);             // "12.3": precision fitting the value
 std::string Pct(const Estimate& e);    // its CI's half-width: "2.4%"; "-" without data;
                                        // "n<3" from fewer than kMinPairedRounds
@@ -153,9 +153,12 @@ std::string ReportRule(const TraceReport& t, const ReportContext& ctx);
 // Why the choice (verdict/choice.h) named the recommendation: "the
 // fastest", or "as fast as the fastest, X, within the margin (...), and
 // first of the 3 equally fast (within 5%) in the fixed order", and what its
-// peak RSS left out.
+// peak RSS left out. `freeing_only`: those that never free left the
+// equally fast (a faster one that never frees was passed over), so the
+// count is of those that free.
 std::string ChoiceWords(const std::string& faster, const Estimate& pick_vs_faster,
-                        size_t equivalent, double margin, const std::string& memory_passed_over);
+                        size_t equivalent, double margin, const std::string& memory_passed_over,
+                        bool freeing_only = false);
 std::string ChoiceWords(const Verdict& v);
 // With the search in the program: the recommendation and who decided it,
 // "jemalloc: decided in the program, the fastest, ...; the replay ranked it

@@ -79,6 +79,13 @@ const InSituPolicy& Find(const InSituSummary& s, const std::string& name) {
 
 // std was counted tied with slab in situ (CIs of the medians overlapping)
 // though slab was 1.40x [1.17, 1.97] faster, paired by round.
+TEST(WordsTest, SizesUnderAKibAreBytesNotZeroKib) {
+  EXPECT_EQ(Mib(256), "256B");
+  EXPECT_EQ(Mib(0), "0B");
+  EXPECT_EQ(Mib(48 * 1024), "48K");
+  EXPECT_EQ(Mib(1.5 * 1024 * 1024), "1.5M");
+}
+
 TEST(DecideInSituTest, TiesArePairedByRoundAsInTheReplay) {
   InSituSummary s = Summary({Policy("std", {1}, 4 << 20, true),
                              Policy("slab/st/single", {1 / 1.4, 1 / 1.2, 1 / 1.9}, 4 << 20)});
