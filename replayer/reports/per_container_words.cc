@@ -62,9 +62,12 @@ std::string MixSentence(const PerContainerVerdict& v) {
   if (!v.why_not.empty()) return absl::StrCat("no per-container verdict: ", v.why_not, ".");
   if (v.in_program) return InProgramSentence(v);
   if (v.mix_is_single) {
+    // No figure of its own: the final race replays it as a mix (through
+    // the per-class dispatch) in rounds of its own, so its speed differs
+    // from the verdict's for the policy alone, and two speeds for one
+    // choice read as a contradiction.
     return absl::StrCat("no class ran faster on another policy than on the best single choice (",
-                        v.best_single, "): the mix is that choice, at ", Times(v.mix_vs_malloc),
-                        " glibc malloc's speed.");
+                        v.best_single, "): the mix is that choice (the verdict above).");
   }
   std::string o = absl::StrCat("the mix replays at ", Times(v.mix_vs_single),
                                " the speed of the best single choice (", v.best_single, ") and ",
