@@ -147,8 +147,9 @@ ABSL_FLAG(double, in_situ_budget, Defaults().in_situ_budget_seconds,
           "--in_situ_runs runs, or when every candidate left is precise); with --per_container "
           "each class's race and the final race get half of it each");
 ABSL_FLAG(int, in_situ_runs, Defaults().in_situ_runs,
-          "the search in the program stops after this many runs of the program (see "
-          "--in_situ_budget)");
+          "the search in the program stops after this many runs of the program, every run "
+          "counted (the first, a warm-up, and the noise floor's too) and never one more; a "
+          "candidate whose first turn does not come is skipped (see --in_situ_budget)");
 ABSL_FLAG(bool, speed_only, Defaults().speed_only,
           "rank by speed alone: peak RSS never decides between policies the margin of practical "
           "equivalence calls equally fast");

@@ -255,12 +255,13 @@ absl::StatusOr<Slot> ReferenceSlotFor(const InSituCandidate* reference, const In
 }
 
 // The reference's second run set, the noise floor's (Summarize takes it
-// out again).
+// out again). Its runs are its own: the reference's warm-up is not one.
 Slot NoiseSlot(const Slot& reference) {
   Slot noise = reference;
   noise.c.reference = noise.p.reference = false;
   noise.c.noise = true;
   noise.p.name = noise.c.name = absl::StrCat(reference.p.name, " (again)");
+  noise.p.attempts = 0;
   return noise;
 }
 
@@ -324,8 +325,10 @@ void RecordStops(std::vector<Slot>& slots, const std::vector<Contender>& contend
       p.eliminated = contenders[i].eliminated;
       if (contenders[i].eliminated && p.runs.empty()) {
         // Stopped in its first run at the race's time limit (a program
-        // that hangs under it): an outcome, said in its row.
-        p.status = RunStatus::kOverLimit;
+        // that hangs under it), or never run (the first round spent the
+        // budget before its turn): an outcome, said in its row.
+        p.status =
+            contenders[i].stop == Stop::kNotRun ? RunStatus::kSkipped : RunStatus::kOverLimit;
         p.failure = p.stop_reason;
       }
     }
@@ -398,7 +401,9 @@ absl::StatusOr<InSituSummary> MeasureInSitu(const std::vector<std::string>& argv
   slots.push_back(NoiseSlot(slots[0]));
 
   std::vector<Contender> contenders = ContendersOf(slots, ref_ok);
-  const RoundsSettings rounds = RoundsFor(set);
+  RoundsSettings rounds = RoundsFor(set);
+  // --in_situ_runs counts every run of the program, the warm-up's too.
+  rounds.runs_before = slots[0].p.attempts;
   if (ref_ok) out.rounds = 1 + RunRounds(contenders, runner, rounds).rounds;
   out.budget_seconds = rounds.total_budget_seconds;
   out.max_total_runs = rounds.max_total_runs;

@@ -34,8 +34,9 @@
 // the race (the search's way, InSituSettings::race), a candidate shown slower
 // than its leader is eliminated, a run past 20x the fastest candidate's run
 // time is stopped and its candidate eliminated (race.h), and the runs stop
-// once the total budget of seconds or of program runs is spent, or every
-// candidate left is precise; without it, each policy runs until its median
+// once the total budget of seconds or of program runs (every run of the
+// program: round 0's, the noise floor's; never one more) is spent, or
+// every candidate left is precise; without it, each policy runs until its median
 // time and its ratio to the reference have 95% bootstrap CIs within the
 // precision (after min_runs), its budget is spent or max_runs is reached
 // (the figure: --clock's, CPU or wall time). A run that exits non-zero,
@@ -83,7 +84,7 @@ struct InSituSettings {
   // policy to its own precision or budget.
   bool race = false;
   double total_budget_seconds = 120;
-  int max_total_runs = 200;
+  int max_total_runs = 200;  // every run of the program, round 0's too
   int min_runs = 10;
   int max_runs = 500;
   double precision = 0.03;     // CI half-width, as a fraction

@@ -67,7 +67,7 @@ class Rounds {
   bool IsOther(size_t i) const { return i != ref_ && i != noise_; }
   bool Bounded() const { return s_.race && s_.total_budget_seconds > 0; }
   int TotalRuns() const {
-    int runs = 0;
+    int runs = s_.runs_before;
     for (const Contender& c : cs_) runs += c.attempts;
     return runs;
   }
@@ -193,9 +193,10 @@ class Rounds {
     for (size_t i = 0; i < cs_.size(); ++i) spent_before[i] = cs_[i].spent;
     for (size_t i : Order(others_active, ref_active)) {
       // After the first round, the budget; in it, the cap (so that every
-      // contender gets a run unless a trace is too costly for that).
+      // contender gets a run unless a trace is too costly for that). The
+      // runs, in every round: a limit on their number is one.
       if (Bounded() && (TotalSpent() >= (round_ > s_.first_round ? result_.total_budget : Cap()) ||
-                        (round_ > s_.first_round && RunsSpent()))) {
+                        RunsSpent())) {
         budget_spent = true;
         break;
       }
@@ -353,14 +354,19 @@ class Rounds {
       cs_[i].stop = Stop::kTotalBudget;
       cs_[i].stop_reason = reason;
       if (cs_[i].attempts == 0) {
-        // The first round's runs spent the cap before its turn: not a
-        // failure, a contender this trace left no time for.
+        // The first round's runs spent the cap, or the runs, before its
+        // turn: not a failure, a contender this trace left no time for.
         cs_[i].eliminated = true;
         cs_[i].stop = Stop::kNotRun;
-        cs_[i].stop_reason = absl::StrFormat(
-            "not run: the first round spent the total budget's cap of %.0f s before its turn "
-            "(--total_budget)",
-            Cap());
+        cs_[i].stop_reason =
+            RunsSpent()
+                ? absl::StrFormat(
+                      "not run: the first round made the total budget of %d runs before its turn",
+                      s_.max_total_runs)
+                : absl::StrFormat(
+                      "not run: the first round spent the total budget's cap of %.0f s before "
+                      "its turn (--total_budget)",
+                      Cap());
       }
     }
   }

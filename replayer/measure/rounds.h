@@ -12,7 +12,9 @@
 // the reference run as long as anyone does. With a total budget (race
 // only), the runs stop once that many seconds are spent (the runs' and,
 // between them, the rounds' own work, by the wall clock), checked
-// before every run after the first round (so every contender gets a run);
+// before every run after the first round (so every contender gets a run;
+// a limit on the number of runs, RoundsSettings::max_total_runs, holds in
+// the first round too);
 // after the first round the budget stretches, up to
 // RoundsSettings::max_total_budget_seconds, to stretch_rounds rounds at
 // the first round's pace, so that no verdict rests on a round or two, and
@@ -108,10 +110,15 @@ struct RoundsSettings {
   bool race = true;                  // successive elimination (race.h)
   int race_min_runs = 3;             // paired rounds before a contender can be eliminated
   double total_budget_seconds = 16;  // with the race, all contenders together; 0: none
-  // With the total budget, the runs (every contender's, the noise's too)
-  // stop once this many were made, as once the seconds are spent; 0: no
-  // such bound (in situ bounds a program's runs by their number too).
+  // With the total budget, the runs (every contender's, the noise's too,
+  // and runs_before) stop once this many were made, as once the seconds
+  // are spent, checked before every run, in the first round too: never one
+  // more (those whose first turn did not come are "not run"); 0: no such
+  // bound (in situ bounds a program's runs by their number too).
   int max_total_runs = 0;
+  // Runs the mode made before the rounds (in situ's warm-up, round 0),
+  // which max_total_runs counts.
+  int runs_before = 0;
   // The flag a user raises the total budget with, as the stop reasons name
   // it.
   std::string budget_flag = "--total_budget";

@@ -175,6 +175,45 @@ TEST(RunRoundsTest, TheTotalBudgetStopsEveryoneWhereTheyAre) {
   EXPECT_LT(spent, 4 + 0.31);  // checked before every run
 }
 
+// A limit on the number of runs counts the runs the mode made before the
+// rounds (in situ's warm-up) and is never passed, not even by the first
+// round: those whose first turn does not come are "not run".
+TEST(RunRoundsTest, TheLimitOnRunsHoldsExactlyTheRunsBeforeIncluded) {
+  // Five contenders, nobody precise, no budget of seconds in reach.
+  auto run = [](int max_total_runs, std::vector<Contender>& cs) {
+    cs = Three();
+    cs.emplace_back().name = "third";
+    FakeRunner runner({0.01, 0.01, 0.005, 0.006, 0.007});
+    RoundsSettings s = TestSettings();
+    s.precision = 0.0001;
+    s.min_runs = s.max_runs = 1000;
+    s.race_min_runs = 1000;  // no eliminations: every contender in every round
+    s.total_budget_seconds = s.max_total_budget_seconds = 1000;
+    s.first_round = 1;
+    s.runs_before = 1;
+    s.max_total_runs = max_total_runs;
+    RunRounds(cs, runner, s);
+    EXPECT_EQ(runner.log[0].first, 0u);  // the reference first
+    return static_cast<int>(runner.log.size());
+  };
+  std::vector<Contender> cs;
+  // 1 before, then rounds of 5, 5 and 2.
+  EXPECT_EQ(run(13, cs), 12);
+  EXPECT_EQ(cs[2].stop_reason, "total budget of 13 runs spent");
+  // 1 before and 3 of the first round's 5.
+  EXPECT_EQ(run(4, cs), 3);
+  int not_run = 0;
+  for (const Contender& c : cs) {
+    not_run += c.attempts == 0;
+    if (c.attempts == 0 && c.role != Role::kNoise) {
+      EXPECT_TRUE(c.eliminated) << c.name;
+      EXPECT_EQ(c.stop_reason,
+                "not run: the first round made the total budget of 4 runs before its turn");
+    }
+  }
+  EXPECT_EQ(not_run, 2);
+}
+
 TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
   // A trace too costly for the budget: each run would take 40 s, the
   // reference's 100 s. The first round stops at the cap: the run under way

@@ -90,6 +90,35 @@ TEST(InSituTest, UninstrumentedProgramSkipsPoolPolicies) {
   EXPECT_THAT(Slurp(Log("plain")), HasSubstr("ok\n"));
 }
 
+// --in_situ_runs=N counts every run of the program, the warm-up's and the
+// noise floor's too, and the runs never pass it (7 made 8, and the report
+// said 9). Below a round's runs, those whose turn did not come are skipped
+// rows that say why.
+TEST(InSituTest, InSituRunsIsEveryRunOfTheProgramAndNeverOneMore) {
+  for (const int n : {7, 3}) {
+    const std::string log = Log(absl::StrCat("runs", n));
+    const Output o = RunShell(
+        absl::StrCat(kReplayer, " --in_situ --policies=slab/st/single,slab/st/stack --min_runs=50 ",
+                     "--max_runs=50 --format=json --in_situ_runs=", n, " --in_situ_log=", log,
+                     " -- ", kDemo, " 2000 50"));
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_THAT(o.out, HasSubstr(absl::StrCat("\"runs\": ", n, ", \"noise_floor\"")));
+    EXPECT_THAT(o.out, HasSubstr(absl::StrCat("\"max_total_runs\": ", n, ",")));
+    const std::string program_output = Slurp(log);
+    int runs = 0;
+    for (size_t at = program_output.find("): stdout\n"); at != std::string::npos;
+         at = program_output.find("): stdout\n", at + 1)) {
+      ++runs;
+    }
+    EXPECT_EQ(runs, n) << program_output;
+    if (n == 3) {
+      EXPECT_THAT(o.out, HasSubstr("\"status\": \"skipped\", \"eliminated\": true, \"stop\": "
+                                   "\"not run: the first round made the total budget of 3 runs "
+                                   "before its turn\""));
+    }
+  }
+}
+
 // The reference recommended (the only policy run): the verdict's Adopt
 // line says what to adopt (it was blank).
 TEST(InSituTest, ConfirmedReferenceHasAnAdoptLine) {
