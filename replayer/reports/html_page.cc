@@ -333,8 +333,13 @@ std::string InSituHtml(const InSituSummary& s, const TraceReport* replay) {
                                Escape(absl::StrJoin(s.argv, " ")),
                                "</code></h2><p><b>Verdict "
                                "(in situ):</b> ",
-                               Escape(InSituSentence(s)), "</p><p>Reference ", Escape(s.reference),
-                               "; program output: <code>", Escape(s.log_path), "</code></p>");
+                               Escape(InSituSentence(s)), "</p>");
+  // (Under a replay, the trace's verdict says it.)
+  if (const std::string p = InSituProvisionalWords(s); !p.empty() && replay == nullptr) {
+    absl::StrAppend(&o, "<p class=\"bad\"><strong>Provisional:</strong> ", Escape(p), ".</p>");
+  }
+  absl::StrAppend(&o, "<p>Reference ", Escape(s.reference), "; program output: <code>",
+                  Escape(s.log_path), "</code></p>");
   if (const std::string built = InSituBuildWords(s); !built.empty()) {
     absl::StrAppend(&o, "<p>", Escape(absl::StrCat(built, ".")), "</p>");
   }

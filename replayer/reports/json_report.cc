@@ -94,7 +94,8 @@ std::string InSituJson(const InSituSummary& s) {
       : s.replay_pick_held  ? "true"
                             : "false",
       ", \"pick_vs_best\": ", EstimateJson(s.pick_vs_best),
-      ", \"rule\": ", JsonString(InSituRuleWords(s)),
+      ", \"rule\": ", JsonString(InSituRuleWords(s)), ", \"provisional\": ",
+      InSituProvisionalWords(s).empty() ? "null" : JsonString(InSituProvisionalWords(s)),
       ", \"sentence\": ", JsonString(InSituSentence(s)), ",\n  \"policies\": [\n    ",
       absl::StrJoin(ps, ",\n    "), "]}");
 }

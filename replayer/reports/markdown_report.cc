@@ -185,8 +185,12 @@ std::string InSituMarkdown(const InSituSummary& s, const TraceReport* replay) {
   std::string o = absl::StrCat("### In situ: `", absl::StrJoin(s.argv, " "),
                                "`\n\n**Verdict (in "
                                "situ):** ",
-                               InSituSentence(s), "\n\nReference: ", s.reference,
-                               "; program output: `", s.log_path, "`.\n\n");
+                               InSituSentence(s), "\n\n");
+  // (Under a replay, the trace's verdict says it.)
+  if (const std::string p = InSituProvisionalWords(s); !p.empty() && replay == nullptr) {
+    absl::StrAppend(&o, "**Provisional:** ", p, ".\n\n");
+  }
+  absl::StrAppend(&o, "Reference: ", s.reference, "; program output: `", s.log_path, "`.\n\n");
   if (const std::string built = InSituBuildWords(s); !built.empty()) {
     absl::StrAppend(&o, "Builds: ", built, ".\n\n");
   }

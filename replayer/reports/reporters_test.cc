@@ -6,8 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "alloctrace/replayer/measure/measure.h"
+#include "alloctrace/replayer/measure/stats.h"
 #include "alloctrace/replayer/reports/formats.h"
 #include "alloctrace/replayer/reports/report_html.h"
+#include "alloctrace/replayer/verdict/in_situ_verdict.h"
 #include "alloctrace/replayer/verdict/summary.h"
 #include "gtest/gtest.h"
 
@@ -142,6 +144,68 @@ TEST(ReportersTest, TheInSituTableSaysWhoTheRaceEliminatedAndWhy) {
   EXPECT_NE(html.find("<td>4</td><td>eliminated after 4 runs: 1.05x [1.03, 1.08] slower than "
                       "tcmalloc</td>"),
             std::string::npos);
+}
+
+// --in_situ alone: a recommendation from fewer than 3 rounds paired with
+// the reference is PROVISIONAL in every format, as the replay's verdict
+// (--in_situ_budget=5 printed slab/mt/stack at "1.12x (n = 2: ...)" and
+// nothing else); from 12 steady rounds it is not.
+TEST(ReportersTest, AnInSituVerdictFromTooFewRoundsIsProvisionalInEveryFormat) {
+  auto summary = [](int rounds) {
+    InSituSummary s;
+    s.argv = {"prog"};
+    s.clock = TimingClock::kCpu;
+    s.reference = "std";
+    for (const char* name : {"std", "slab/mt/stack"}) {
+      InSituPolicy p;
+      p.name = name;
+      p.reference = p.name == "std";
+      // The budget spent in the last round before the reference's turn.
+      for (int r = 1; r <= rounds - (p.reference ? 1 : 0); ++r) {
+        InSituRun run;
+        run.round = r;
+        run.cpu_s = run.wall_s = (p.reference ? 1.12 : 1.0) * (1 + 0.001 * r);
+        p.runs.push_back(run);
+      }
+      p.attempts = static_cast<int>(p.runs.size());
+      std::vector<double> cpu;
+      for (const InSituRun& run : p.runs) cpu.push_back(run.cpu_s);
+      p.ranked = p.cpu_s = p.wall_s = MedianWithCi(cpu);
+      s.policies.push_back(p);
+    }
+    s.policies[1].vs_reference = PairedSlowdown(s.policies[1], s.policies[0], s.clock);
+    DecideInSitu(s, "", 0.10);
+    return s;
+  };
+  const std::vector<TraceReport> reports;
+  const std::vector<ReplayProgram> programs;
+  ReportContext ctx;
+  const std::string command_line = "replayer --in_situ -- prog";
+  ReportInput in{reports, programs, ctx, command_line};
+
+  const InSituSummary few = summary(3);
+  ASSERT_EQ(few.recommended, "slab/mt/stack");
+  ASSERT_EQ(FindInSitu(few, "slab/mt/stack")->vs_reference.n, 2);
+  in.in_situ_only = &few;
+  const std::string rest = "the figures rest on 2 rounds paired with the reference std's (3 make";
+  const std::string table = TableReport(in);
+  EXPECT_NE(table.find("\n  PROVISIONAL: the figures rest on 2 rounds paired with the"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(MarkdownReport(in).find("\n\n**Provisional:** " + rest), std::string::npos)
+      << MarkdownReport(in);
+  EXPECT_NE(JsonReport(in).find("\"provisional\": \"" + rest), std::string::npos) << JsonReport(in);
+  EXPECT_NE(HtmlReport(in).find("<strong>Provisional:</strong> the figures rest on 2 rounds "
+                                "paired with the reference std"),
+            std::string::npos);
+
+  const InSituSummary enough = summary(13);
+  ASSERT_EQ(enough.recommended, "slab/mt/stack");
+  in.in_situ_only = &enough;
+  EXPECT_EQ(TableReport(in).find("PROVISIONAL"), std::string::npos) << TableReport(in);
+  EXPECT_EQ(MarkdownReport(in).find("Provisional"), std::string::npos);
+  EXPECT_NE(JsonReport(in).find("\"provisional\": null"), std::string::npos);
+  EXPECT_EQ(HtmlReport(in).find("Provisional:"), std::string::npos);
 }
 
 // A policy the race's time limit stopped in its first run (measure.h) has

@@ -49,9 +49,9 @@ std::string VerdictText(const TraceReport& t, const ReportContext& ctx) {
   } else {
     line("fastest:",
          absl::StrCat(NameList(v.fastest),
-                      v.fastest.size() < 2          ? ""
-                      : ProvisionalWords(t).empty() ? " (tied)"
-                                                    : " (not told apart in so few rounds)",
+                      v.fastest.size() < 2                ? ""
+                      : ReplayProvisionalWords(t).empty() ? " (tied)"
+                                                          : " (not told apart in so few rounds)",
                       v.fastest_vs_malloc.has_data()
                           ? absl::StrCat("; ", Times(v.fastest_vs_malloc), " glibc malloc's speed",
                                          RoundsWords(v.fastest_vs_malloc))
@@ -224,6 +224,10 @@ std::string Legend(const ReportContext& ctx) {
 std::string InSituTable(const InSituSummary& s, const TraceReport* replay) {
   std::string o = absl::StrCat("IN SITU: ", absl::StrJoin(s.argv, " "), "\n");
   absl::StrAppend(&o, WrapIndented(InSituSentence(s), 2));
+  // (Under a replay, the verdict block above says it.)
+  if (const std::string p = InSituProvisionalWords(s); !p.empty() && replay == nullptr) {
+    absl::StrAppend(&o, WrapIndented(absl::StrCat("PROVISIONAL: ", p, "."), 2));
+  }
   const bool ref_failed = std::any_of(s.policies.begin(), s.policies.end(), [](const auto& p) {
     return p.reference && p.status == RunStatus::kFailed;
   });

@@ -174,38 +174,72 @@ std::string IncompleteWords(const TraceReport& t) {
                       " memory ops recorded before the cut, not on the whole recording");
 }
 
-std::string ProvisionalWords(const TraceReport& t) {
+namespace {
+
+// The provisional words of a pick whose figure `e` (its ratio to the
+// reference, or the reference's own) rests on `n` rounds, `paired` with
+// the reference's ("" for the reference's own); `more_time` and
+// `more_rounds` say how to give it more.
+std::string ProvisionalOf(int n, const Estimate& e, const std::string& paired,
+                          const std::string& more_time, const std::string& more_rounds) {
+  if (n >= kMinPairedRounds) {
+    // Rounds enough, but an interval too wide to act on: the pick cannot
+    // be told from policies that far apart.
+    if (!e.has_data() || e.HalfWidth() <= kActionableHalfWidth) return "";
+    return absl::StrFormat(
+        "the recommended policy's figure is known only within -%.0f%%/+%.0f%% (95%% CI, %d "
+        "rounds), wider than the +-%.0f%% a choice can rest on: the pick may change on the next "
+        "invocation (a quieter machine, or more time: %s)",
+        100 * (1 - e.lo / e.median), 100 * (e.hi / e.median - 1), e.n, 100 * kActionableHalfWidth,
+        more_time);
+  }
+  return absl::StrFormat(
+      "the figures rest on %d round%s%s (%d make an interval): no "
+      "difference among these policies is a result yet, and the pick may change on the next "
+      "invocation; %s",
+      n, n == 1 ? "" : "s", paired.empty() ? "" : absl::StrCat(" paired with ", paired),
+      kMinPairedRounds, more_rounds);
+}
+
+}  // namespace
+
+std::string ReplayProvisionalWords(const TraceReport& t) {
   const Verdict& v = t.verdict;
   if (v.recommended.empty()) return "";
-  // In situ decides from its own rounds (its table gives their n): the
-  // replay's pick is what rests on the replay's.
+  // The replay's own pick, where the program took the verdict over.
   const std::string& pick = v.replay_recommended.empty() ? v.recommended : v.replay_recommended;
   const PolicyResult* p = FindPolicy(t, pick);
   // The reference's rounds are not paired with itself: its own figure.
   const bool pick_is_reference = p != nullptr && p->role == Role::kReference;
   const int n = p == nullptr ? 0 : pick_is_reference ? p->runs : p->vs_malloc.n;
-  if (n >= kMinPairedRounds) {
-    // Rounds enough, but an interval too wide to act on: the pick cannot
-    // be told from policies that far apart.
-    Estimate e = pick_is_reference ? p->ns_per_op : p->vs_malloc;
-    if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
-      const InSituPolicy& rec = t.in_situ->policies[t.in_situ->decision.recommended];
-      e = rec.reference ? rec.ranked : rec.vs_reference;
-    }
-    if (!e.has_data() || e.HalfWidth() <= kActionableHalfWidth) return "";
-    return absl::StrFormat(
-        "the recommended policy's figure is known only within -%.0f%%/+%.0f%% (95%% CI, %d "
-        "rounds), wider than the +-%.0f%% a choice can rest on: the pick may change on the next "
-        "invocation (a quieter machine, or more time: --total_budget, --in_situ_budget)",
-        100 * (1 - e.lo / e.median), 100 * (e.hi / e.median - 1), e.n, 100 * kActionableHalfWidth);
+  return ProvisionalOf(
+      n,
+      p == nullptr        ? Estimate()
+      : pick_is_reference ? p->ns_per_op
+                          : p->vs_malloc,
+      pick_is_reference ? "" : "glibc malloc's", "--total_budget",
+      "give the trace more time (--total_budget=SECONDS) or fewer policies (--policies=...)");
+}
+
+std::string InSituProvisionalWords(const InSituSummary& s) {
+  if (s.recommended.empty()) return "";
+  const InSituPolicy& rec = s.policies[s.decision.recommended];
+  // The reference's rounds are not paired with itself: its own runs.
+  const int n = rec.reference ? static_cast<int>(rec.runs.size()) : rec.vs_reference.n;
+  return ProvisionalOf(
+      n, rec.reference ? rec.ranked : rec.vs_reference,
+      rec.reference ? "" : absl::StrCat("the reference ", s.reference, "'s"),
+      "--in_situ_budget, --in_situ_runs",
+      "give the program more time (--in_situ_budget=SECONDS, --in_situ_runs=N) or fewer "
+      "policies (--policies=...)");
+}
+
+std::string ProvisionalWords(const TraceReport& t) {
+  // Where the program decided, the verdict rests on the program's rounds.
+  if (t.in_situ != nullptr && !t.in_situ->recommended.empty()) {
+    return InSituProvisionalWords(*t.in_situ);
   }
-  return absl::StrFormat(
-      "the figures rest on %d round%s%s (%d make an interval): no "
-      "difference among these policies is a result yet, and the pick may change on the next "
-      "invocation; give the trace more time (--total_budget=SECONDS) or fewer policies "
-      "(--policies=...)",
-      n, n == 1 ? "" : "s", pick_is_reference ? "" : " paired with glibc malloc's",
-      kMinPairedRounds);
+  return ReplayProvisionalWords(t);
 }
 
 std::string ProgramWords(const TraceReport& t, bool name_policy) {

@@ -89,11 +89,18 @@ std::string MixCostWords(const PerContainerVerdict& v);
 std::string HeapWords(const PerContainerVerdict& v);
 
 // Why a verdict is provisional: the recommended policy's figures rest on
-// fewer than kMinPairedRounds rounds paired with glibc malloc, or their
-// 95% CI reaches further than kActionableHalfWidth from the median (the
-// program's figures where the program decided). "" if not.
+// fewer than kMinPairedRounds rounds paired with the reference (its own
+// runs, if it is the reference), or their 95% CI reaches further than
+// kActionableHalfWidth from the median. "" if not.
+// The report's: the program's figures where the program decided
+// (InSituProvisionalWords), else the replay's (ReplayProvisionalWords).
 inline constexpr double kActionableHalfWidth = 0.10;
 std::string ProvisionalWords(const TraceReport& t);
+// The replay's own figures, paired with glibc malloc's, whoever decided.
+std::string ReplayProvisionalWords(const TraceReport& t);
+// In situ's (--in_situ, or the search after a replay): the program's
+// figures, paired with its reference's.
+std::string InSituProvisionalWords(const InSituSummary& s);
 
 // A trace whose recording was cut short: what the verdict rests on (its
 // complete chunks, before the cut). "" if the trace is complete.

@@ -45,7 +45,8 @@ InSituPolicy Policy(const std::string& name, const std::vector<double>& factor, 
   return p;
 }
 
-// The figures in_situ.cc's summary sets from the runs (the reference first).
+// The figures in_situ.cc's summary sets from the runs (the reference
+// first; ratios from the rounds it ran in).
 InSituSummary Summary(std::vector<InSituPolicy> policies) {
   InSituSummary s;
   s.argv = {"prog"};
@@ -58,7 +59,7 @@ InSituSummary Summary(std::vector<InSituPolicy> policies) {
     for (const InSituRun& r : p.runs) {
       cpu.push_back(r.cpu_s);
       rss.push_back(static_cast<double>(r.peak_rss_bytes));
-      if (!p.reference) ratios.push_back(ref.at(r.round) / r.cpu_s);
+      if (!p.reference && ref.count(r.round)) ratios.push_back(ref.at(r.round) / r.cpu_s);
     }
     p.wall_s = p.cpu_s = p.ranked = MedianWithCi(cpu);
     p.peak_rss_bytes = MedianWithCi(rss);
@@ -342,6 +343,59 @@ TEST(ProvisionalWordsTest, CountsThePicksRoundsAndPairsOnlyAgainstTheReference) 
   EXPECT_THAT(ProvisionalWords(t), HasSubstr("rest on 2 rounds (3 make an interval)"));
   t.verdict.recommended.clear();
   EXPECT_EQ(ProvisionalWords(t), "");
+}
+
+// In situ's verdict is provisional by the replay's rule, on the program's
+// rounds: --in_situ_budget=5 recommended slab/mt/stack at 1.12x from 2
+// rounds paired with std's (the budget spent in round 3 before std's
+// turn), and nothing said so.
+TEST(ProvisionalWordsTest, InSitusVerdictFollowsTheSameRuleOnTheProgramsRounds) {
+  auto decide = [](size_t ref_rounds, size_t rounds, const std::vector<double>& slab_factor) {
+    std::vector<InSituPolicy> policies = {Policy("std", {1}, 4 << 20, true),
+                                          Policy("slab/mt/stack", slab_factor, 4 << 20)};
+    policies[0].runs.resize(ref_rounds);
+    policies[1].runs.resize(rounds);
+    InSituSummary s = Summary(std::move(policies));
+    DecideInSitu(s, "", 0.10);
+    return s;
+  };
+  const InSituSummary two = decide(2, 3, {1 / 1.12});
+  ASSERT_EQ(two.recommended, "slab/mt/stack");
+  EXPECT_EQ(InSituProvisionalWords(two),
+            "the figures rest on 2 rounds paired with the reference std's (3 make an interval): "
+            "no difference among these policies is a result yet, and the pick may change on the "
+            "next invocation; give the program more time (--in_situ_budget=SECONDS, "
+            "--in_situ_runs=N) or fewer policies (--policies=...)");
+  // The reference recommended: its own runs.
+  const InSituSummary ref = decide(2, 2, {1 / 1.12});
+  ASSERT_EQ(ref.recommended, "std");
+  EXPECT_THAT(InSituProvisionalWords(ref), HasSubstr("rest on 2 rounds (3 make an interval)"));
+  // Twelve steady rounds make an interval narrow enough: not provisional.
+  EXPECT_EQ(InSituProvisionalWords(decide(12, 12, {1 / 1.12})), "");
+  // Twelve rounds, but a ratio spread wider than +-10%.
+  const InSituSummary wide = decide(12, 12, {1 / 1.5, 1 / 1.1, 1 / 1.3, 1 / 1.05});
+  ASSERT_EQ(wide.recommended, "slab/mt/stack");
+  EXPECT_THAT(InSituProvisionalWords(wide), HasSubstr("is known only within"));
+  EXPECT_THAT(InSituProvisionalWords(wide),
+              HasSubstr("more time: --in_situ_budget, --in_situ_runs"));
+
+  // After a replay, the report's verdict is the program's, and so are the
+  // rounds it rests on: the replay's pick measured over 12 rounds does not
+  // make 2 rounds in the program enough, nor its 2 rounds 12 too few.
+  TraceReport t;
+  PolicyResult pick;
+  pick.name = "slab/mt/stack";
+  pick.vs_malloc = Estimate{1.2, 1.18, 1.22, 12};
+  t.policies = {pick};
+  t.verdict.recommended = "slab/mt/stack";
+  ApplyInSitu(t, std::make_shared<const InSituSummary>(two));
+  EXPECT_EQ(ProvisionalWords(t), InSituProvisionalWords(two));
+  EXPECT_EQ(ReplayProvisionalWords(t), "");
+  t.policies[0].vs_malloc.n = 2;
+  ApplyInSitu(t, std::make_shared<const InSituSummary>(decide(12, 12, {1 / 1.12})));
+  EXPECT_EQ(ProvisionalWords(t), "");
+  EXPECT_THAT(ReplayProvisionalWords(t),
+              HasSubstr("rest on 2 rounds paired with glibc malloc's (3 make an interval)"));
 }
 
 }  // namespace
