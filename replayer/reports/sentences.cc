@@ -1,5 +1,6 @@
 // The verdicts in sentences (words.h): the replay's, in situ's (from its
 // InSituDecision), the report's when in situ decided, and who decided.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -73,12 +74,7 @@ class InSituWords {
       case Outcome::kPickIsBest:
         return PickIsBest();
       case Outcome::kPickTied:
-        return absl::StrCat("Replay picked ", Pick().name, "; in situ it is tied with ", rec_.name,
-                            " (", Times(s_.pick_vs_best), " its ", ProgramTimeWords(s_.clock),
-                            "). The pick held; recommended: ", rec_.name,
-                            d_.memory_passed_over == d_.pick ? ", the smaller peak RSS."
-                                                             : ", first in the fixed order.",
-                            Aside());
+        return PickTied();
       case Outcome::kPickOverSlack:
         return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
                             Standing(Pick()), ", but its ", OverSlack(Pick()), ": ", rec_.name,
@@ -138,11 +134,67 @@ class InSituWords {
     return aside;
   }
 
+  // "(it takes 1.01x [0.96, 1.05] std's CPU time (user + system), within
+  // the margin of 5%)": `e`, the time of `p` (`who` in words) over the
+  // fastest's, paired, which the choice counts as fast as the fastest, and
+  // why (choice.h, step 2): too few paired rounds to show it slower, its
+  // median within the margin (against a fastest that never frees,
+  // kNeverFreesMargin's if larger, for one that frees), or, beyond it, an
+  // interval that reaches 1.
+  std::string WithinMargin(const std::string& who, const InSituPolicy& p, const Estimate& e) const {
+    const double margin =
+        !first_.frees_blocks && p.frees_blocks ? std::max(d_.margin, kNeverFreesMargin) : d_.margin;
+    const std::string why = e.n < kMinPairedRounds ? ": too few rounds to show it slower"
+                            : e.median <= 1 + margin
+                                ? absl::StrFormat(", within the margin of %.0f%%", 100 * margin)
+                                : ": not shown slower, its 95% CI reaching 1";
+    return absl::StrCat("(", who, " takes ", Times(e), " ", first_.name, "'s ",
+                        ProgramTimeWords(s_.clock), why, ")");
+  }
+
+  // The pick is the recommendation: the fastest, or as fast as the fastest
+  // and first in the fixed order (or, where memory left the one before it
+  // out, first of what it kept: Aside says so).
   std::string PickIsBest() const {
-    const bool fast = &Pick() == &first_ || Pick().tied_fastest;
-    return absl::StrCat("Replay picked ", Pick().name, "; in situ ", Pick().name, " ",
-                        fast ? Standing(Pick()) : absl::StrCat("is recommended, ", Speed(rec_)),
-                        ".", Aside(), " The pick held.");
+    const InSituPolicy& pick = Pick();
+    const std::string standing =
+        &pick == &first_
+            ? absl::StrCat("is fastest, ", Speed(pick))
+            : absl::StrCat("is as fast as the fastest, ", first_.name, " ",
+                           WithinMargin("it", pick, d_.pick_vs_fastest), ", ", Speed(pick),
+                           d_.memory_passed_over == InSituDecision::kNone
+                               ? ", and first in the fixed order"
+                               : "");
+    return absl::StrCat("Replay picked ", pick.name, "; in situ ", pick.name, " ", standing,
+                        ": recommended ", pick.name, ".", Aside(), " The pick held.");
+  }
+
+  // The pick and the recommended policy are as fast as the fastest (one of
+  // them may be it), and both within the RSS slack: the fixed order, not
+  // speed or memory, puts the recommended one first. The pick is not
+  // shown slower, nor is it the recommendation.
+  std::string PickTied() const {
+    const InSituPolicy& pick = Pick();
+    std::string tie;
+    if (&rec_ == &first_) {
+      tie = absl::StrCat("it is tied with the fastest, ", rec_.name, " ",
+                         WithinMargin("it", pick, s_.pick_vs_best), ", and ", rec_.name);
+    } else if (&pick == &first_) {
+      tie = absl::StrCat("it is fastest, ", Speed(pick), ", and tied with ", rec_.name, " ",
+                         WithinMargin(rec_.name, rec_, PairedSlowdown(pick, rec_, s_.clock)),
+                         ", and ", rec_.name);
+    } else {
+      tie = absl::StrCat("it is tied with the fastest, ", first_.name, " ",
+                         WithinMargin("it", pick, d_.pick_vs_fastest), ", as is ", rec_.name,
+                         ", and ", rec_.name);
+    }
+    return absl::StrCat(
+        "Replay picked ", pick.name, "; in situ ", tie, " is first in the fixed order",
+        rec_.reference
+            ? absl::StrCat(" (the reference: nothing to change): recommended ", rec_.name)
+            : absl::StrCat(": recommended ", rec_.name, ", ", Speed(rec_)),
+        ". The program cannot tell the pick from ", rec_.name, ", so the fixed order decides.",
+        Aside());
   }
 
   // Slower than the recommended policy, or than the fastest if the

@@ -113,7 +113,53 @@ TEST(DecideInSituTest, APairedTieIsATie) {
   EXPECT_EQ(s.fastest.size(), 2u);
   EXPECT_EQ(s.recommended, "jemalloc");
   EXPECT_TRUE(s.replay_pick_held);
-  EXPECT_THAT(InSituSentence(s), HasSubstr("in situ it is tied with jemalloc"));
+  EXPECT_THAT(InSituSentence(s), HasSubstr("and jemalloc is first in the fixed order: recommended "
+                                           "jemalloc"));
+}
+
+// The replay's pick as fast as another in the program, which the fixed
+// order puts first: the sentence says so, not that the pick held (it read
+// "in situ it is tied with std (...). The pick held; recommended: std").
+// Whichever of the two is fastest, or a third.
+TEST(DecideInSituTest, APickTiedWithOneTheFixedOrderPrefersIsNotSaidToHold) {
+  auto sentence = [](std::vector<InSituPolicy> others) {
+    std::vector<InSituPolicy> policies = {Policy("std", {1}, 4 << 20, true)};
+    for (InSituPolicy& p : others) {
+      p.family = p.name == "jemalloc" ? allocators::Family::kExternal : allocators::Family::kOurs;
+      policies.push_back(std::move(p));
+    }
+    InSituSummary s = Summary(std::move(policies));
+    DecideInSitu(s, "slab/st/single", 0.10);
+    EXPECT_EQ(s.decision.outcome, InSituDecision::Outcome::kPickTied);
+    EXPECT_EQ(s.recommended, "std");
+    return InSituSentence(s);
+  };
+  const std::string reference_fastest = sentence({Policy("slab/st/single", {1.02}, 4 << 20)});
+  EXPECT_EQ(reference_fastest,
+            "Replay picked slab/st/single; in situ it is tied with the fastest, std (it takes "
+            "1.02x [1.02, 1.02] std's CPU time (user + system), within the margin of 5%), and std "
+            "is first in the fixed order (the reference: nothing to change): recommended std. The "
+            "program cannot tell the pick from std, so the fixed order decides.");
+  const std::string pick_fastest = sentence({Policy("slab/st/single", {1 / 1.02}, 4 << 20)});
+  EXPECT_THAT(pick_fastest,
+              HasSubstr("; in situ it is fastest, 1.02x [1.02, 1.02] the reference std's speed, "
+                        "and tied with std (std takes 1.02x [1.02, 1.02] slab/st/single's CPU "
+                        "time (user + system), within the margin of 5%), and std is first in the "
+                        "fixed order (the reference: nothing to change): recommended std."));
+  const std::string third_fastest = sentence(
+      {Policy("slab/st/single", {1 / 1.02}, 4 << 20), Policy("jemalloc", {1 / 1.04}, 4 << 20)});
+  EXPECT_THAT(third_fastest,
+              HasSubstr("; in situ it is tied with the fastest, jemalloc (it takes 1.02x [1.02, "
+                        "1.02] jemalloc's CPU time (user + system), within the margin of 5%), as "
+                        "is std, and std is first in the fixed order"));
+  // 10% slower at the median, beyond the margin, but not shown slower.
+  const std::string noisy = sentence({Policy("slab/st/single", {0.9, 1.3, 0.95, 1.25}, 4 << 20)});
+  EXPECT_THAT(noisy, HasSubstr("; in situ it is tied with the fastest, std (it takes 1.10x [0.9"));
+  EXPECT_THAT(noisy, HasSubstr("std's CPU time (user + system): not shown slower, its 95% CI "
+                               "reaching 1), and std is first in the fixed order"));
+  for (const std::string& s : {reference_fastest, pick_fastest, third_fastest, noisy}) {
+    EXPECT_THAT(s, Not(HasSubstr("held"))) << s;
+  }
 }
 
 // The RSS slack has the replay's 1 MiB floor: 44 KiB less is not worth a

@@ -64,11 +64,13 @@ struct InSituPolicy {
 // (reports/words.h: InSituSentence).
 struct InSituDecision {
   enum class Outcome {
-    kNothingRan,     // no policy completed its runs
-    kRecommended,    // no replay pick to judge (--in_situ): the recommendation alone
-    kPickNotRun,     // the replay's pick did not run in situ (not a candidate, or failed)
-    kPickIsBest,     // the pick is the recommendation: held
-    kPickTied,       // tied with the recommendation, which has the smaller peak RSS: held
+    kNothingRan,   // no policy completed its runs
+    kRecommended,  // no replay pick to judge (--in_situ): the recommendation alone
+    kPickNotRun,   // the replay's pick did not run in situ (not a candidate, or failed)
+    kPickIsBest,   // the pick is the recommendation: held
+    // As fast as the recommendation (both within the margin of the fastest)
+    // and within the RSS slack: the fixed order names the recommendation.
+    kPickTied,
     kPickOverSlack,  // the pick's peak RSS is over the slack (held on speed when tied)
     kPickSlower,     // slower than the recommendation (or the fastest): did not hold
   };
