@@ -304,6 +304,7 @@ RoundsSettings RoundsFor(const InSituSettings& set) {
   rounds.total_budget_seconds = set.race ? set.total_budget_seconds : 0;
   rounds.max_total_budget_seconds = rounds.total_budget_seconds;
   rounds.max_total_runs = set.race ? set.max_total_runs : 0;
+  rounds.budget_flag = "--in_situ_budget";
   rounds.seed = set.seed;
   rounds.first_round = 1;
   rounds.stop_without_reference = true;

@@ -173,8 +173,8 @@ class Rounds {
         c.stop = Stop::kAtCap;
         c.stop_reason = absl::StrFormat(
             "stopped in round %d at %.1f s: its run would have outlasted the total budget's cap "
-            "of %.0f s (--total_budget)",
-            round_ - s_.first_round + 1, budget_limit, Cap());
+            "of %.0f s (%s)",
+            round_ - s_.first_round + 1, budget_limit, Cap(), s_.budget_flag);
       } else {
         EliminateStopped(c, race_limit, round_ - s_.first_round);
       }
@@ -365,8 +365,8 @@ class Rounds {
                       s_.max_total_runs)
                 : absl::StrFormat(
                       "not run: the first round spent the total budget's cap of %.0f s before "
-                      "its turn (--total_budget)",
-                      Cap());
+                      "its turn (%s)",
+                      Cap(), s_.budget_flag);
       }
     }
   }

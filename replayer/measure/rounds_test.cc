@@ -243,6 +243,27 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
   EXPECT_GE(not_run, 2);
 }
 
+// Every stop reason of the total budget names the flag that raises it,
+// the mode's (in situ's rows named --total_budget, which it does not read).
+TEST(RunRoundsTest, TheBudgetsStopReasonsNameTheModesFlag) {
+  std::vector<Contender> cs = Three();
+  cs.emplace_back().name = "third";
+  FakeRunner runner({100, 100, 40, 40, 40});
+  RoundsSettings s = TestSettings();
+  s.limits.wall_seconds = 1000;
+  s.total_budget_seconds = 16;
+  s.max_total_budget_seconds = 50;
+  s.budget_flag = "--in_situ_budget";
+  RunRounds(cs, runner, s);
+  int named = 0;
+  for (const Contender& c : cs) {
+    if (c.role == Role::kNoise || (c.attempts > 0 && c.stop != Stop::kAtCap)) continue;
+    EXPECT_TRUE(absl::EndsWith(c.stop_reason, " (--in_situ_budget)")) << c.stop_reason;
+    ++named;
+  }
+  EXPECT_GE(named, 3);  // the reference stopped at the cap, and two not run
+}
+
 // A race whose total budget (4 s) stretches up to `cap`, and in which
 // nobody is ever precise: the budget ends it.
 RoundsSettings RaceToTheCap(double cap) {

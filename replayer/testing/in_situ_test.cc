@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testing_util::Output;
 using testing_util::RunShell;
@@ -117,6 +118,18 @@ TEST(InSituTest, InSituRunsIsEveryRunOfTheProgramAndNeverOneMore) {
                                    "before its turn\""));
     }
   }
+}
+
+// In situ's budget is --in_situ_budget, and its stop reasons say so (they
+// named --total_budget, which only the replay reads).
+TEST(InSituTest, TheStopReasonsNameInSitusBudgetFlag) {
+  const Output o = RunShell(
+      absl::StrCat(kReplayer, " --in_situ --policies=slab/st/single,slab/st/stack --min_runs=50 ",
+                   "--max_runs=50 --format=json --in_situ_budget=1 --in_situ_log=", Log("budget"),
+                   " -- ", kDemo, " 2000 50"));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("\"stop\": \"total budget of 1 s spent (--in_situ_budget)\""));
+  EXPECT_THAT(o.out, Not(HasSubstr("--total_budget")));
 }
 
 // The reference recommended (the only policy run): the verdict's Adopt
