@@ -120,6 +120,17 @@ void PrintWorkloads() {
   }
 }
 
+// "unknown workload 'simple_mapp'; did you mean simple_map?", or the list
+// of names where none is near.
+std::string UnknownWorkloadWords(const std::string& name) {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& w : AllWorkloads()) names.push_back(Str(w.name));
+  if (const std::string near = NearestName(name, names); !near.empty()) {
+    return absl::StrCat("unknown workload '", name, "'; did you mean ", near, "?");
+  }
+  return absl::StrCat("unknown workload '", name, "' (known: ", absl::StrJoin(names, ", "), ")");
+}
+
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "runs one workload through alloctrace::TraceAllocator and writes its trace.\n"
@@ -145,15 +156,7 @@ int Run(int argc, char** argv) {
   const std::string name = absl::GetFlag(FLAGS_workload);
   if (name.empty()) return UsageError("missing --workload=NAME (see --list)");
   const WorkloadInfo* info = workloads::FindWorkload(name);
-  if (info == nullptr) {
-    std::vector<std::string> names;
-    for (const WorkloadInfo& w : AllWorkloads()) names.push_back(Str(w.name));
-    if (const std::string near = NearestName(name, names); !near.empty()) {
-      return UsageError(absl::StrCat("unknown workload '", name, "'; did you mean ", near, "?"));
-    }
-    return UsageError(
-        absl::StrCat("unknown workload '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
-  }
+  if (info == nullptr) return UsageError(UnknownWorkloadWords(name));
   const absl::StatusOr<WorkloadParams> params = info->ParseParams(absl::GetFlag(FLAGS_param));
   if (!params.ok()) return UsageError(std::string(params.status().message()));
   if (absl::GetFlag(FLAGS_out).empty()) return UsageError("missing --out=FILE");

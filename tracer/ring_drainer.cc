@@ -221,63 +221,74 @@ size_t RingDrainer::Drain(bool final) {
     merge_numbered = merge_numbered_;
   }
   // staging_ is sorted (what an earlier drain left), and each ring adds a
-  // run in its thread's order, which is the order of the numbers: the runs
-  // are merged, in pairs level by level (log2 of the runs, where sorting
-  // the whole cost log2 of the events).
+  // run in its thread's order, which is the order of the numbers.
   run_starts_.assign(1, 0);
   for (ThreadRing* r : rings) {
     run_starts_.push_back(staging_.size());
-    const uint64_t published = r->published.load(std::memory_order_acquire);
-    uint64_t t = r->tail.load(std::memory_order_relaxed);
-    // Read once: Emit is a call, so r->thread_id in the loop is read again
-    // for every event.
-    const uint32_t thread = r->thread_id;
-    // Unsequenced events come first in the global order.
-    while (t < published) {
-      const RawEvent& e = r->events[t & (kRingCapacity - 1)];
-      if (e.seq != kUnsequenced) break;
-      if (t + kLookAhead < published) {
-        LookAhead(*out_, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
-      }
-      Emit(thread, e);
-      ++t;
-    }
-    if (merge_numbered) {
-      for (; t < published; ++t) {
-        staging_.push_back({thread, r->events[t & (kRingCapacity - 1)]});
-      }
-    }
-    // The last events of a thread that recorded alone, still in its stage:
-    // the recording has stopped, so nothing writes there any more.
-    if (final && t == published) {
-      const uint32_t staged = r->staged.load(std::memory_order_acquire);
-      for (uint32_t i = 0; i < staged; ++i) Emit(thread, r->stage[i]);
-      taken += staged;
-    }
-    taken += t - r->tail.load(std::memory_order_relaxed);
-    r->tail.store(t, std::memory_order_release);
+    taken += DrainRing(r, merge_numbered, final);
   }
-  if (!staging_.empty()) {
-    const auto by_seq = [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; };
-    run_starts_.push_back(staging_.size());
-    const size_t runs = run_starts_.size() - 1;
-    const auto at = [&](size_t run) { return staging_.begin() + run_starts_[std::min(run, runs)]; };
-    for (size_t width = 1; width < runs; width *= 2) {
-      for (size_t k = 0; k + width < runs; k += 2 * width) {
-        std::inplace_merge(at(k), at(k + width), at(k + 2 * width), by_seq);
-      }
+  if (!staging_.empty()) EmitNumbered(final);
+  FreeExitedRings();
+  return taken;
+}
+
+size_t RingDrainer::DrainRing(ThreadRing* r, bool merge_numbered, bool final) {
+  const uint64_t published = r->published.load(std::memory_order_acquire);
+  const uint64_t tail = r->tail.load(std::memory_order_relaxed);
+  uint64_t t = tail;
+  // Read once: Emit is a call, so r->thread_id in the loop is read again
+  // for every event.
+  const uint32_t thread = r->thread_id;
+  // Unsequenced events come first in the global order.
+  while (t < published) {
+    const RawEvent& e = r->events[t & (kRingCapacity - 1)];
+    if (e.seq != kUnsequenced) break;
+    if (t + kLookAhead < published) {
+      LookAhead(*out_, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
     }
-    size_t i = 0;
-    // Write only the gap-free run: a missing number is an event another
-    // thread is still writing.
-    while (i < staging_.size() && (final || staging_[i].event.seq == next_seq_)) {
-      if (i + kLookAhead < staging_.size()) LookAhead(*out_, staging_[i + kLookAhead].event);
-      Emit(staging_[i].thread, staging_[i].event);
-      next_seq_ = staging_[i].event.seq + 1;
-      ++i;
-    }
-    staging_.erase(staging_.begin(), staging_.begin() + i);
+    Emit(thread, e);
+    ++t;
   }
+  if (merge_numbered) {
+    for (; t < published; ++t) staging_.push_back({thread, r->events[t & (kRingCapacity - 1)]});
+  }
+  size_t taken = t - tail;
+  // The last events of a thread that recorded alone, still in its stage:
+  // the recording has stopped, so nothing writes there any more.
+  if (final && t == published) {
+    const uint32_t staged = r->staged.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < staged; ++i) Emit(thread, r->stage[i]);
+    taken += staged;
+  }
+  r->tail.store(t, std::memory_order_release);
+  return taken;
+}
+
+void RingDrainer::EmitNumbered(bool final) {
+  // The rings' runs are merged in pairs level by level (log2 of the runs,
+  // where sorting the whole cost log2 of the events).
+  const auto by_seq = [](const Staged& a, const Staged& b) { return a.event.seq < b.event.seq; };
+  run_starts_.push_back(staging_.size());
+  const size_t runs = run_starts_.size() - 1;
+  const auto at = [&](size_t run) { return staging_.begin() + run_starts_[std::min(run, runs)]; };
+  for (size_t width = 1; width < runs; width *= 2) {
+    for (size_t k = 0; k + width < runs; k += 2 * width) {
+      std::inplace_merge(at(k), at(k + width), at(k + 2 * width), by_seq);
+    }
+  }
+  size_t i = 0;
+  // Write only the gap-free run: a missing number is an event another
+  // thread is still writing.
+  while (i < staging_.size() && (final || staging_[i].event.seq == next_seq_)) {
+    if (i + kLookAhead < staging_.size()) LookAhead(*out_, staging_[i + kLookAhead].event);
+    Emit(staging_[i].thread, staging_[i].event);
+    next_seq_ = staging_[i].event.seq + 1;
+    ++i;
+  }
+  staging_.erase(staging_.begin(), staging_.begin() + i);
+}
+
+void RingDrainer::FreeExitedRings() {
   // Rings of exited threads, now empty, are ours to free.
   std::lock_guard<std::mutex> l(reg_mu_);
   for (auto it = rings_.begin(); it != rings_.end();) {
@@ -290,7 +301,6 @@ size_t RingDrainer::Drain(bool final) {
       ++it;
     }
   }
-  return taken;
 }
 
 void LockedRings::Add(ThreadRing* ring) {

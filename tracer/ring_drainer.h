@@ -69,6 +69,14 @@ class RingDrainer {
   // Returns how many events it took from the rings. `final`: write every
   // staged event, gaps or not (no thread is recording any more).
   size_t Drain(bool final);
+  // Drain's steps: one ring's events up to what it published (written if
+  // unsequenced, staged if numbered and merge_numbered; with `final`, its
+  // stage too), returning how many it took; the staged numbered events
+  // merged and written as far as they run without a gap (all if `final`);
+  // the rings of exited threads, once empty, freed.
+  size_t DrainRing(ThreadRing* r, bool merge_numbered, bool final);
+  void EmitNumbered(bool final);
+  void FreeExitedRings();
   void Emit(uint32_t thread, const RawEvent& e);
   // Writes call stack `site` (and the modules it names) into the trace the
   // first time an event names it.

@@ -214,19 +214,29 @@ TEST(RunRoundsTest, TheLimitOnRunsHoldsExactlyTheRunsBeforeIncluded) {
   EXPECT_EQ(not_run, 2);
 }
 
-TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
-  // A trace too costly for the budget: each run would take 40 s, the
-  // reference's 100 s. The first round stops at the cap: the run under way
-  // is stopped at what is left of it (plus the allowance), and those whose
-  // turn did not come are "not run"; none is failed.
+// A trace too costly for the budget: each run would take 40 s, the
+// reference's 100 s, against a 16 s budget with a 50 s cap.
+std::vector<Contender> CostlyTraceContenders() {
   std::vector<Contender> cs = Three();
   cs.emplace_back().name = "third";
-  FakeRunner runner({100, 100, 40, 40, 40});
+  return cs;
+}
+FakeRunner CostlyTraceRunner() { return FakeRunner({100, 100, 40, 40, 40}); }
+RoundsSettings CostlyTraceSettings() {
   RoundsSettings s = TestSettings();
   s.limits.wall_seconds = 1000;
   s.total_budget_seconds = 16;
   s.max_total_budget_seconds = 50;
-  RunRounds(cs, runner, s);
+  return s;
+}
+
+TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
+  // The first round stops at the cap: the run under way is stopped at what
+  // is left of it (plus the allowance), and those whose turn did not come
+  // are "not run"; none is failed.
+  std::vector<Contender> cs = CostlyTraceContenders();
+  FakeRunner runner = CostlyTraceRunner();
+  RunRounds(cs, runner, CostlyTraceSettings());
   double spent = 0;
   for (const Contender& c : cs) spent += c.spent;
   EXPECT_LE(spent, 50 + kBudgetRunAllowanceSeconds);
@@ -246,13 +256,9 @@ TEST(RunRoundsTest, NoRunOutlastsTheBudgetsCapEvenInTheFirstRound) {
 // Every stop reason of the total budget names the flag that raises it,
 // the mode's (in situ's rows named --total_budget, which it does not read).
 TEST(RunRoundsTest, TheBudgetsStopReasonsNameTheModesFlag) {
-  std::vector<Contender> cs = Three();
-  cs.emplace_back().name = "third";
-  FakeRunner runner({100, 100, 40, 40, 40});
-  RoundsSettings s = TestSettings();
-  s.limits.wall_seconds = 1000;
-  s.total_budget_seconds = 16;
-  s.max_total_budget_seconds = 50;
+  std::vector<Contender> cs = CostlyTraceContenders();
+  FakeRunner runner = CostlyTraceRunner();
+  RoundsSettings s = CostlyTraceSettings();
   s.budget_flag = "--in_situ_budget";
   RunRounds(cs, runner, s);
   int named = 0;
