@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         kTraceMagic, "\")"));
   }
   reader->header_ = packet.header();
-  reader->footer_events_hint_ = reader->FindFooterEventsHint();
+  reader->FindTailFooter();
   const uint32_t version = reader->header_.format_version();
   if (version == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header has no format version"));
@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
   return reader;
 }
 
-uint64_t TraceReader::FindFooterEventsHint() const {
+void TraceReader::FindTailFooter() {
   // A footer packet is a frame (tag, length) around a Packet holding a
   // Footer of at most 11 varint fields: well under 160 bytes.
   constexpr size_t kMaxFooterFrame = 160;
@@ -86,10 +86,11 @@ uint64_t TraceReader::FindFooterEventsHint() const {
     if (!ReadVarint(&p, end, &length) || length != static_cast<uint64_t>(end - p)) continue;
     if (packet.ParseFromArray(p, static_cast<int>(length)) && packet.has_footer() &&
         packet.footer().events() <= file_size()) {
-      return packet.footer().events();
+      tail_footer_ = packet.footer();
+      footer_events_hint_ = tail_footer_->events();
+      return;
     }
   }
-  return 0;
 }
 
 TraceReader::TraceReader(std::unique_ptr<PacketReader> packets) : packets_(std::move(packets)) {}
@@ -136,6 +137,17 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
     if (!*got) {
       done_ = true;
       cut_short_ = packets_->cut_short();
+      // A packet that runs past the end of a file that ends with a footer
+      // for more chunks than were read: the recording was not cut short,
+      // the packet's frame says a wrong length (a changed byte, which no
+      // chunk checksum covers).
+      if (!cut_short_.empty() && tail_footer_.has_value() &&
+          tail_footer_->chunks() > chunks_read_) {
+        return packets_->Error(absl::StrCat(
+            cut_short_, ", yet the file ends with a footer (", tail_footer_->chunks(),
+            " chunks): the packet's length changed after it was written, not a recording cut "
+            "short"));
+      }
       if (cut_short_.empty()) {
         cut_short_ =
             absl::StrCat("no footer: the recording was cut short after ", chunks_read_, " chunks");

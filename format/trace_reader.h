@@ -15,7 +15,9 @@
 //
 // A recording that was cut short (no footer, or a last packet that ends
 // early) is not an error: every complete chunk is delivered, then NextChunk
-// returns false and cut_short() says why the trace ends early.
+// returns false and cut_short() says why the trace ends early. (A packet
+// that runs past the end of a file that ends with a footer is an error: a
+// damaged length, not a cut.)
 //
 // Thread-compatible.
 #ifndef ALLOCTRACE_FORMAT_TRACE_READER_H_
@@ -23,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,8 +132,9 @@ class TraceReader {
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
-  // Looks for a footer packet at the end of the file.
-  uint64_t FindFooterEventsHint() const;
+  // Looks for a footer packet at the end of the file: sets tail_footer_
+  // and footer_events_hint_ if there is one.
+  void FindTailFooter();
   void CountThread(uint32_t thread) {
     if (ABSL_PREDICT_TRUE(thread == last_thread_)) return;
     last_thread_ = thread;
@@ -152,6 +156,10 @@ class TraceReader {
   proto::Header header_;
   proto::Footer footer_;
   uint64_t footer_events_hint_ = 0;
+  // What looks like a footer at the end of the file, read at Open (not
+  // validated): a packet that runs past the end of the file is then a
+  // damaged length, not a recording cut short.
+  std::optional<proto::Footer> tail_footer_;
   bool has_footer_ = false;
   bool done_ = false;
   std::string cut_short_;

@@ -124,6 +124,50 @@ TEST(TraceDamageTest, FlippedBytes) {
   EXPECT_GT(errors, static_cast<int>(bytes.size() / 4));
 }
 
+// A chunk packet's length changed so that it runs past the end of the
+// file: where the file ends with a footer that is a damaged length, not a
+// recording cut short (which would silently drop the chunks from there on).
+TEST(TraceDamageTest, LengthPastTheEndOfAFileWithAFooter) {
+  const std::string src = TempPath("length_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  WriteRandomTrace(src, 8, 300, 100, true, &expected);
+  std::string bytes = ReadFile(src);
+  // The second chunk's frame: its tag, then its length (two bytes).
+  auto reader = TraceReader::Open(src);
+  ASSERT_TRUE(reader.ok());
+  std::vector<Event> events;
+  ASSERT_TRUE(*(*reader)->NextChunk(&events));
+  const size_t second = (*reader)->offset();
+  ASSERT_EQ(static_cast<uint8_t>(bytes[second]), kPacketTag);
+  ASSERT_GE(static_cast<uint8_t>(bytes[second + 1]), 0x80);
+  bytes[second + 2] = static_cast<char>(bytes[second + 2] ^ 0x40);  // 8 KiB more
+  const std::string path = TempPath("length.trace");
+  WriteFile(path, bytes);
+  auto d = ReadAll(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(
+      d.status().message().find(absl::StrCat(
+          path, ": byte ", second, " (packet 2): file ends inside the packet at byte ", second)),
+      std::string::npos)
+      << d.status();
+  EXPECT_NE(d.status().message().find(
+                "yet the file ends with a footer (4 chunks): the packet's length changed after it "
+                "was written, not a recording cut short"),
+            std::string::npos)
+      << d.status();
+  // Without the footer it is what a cut looks like: the first chunk is read.
+  while (*(*reader)->NextChunk(&events) && (*reader)->chunks_read() < 4) {
+  }
+  ASSERT_EQ((*reader)->chunks_read(), 4u);
+  const size_t footer = (*reader)->offset();                        // the end of the last chunk
+  ASSERT_TRUE((*TraceReader::Open(src))->NextChunk(&events).ok());  // the first chunk again
+  WriteFile(path, bytes.substr(0, footer));
+  d = ReadAll(path);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->events.size(), events.size());
+  EXPECT_NE(d->cut_short.find("file ends inside the packet"), std::string::npos) << d->cut_short;
+}
+
 TEST(TraceDamageTest, ClearErrors) {
   const std::string good = TempPath("good.trace");
   std::vector<std::pair<OpKind, uint64_t>> expected;
