@@ -87,12 +87,36 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
     if (!ops_owned) out->owned_ops.assign(out->ops.data(), out->ops.size());
     ops_owned = true;
   };
+  const uint8_t* const begin = p;
   while (p < end) {
+    const uint8_t* const field_start = p;
     uint64_t tag;
     if (!ReadVarint(&p, end, &tag))
       return absl::DataLossError("corrupt varint in a chunk field tag");
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     const uint32_t wire = tag & 7;
+    if (field == proto::Chunk::kCrc32CFieldNumber) {
+      if (wire != static_cast<uint32_t>(WireType::kFixed32)) {
+        return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", field,
+                                                ") has wire type ", wire, ", not fixed32"));
+      }
+      const size_t left = static_cast<size_t>(end - p);
+      if (left < kFixed32Bytes) {
+        return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", field,
+                                                ") is cut short: ", left, " of its ", kFixed32Bytes,
+                                                " bytes"));
+      }
+      if (left > kFixed32Bytes) {
+        return absl::DataLossError(absl::StrCat(
+            "the checksum field (crc32c, field ", field, ") is not the chunk's last field: ",
+            left - kFixed32Bytes, " bytes follow it, which it would not cover"));
+      }
+      out->has_crc32c = true;
+      out->crc32c = LoadFixed32(p);
+      out->crc32c_offset = static_cast<size_t>(field_start - begin);
+      p = end;
+      continue;
+    }
     if (wire == static_cast<uint32_t>(WireType::kVarint)) {
       uint64_t v;
       if (!ReadVarint(&p, end, &v)) return absl::DataLossError("corrupt varint in a chunk field");

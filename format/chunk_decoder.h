@@ -54,13 +54,22 @@ struct ChunkColumns {
   std::vector<uint64_t> site;  // empty: the chunk's allocations have no call sites
   std::vector<StackDef> stack_defs;
   std::vector<ModuleDef> module_defs;
+  // Chunk.crc32c, if the chunk has it, and where its tag starts: the
+  // checksum is that of the chunk's first crc32c_offset bytes. Checked by
+  // the caller (TraceReader), which knows whether those bytes are as written.
+  bool has_crc32c = false;
+  uint32_t crc32c = 0;
+  size_t crc32c_offset = 0;
   // Backs `ops` when the column was not one packed record in the input.
   std::string owned_ops;
 };
 
 // Parses the bytes of a Chunk message. Accepts any valid encoding of it
 // (packed or unpacked columns, a column split over several records, fields
-// in any order, unknown fields skipped); `ops` may point into `bytes`.
+// in any order, unknown fields skipped); `ops` may point into `bytes`. The
+// one exception is the checksum: a crc32c field that is not a fixed32, or
+// that is not the chunk's last field, is an error (it covers the bytes
+// before it, so bytes after it would go unchecked); it is read, not checked.
 // Errors say what is wrong, without a location (the caller adds it).
 absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out);
 

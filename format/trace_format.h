@@ -92,6 +92,13 @@ struct ModuleDef {
   std::string build_id;  // raw bytes; empty if the file has none
 };
 
+// Chunk.crc32c as the writer appends it, the chunk's last field: its tag
+// (one byte) and the fixed32, 5 bytes.
+inline constexpr uint8_t kChunkCrc32cTag =
+    WireTag(proto::Chunk::kCrc32CFieldNumber, WireType::kFixed32);
+inline constexpr size_t kChunkCrc32cFieldBytes = 1 + kFixed32Bytes;
+static_assert(kChunkCrc32cTag < 0x80, "the checksum's tag is one byte");
+
 // Bits of Chunk.shape_flags.
 inline constexpr uint64_t kShapeZeroed = 1;
 

@@ -5,6 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "alloctrace/base/crc32c.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace alloctrace {
@@ -95,10 +97,56 @@ void TraceReader::FindTailFooter() {
 
 TraceReader::TraceReader(std::unique_ptr<PacketReader> packets) : packets_(std::move(packets)) {}
 
-absl::Status TraceReader::ParseColumns(absl::string_view bytes) {
+absl::Status TraceReader::ChunkError(absl::string_view what) const {
+  return absl::DataLossError(absl::StrCat(packets_->path(), ": byte ", packets_->packet_offset(),
+                                          " (chunk ", chunks_read_, "): ", what));
+}
+
+absl::Status TraceReader::CheckCrc32c(absl::string_view bytes, size_t covered,
+                                      uint32_t stored) const {
+  const uint32_t computed = Crc32c(bytes.data(), covered);
+  if (ABSL_PREDICT_TRUE(computed == stored)) return absl::OkStatus();
+  return ChunkError(absl::StrFormat(
+      "checksum mismatch: the chunk's bytes changed after they were written (stored 0x%08x, "
+      "computed 0x%08x)",
+      stored, computed));
+}
+
+absl::Status TraceReader::ParseColumns(absl::string_view bytes, bool as_written) {
   columns_ = ChunkColumns();
+  // The checksum first, where the writer puts it, when the header says
+  // every chunk has one: a changed byte is then named as what it is before
+  // it can show as a broken field or event. (Without that promise it waits
+  // for the parse: the end of a chunk without one may look like it.)
+  const size_t n = bytes.size();
+  const bool checked_at_end =
+      header_.chunks_have_crc32c() && as_written && n >= kChunkCrc32cFieldBytes &&
+      static_cast<uint8_t>(bytes[n - kChunkCrc32cFieldBytes]) == kChunkCrc32cTag;
+  if (checked_at_end) {
+    const auto* stored = reinterpret_cast<const uint8_t*>(bytes.data()) + n - kFixed32Bytes;
+    if (absl::Status s = CheckCrc32c(bytes, n - kChunkCrc32cFieldBytes, LoadFixed32(stored));
+        !s.ok()) {
+      return s;
+    }
+  }
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
+  }
+  if (columns_.has_crc32c) {
+    if (!as_written) {
+      return ChunkError(
+          "the chunk has a checksum but is not framed as its packet's one Packet.chunk record, "
+          "so the bytes it covers are not those of the file");
+    }
+    if (!checked_at_end || columns_.crc32c_offset != n - kChunkCrc32cFieldBytes) {
+      if (absl::Status s = CheckCrc32c(bytes, columns_.crc32c_offset, columns_.crc32c); !s.ok()) {
+        return s;
+      }
+    }
+  } else if (header_.chunks_have_crc32c()) {
+    return ChunkError(
+        "the chunk has no checksum, though the header says every chunk has one (a changed "
+        "byte?)");
   }
   // Call sites are an annotation: a damaged table ends them, not the read.
   if (call_sites_error_.empty()) {
@@ -168,7 +216,8 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
       if (ReadVarint(&p, end, &tag) &&
           tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
           ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-        if (absl::Status s = ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len));
+        if (absl::Status s = ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len),
+                                          /*as_written=*/true);
             !s.ok()) {
           return s;
         }
@@ -200,7 +249,9 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
       }
       case proto::Packet::kChunk: {
         reencoded_chunk_ = packet_.chunk().SerializeAsString();
-        if (absl::Status s = ParseColumns(reencoded_chunk_); !s.ok()) return s;
+        if (absl::Status s = ParseColumns(reencoded_chunk_, /*as_written=*/false); !s.ok()) {
+          return s;
+        }
         return true;
       }
       case proto::Packet::BODY_NOT_SET:

@@ -8,10 +8,12 @@
 //   traces/x.trace: byte 1234 (chunk 3), event 70001: FREE of object 12, which is not live
 // Checks: empty file, a file that is not a trace (no header, wrong magic), a
 // format newer than this reader, bad framing or varints, packets that do not
-// parse, chunks out of order, shape and id references out of range, frees
-// of objects that are not live, allocations of ids already live, arena
-// misuse, arenas of classes never defined, classes defined twice with
-// different content, and a footer that disagrees with what was read.
+// parse, a chunk whose checksum (Chunk.crc32c) is not that of its bytes or
+// that lacks one when the header says every chunk has one, chunks out of
+// order, shape and id references out of range, frees of objects that are
+// not live, allocations of ids already live, arena misuse, arenas of
+// classes never defined, classes defined twice with different content, and
+// a footer that disagrees with what was read.
 //
 // A recording that was cut short (no footer, or a last packet that ends
 // early) is not an error: every complete chunk is delivered, then NextChunk
@@ -127,8 +129,15 @@ class TraceReader {
   // Reads packets up to the next chunk and parses its columns into
   // columns_. Returns false when there are no more chunks.
   absl::StatusOr<bool> NextChunkColumns();
-  // Parses `bytes` (a Chunk message) into columns_.
-  absl::Status ParseColumns(absl::string_view bytes);
+  // Parses `bytes` (a Chunk message) into columns_, checking its checksum.
+  // `as_written`: the bytes are the chunk's in the file (else protobuf's
+  // re-encoding of a chunk framed some other way, which a checksum cannot
+  // cover).
+  absl::Status ParseColumns(absl::string_view bytes, bool as_written);
+  // "PATH: byte B (chunk K): what", B the chunk's packet's offset.
+  absl::Status ChunkError(absl::string_view what) const;
+  // OK if `stored` is the CRC32C of bytes[0, covered).
+  absl::Status CheckCrc32c(absl::string_view bytes, size_t covered, uint32_t stored) const;
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);

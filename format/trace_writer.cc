@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "alloctrace/base/crc32c.h"
 #include "alloctrace/base/io.h"
 
 namespace alloctrace {
@@ -33,6 +34,7 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
   }
   std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(fd), path, chunk_events));
   FillStandardHeader(&header);
+  header.set_chunks_have_crc32c(true);  // FlushChunk gives every chunk its checksum
   if (header.start_unix_ns() == 0) header.set_start_unix_ns(UnixNowNs());
   proto::Packet packet;
   *packet.mutable_header() = std::move(header);
@@ -350,6 +352,11 @@ absl::Status TraceWriter::FlushChunk() {
     AppendLengthDelimited(C::kClassDefFieldNumber, def.SerializeAsString(), &chunk);
   }
   AppendCallSites(&chunk);
+  // Last, the checksum of every byte before it (proto/trace.proto,
+  // Chunk.crc32c): a changed byte that still parses is then seen.
+  const uint32_t crc = Crc32c(chunk);
+  chunk.push_back(static_cast<char>(kChunkCrc32cTag));
+  AppendFixed32(crc, &chunk);
   std::string& framed = framed_buf_;
   framed.clear();
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);

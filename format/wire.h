@@ -1,5 +1,5 @@
 // The protobuf wire encoding, as far as trace files use it: base-128
-// varints, zigzag, tags and length-delimited records. The one implementation
+// varints, zigzag, tags, fixed32 and length-delimited records. The one implementation
 // of it in the project: the writer encodes with it, the packet reader and the
 // chunk decoder parse with it.
 //
@@ -77,6 +77,18 @@ inline void AppendPackedVarints(int field, const std::vector<uint64_t>& values, 
   for (uint64_t v : values) length += EncodeVarint(v, buf) - buf;
   AppendLengthDelimitedHeader(field, length, out);
   for (uint64_t v : values) AppendVarint(v, out);
+}
+
+// A fixed32 field's value: four bytes, little-endian.
+inline constexpr size_t kFixed32Bytes = 4;
+inline void AppendFixed32(uint32_t v, std::string* out) {
+  const char bytes[kFixed32Bytes] = {static_cast<char>(v), static_cast<char>(v >> 8),
+                                     static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
+  out->append(bytes, kFixed32Bytes);
+}
+// Reads the fixed32 at p (kFixed32Bytes readable).
+inline uint32_t LoadFixed32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
 enum class VarintResult { kOk, kTruncated, kCorrupt };

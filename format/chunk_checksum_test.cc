@@ -1,0 +1,315 @@
+// Chunk checksums (Chunk.crc32c): the writer gives every chunk one; the
+// reader refuses any chunk of a written trace with a changed byte, reads
+// traces written before checksums as before, and still reads every
+// complete chunk of a trace cut short.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "alloctrace/base/crc32c.h"
+#include "alloctrace/format/packet_reader.h"
+#include "alloctrace/format/test_util.h"
+#include "alloctrace/format/trace_format.h"
+#include "alloctrace/format/trace_reader.h"
+#include "alloctrace/format/wire.h"
+#include "alloctrace/proto/trace.pb.h"
+#include "gtest/gtest.h"
+
+namespace alloctrace {
+namespace {
+
+using testing_util::ReadAll;
+using testing_util::ReadFile;
+using testing_util::Summarize;
+using testing_util::TempPath;
+using testing_util::WriteFile;
+using testing_util::WriteRandomTrace;
+
+// A packet of a trace file: where its frame lies, and its bytes (without
+// the frame).
+struct Packet {
+  size_t begin = 0, end = 0;
+  std::string bytes;
+  bool is_chunk() const {
+    return !bytes.empty() &&
+           static_cast<uint8_t>(bytes[0]) ==
+               WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited);
+  }
+};
+
+std::vector<Packet> Packets(const std::string& path) {
+  std::vector<Packet> out;
+  auto in = PacketReader::Open(path);
+  EXPECT_TRUE(in.ok()) << in.status();
+  if (!in.ok()) return out;
+  while (true) {
+    absl::StatusOr<bool> got = (*in)->Next();
+    EXPECT_TRUE(got.ok()) << got.status();
+    if (!got.ok() || !*got) break;
+    out.push_back({(*in)->packet_offset(), (*in)->offset(), std::string((*in)->packet())});
+  }
+  return out;
+}
+
+// A chunk packet's Chunk message, and where it starts in the packet.
+std::pair<std::string, size_t> ChunkOf(const std::string& packet) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(packet.data());
+  const uint8_t* p = begin + 1;
+  uint64_t length = 0;
+  EXPECT_TRUE(ReadVarint(&p, begin + packet.size(), &length));
+  const size_t at = static_cast<size_t>(p - begin);
+  EXPECT_EQ(at + length, packet.size());
+  return {packet.substr(at), at};
+}
+
+// The packets framed again as a file, each chunk given as its message.
+std::string Frame(const std::vector<std::string>& packets) {
+  std::string out;
+  for (const std::string& p : packets)
+    AppendLengthDelimited(proto::Trace::kPacketFieldNumber, p, &out);
+  return out;
+}
+std::string ChunkPacket(const std::string& chunk) {
+  std::string out;
+  AppendLengthDelimited(proto::Packet::kChunkFieldNumber, chunk, &out);
+  return out;
+}
+
+void ExpectError(const std::string& path, const std::string& needle) {
+  auto d = ReadAll(path);
+  ASSERT_FALSE(d.ok()) << "expected an error containing: " << needle;
+  EXPECT_NE(d.status().message().find(needle), std::string::npos)
+      << "wanted: " << needle << "\ngot:    " << d.status().message();
+}
+
+TEST(ChunkChecksumTest, WriterChecksumsEveryChunkAndTheTraceRoundTrips) {
+  const std::string path = TempPath("checksummed.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(path, 11, 2000, 300, /*finish=*/true, &expected));
+  proto::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(path)));
+  EXPECT_TRUE(trace.packet(0).header().chunks_have_crc32c());
+  int chunks = 0;
+  for (const Packet& p : Packets(path)) {
+    if (!p.is_chunk()) continue;
+    ++chunks;
+    const std::string chunk = ChunkOf(p.bytes).first;
+    const size_t n = chunk.size();
+    ASSERT_GT(n, kChunkCrc32cFieldBytes);
+    // The last 5 bytes: the tag, then the CRC32C of all before it.
+    EXPECT_EQ(static_cast<uint8_t>(chunk[n - 5]), 0x75);
+    const uint32_t stored = LoadFixed32(reinterpret_cast<const uint8_t*>(chunk.data()) + n - 4);
+    EXPECT_EQ(stored, Crc32c(chunk.data(), n - 5));
+    proto::Chunk parsed;
+    ASSERT_TRUE(parsed.ParseFromString(chunk));
+    EXPECT_TRUE(parsed.has_crc32c());
+    EXPECT_EQ(parsed.crc32c(), stored);
+  }
+  EXPECT_EQ(chunks, 7);  // 2000 events and 3 of arenas, 300 a chunk
+  auto d = ReadAll(path);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->footer);
+  EXPECT_EQ(Summarize(*d), expected);
+}
+
+// Every byte of every chunk packet of a written trace, frame included,
+// changed by each single bit and by 0xff: always an error naming the file,
+// never a silent decode. Inside the bytes the checksum covers (and in the
+// checksum itself) the error is the checksum's.
+TEST(ChunkChecksumTest, EveryChangedByteOfAChunkIsAnError) {
+  const std::string src = TempPath("flip_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 12, 300, 60, /*finish=*/true, &expected));
+  const std::string bytes = ReadFile(src);
+  const std::string path = TempPath("flip.trace");
+  int tried = 0, mismatches = 0;
+  std::vector<std::string> silent;
+  for (const Packet& p : Packets(src)) {
+    if (!p.is_chunk()) continue;
+    const size_t frame = p.end - p.begin - p.bytes.size();          // packet tag and length
+    const size_t body = p.begin + frame + ChunkOf(p.bytes).second;  // the Chunk message
+    const size_t tag = p.end - kChunkCrc32cFieldBytes;              // the checksum's tag
+    for (size_t pos = p.begin; pos < p.end; ++pos) {
+      for (const int x : {1, 2, 4, 8, 16, 32, 64, 128, 255}) {
+        std::string damaged = bytes;
+        damaged[pos] = static_cast<char>(damaged[pos] ^ x);
+        WriteFile(path, damaged);
+        ++tried;
+        auto d = ReadAll(path);
+        if (d.ok()) {
+          silent.push_back(absl::StrCat("byte ", pos, " ^ ", x, " (packet at ", p.begin, "): ",
+                                        d->events.size(), " events, cut short: ", d->cut_short));
+          continue;
+        }
+        EXPECT_NE(d.status().message().find(path), std::string::npos) << d.status();
+        if (pos >= body && pos != tag) {
+          EXPECT_NE(d.status().message().find("checksum mismatch"), std::string::npos)
+              << "byte " << pos << " ^ " << x << ": " << d.status();
+        }
+        mismatches += d.status().message().find("checksum mismatch") != std::string::npos;
+      }
+    }
+  }
+  EXPECT_TRUE(silent.empty()) << silent.size() << " changes read without an error:\n"
+                              << absl::StrJoin(silent, "\n");
+  EXPECT_GT(tried, 9 * 300);
+  EXPECT_GT(mismatches, tried * 9 / 10);
+}
+
+// The message names the file, the chunk's byte offset and index, and both
+// checksums.
+TEST(ChunkChecksumTest, MismatchMessage) {
+  const std::string src = TempPath("message_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 13, 300, 100, /*finish=*/true, &expected));
+  const std::vector<Packet> packets = Packets(src);
+  ASSERT_TRUE(packets[2].is_chunk());
+  const Packet& p = packets[2];  // chunk 1
+  std::string bytes = ReadFile(src);
+  const size_t pos = (p.begin + p.end) / 2;
+  bytes[pos] = static_cast<char>(bytes[pos] ^ 0x10);
+  const std::string path = TempPath("message.trace");
+  WriteFile(path, bytes);
+  const std::string chunk =
+      bytes.substr(p.end - ChunkOf(p.bytes).first.size(), ChunkOf(p.bytes).first.size());
+  const uint32_t stored =
+      LoadFixed32(reinterpret_cast<const uint8_t*>(chunk.data()) + chunk.size() - kFixed32Bytes);
+  const uint32_t computed = Crc32c(chunk.data(), chunk.size() - kChunkCrc32cFieldBytes);
+  auto d = ReadAll(path);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(),
+            absl::StrFormat("%s: byte %d (chunk 1): checksum mismatch: the chunk's bytes changed "
+                            "after they were written (stored 0x%08x, computed 0x%08x)",
+                            path, p.begin, stored, computed));
+}
+
+// What the reader refuses besides a mismatch, and what it still reads.
+TEST(ChunkChecksumTest, WhereTheChecksumMayBeAndWhenItMayBeMissing) {
+  const std::string src = TempPath("rules_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 14, 200, 100, /*finish=*/true, &expected));
+  std::vector<std::string> packets;
+  for (const Packet& p : Packets(src)) packets.push_back(p.bytes);
+  ASSERT_EQ(packets.size(), 5u);  // header, 3 chunks, footer
+  const std::string chunk = ChunkOf(packets[2]).first;
+  const std::string unchecked = chunk.substr(0, chunk.size() - kChunkCrc32cFieldBytes);
+  proto::Packet header;
+  ASSERT_TRUE(header.ParseFromString(packets[0]));
+  header.mutable_header()->set_chunks_have_crc32c(false);
+  const std::string old_header = header.SerializeAsString();
+  auto with = [&](size_t index, const std::string& packet, const std::string& name,
+                  const std::string& first = std::string()) {
+    std::vector<std::string> p = packets;
+    p[index] = packet;
+    if (!first.empty()) p[0] = first;
+    const std::string path = TempPath(name);
+    WriteFile(path, Frame(p));
+    return path;
+  };
+
+  // The checksum removed: refused where the header promises one...
+  ExpectError(with(2, ChunkPacket(unchecked), "missing.trace"),
+              "byte " + std::to_string(Packets(src)[2].begin) +
+                  " (chunk 1): the chunk has no checksum, though the header says every chunk "
+                  "has one");
+  // ... read where it does not (as a trace written before checksums).
+  EXPECT_TRUE(ReadAll(with(2, ChunkPacket(unchecked), "old.trace", old_header)).ok());
+  // A wrong checksum is refused whatever the header says.
+  std::string wrong = chunk;
+  wrong.back() = static_cast<char>(wrong.back() ^ 1);
+  ExpectError(with(2, ChunkPacket(wrong), "wrong_old.trace", old_header), "checksum mismatch");
+  // Not the last field: the bytes after it would go unchecked.
+  ExpectError(with(2, ChunkPacket(chunk + std::string("\x08\x00", 2)), "not_last.trace"),
+              "the checksum field (crc32c, field 14) is not the chunk's last field: 2 bytes "
+              "follow it");
+  ExpectError(with(2, ChunkPacket(unchecked + "\x75\x01\x02"), "cut.trace", old_header),
+              "the checksum field (crc32c, field 14) is cut short: 2 of its 4 bytes");
+  ExpectError(with(2, ChunkPacket(unchecked + "\x70\x01"), "varint.trace", old_header),
+              "the checksum field (crc32c, field 14) has wire type 0, not fixed32");
+  // A chunk framed another way (here with an unknown Packet field after
+  // it) is read through protobuf's re-encoding, which a checksum cannot
+  // cover.
+  ExpectError(with(2, ChunkPacket(chunk) + std::string("\x78\x01", 2), "reframed.trace"),
+              "(chunk 1): the chunk has a checksum but is not framed as its packet's one "
+              "Packet.chunk record");
+  // The same without a checksum, in a trace written before them: read.
+  EXPECT_TRUE(ReadAll(with(2, ChunkPacket(unchecked) + std::string("\x78\x01", 2),
+                           "reframed_old.trace", old_header))
+                  .ok());
+}
+
+// Traces written before checksums (the checked-in samples) read as before:
+// no checksum promised, none present, every event up to the footer's count.
+TEST(ChunkChecksumTest, TracesWithoutChecksumsStillRead) {
+  int traces = 0;
+  for (const char* name : {"simple_map", "order_book", "capture_sort", "thread_map_churn",
+                           "records_by_value", "shared_ptr_new"}) {
+    const std::string path = absl::StrCat("traces/", name, ".trace");
+    auto reader = TraceReader::Open(path);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_FALSE((*reader)->header().chunks_have_crc32c()) << path;
+    for (const Packet& p : Packets(path)) {
+      if (!p.is_chunk()) continue;
+      proto::Chunk chunk;
+      ASSERT_TRUE(chunk.ParseFromString(ChunkOf(p.bytes).first));
+      EXPECT_FALSE(chunk.has_crc32c()) << path;
+    }
+    auto d = ReadAll(path);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->footer) << path;
+    auto again = TraceReader::Open(path);
+    ASSERT_TRUE(again.ok());
+    ASSERT_TRUE(
+        (*again)
+            ->ForEachEvent([](const auto&) {}, [](const Event&) { return absl::OkStatus(); })
+            .ok());
+    EXPECT_EQ((*again)->events_read(), (*again)->footer().events()) << path;
+    EXPECT_EQ((*again)->events_read(), d->events.size()) << path;
+    ++traces;
+  }
+  EXPECT_EQ(traces, 6);
+}
+
+// A written trace cut at any byte after its header: every chunk complete
+// before the cut is read, with no error, and the trace says it was cut.
+TEST(ChunkChecksumTest, CutAnywhereKeepsEveryCompleteChunk) {
+  const std::string src = TempPath("cut_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 15, 400, 80, /*finish=*/true, &expected));
+  const std::string bytes = ReadFile(src);
+  // Each chunk's end and its events.
+  std::vector<std::pair<size_t, size_t>> chunk_ends;
+  {
+    auto reader = TraceReader::Open(src);
+    ASSERT_TRUE(reader.ok());
+    std::vector<Event> events;
+    for (const Packet& p : Packets(src)) {
+      if (!p.is_chunk()) continue;
+      absl::StatusOr<bool> more = (*reader)->NextChunk(&events);
+      ASSERT_TRUE(more.ok() && *more);
+      chunk_ends.push_back({p.end, events.size()});
+    }
+  }
+  ASSERT_EQ(chunk_ends.size(), 6u);
+  const size_t header_end = Packets(src)[0].end;
+  const std::string path = TempPath("cut.trace");
+  for (size_t cut = header_end; cut < bytes.size(); ++cut) {
+    WriteFile(path, bytes.substr(0, cut));
+    size_t want = 0;
+    for (const auto& [end, events] : chunk_ends) {
+      if (end <= cut) want += events;
+    }
+    auto d = ReadAll(path);
+    ASSERT_TRUE(d.ok()) << "cut at " << cut << ": " << d.status();
+    EXPECT_FALSE(d->footer);
+    EXPECT_FALSE(d->cut_short.empty());
+    ASSERT_EQ(d->events.size(), want) << "cut at " << cut;
+  }
+}
+
+}  // namespace
+}  // namespace alloctrace
