@@ -3,10 +3,13 @@
 # trace cut after some chunks is shown as far as it goes, marked INCOMPLETE,
 # exit 0; one cut inside its first chunk holds nothing to show: an error
 # naming the file and the byte, exit 1; so is a trace cut inside its header
-# or with a header that no longer parses.
+# or with a header that no longer parses. Then a trace this build writes
+# (by $3, format/hostile_trace.h: its chunks carry checksums) with one
+# byte changed inside a chunk: the checksum's error, exit 1.
 set -uo pipefail
 inspect=$1
 trace=$2
+write_trace=$3
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 fail() {
   echo "FAIL: $*"
@@ -41,4 +44,21 @@ printf '\xff\xff\xff\xff' | dd of="$tmp/damaged.trace" bs=1 seek=20 conv=notrunc
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "a damaged header: more than one line: $(cat "$tmp/err")"
 grep -q "damaged.trace: damaged header: the packet at byte 0" "$tmp/err" ||
   fail "a damaged header: $(cat "$tmp/err")"
+
+"$write_trace" "$tmp/written.trace" || fail "cannot write a trace"
+"$inspect" "$tmp/written.trace" >/dev/null 2>"$tmp/err" || fail "a written trace: $(cat "$tmp/err")"
+# One byte in the middle of the file (inside a chunk of ops) xor 0x20.
+cp "$tmp/written.trace" "$tmp/flipped.trace"
+middle=$(($(stat -c %s "$tmp/flipped.trace") / 2))
+byte=$(od -An -tu1 -j "$middle" -N1 "$tmp/flipped.trace" | tr -d ' ')
+printf "$(printf '\\%03o' $((byte ^ 0x20)))" |
+  dd of="$tmp/flipped.trace" bs=1 seek="$middle" conv=notrunc 2>/dev/null
+cmp -s "$tmp/written.trace" "$tmp/flipped.trace" && fail "the byte was not changed"
+"$inspect" "$tmp/flipped.trace" >/dev/null 2>"$tmp/err"
+code=$?
+echo "a changed byte at $middle: exit $code: $(cat "$tmp/err")"
+[ "$code" -eq 1 ] || fail "a changed byte in a chunk: exit $code, not 1"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "a changed byte: more than one line: $(cat "$tmp/err")"
+grep -Eq "flipped.trace: byte [0-9]+ \(chunk [0-9]+\): checksum mismatch: the chunk's bytes changed after they were written \(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\)$" \
+  "$tmp/err" || fail "a changed byte in a chunk: $(cat "$tmp/err")"
 echo "PASS"

@@ -623,6 +623,20 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
     bytes[bytes.size() / 2] ^= 0x40;
     std::ofstream(dir + "/flipped.trace", std::ios::binary) << bytes;
   }
+  {
+    // A trace this build writes (its chunks carry checksums), one byte of
+    // its one chunk changed.
+    const std::string path = dir + "/checksummed.trace";
+    auto w = TraceWriter::Create(path, proto::Header());
+    ASSERT_TRUE(w.ok());
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Alloc(1, 0, 0x10000 + 64 * i, Shape{48, 1, 8});
+    for (uint64_t i = 0; i < 2000; ++i) (*w)->Free(1, 0, 0x10000 + 64 * i);
+    ASSERT_TRUE((*w)->Finish().ok());
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes[bytes.size() / 2] ^= 0x20;
+    std::ofstream(dir + "/changed_byte.trace", std::ios::binary) << bytes;
+  }
   const Case cases[] = {
       {"traces/no_such.trace", 1, "traces/no_such.trace: cannot open trace"},
       {dir + "/garbage.trace", 1, "not an alloctrace trace"},
@@ -631,6 +645,9 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
        "magic but does not parse"},
       {dir + "/cut_in_first_chunk.trace", 1,
        "cut_in_first_chunk.trace: truncated: file ends inside the packet at byte 137 (859 of "},
+      {dir + "/changed_byte.trace", 1,
+       "(chunk 0): checksum mismatch: the chunk's bytes changed after they were written (stored "
+       "0x"},
       {"--policies=nosuch traces/single.trace", 2, "nosuch"},
       // Usage errors exit 2 (not Abseil's 1) and suggest the nearest name.
       {"--polices=slab traces/single.trace", 2,
