@@ -29,7 +29,9 @@ TEST(Crc32cTest, KnownVectors) {
   EXPECT_EQ(Crc32c(descending), 0x113FDB5Cu);
   EXPECT_EQ(Crc32c(""), 0u);
   EXPECT_EQ(ExtendPortable(0, "123456789", 9), 0xE3069283u);
-  if (HardwareAvailable()) EXPECT_EQ(ExtendHardware(0, "123456789", 9), 0xE3069283u);
+  if (HardwareAvailable()) {
+    EXPECT_EQ(ExtendHardware(0, "123456789", 9), 0xE3069283u);
+  }
 }
 
 // Both paths, every length 0..300, every start 0..7 bytes past an 8-byte
