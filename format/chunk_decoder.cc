@@ -75,6 +75,32 @@ absl::Status ParseDefinition(uint32_t field, const uint8_t* p, uint64_t len, Chu
   return absl::OkStatus();
 }
 
+// The checksum field (Chunk.crc32c), its tag read: a fixed32 that must end
+// the chunk, since it covers the bytes before it.
+absl::Status ReadChecksum(uint32_t wire, const uint8_t* p, const uint8_t* end, size_t offset,
+                          ChunkColumns* out) {
+  constexpr uint32_t kField = proto::Chunk::kCrc32CFieldNumber;
+  if (wire != static_cast<uint32_t>(WireType::kFixed32)) {
+    return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", kField,
+                                            ") has wire type ", wire, ", not fixed32"));
+  }
+  const size_t left = static_cast<size_t>(end - p);
+  if (left < kFixed32Bytes) {
+    return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", kField,
+                                            ") is cut short: ", left, " of its ", kFixed32Bytes,
+                                            " bytes"));
+  }
+  if (left > kFixed32Bytes) {
+    return absl::DataLossError(absl::StrCat(
+        "the checksum field (crc32c, field ", kField, ") is not the chunk's last field: ",
+        left - kFixed32Bytes, " bytes follow it, which it would not cover"));
+  }
+  out->has_crc32c = true;
+  out->crc32c = LoadFixed32(p);
+  out->crc32c_offset = offset;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
@@ -96,24 +122,8 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     const uint32_t wire = tag & 7;
     if (field == proto::Chunk::kCrc32CFieldNumber) {
-      if (wire != static_cast<uint32_t>(WireType::kFixed32)) {
-        return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", field,
-                                                ") has wire type ", wire, ", not fixed32"));
-      }
-      const size_t left = static_cast<size_t>(end - p);
-      if (left < kFixed32Bytes) {
-        return absl::DataLossError(absl::StrCat("the checksum field (crc32c, field ", field,
-                                                ") is cut short: ", left, " of its ", kFixed32Bytes,
-                                                " bytes"));
-      }
-      if (left > kFixed32Bytes) {
-        return absl::DataLossError(absl::StrCat(
-            "the checksum field (crc32c, field ", field, ") is not the chunk's last field: ",
-            left - kFixed32Bytes, " bytes follow it, which it would not cover"));
-      }
-      out->has_crc32c = true;
-      out->crc32c = LoadFixed32(p);
-      out->crc32c_offset = static_cast<size_t>(field_start - begin);
+      const size_t offset = static_cast<size_t>(field_start - begin);
+      if (absl::Status s = ReadChecksum(wire, p, end, offset, out); !s.ok()) return s;
       p = end;
       continue;
     }

@@ -1,6 +1,7 @@
 #include "alloctrace/format/trace_reader.h"
 
 #include <fstream>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -177,31 +178,44 @@ absl::StatusOr<bool> TraceReader::NextChunk(std::vector<Event>* events) {
   return true;
 }
 
+absl::StatusOr<bool> TraceReader::EndOfPackets() {
+  done_ = true;
+  cut_short_ = packets_->cut_short();
+  // A packet that runs past the end of a file that ends with a footer for
+  // more chunks than were read: the recording was not cut short, the
+  // packet's frame says a wrong length (a changed byte, which no chunk
+  // checksum covers).
+  if (!cut_short_.empty() && tail_footer_.has_value() && tail_footer_->chunks() > chunks_read_) {
+    return packets_->Error(absl::StrCat(
+        cut_short_, ", yet the file ends with a footer (", tail_footer_->chunks(),
+        " chunks): the packet's length changed after it was written, not a recording cut "
+        "short"));
+  }
+  if (cut_short_.empty()) {
+    cut_short_ =
+        absl::StrCat("no footer: the recording was cut short after ", chunks_read_, " chunks");
+  }
+  return false;
+}
+
+std::optional<absl::string_view> TraceReader::AsWrittenChunk(absl::string_view packet) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(packet.data());
+  const uint8_t* const end = p + packet.size();
+  uint64_t tag, len;
+  if (ReadVarint(&p, end, &tag) &&
+      tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
+      ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
+    return absl::string_view(reinterpret_cast<const char*>(p), len);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<bool> TraceReader::NextChunkColumns() {
   google::protobuf::LogSilencer quiet;  // as in Open
   while (!done_) {
     absl::StatusOr<bool> got = packets_->Next();
     if (!got.ok()) return got.status();
-    if (!*got) {
-      done_ = true;
-      cut_short_ = packets_->cut_short();
-      // A packet that runs past the end of a file that ends with a footer
-      // for more chunks than were read: the recording was not cut short,
-      // the packet's frame says a wrong length (a changed byte, which no
-      // chunk checksum covers).
-      if (!cut_short_.empty() && tail_footer_.has_value() &&
-          tail_footer_->chunks() > chunks_read_) {
-        return packets_->Error(absl::StrCat(
-            cut_short_, ", yet the file ends with a footer (", tail_footer_->chunks(),
-            " chunks): the packet's length changed after it was written, not a recording cut "
-            "short"));
-      }
-      if (cut_short_.empty()) {
-        cut_short_ =
-            absl::StrCat("no footer: the recording was cut short after ", chunks_read_, " chunks");
-      }
-      return false;
-    }
+    if (!*got) return EndOfPackets();
     // A chunk, the common packet, is decoded straight from its wire bytes
     // when the packet is exactly one Packet.chunk record, as writers frame
     // it: parsing it into a proto::Chunk first would copy every op into a
@@ -209,20 +223,9 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
     // (header, footer, or a chunk framed some other valid way) goes through
     // protobuf, which knows the full encoding of Packet.
     const absl::string_view bytes = packets_->packet();
-    {
-      const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
-      const uint8_t* const end = p + bytes.size();
-      uint64_t tag, len;
-      if (ReadVarint(&p, end, &tag) &&
-          tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
-          ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-        if (absl::Status s = ParseColumns(absl::string_view(reinterpret_cast<const char*>(p), len),
-                                          /*as_written=*/true);
-            !s.ok()) {
-          return s;
-        }
-        return true;
-      }
+    if (std::optional<absl::string_view> chunk = AsWrittenChunk(bytes)) {
+      if (absl::Status s = ParseColumns(*chunk, /*as_written=*/true); !s.ok()) return s;
+      return true;
     }
     if (!packet_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       return packets_->Error(

@@ -129,6 +129,12 @@ class TraceReader {
   // Reads packets up to the next chunk and parses its columns into
   // columns_. Returns false when there are no more chunks.
   absl::StatusOr<bool> NextChunkColumns();
+  // The packets ran out: records why the trace ends there (cut_short_) and
+  // returns false, or an error where a footer says more chunks follow.
+  absl::StatusOr<bool> EndOfPackets();
+  // A packet that is exactly one Packet.chunk record, as writers frame it:
+  // the Chunk message's bytes; else nullopt (protobuf parses the packet).
+  static std::optional<absl::string_view> AsWrittenChunk(absl::string_view packet);
   // Parses `bytes` (a Chunk message) into columns_, checking its checksum.
   // `as_written`: the bytes are the chunk's in the file (else protobuf's
   // re-encoding of a chunk framed some other way, which a checksum cannot
