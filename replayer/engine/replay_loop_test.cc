@@ -16,7 +16,8 @@ namespace {
 TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
   auto p = LoadReplayProgram("traces/random.trace");
   ASSERT_TRUE(p.ok()) << p.status();
-  for (Touch touch : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
+  for (Touch touch :
+       {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram, Touch::kWalk}) {
     RunOptions options;
     options.touch = touch;
     options.max_passes = 2;
