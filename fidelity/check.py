@@ -145,7 +145,7 @@ DEFAULT_PARAMS = {
     "migration": ["operations=20000"],
     "thread_map_churn": ["operations=40000"],
 }
-TOUCH_MODES = ["none", "first", "whole", "program", "walk"]
+TOUCH_MODES = ["none", "first", "whole", "program"]
 THREAD_MODES = ["auto", "one"]
 
 

@@ -122,9 +122,7 @@ ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb, "see 
 ABSL_FLAG(uint64_t, seed, Rounds().seed, "seed of the run order shuffled in each round");
 ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.run_options.touch),
           "what the replay writes into each new block, as a constructor would: none, first "
-          "(the first 8 bytes), whole, program (as programs do: construct, read before free), or "
-          "walk (program, and after each allocation the reads of an insert into a balanced "
-          "tree of its arena's live blocks; whole serialized runs only)");
+          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
 // Its help names the formats from their table (reporters.cc).
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
           absl::StrCat("report format: ", alloctrace::ReportFormatHelp(),

@@ -39,7 +39,6 @@
 #include "alloctrace/replayer/engine/replay_program.h"
 #include "alloctrace/replayer/engine/replay_setup.h"
 #include "alloctrace/replayer/engine/run_result.h"
-#include "alloctrace/replayer/engine/walker.h"
 
 namespace alloctrace {
 
@@ -80,7 +79,6 @@ inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
       std::memset(p, static_cast<int>(stamp | 1), bytes);
       break;
     case Touch::kProgram:
-    case Touch::kWalk:
       if (bytes <= kProgramTouchBytes) {
         std::memset(p, static_cast<int>(stamp | 1), bytes);
       } else {
@@ -200,7 +198,7 @@ inline __attribute__((always_inline)) OpFailure ApplyOp(
     }
     case ReplayKind::kFree: {
       const size_t bytes = op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux];
-      if (touch >= Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
+      if (touch == Touch::kProgram) read_sink += ReadBeforeFree(ptrs[op.object], bytes);
       allocator.Deallocate(ptrs[op.object], bytes, align, op.arena);
       ptrs[op.object] = nullptr;
       break;
@@ -236,26 +234,18 @@ inline __attribute__((always_inline)) OpFailure ApplyOp(
 // not (a whole run's pass, a window, its lead-in). Not inlined, so that
 // for each allocator type a window and a whole run time the same machine
 // code: copies of this loop compiled into their callers read the same
-// window's ratios to glibc malloc up to a tenth apart. With a `walker`
-// (Touch::kWalk on a whole run), each allocation is followed by its walk.
-// Returns no error, or the op that failed (kOpFailed).
+// window's ratios to glibc malloc up to a tenth apart. Returns no error,
+// or the op that failed (kOpFailed).
 template <typename A>
 __attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& program, uint64_t from,
                                              uint64_t to, void** ptrs, Touch touch,
-                                             size_t* realloc_index, Walker* walker = nullptr) {
+                                             size_t* realloc_index) {
   const ReplayOp* ops = program.ops;
   size_t next_realloc = *realloc_index;
   uint64_t read_sink = 0;  // Touch::kProgram's reads, kept observable
   RunError error;
   for (uint64_t i = from; i < to; ++i) {
     const ReplayOp& op = ops[i];
-    if (walker != nullptr) {
-      if (op.kind == ReplayKind::kFree) {
-        walker->Freed(op.object);
-      } else if (op.kind == ReplayKind::kRealloc) {
-        walker->Freed(program.reallocs[next_realloc].old_object);
-      }
-    }
     size_t failed_bytes = 0;
     const OpFailure failure = ApplyOp(
         allocator, program, op, op.kind, ptrs, touch, read_sink,
@@ -269,16 +259,6 @@ __attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& pro
                OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i)};
       break;
     }
-    if (walker != nullptr) {
-      if (op.kind == ReplayKind::kAlloc || op.kind == ReplayKind::kAllocZeroed) {
-        walker->Allocated(op.arena, op.object,
-                          op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], ptrs,
-                          read_sink);
-      } else if (op.kind == ReplayKind::kRealloc) {
-        walker->Allocated(op.arena, op.object, program.reallocs[next_realloc - 1].new_bytes,
-                          ptrs, read_sink);
-      }
-    }
   }
   *realloc_index = next_realloc;
   asm volatile("" : : "r"(read_sink));
@@ -291,7 +271,7 @@ __attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& pro
 template <typename A>
 RunError TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch, int samples,
                    std::vector<int64_t>* course, const RssReader* rss, int64_t baseline,
-                   PassFigures* figures, Walker* walker = nullptr) {
+                   PassFigures* figures) {
   using Clock = std::chrono::steady_clock;
   const size_t n = program.num_ops;
   samples = samples > 0 ? samples : 1;
@@ -300,13 +280,11 @@ RunError TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch t
   Clock::duration timed{};
   double cpu = 0;
   if (course != nullptr) course->reserve(course->size() + samples + 1);
-  if (walker != nullptr) walker->Reset();
   for (size_t begin = 0; begin < n; begin += segment) {
     const size_t end = std::min(n, begin + segment);
     const double c0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
-    RunError error =
-        ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index, walker);
+    RunError error = ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
     if (error.failed()) return error;
     timed += Clock::now() - t0;
     cpu += ThreadCpuSeconds() - c0;
@@ -326,16 +304,13 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   // Where each object left live at the end was last allocated, to free
   // leftovers between passes and at teardown (built before the baseline).
   const replay_internal::Leftovers leftovers(program);
-  // Touch::kWalk's lists, resident before the baseline.
-  std::unique_ptr<replay_internal::Walker> walker;
-  if (options.touch == Touch::kWalk) walker = std::make_unique<replay_internal::Walker>(program);
   auto pass = [&](A& allocator, void** ptrs, bool cold, const RssReader& rss, int64_t baseline,
                   PassFigures* f, std::vector<int64_t>* course, int64_t* migrations) {
     const int64_t migrations0 = ReadMigrations();
     const UsageCounts u0 = ReadUsageCounts();
     RunError error = replay_internal::TimedPass(allocator, program, ptrs, options.touch,
                                                 cold ? options.rss_samples : 1, course,
-                                                cold ? &rss : nullptr, baseline, f, walker.get());
+                                                cold ? &rss : nullptr, baseline, f);
     const UsageCounts u1 = ReadUsageCounts();
     f->minor_faults = u1.minor_faults - u0.minor_faults;
     f->major_faults = u1.major_faults - u0.major_faults;

@@ -16,8 +16,7 @@ namespace {
 TEST(ReplayWithTest, EveryTouchModeReplaysATrace) {
   auto p = LoadReplayProgram("traces/random.trace");
   ASSERT_TRUE(p.ok()) << p.status();
-  for (Touch touch :
-       {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram, Touch::kWalk}) {
+  for (Touch touch : {Touch::kNone, Touch::kFirst, Touch::kWhole, Touch::kProgram}) {
     RunOptions options;
     options.touch = touch;
     options.max_passes = 2;

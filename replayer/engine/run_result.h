@@ -24,12 +24,11 @@ namespace alloctrace {
 // cache lines), calloc's block is left as calloc zeroed it, and a destructor
 // or list walk reads a block just before it is freed (its first and last
 // bytes), so that free finds the block in cache as it does in the program.
-enum class Touch { kNone, kFirst, kWhole, kProgram, kWalk };
+enum class Touch { kNone, kFirst, kWhole, kProgram };
 inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
                                                   {Touch::kFirst, "first"},
                                                   {Touch::kWhole, "whole"},
-                                                  {Touch::kProgram, "program"},
-                                                  {Touch::kWalk, "walk"}};
+                                                  {Touch::kProgram, "program"}};
 inline constexpr size_t kProgramTouchBytes = 256;
 
 // What kind of failure ended a run, as the measurement acts on it; the
