@@ -45,9 +45,10 @@ absl::StatusOr<Decoded> ReadAll(const std::string& path) {
 }
 
 bool WriteRandomTrace(const std::string& path, uint64_t seed, int n, uint32_t chunk_events,
-                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected) {
+                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected,
+                      const std::string& workload) {
   proto::Header header;
-  header.set_workload("random_test");
+  header.set_workload(workload);
   auto writer = TraceWriter::Create(path, header, chunk_events);
   EXPECT_TRUE(writer.ok()) << writer.status();
   if (!writer.ok()) return false;

@@ -33,9 +33,10 @@ absl::StatusOr<Decoded> ReadAll(const std::string& path);
 // Writes a reference event stream through TraceWriter: a few arenas and
 // threads, random sizes, random frees, a realloc or two. *expected gets one
 // (kind, bytes) per memory event (bytes 0 for frees). Returns false (after a
-// gtest failure) if the writer failed.
+// gtest failure) if the writer failed. The header names `workload`.
 bool WriteRandomTrace(const std::string& path, uint64_t seed, int n, uint32_t chunk_events,
-                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected);
+                      bool finish, std::vector<std::pair<OpKind, uint64_t>>* expected,
+                      const std::string& workload = "random_test");
 
 // The memory events of a decode as (kind, bytes), as WriteRandomTrace lists them.
 std::vector<std::pair<OpKind, uint64_t>> Summarize(const Decoded& d);

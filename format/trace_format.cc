@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "alloctrace/base/crc32c.h"
 
 namespace alloctrace {
 
@@ -45,6 +46,35 @@ void AppendFramedPacketBody(int body_field, std::string_view body, std::string* 
                               out);
   out->append(body_header);
   out->append(body.data(), body.size());
+}
+
+void AppendCrc32cField(uint8_t tag, std::string* message) {
+  const uint32_t crc = Crc32c(message->data(), message->size());
+  message->push_back(static_cast<char>(tag));
+  AppendFixed32(crc, message);
+}
+
+TrailingCrc32c CheckTrailingCrc32c(absl::string_view message, uint8_t tag) {
+  TrailingCrc32c out;
+  constexpr size_t kField = 1 + kFixed32Bytes;
+  const size_t n = message.size();
+  if (n < kField || static_cast<uint8_t>(message[n - kField]) != tag) return out;
+  out.stored = LoadFixed32(reinterpret_cast<const uint8_t*>(message.data()) + n - kFixed32Bytes);
+  out.computed = Crc32c(message.data(), n - kField);
+  out.state = out.stored == out.computed ? TrailingCrc32c::State::kMatches
+                                         : TrailingCrc32c::State::kMismatch;
+  return out;
+}
+
+std::optional<absl::string_view> AsWrittenBody(absl::string_view packet, int body_field) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(packet.data());
+  const uint8_t* const end = p + packet.size();
+  uint64_t tag, len;
+  if (ReadVarint(&p, end, &tag) && tag == WireTag(body_field, WireType::kLengthDelimited) &&
+      ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
+    return absl::string_view(reinterpret_cast<const char*>(p), len);
+  }
+  return std::nullopt;
 }
 
 void FillStandardHeader(proto::Header* header) {

@@ -4,10 +4,12 @@
 #define ALLOCTRACE_FORMAT_TRACE_FORMAT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "alloctrace/format/wire.h"
 #include "alloctrace/proto/trace.pb.h"
 
@@ -98,6 +100,29 @@ inline constexpr uint8_t kChunkCrc32cTag =
     WireTag(proto::Chunk::kCrc32CFieldNumber, WireType::kFixed32);
 inline constexpr size_t kChunkCrc32cFieldBytes = 1 + kFixed32Bytes;
 static_assert(kChunkCrc32cTag < 0x80, "the checksum's tag is one byte");
+// Header.crc32c and Footer.crc32c, each the message's last field as well.
+inline constexpr uint8_t kHeaderCrc32cTag =
+    WireTag(proto::Header::kCrc32CFieldNumber, WireType::kFixed32);
+inline constexpr uint8_t kFooterCrc32cTag =
+    WireTag(proto::Footer::kCrc32CFieldNumber, WireType::kFixed32);
+static_assert(kHeaderCrc32cTag < 0x80 && kFooterCrc32cTag < 0x80, "one-byte tags");
+
+// Appends to `message` (serialized bytes) a last field `tag` (a fixed32
+// field's one-byte tag) holding the CRC32C of the bytes before it.
+void AppendCrc32cField(uint8_t tag, std::string* message);
+
+// What a header's or footer's trailing checksum says, for `message`, its
+// bytes as written: kAbsent (no field `tag` at the end), kMatches, or
+// kMismatch with the two values.
+struct TrailingCrc32c {
+  enum class State { kAbsent, kMatches, kMismatch } state = State::kAbsent;
+  uint32_t stored = 0, computed = 0;
+};
+TrailingCrc32c CheckTrailingCrc32c(absl::string_view message, uint8_t tag);
+
+// The body of `packet` (a Packet's bytes) if it is exactly one record of
+// field `body_field`, as writers frame it: the bytes a checksum covers.
+std::optional<absl::string_view> AsWrittenBody(absl::string_view packet, int body_field);
 
 // Bits of Chunk.shape_flags.
 inline constexpr uint64_t kShapeZeroed = 1;

@@ -23,6 +23,17 @@ bool StartsWithMagic(const std::string& path) {
   return absl::StrContains(absl::string_view(head, static_cast<size_t>(in.gcount())), kTraceMagic);
 }
 
+// Whether `message` holds a field this reader does not know, of wire type
+// fixed32: a checksum whose tag byte changed into another field's.
+bool HasUnknownFixed32(const google::protobuf::Message& message) {
+  const google::protobuf::UnknownFieldSet& unknown =
+      message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    if (unknown.field(i).type() == google::protobuf::UnknownField::TYPE_FIXED32) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
@@ -49,6 +60,17 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
   if (!*got || !packet.ParseFromArray(in.packet().data(), static_cast<int>(in.packet().size())) ||
       !packet.has_header() || packet.header().magic() != kTraceMagic) {
     if (*got && StartsWithMagic(path)) {
+      // A header that ends with its checksum says what happened.
+      const std::optional<absl::string_view> body =
+          AsWrittenBody(in.packet(), proto::Packet::kHeaderFieldNumber);
+      const TrailingCrc32c crc =
+          body ? CheckTrailingCrc32c(*body, kHeaderCrc32cTag) : TrailingCrc32c();
+      if (crc.state == TrailingCrc32c::State::kMismatch) {
+        return absl::DataLossError(absl::StrFormat(
+            "%s: byte 0 (header): checksum mismatch: the header's bytes changed after they were "
+            "written (stored 0x%08x, computed 0x%08x)",
+            path, crc.stored, crc.computed));
+      }
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": damaged header: the packet at byte 0 (", in.packet().size(),
           " bytes) names the trace magic but does not parse as a header (a changed byte?)"));
@@ -58,6 +80,19 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
         kTraceMagic, "\")"));
   }
   reader->header_ = packet.header();
+  // Every writer frames the header as its packet's one record; other bytes
+  // parsed beside it (a changed length) could hide any of its fields.
+  if (!AsWrittenBody(in.packet(), proto::Packet::kHeaderFieldNumber)) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": damaged header: the packet at byte 0 (", in.packet().size(),
+                     " bytes) holds more than its one header record (a changed length?)"));
+  }
+  if (absl::Status s = reader->CheckEndChecksum(
+          in.packet(), reader->header_, reader->header_.has_crc32c(),
+          proto::Packet::kHeaderFieldNumber, kHeaderCrc32cTag, "header", /*promised=*/false);
+      !s.ok()) {
+    return s;
+  }
   reader->FindTailFooter();
   const uint32_t version = reader->header_.format_version();
   if (version == 0) {
@@ -73,21 +108,48 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
 
 void TraceReader::FindTailFooter() {
   // A footer packet is a frame (tag, length) around a Packet holding a
-  // Footer of at most 11 varint fields: well under 160 bytes.
+  // Footer of at most 12 varint fields and its checksum: under 160 bytes.
   constexpr size_t kMaxFooterFrame = 160;
   const std::string tail = packets_->Tail(kMaxFooterFrame);
   const uint8_t* const begin = reinterpret_cast<const uint8_t*>(tail.data());
   const uint8_t* const end = begin + tail.size();
-  proto::Packet packet;
-  // Any start whose frame ends exactly at the end of the file and parses as
-  // a footer; the real one is the first such from the front of the tail
-  // that is not inside another, but any match is only a hint.
-  for (const uint8_t* start = begin; start < end; ++start) {
-    if (*start != kPacketTag) continue;
+  // The bytes of a record at `start` with the one-byte tag `tag` whose
+  // length runs exactly to the end of the file.
+  auto record_to_end = [end](const uint8_t* start,
+                             uint8_t tag) -> std::optional<absl::string_view> {
     const uint8_t* p = start + 1;
     uint64_t length;
-    if (!ReadVarint(&p, end, &length) || length != static_cast<uint64_t>(end - p)) continue;
-    if (packet.ParseFromArray(p, static_cast<int>(length)) && packet.has_footer() &&
+    if (*start != tag || !ReadVarint(&p, end, &length) ||
+        length != static_cast<uint64_t>(end - p)) {
+      return std::nullopt;
+    }
+    return absl::string_view(reinterpret_cast<const char*>(p), length);
+  };
+  // A footer with a checksum that holds: the writer's, whatever the frame
+  // around its Packet.footer record says (a changed frame length is then
+  // told from a cut).
+  constexpr uint8_t kFooterRecordTag =
+      WireTag(proto::Packet::kFooterFieldNumber, WireType::kLengthDelimited);
+  proto::Footer footer;
+  for (const uint8_t* start = begin; start < end; ++start) {
+    const std::optional<absl::string_view> body = record_to_end(start, kFooterRecordTag);
+    if (body &&
+        CheckTrailingCrc32c(*body, kFooterCrc32cTag).state == TrailingCrc32c::State::kMatches &&
+        footer.ParseFromArray(body->data(), static_cast<int>(body->size()))) {
+      tail_footer_ = footer;
+      tail_footer_checked_ = true;
+      footer_events_hint_ = footer.events();
+      return;
+    }
+  }
+  // Else a footer written before checksums: any framed packet that ends the
+  // file and parses as one; the real one is the first such from the front
+  // of the tail that is not inside another, but any match is only a hint.
+  proto::Packet packet;
+  for (const uint8_t* start = begin; start < end; ++start) {
+    const std::optional<absl::string_view> bytes = record_to_end(start, kPacketTag);
+    if (bytes && packet.ParseFromArray(bytes->data(), static_cast<int>(bytes->size())) &&
+        packet.has_footer() && !packet.footer().has_crc32c() &&
         packet.footer().events() <= file_size()) {
       tail_footer_ = packet.footer();
       footer_events_hint_ = tail_footer_->events();
@@ -111,6 +173,46 @@ absl::Status TraceReader::CheckCrc32c(absl::string_view bytes, size_t covered,
       "checksum mismatch: the chunk's bytes changed after they were written (stored 0x%08x, "
       "computed 0x%08x)",
       stored, computed));
+}
+
+absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
+                                           const google::protobuf::Message& message,
+                                           bool has_crc32c, int body_field, uint8_t tag,
+                                           absl::string_view what, bool promised) const {
+  auto error = [&](absl::string_view words) {
+    return absl::DataLossError(absl::StrCat(packets_->path(), ": byte ", packets_->packet_offset(),
+                                            " (", what, "): ", words));
+  };
+  if (!has_crc32c) {
+    if (HasUnknownFixed32(message)) {
+      return error(absl::StrCat("an unknown fixed32 field where the ", what,
+                                "'s checksum would be (its tag changed?)"));
+    }
+    if (promised) {
+      return error(absl::StrCat("the ", what,
+                                " has no checksum, though the header has one (a changed byte?)"));
+    }
+    return absl::OkStatus();
+  }
+  const std::optional<absl::string_view> body = AsWrittenBody(packet, body_field);
+  if (!body) {
+    return error(absl::StrCat("the ", what,
+                              " has a checksum but is not framed as its packet's one ", what,
+                              " record, so the bytes it covers are not those of the file"));
+  }
+  const TrailingCrc32c crc = CheckTrailingCrc32c(*body, tag);
+  switch (crc.state) {
+    case TrailingCrc32c::State::kMatches:
+      return absl::OkStatus();
+    case TrailingCrc32c::State::kMismatch:
+      return error(absl::StrFormat(
+          "checksum mismatch: the %s's bytes changed after they were written (stored 0x%08x, "
+          "computed 0x%08x)",
+          what, crc.stored, crc.computed));
+    case TrailingCrc32c::State::kAbsent:
+      break;
+  }
+  return error(absl::StrCat("the ", what, "'s checksum field is not its last field"));
 }
 
 absl::Status TraceReader::ParseColumns(absl::string_view bytes, bool as_written) {
@@ -195,19 +297,22 @@ absl::StatusOr<bool> TraceReader::EndOfPackets() {
     cut_short_ =
         absl::StrCat("no footer: the recording was cut short after ", chunks_read_, " chunks");
   }
-  return false;
-}
-
-std::optional<absl::string_view> TraceReader::AsWrittenChunk(absl::string_view packet) {
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(packet.data());
-  const uint8_t* const end = p + packet.size();
-  uint64_t tag, len;
-  if (ReadVarint(&p, end, &tag) &&
-      tag == WireTag(proto::Packet::kChunkFieldNumber, WireType::kLengthDelimited) &&
-      ReadVarint(&p, end, &len) && len == static_cast<uint64_t>(end - p)) {
-    return absl::string_view(reinterpret_cast<const char*>(p), len);
+  // A writer that checksums its header writes only header, chunks and
+  // footer, and a cut ends a file between packets or inside one: a whole
+  // packet of no known kind at the end, or a footer at the end that the
+  // packets' frames do not reach, is a changed byte.
+  if (header_.has_crc32c() && last_packet_unknown_) {
+    return packets_->Error(
+        "the file's last packet is of no known kind, where a footer would be (a changed tag "
+        "byte?), not a recording cut short");
   }
-  return std::nullopt;
+  if (tail_footer_checked_) {
+    return packets_->Error(
+        absl::StrCat(cut_short_,
+                     ", yet the file ends with a footer whose checksum holds: a packet's length "
+                     "changed after it was written, not a recording cut short"));
+  }
+  return false;
 }
 
 absl::StatusOr<bool> TraceReader::NextChunkColumns() {
@@ -223,7 +328,9 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
     // (header, footer, or a chunk framed some other valid way) goes through
     // protobuf, which knows the full encoding of Packet.
     const absl::string_view bytes = packets_->packet();
-    if (std::optional<absl::string_view> chunk = AsWrittenChunk(bytes)) {
+    last_packet_unknown_ = false;
+    if (std::optional<absl::string_view> chunk =
+            AsWrittenBody(bytes, proto::Packet::kChunkFieldNumber)) {
       if (absl::Status s = ParseColumns(*chunk, /*as_written=*/true); !s.ok()) return s;
       return true;
     }
@@ -238,6 +345,12 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
         footer_ = packet_.footer();
         has_footer_ = true;
         done_ = true;
+        if (absl::Status s = CheckEndChecksum(bytes, footer_, footer_.has_crc32c(),
+                                              proto::Packet::kFooterFieldNumber, kFooterCrc32cTag,
+                                              "footer", /*promised=*/header_.has_crc32c());
+            !s.ok()) {
+          return s;
+        }
         if (footer_.events() != events_read()) {
           return packets_->Error(absl::StrCat("footer counts ", footer_.events(),
                                               " events but the file holds ", events_read()));
@@ -258,7 +371,8 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
         return true;
       }
       case proto::Packet::BODY_NOT_SET:
-        break;  // a packet type from a newer minor revision: skip it
+        last_packet_unknown_ = true;
+        continue;  // a packet type from a newer minor revision: skip it
     }
   }
   return false;

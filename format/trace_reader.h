@@ -132,9 +132,6 @@ class TraceReader {
   // The packets ran out: records why the trace ends there (cut_short_) and
   // returns false, or an error where a footer says more chunks follow.
   absl::StatusOr<bool> EndOfPackets();
-  // A packet that is exactly one Packet.chunk record, as writers frame it:
-  // the Chunk message's bytes; else nullopt (protobuf parses the packet).
-  static std::optional<absl::string_view> AsWrittenChunk(absl::string_view packet);
   // Parses `bytes` (a Chunk message) into columns_, checking its checksum.
   // `as_written`: the bytes are the chunk's in the file (else protobuf's
   // re-encoding of a chunk framed some other way, which a checksum cannot
@@ -144,6 +141,13 @@ class TraceReader {
   absl::Status ChunkError(absl::string_view what) const;
   // OK if `stored` is the CRC32C of bytes[0, covered).
   absl::Status CheckCrc32c(absl::string_view bytes, size_t covered, uint32_t stored) const;
+  // The checksum of the header or footer (`what`) in `packet`, the bytes of
+  // the packet just read, which parsed as `message`: OK where it matches,
+  // or where there is none and none is `promised` (a file written before
+  // them); else "PATH: byte B (what): ...", B the packet's offset.
+  absl::Status CheckEndChecksum(absl::string_view packet, const google::protobuf::Message& message,
+                                bool has_crc32c, int body_field, uint8_t tag,
+                                absl::string_view what, bool promised) const;
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
@@ -175,6 +179,11 @@ class TraceReader {
   // validated): a packet that runs past the end of the file is then a
   // damaged length, not a recording cut short.
   std::optional<proto::Footer> tail_footer_;
+  // Whether tail_footer_ carries a checksum that holds: then it is the
+  // footer the writer wrote, not a chance match.
+  bool tail_footer_checked_ = false;
+  // Whether the last packet read was of no known kind (and skipped).
+  bool last_packet_unknown_ = false;
   bool has_footer_ = false;
   bool done_ = false;
   std::string cut_short_;

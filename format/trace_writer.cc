@@ -36,10 +36,11 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
   FillStandardHeader(&header);
   header.set_chunks_have_crc32c(true);  // FlushChunk gives every chunk its checksum
   if (header.start_unix_ns() == 0) header.set_start_unix_ns(UnixNowNs());
-  proto::Packet packet;
-  *packet.mutable_header() = std::move(header);
+  header.clear_crc32c();
+  std::string body = header.SerializeAsString();
+  AppendCrc32cField(kHeaderCrc32cTag, &body);  // promises the footer's too
   std::string bytes;
-  AppendFramedPacket(packet, &bytes);
+  AppendFramedPacketBody(proto::Packet::kHeaderFieldNumber, body, &bytes);
   absl::Status s = writer->WriteBytes(bytes);
   if (!s.ok()) return s;
   return writer;
@@ -395,10 +396,11 @@ absl::Status TraceWriter::Finish(proto::Footer footer) {
   footer.set_threads(threads_.size());
   footer.set_unmatched_frees(unmatched_frees_);
   footer.set_end_unix_ns(UnixNowNs());
-  proto::Packet packet;
-  *packet.mutable_footer() = footer;
+  footer.clear_crc32c();
+  std::string body = footer.SerializeAsString();
+  AppendCrc32cField(kFooterCrc32cTag, &body);
   std::string bytes;
-  AppendFramedPacket(packet, &bytes);
+  AppendFramedPacketBody(proto::Packet::kFooterFieldNumber, body, &bytes);
   absl::Status s = WriteBytes(bytes);
   // Closed here, not by fd_ (whose close reports nothing): close can fail
   // for a write the file system did not complete (NFS, a quota).

@@ -8,7 +8,8 @@
 // pending or FlushChunk is called. Each chunk is written with one write(2),
 // so a process that dies leaves every earlier chunk intact, and ends with
 // the CRC32C of its bytes (Chunk.crc32c; the header says every chunk has
-// one), so a reader tells a changed byte from the truth.
+// one), as do the header and the footer (their crc32c), so a reader tells
+// a changed byte from the truth.
 //
 // Arena ids are renumbered densely from 1 in order of creation.
 // The writer keeps the trace valid whatever it is fed: an allocation in an

@@ -1,7 +1,7 @@
-// Chunk checksums (Chunk.crc32c): the writer gives every chunk one; the
-// reader refuses any chunk of a written trace with a changed byte, reads
-// traces written before checksums as before, and still reads every
-// complete chunk of a trace cut short.
+// Checksums (Chunk.crc32c, Header.crc32c, Footer.crc32c): the writer gives
+// every chunk, the header and the footer one; the reader refuses any of them
+// with a changed byte, reads traces written before checksums as before, and
+// still reads every complete chunk of a trace cut short.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -160,6 +160,111 @@ TEST(ChunkChecksumTest, EveryChangedByteOfAChunkIsAnError) {
   EXPECT_GT(mismatches, tried * 9 / 10);
 }
 
+// Every byte of the header and footer packets of a written trace, frame
+// included, changed by each single bit and by 0xff: always an error naming
+// the file, never a trace read with other metadata (a workload name, a
+// label, the program's recorded time) than was written. Headers of several
+// lengths, so that each bit of a length byte is changed somewhere.
+TEST(ChunkChecksumTest, EveryChangedByteOfTheHeaderOrFooterIsAnError) {
+  const std::string path = TempPath("flip_ends.trace");
+  int tried = 0, mismatches = 0;
+  std::vector<std::string> silent;
+  for (const std::string& workload :
+       std::vector<std::string>{"", "w", std::string(40, 'w'), std::string(100, 'w')}) {
+    const std::string src = TempPath("flip_ends_src.trace");
+    std::vector<std::pair<OpKind, uint64_t>> expected;
+    ASSERT_TRUE(WriteRandomTrace(src, 16, 300, 100, /*finish=*/true, &expected, workload));
+    const std::string bytes = ReadFile(src);
+    const std::vector<Packet> packets = Packets(src);
+    ASSERT_GE(packets.size(), 3u);
+    for (const Packet* p : {&packets.front(), &packets.back()}) {
+      for (size_t pos = p->begin; pos < p->end; ++pos) {
+        for (const int x : {1, 2, 4, 8, 16, 32, 64, 128, 255}) {
+          std::string damaged = bytes;
+          damaged[pos] = static_cast<char>(damaged[pos] ^ x);
+          WriteFile(path, damaged);
+          ++tried;
+          auto d = ReadAll(path);
+          if (d.ok()) {
+            silent.push_back(absl::StrCat("byte ", pos, " ^ ", x, " (packet at ", p->begin,
+                                          "): ", d->events.size(), " events, footer ", d->footer,
+                                          ", cut short: ", d->cut_short));
+            continue;
+          }
+          EXPECT_NE(d.status().message().find(path), std::string::npos) << d.status();
+          mismatches += d.status().message().find("checksum mismatch") != std::string::npos;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(silent.empty()) << silent.size() << " of " << tried
+                              << " changes read without an error:\n"
+                              << absl::StrJoin(silent, "\n");
+  EXPECT_GT(mismatches, tried / 2);
+}
+
+// The header's and footer's errors, and the traces without their
+// checksums that still read.
+TEST(ChunkChecksumTest, HeaderAndFooterChecksums) {
+  const std::string src = TempPath("ends_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 17, 200, 100, /*finish=*/true, &expected));
+  const std::vector<Packet> packets = Packets(src);
+  ASSERT_EQ(packets.size(), 5u);  // header, 3 chunks, footer
+  proto::Packet header, footer;
+  ASSERT_TRUE(header.ParseFromString(packets[0].bytes));
+  ASSERT_TRUE(footer.ParseFromString(packets[4].bytes));
+  EXPECT_TRUE(header.header().has_crc32c());
+  EXPECT_TRUE(footer.footer().has_crc32c());
+  // Each ends with its tag and the CRC32C of the bytes before.
+  for (const auto& [p, tag] :
+       {std::pair{&packets[0], kHeaderCrc32cTag}, std::pair{&packets[4], kFooterCrc32cTag}}) {
+    const std::string body = ChunkOf(p->bytes).first;  // the one record's bytes
+    ASSERT_GT(body.size(), 5u);
+    EXPECT_EQ(static_cast<uint8_t>(body[body.size() - 5]), tag);
+    EXPECT_EQ(LoadFixed32(reinterpret_cast<const uint8_t*>(body.data()) + body.size() - 4),
+              Crc32c(body.data(), body.size() - 5));
+  }
+  auto with = [&](const std::string& first, const std::string& last, const std::string& name) {
+    std::vector<std::string> p;
+    for (const Packet& q : packets) p.push_back(q.bytes);
+    if (!first.empty()) p[0] = first;
+    if (!last.empty()) p[4] = last;
+    const std::string path = TempPath(name);
+    WriteFile(path, Frame(p));
+    return path;
+  };
+  // A changed field: the message names the packet and both checksums.
+  proto::Packet renamed = header;
+  renamed.mutable_header()->set_workload("random_tesT");  // same length, crc kept
+  const std::string renamed_path = with(renamed.SerializeAsString(), "", "renamed.trace");
+  ExpectError(renamed_path,
+              "renamed.trace: byte 0 (header): checksum mismatch: the header's "
+              "bytes changed after they were written (stored 0x");
+  proto::Packet recounted = footer;
+  recounted.mutable_footer()->set_program_cpu_ns(footer.footer().program_cpu_ns() + 1);
+  ExpectError(with("", recounted.SerializeAsString(), "recounted.trace"),
+              absl::StrCat("byte ", packets[4].begin,
+                           " (footer): checksum mismatch: the footer's bytes changed"));
+  // A footer without one, where the header has one: refused; a trace
+  // written before checksums (neither has one) reads.
+  proto::Packet bare_footer = footer;
+  bare_footer.mutable_footer()->clear_crc32c();
+  ExpectError(with("", bare_footer.SerializeAsString(), "bare_footer.trace"),
+              "(footer): the footer has no checksum, though the header has one");
+  proto::Packet old_header = header;
+  old_header.mutable_header()->clear_crc32c();
+  auto old = ReadAll(
+      with(old_header.SerializeAsString(), bare_footer.SerializeAsString(), "old_ends.trace"));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_TRUE(old->footer);
+  EXPECT_EQ(Summarize(*old), expected);
+  // A header packet holding more than its one record: refused, checksum or not.
+  ExpectError(
+      with(old_header.SerializeAsString() + std::string("\x18\x01", 2), "", "two_records.trace"),
+      "damaged header: the packet at byte 0");
+}
+
 // The message names the file, the chunk's byte offset and index, and both
 // checksums.
 TEST(ChunkChecksumTest, MismatchMessage) {
@@ -200,6 +305,7 @@ TEST(ChunkChecksumTest, WhereTheChecksumMayBeAndWhenItMayBeMissing) {
   proto::Packet header;
   ASSERT_TRUE(header.ParseFromString(packets[0]));
   header.mutable_header()->set_chunks_have_crc32c(false);
+  header.mutable_header()->clear_crc32c();
   const std::string old_header = header.SerializeAsString();
   auto with = [&](size_t index, const std::string& packet, const std::string& name,
                   const std::string& first = std::string()) {
