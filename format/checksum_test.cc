@@ -86,6 +86,34 @@ void ExpectError(const std::string& path, const std::string& needle) {
       << "wanted: " << needle << "\ngot:    " << d.status().message();
 }
 
+// Each byte of packet `p` of the trace `bytes` changed by each single bit
+// and by 0xff, written to `path` and read: on_error(pos, x, status) for
+// every change the reader refuses; returns those it read, in words.
+template <typename OnError>
+std::vector<std::string> ChangeEachByte(const std::string& bytes, const Packet& p,
+                                        const std::string& path, int* tried,
+                                        const OnError& on_error) {
+  std::vector<std::string> silent;
+  for (size_t pos = p.begin; pos < p.end; ++pos) {
+    for (const int x : {1, 2, 4, 8, 16, 32, 64, 128, 255}) {
+      std::string damaged = bytes;
+      damaged[pos] = static_cast<char>(damaged[pos] ^ x);
+      WriteFile(path, damaged);
+      ++*tried;
+      auto d = ReadAll(path);
+      if (d.ok()) {
+        silent.push_back(absl::StrCat("byte ", pos, " ^ ", x, " (packet at ", p.begin,
+                                      "): ", d->events.size(), " events, footer ", d->footer,
+                                      ", cut short: ", d->cut_short));
+        continue;
+      }
+      EXPECT_NE(d.status().message().find(path), std::string::npos) << d.status();
+      on_error(pos, x, d.status());
+    }
+  }
+  return silent;
+}
+
 TEST(ChunkChecksumTest, WriterChecksumsEveryChunkAndTheTraceRoundTrips) {
   const std::string path = TempPath("checksummed.trace");
   std::vector<std::pair<OpKind, uint64_t>> expected;
@@ -133,26 +161,15 @@ TEST(ChunkChecksumTest, EveryChangedByteOfAChunkIsAnError) {
     const size_t frame = p.end - p.begin - p.bytes.size();          // packet tag and length
     const size_t body = p.begin + frame + ChunkOf(p.bytes).second;  // the Chunk message
     const size_t tag = p.end - kChunkCrc32cFieldBytes;              // the checksum's tag
-    for (size_t pos = p.begin; pos < p.end; ++pos) {
-      for (const int x : {1, 2, 4, 8, 16, 32, 64, 128, 255}) {
-        std::string damaged = bytes;
-        damaged[pos] = static_cast<char>(damaged[pos] ^ x);
-        WriteFile(path, damaged);
-        ++tried;
-        auto d = ReadAll(path);
-        if (d.ok()) {
-          silent.push_back(absl::StrCat("byte ", pos, " ^ ", x, " (packet at ", p.begin, "): ",
-                                        d->events.size(), " events, cut short: ", d->cut_short));
-          continue;
-        }
-        EXPECT_NE(d.status().message().find(path), std::string::npos) << d.status();
-        if (pos >= body && pos != tag) {
-          EXPECT_NE(d.status().message().find("checksum mismatch"), std::string::npos)
-              << "byte " << pos << " ^ " << x << ": " << d.status();
-        }
-        mismatches += d.status().message().find("checksum mismatch") != std::string::npos;
-      }
-    }
+    const std::vector<std::string> read =
+        ChangeEachByte(bytes, p, path, &tried, [&](size_t pos, int x, const absl::Status& s) {
+          if (pos >= body && pos != tag) {
+            EXPECT_NE(s.message().find("checksum mismatch"), std::string::npos)
+                << "byte " << pos << " ^ " << x << ": " << s;
+          }
+          mismatches += s.message().find("checksum mismatch") != std::string::npos;
+        });
+    silent.insert(silent.end(), read.begin(), read.end());
   }
   EXPECT_TRUE(silent.empty()) << silent.size() << " changes read without an error:\n"
                               << absl::StrJoin(silent, "\n");
@@ -178,23 +195,11 @@ TEST(ChunkChecksumTest, EveryChangedByteOfTheHeaderOrFooterIsAnError) {
     const std::vector<Packet> packets = Packets(src);
     ASSERT_GE(packets.size(), 3u);
     for (const Packet* p : {&packets.front(), &packets.back()}) {
-      for (size_t pos = p->begin; pos < p->end; ++pos) {
-        for (const int x : {1, 2, 4, 8, 16, 32, 64, 128, 255}) {
-          std::string damaged = bytes;
-          damaged[pos] = static_cast<char>(damaged[pos] ^ x);
-          WriteFile(path, damaged);
-          ++tried;
-          auto d = ReadAll(path);
-          if (d.ok()) {
-            silent.push_back(absl::StrCat("byte ", pos, " ^ ", x, " (packet at ", p->begin,
-                                          "): ", d->events.size(), " events, footer ", d->footer,
-                                          ", cut short: ", d->cut_short));
-            continue;
-          }
-          EXPECT_NE(d.status().message().find(path), std::string::npos) << d.status();
-          mismatches += d.status().message().find("checksum mismatch") != std::string::npos;
-        }
-      }
+      const std::vector<std::string> read =
+          ChangeEachByte(bytes, *p, path, &tried, [&](size_t, int, const absl::Status& s) {
+            mismatches += s.message().find("checksum mismatch") != std::string::npos;
+          });
+      silent.insert(silent.end(), read.begin(), read.end());
     }
   }
   EXPECT_TRUE(silent.empty()) << silent.size() << " of " << tried
