@@ -43,7 +43,9 @@ TEST(ScopedFdTest, ResetClosesTheOldOne) {
   const int old = f.get();
   f.Reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
   EXPECT_TRUE(f.valid());
-  if (f.get() != old) EXPECT_FALSE(IsOpen(old));
+  if (f.get() != old) {
+    EXPECT_FALSE(IsOpen(old));
+  }
   f.Reset();
   EXPECT_FALSE(f.valid());
 }
