@@ -35,7 +35,9 @@ TEST(BitsTest, Log2IsTheFloorAndLog2CeilTheCeiling) {
     const uint64_t p = uint64_t{1} << k;
     EXPECT_EQ(Log2(p), k);
     EXPECT_EQ(Log2Ceil(p), k);
-    if (k >= 1) EXPECT_EQ(Log2Ceil(p + 1), k + 1) << k;
+    if (k >= 1) {
+      EXPECT_EQ(Log2Ceil(p + 1), k + 1) << k;
+    }
   }
 }
 
