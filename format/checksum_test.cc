@@ -177,23 +177,66 @@ TEST(ChunkChecksumTest, EveryChangedByteOfAChunkIsAnError) {
   EXPECT_GT(mismatches, tried * 9 / 10);
 }
 
+// `message` serialized and sealed with its checksum as the writer seals it,
+// framed as the one `body_field` record of a packet.
+std::string Sealed(google::protobuf::Message& message, int body_field, uint8_t tag) {
+  std::string body = message.SerializeAsString();
+  AppendCrc32cField(tag, &body);
+  std::string framed;
+  AppendFramedPacketBody(body_field, body, &framed);
+  return framed;
+}
+
 // Every byte of the header and footer packets of a written trace, frame
 // included, changed by each single bit and by 0xff: always an error naming
 // the file, never a trace read with other metadata (a workload name, a
-// label, the program's recorded time) than was written. Headers of several
-// lengths, so that each bit of a length byte is changed somewhere.
+// label, the program's recorded time) than was written. Headers and
+// footers of several lengths, and varints of several lengths at their
+// ends (the pid, the start time, the program's time), fixed so that every
+// run changes the same bytes.
 TEST(ChunkChecksumTest, EveryChangedByteOfTheHeaderOrFooterIsAnError) {
+  const std::string src = TempPath("flip_ends_src.trace");
+  std::vector<std::pair<OpKind, uint64_t>> expected;
+  ASSERT_TRUE(WriteRandomTrace(src, 16, 300, 100, /*finish=*/true, &expected));
+  const std::string written = ReadFile(src);
+  const std::vector<Packet> written_packets = Packets(src);
+  ASSERT_GE(written_packets.size(), 3u);
+  proto::Packet header_packet, footer_packet;
+  ASSERT_TRUE(header_packet.ParseFromString(written_packets.front().bytes));
+  ASSERT_TRUE(footer_packet.ParseFromString(written_packets.back().bytes));
+  struct Variant {
+    std::string workload;
+    uint32_t pid;
+    uint64_t start_ns, program_cpu_ns;
+  };
+  const std::vector<Variant> variants = {
+      {"", 7, 1, 0},
+      {"w", 300, uint64_t{1} << 40, 90},
+      {std::string(40, 'w'), 70000, 1796000000000000000u, 1u << 20},
+      {std::string(100, 'w'), 4194303, 1796000000123456789u, 123456789012u},
+      {"simple_map", 1 << 21, 127, 1u << 27},
+      {std::string(130, 'w'), 65535, 1u << 30, 5}};
   const std::string path = TempPath("flip_ends.trace");
   int tried = 0, mismatches = 0;
   std::vector<std::string> silent;
-  for (const std::string& workload :
-       std::vector<std::string>{"", "w", std::string(40, 'w'), std::string(100, 'w')}) {
-    const std::string src = TempPath("flip_ends_src.trace");
-    std::vector<std::pair<OpKind, uint64_t>> expected;
-    ASSERT_TRUE(WriteRandomTrace(src, 16, 300, 100, /*finish=*/true, &expected, workload));
-    const std::string bytes = ReadFile(src);
+  for (const Variant& v : variants) {
+    proto::Header header = header_packet.header();
+    header.set_workload(v.workload);
+    header.set_pid(v.pid);
+    header.set_start_unix_ns(v.start_ns);
+    header.clear_crc32c();
+    proto::Footer footer = footer_packet.footer();
+    footer.set_end_unix_ns(v.start_ns + 1);
+    footer.set_program_cpu_ns(v.program_cpu_ns);
+    footer.clear_crc32c();
+    const std::string bytes =
+        Sealed(header, proto::Packet::kHeaderFieldNumber, kHeaderCrc32cTag) +
+        written.substr(written_packets.front().end,
+                       written_packets.back().begin - written_packets.front().end) +
+        Sealed(footer, proto::Packet::kFooterFieldNumber, kFooterCrc32cTag);
+    WriteFile(src, bytes);
+    ASSERT_TRUE(ReadAll(src).ok()) << v.workload.size();
     const std::vector<Packet> packets = Packets(src);
-    ASSERT_GE(packets.size(), 3u);
     for (const Packet* p : {&packets.front(), &packets.back()}) {
       const std::vector<std::string> read =
           ChangeEachByte(bytes, *p, path, &tried, [&](size_t, int, const absl::Status& s) {

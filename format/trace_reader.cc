@@ -89,7 +89,8 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
   }
   if (absl::Status s = reader->CheckEndChecksum(
           in.packet(), reader->header_, reader->header_.has_crc32c(),
-          proto::Packet::kHeaderFieldNumber, kHeaderCrc32cTag, "header", /*promised=*/false);
+          proto::Packet::kHeaderFieldNumber, kHeaderCrc32cTag, "header", /*promised=*/false,
+          /*tag_decides=*/true);
       !s.ok()) {
     return s;
   }
@@ -178,11 +179,23 @@ absl::Status TraceReader::CheckCrc32c(absl::string_view bytes, size_t covered,
 absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
                                            const google::protobuf::Message& message,
                                            bool has_crc32c, int body_field, uint8_t tag,
-                                           absl::string_view what, bool promised) const {
+                                           absl::string_view what, bool promised,
+                                           bool tag_decides) const {
   auto error = [&](absl::string_view words) {
     return absl::DataLossError(absl::StrCat(packets_->path(), ": byte ", packets_->packet_offset(),
                                             " (", what, "): ", words));
   };
+  const std::optional<absl::string_view> body = AsWrittenBody(packet, body_field);
+  const TrailingCrc32c crc = body ? CheckTrailingCrc32c(*body, tag) : TrailingCrc32c();
+  // Where the last five bytes are the checksum's field, they decide however
+  // the message parsed: a changed byte can make the parse swallow the field
+  // (a varint that no longer ends, a longer length).
+  if (crc.state == TrailingCrc32c::State::kMismatch && (has_crc32c || tag_decides)) {
+    return error(absl::StrFormat(
+        "checksum mismatch: the %s's bytes changed after they were written (stored 0x%08x, "
+        "computed 0x%08x)",
+        what, crc.stored, crc.computed));
+  }
   if (!has_crc32c) {
     if (HasUnknownFixed32(message)) {
       return error(absl::StrCat("an unknown fixed32 field where the ", what,
@@ -194,24 +207,12 @@ absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
     }
     return absl::OkStatus();
   }
-  const std::optional<absl::string_view> body = AsWrittenBody(packet, body_field);
   if (!body) {
     return error(absl::StrCat("the ", what,
                               " has a checksum but is not framed as its packet's one ", what,
                               " record, so the bytes it covers are not those of the file"));
   }
-  const TrailingCrc32c crc = CheckTrailingCrc32c(*body, tag);
-  switch (crc.state) {
-    case TrailingCrc32c::State::kMatches:
-      return absl::OkStatus();
-    case TrailingCrc32c::State::kMismatch:
-      return error(absl::StrFormat(
-          "checksum mismatch: the %s's bytes changed after they were written (stored 0x%08x, "
-          "computed 0x%08x)",
-          what, crc.stored, crc.computed));
-    case TrailingCrc32c::State::kAbsent:
-      break;
-  }
+  if (crc.state == TrailingCrc32c::State::kMatches) return absl::OkStatus();
   return error(absl::StrCat("the ", what, "'s checksum field is not its last field"));
 }
 
@@ -347,7 +348,8 @@ absl::StatusOr<bool> TraceReader::NextChunkColumns() {
         done_ = true;
         if (absl::Status s = CheckEndChecksum(bytes, footer_, footer_.has_crc32c(),
                                               proto::Packet::kFooterFieldNumber, kFooterCrc32cTag,
-                                              "footer", /*promised=*/header_.has_crc32c());
+                                              "footer", /*promised=*/header_.has_crc32c(),
+                                              /*tag_decides=*/header_.has_crc32c());
             !s.ok()) {
           return s;
         }

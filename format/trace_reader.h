@@ -145,9 +145,12 @@ class TraceReader {
   // the packet just read, which parsed as `message`: OK where it matches,
   // or where there is none and none is `promised` (a file written before
   // them); else "PATH: byte B (what): ...", B the packet's offset.
+  // `tag_decides`: the message's last five bytes, if they start with the
+  // checksum's tag, are its checksum even where the parse found none (only
+  // where no file written before checksums can end so).
   absl::Status CheckEndChecksum(absl::string_view packet, const google::protobuf::Message& message,
                                 bool has_crc32c, int body_field, uint8_t tag,
-                                absl::string_view what, bool promised) const;
+                                absl::string_view what, bool promised, bool tag_decides) const;
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);
