@@ -18,6 +18,8 @@ fail() {
 
 out=$("$inspect" "$trace" 2>"$tmp/err") || fail "a whole trace: exit $?: $(cat "$tmp/err")"
 grep -q "INCOMPLETE" <<<"$out" && fail "a whole trace is marked INCOMPLETE"
+grep -q "^checksums: none (written before them)" <<<"$out" ||
+  fail "a trace written before checksums does not say it has none: $out"
 
 head -c 5000 "$trace" >"$tmp/partly.trace"
 out=$("$inspect" "$tmp/partly.trace" 2>"$tmp/err") || fail "a partly cut trace: exit $?"
@@ -46,7 +48,9 @@ grep -q "damaged.trace: damaged header: the packet at byte 0" "$tmp/err" ||
   fail "a damaged header: $(cat "$tmp/err")"
 
 "$write_trace" "$tmp/written.trace" || fail "cannot write a trace"
-"$inspect" "$tmp/written.trace" >/dev/null 2>"$tmp/err" || fail "a written trace: $(cat "$tmp/err")"
+out=$("$inspect" "$tmp/written.trace" 2>"$tmp/err") || fail "a written trace: $(cat "$tmp/err")"
+grep -q "^checksums: header, every chunk and footer, each verified$" <<<"$out" ||
+  fail "a written trace does not say its checksums: $out"
 # One byte in the middle of the file (inside a chunk of ops) xor 0x20.
 cp "$tmp/written.trace" "$tmp/flipped.trace"
 middle=$(($(stat -c %s "$tmp/flipped.trace") / 2))

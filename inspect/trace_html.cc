@@ -35,6 +35,7 @@ void AddSummary(const TraceStats& st, charts::HtmlPage* page) {
   for (const auto& [k, v] : labels) absl::StrAppend(&facts, Row("label " + k, v));
   absl::StrAppend(
       &facts, Row("complete", st.has_footer ? "yes (footer present)" : "no: " + st.cut_short),
+      Row("checksums", ChecksumWords(st)),
       Row("file", absl::StrCat(Bytes(st.file_bytes), " in ", st.chunks, " chunks, ",
                                absl::StrFormat("%.2f", st.bytes_per_event()), " bytes/event")),
       Row("events", absl::StrCat(st.events, " (alloc ", st.allocs, ", free ", st.frees,

@@ -199,6 +199,21 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   return st;
 }
 
+const char* ChecksumKind(const TraceStats& st) {
+  if (st.header.has_crc32c()) return "all";
+  return st.header.chunks_have_crc32c() ? "chunks" : "none";
+}
+
+std::string ChecksumWords(const TraceStats& st) {
+  if (st.header.has_crc32c()) {
+    return st.has_footer ? "header, every chunk and footer, each verified"
+                         : "header and every chunk read, each verified";
+  }
+  if (st.header.chunks_have_crc32c())
+    return "every chunk, each verified (not the header or footer)";
+  return "none (written before them): a changed byte that still decodes would go unseen";
+}
+
 std::string FormatTraceStatsText(const TraceStats& st) {
   std::string o;
   const proto::Header& h = st.header;
@@ -217,6 +232,7 @@ std::string FormatTraceStatsText(const TraceStats& st) {
   } else {
     absl::StrAppend(&o, "INCOMPLETE: ", st.cut_short, "; every complete chunk was read\n");
   }
+  absl::StrAppend(&o, "checksums: ", ChecksumWords(st), "\n");
   absl::StrAppend(&o, "\n");
   absl::StrAppendFormat(&o, "%-22s %s in %d chunks\n", "file", HumanBytes(st.file_bytes),
                         st.chunks);
@@ -288,6 +304,7 @@ std::string FormatTraceStatsJson(const TraceStats& st) {
   absl::StrAppend(&o, "  \"labels\": {", absl::StrJoin(lab, ", "), "},\n");
   absl::StrAppend(&o, "  \"complete\": ", st.has_footer ? "true" : "false", ",\n");
   absl::StrAppend(&o, "  \"cut_short\": ", JsonString(st.cut_short), ",\n");
+  absl::StrAppend(&o, "  \"checksums\": \"", ChecksumKind(st), "\",\n");
   absl::StrAppend(&o, "  \"file_bytes\": ", st.file_bytes, ",\n");
   absl::StrAppend(&o, "  \"chunks\": ", st.chunks, ",\n");
   absl::StrAppend(&o, "  \"events\": ", st.events, ",\n");

@@ -80,6 +80,12 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path);
 // "812 B", "34.5 KiB", "12.0 MiB": a byte count for people.
 std::string HumanBytes(uint64_t bytes);
 
+// Which parts of the trace carry checksums, each verified as it was read:
+// "all" (header, every chunk, footer), "chunks" (every chunk) or "none" (a
+// trace written before them); and the same for people.
+const char* ChecksumKind(const TraceStats& stats);
+std::string ChecksumWords(const TraceStats& stats);
+
 // Renders for people, and as JSON for machines.
 std::string FormatTraceStatsText(const TraceStats& stats);
 std::string FormatTraceStatsJson(const TraceStats& stats);
