@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "alloctrace/base/crc32c.h"
 #include "alloctrace/base/io.h"
 
 namespace alloctrace {
@@ -355,9 +354,7 @@ absl::Status TraceWriter::FlushChunk() {
   AppendCallSites(&chunk);
   // Last, the checksum of every byte before it (proto/trace.proto,
   // Chunk.crc32c): a changed byte that still parses is then seen.
-  const uint32_t crc = Crc32c(chunk);
-  chunk.push_back(static_cast<char>(kChunkCrc32cTag));
-  AppendFixed32(crc, &chunk);
+  AppendCrc32cField(kChunkCrc32cTag, &chunk);
   std::string& framed = framed_buf_;
   framed.clear();
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);
