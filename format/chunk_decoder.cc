@@ -50,6 +50,14 @@ bool IsDefinition(uint32_t field) {
          field == proto::Chunk::kModuleDefFieldNumber;
 }
 
+// A field of a wire type no writer gives it: a known field read as another
+// kind would be skipped or misread (a changed tag byte in a chunk without a
+// checksum), so it is an error, named.
+absl::Status WrongWireType(uint32_t field, uint32_t wire, absl::string_view should_be) {
+  return absl::DataLossError(absl::StrCat("chunk field ", field, " has wire type ", wire, ", not ",
+                                          should_be, " (a changed tag?)"));
+}
+
 // One class, stack or module definition (a message field of the chunk).
 absl::Status ParseDefinition(uint32_t field, const uint8_t* p, uint64_t len, ChunkColumns* out) {
   auto unparsed = [](absl::string_view what, size_t index) {
@@ -128,6 +136,7 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
       continue;
     }
     if (wire == static_cast<uint32_t>(WireType::kVarint)) {
+      if (IsDefinition(field)) return WrongWireType(field, wire, "length-delimited");
       uint64_t v;
       if (!ReadVarint(&p, end, &v)) return absl::DataLossError("corrupt varint in a chunk field");
       if (field == proto::Chunk::kFirstEventFieldNumber) {
@@ -142,6 +151,10 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
     }
     if (wire == static_cast<uint32_t>(WireType::kFixed64) ||
         wire == static_cast<uint32_t>(WireType::kFixed32)) {  // unknown field: skip
+      if (field == proto::Chunk::kFirstEventFieldNumber || IsDefinition(field) ||
+          field == proto::Chunk::kOpsFieldNumber || Column(out, field) != nullptr) {
+        return WrongWireType(field, wire, "a varint or length-delimited");
+      }
       const size_t n = wire == static_cast<uint32_t>(WireType::kFixed64) ? 8 : 4;
       if (static_cast<size_t>(end - p) < n) return absl::DataLossError("truncated chunk field");
       p += n;
@@ -155,6 +168,7 @@ absl::Status ParseChunkColumns(absl::string_view bytes, ChunkColumns* out) {
       return absl::DataLossError(absl::StrCat("chunk field ", field, " overruns its packet"));
     }
     const uint8_t* const field_end = p + len;
+    if (field == proto::Chunk::kFirstEventFieldNumber) return WrongWireType(field, wire, "varint");
     if (field == proto::Chunk::kOpsFieldNumber) {
       const absl::string_view piece(reinterpret_cast<const char*>(p), len);
       if (out->ops.data() == nullptr && !ops_owned) {

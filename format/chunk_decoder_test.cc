@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "alloctrace/format/test_util.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/trace_reader.h"
@@ -233,6 +234,49 @@ TEST(ChunkDecoderTest, AnyValidEncodingDecodesAlike) {
       EXPECT_EQ(events[i].object, decoded[0][i].object);
       EXPECT_EQ(events[i].thread, decoded[0][i].thread);
     }
+  }
+}
+
+// A known field in a wire type no writer gives it is refused, named, not
+// skipped or misread as another kind (a changed tag byte in a chunk written
+// before checksums); an unknown field of any wire type is skipped.
+TEST(ChunkDecoderTest, KnownFieldOfTheWrongWireType) {
+  auto parse = [](const std::string& bytes) {
+    ChunkColumns columns;
+    return ParseChunkColumns(bytes, &columns);
+  };
+  auto with = [](int field, WireType wire) {
+    std::string bytes;
+    AppendVarint(WireTag(field, wire), &bytes);
+    if (wire == WireType::kFixed32) bytes.append(4, '\x01');
+    if (wire == WireType::kFixed64) bytes.append(8, '\x01');
+    if (wire == WireType::kVarint) bytes.push_back('\x01');
+    if (wire == WireType::kLengthDelimited) bytes.append("\x01\x01", 2);
+    return bytes;
+  };
+  for (const int field :
+       {proto::Chunk::kOpsFieldNumber, proto::Chunk::kShapeCountFieldNumber,
+        proto::Chunk::kFirstEventFieldNumber, proto::Chunk::kClassDefFieldNumber}) {
+    for (const WireType wire : {WireType::kFixed32, WireType::kFixed64}) {
+      const absl::Status s = parse(with(field, wire));
+      EXPECT_FALSE(s.ok()) << field;
+      EXPECT_NE(s.message().find(absl::StrCat("chunk field ", field, " has wire type ",
+                                              static_cast<int>(wire), ", not ")),
+                std::string::npos)
+          << s;
+    }
+  }
+  EXPECT_NE(parse(with(proto::Chunk::kClassDefFieldNumber, WireType::kVarint))
+                .message()
+                .find("not length-delimited"),
+            std::string::npos);
+  EXPECT_NE(parse(with(proto::Chunk::kFirstEventFieldNumber, WireType::kLengthDelimited))
+                .message()
+                .find("not varint"),
+            std::string::npos);
+  for (const WireType wire :
+       {WireType::kVarint, WireType::kFixed32, WireType::kFixed64, WireType::kLengthDelimited}) {
+    EXPECT_TRUE(parse(with(99, wire)).ok()) << static_cast<int>(wire);
   }
 }
 
