@@ -34,6 +34,14 @@ bool HasUnknownFixed32(const google::protobuf::Message& message) {
   return false;
 }
 
+// What a header, chunk or footer (`what`) whose checksum fails says.
+std::string ChecksumMismatch(absl::string_view what, uint32_t stored, uint32_t computed) {
+  return absl::StrFormat(
+      "checksum mismatch: the %s's bytes changed after they were written (stored 0x%08x, "
+      "computed 0x%08x)",
+      what, stored, computed);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
@@ -66,10 +74,8 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
       const TrailingCrc32c crc =
           body ? CheckTrailingCrc32c(*body, kHeaderCrc32cTag) : TrailingCrc32c();
       if (crc.state == TrailingCrc32c::State::kMismatch) {
-        return absl::DataLossError(absl::StrFormat(
-            "%s: byte 0 (header): checksum mismatch: the header's bytes changed after they were "
-            "written (stored 0x%08x, computed 0x%08x)",
-            path, crc.stored, crc.computed));
+        return absl::DataLossError(absl::StrCat(
+            path, ": byte 0 (header): ", ChecksumMismatch("header", crc.stored, crc.computed)));
       }
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": damaged header: the packet at byte 0 (", in.packet().size(),
@@ -170,10 +176,7 @@ absl::Status TraceReader::CheckCrc32c(absl::string_view bytes, size_t covered,
                                       uint32_t stored) const {
   const uint32_t computed = Crc32c(bytes.data(), covered);
   if (ABSL_PREDICT_TRUE(computed == stored)) return absl::OkStatus();
-  return ChunkError(absl::StrFormat(
-      "checksum mismatch: the chunk's bytes changed after they were written (stored 0x%08x, "
-      "computed 0x%08x)",
-      stored, computed));
+  return ChunkError(ChecksumMismatch("chunk", stored, computed));
 }
 
 absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
@@ -191,10 +194,7 @@ absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
   // the message parsed: a changed byte can make the parse swallow the field
   // (a varint that no longer ends, a longer length).
   if (crc.state == TrailingCrc32c::State::kMismatch && (has_crc32c || tag_decides)) {
-    return error(absl::StrFormat(
-        "checksum mismatch: the %s's bytes changed after they were written (stored 0x%08x, "
-        "computed 0x%08x)",
-        what, crc.stored, crc.computed));
+    return error(ChecksumMismatch(what, crc.stored, crc.computed));
   }
   if (!has_crc32c) {
     if (HasUnknownFixed32(message)) {
@@ -222,17 +222,13 @@ absl::Status TraceReader::ParseColumns(absl::string_view bytes, bool as_written)
   // every chunk has one: a changed byte is then named as what it is before
   // it can show as a broken field or event. (Without that promise it waits
   // for the parse: the end of a chunk without one may look like it.)
-  const size_t n = bytes.size();
-  const bool checked_at_end =
-      header_.chunks_have_crc32c() && as_written && n >= kChunkCrc32cFieldBytes &&
-      static_cast<uint8_t>(bytes[n - kChunkCrc32cFieldBytes]) == kChunkCrc32cTag;
-  if (checked_at_end) {
-    const auto* stored = reinterpret_cast<const uint8_t*>(bytes.data()) + n - kFixed32Bytes;
-    if (absl::Status s = CheckCrc32c(bytes, n - kChunkCrc32cFieldBytes, LoadFixed32(stored));
-        !s.ok()) {
-      return s;
-    }
+  const TrailingCrc32c at_end = header_.chunks_have_crc32c() && as_written
+                                    ? CheckTrailingCrc32c(bytes, kChunkCrc32cTag)
+                                    : TrailingCrc32c();
+  if (at_end.state == TrailingCrc32c::State::kMismatch) {
+    return ChunkError(ChecksumMismatch("chunk", at_end.stored, at_end.computed));
   }
+  const bool checked_at_end = at_end.state == TrailingCrc32c::State::kMatches;
   if (absl::Status s = ParseChunkColumns(bytes, &columns_); !s.ok()) {
     return packets_->Error(s.message());
   }
@@ -242,7 +238,7 @@ absl::Status TraceReader::ParseColumns(absl::string_view bytes, bool as_written)
           "the chunk has a checksum but is not framed as its packet's one Packet.chunk record, "
           "so the bytes it covers are not those of the file");
     }
-    if (!checked_at_end || columns_.crc32c_offset != n - kChunkCrc32cFieldBytes) {
+    if (!checked_at_end || columns_.crc32c_offset != bytes.size() - kChunkCrc32cFieldBytes) {
       if (absl::Status s = CheckCrc32c(bytes, columns_.crc32c_offset, columns_.crc32c); !s.ok()) {
         return s;
       }
