@@ -14,7 +14,13 @@ timing a shared machine can turn over; a replay that reads them backwards
 or flattens them (a wait, a clock or a cost counted wrong) has stopped
 ranking as the program does: with a wait for every object id that passed
 between threads, the replay read thread_map_churn's 5.5x as 1.4x. The full
-study is tools/fidelity_results.sh."""
+study is tools/fidelity_results.sh.
+
+A failed check is run once more and only a second failure fails the test:
+near the threshold one run in several lands under it (the program 2.4x,
+the replay 1.23x against a floor of 1.55x, once in seven runs on a quiet
+machine), while a replay that has stopped ranking as the program does
+misses by far in every run."""
 
 import json
 import os
@@ -43,26 +49,43 @@ def gross_pairs(entry, model):
     return pairs
 
 
+def run_check(d, attempt):
+    """Runs the short study once; returns its JSON document."""
+    out = os.path.join(d, f"guard{attempt}.json")
+    p = subprocess.run(
+        [CHECK, "--runs=5", "--workloads=thread_map_churn",
+         "--allocators=glibc,tcmalloc,slab/mt/single", "--touch=program", "--phase=cold",
+         "--threads=auto", "--format=json", f"--out={out}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
+    if p.returncode != 0:
+        raise AssertionError(f"fidelity/check exited {p.returncode}: {p.stderr}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def misreadings(doc):
+    """(pairs compared, what each pair the replay misread looked like)."""
+    compared, missed = 0, []
+    for e in doc["entries"]:
+        for fast, slow, insitu_ratio, replay_ratio in gross_pairs(e, "program/cold"):
+            compared += 1
+            if replay_ratio < insitu_ratio ** 0.5:
+                missed.append(
+                    f"{e['name']}: in the program {slow} takes {insitu_ratio:.1f}x {fast}'s "
+                    f"time; the replay reads it {replay_ratio:.2f}x "
+                    f"(at least {insitu_ratio ** 0.5:.2f}x needed)")
+    return compared, missed
+
+
 class StudyGuardTest(unittest.TestCase):
     def test_the_replay_orders_what_the_program_puts_far_apart(self):
         with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "guard.json")
-            p = subprocess.run(
-                [CHECK, "--runs=5", "--workloads=thread_map_churn",
-                 "--allocators=glibc,tcmalloc,slab/mt/single", "--touch=program", "--phase=cold",
-                 "--threads=auto", "--format=json", f"--out={out}"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(out) as f:
-                doc = json.load(f)
-        compared = 0
-        for e in doc["entries"]:
-            for fast, slow, insitu_ratio, replay_ratio in gross_pairs(e, "program/cold"):
-                compared += 1
-                self.assertGreaterEqual(
-                    replay_ratio, insitu_ratio ** 0.5,
-                    f"{e['name']}: in the program {slow} takes {insitu_ratio:.1f}x {fast}'s "
-                    f"time; the replay reads it {replay_ratio:.2f}x")
+            compared, missed = misreadings(run_check(d, 1))
+            if missed:
+                first = missed
+                compared, missed = misreadings(run_check(d, 2))
+                self.assertFalse(
+                    missed, "in two runs in a row:\n" + "\n".join(first + missed))
         # The pool is 3x to 5x the mallocs there when the program's four
         # threads run at once. When they take turns (a loaded machine, and
         # now and then even a quiet one: a clean clone's run on 2026-12-02
