@@ -11,7 +11,8 @@ tested on their own (analysis_test.py):
   replay_figures(policy_json, phase)  ns/op and its interval from one policy's entry
   saving(base, xs)                    a saving and its interval, paired by round
   compare(insitu, replay, ops)        per-allocator saving vs glibc, predicted and actual
-  pick_cost(insitu, replay)           in-situ time of the replay's pick over the in-situ best
+  pick_cost(insitu, replay[, pick])   in-situ time of the replay's pick (or the replayer's
+                                      recommendation) over the in-situ best
 """
 
 import math
@@ -376,12 +377,14 @@ def compare(insitu, replay, ops, replay_runs=None, replay_margin=0.0):
     return rows, rho
 
 
-def pick_cost(insitu, replay):
+def pick_cost(insitu, replay, pick=None):
     """What adopting the replay's pick costs in situ.
 
     insitu: name -> list of seconds by round (the in-situ runs); replay: name
-    -> (ns/op, lo, hi). The pick is the replay's fastest (smallest median
-    ns/op; the first name of equal ones). The best is the in-situ fastest:
+    -> (ns/op, lo, hi). The pick is `pick` when given (the replayer's
+    recommendation; None is returned if it was not run in situ), else the
+    replay's fastest (smallest median ns/op; the first name of equal
+    ones). The best is the in-situ fastest:
     with as many runs of each, made in rounds (at least MIN_PAIRED_ROUNDS),
     the one whose time over its round's fastest has the smallest median, so
     a slow stretch of the machine that slows a whole round cancels out (as
@@ -393,9 +396,10 @@ def pick_cost(insitu, replay):
     "within": ratio <= 1 + PICK_TOLERANCE}; None when no name is in both.
     """
     names = sorted(n for n in insitu if n in replay and insitu[n])
-    if not names:
+    if not names or (pick is not None and pick not in names):
         return None
-    pick = min(names, key=lambda n: (replay[n][0], n))
+    if pick is None:
+        pick = min(names, key=lambda n: (replay[n][0], n))
     lengths = {len(insitu[n]) for n in names}
     rounds = min(lengths)
     paired_rounds = len(lengths) == 1 and rounds >= MIN_PAIRED_ROUNDS
@@ -421,10 +425,21 @@ def pick_cost(insitu, replay):
     }
 
 
-def summarize(results, picks=None):
+def _pick_totals(picks, prefix):
+    return {
+        prefix: len(picks),
+        prefix + "_within_5pct": sum(1 for p in picks if p["within"]),
+        prefix + "_beyond_15pct": sum(1 for p in picks if p["ratio"] > 1 + PICK_LIMIT),
+        prefix + "_best_or_tied": sum(1 for p in picks if p["tied"]),
+    }
+
+
+def summarize(results, picks=None, recommended=None):
     """Totals over workloads: results is a list of (rows, rho) of compare(),
-    picks (optional) the pick_cost() of each (None entries left out)."""
+    picks (optional) the pick_cost() of each, recommended (optional) the
+    pick_cost() of each replayer's recommendation (None entries left out)."""
     picks = [p for p in picks or [] if p is not None]
+    recommended = [p for p in recommended or [] if p is not None]
     rhos = [rho for _, rho in results if rho is not None]
     errors = [abs(r["error"]) for rows, _ in results for r in rows
               if r.get("outside_noise") and r.get("error") is not None]
@@ -436,9 +451,8 @@ def summarize(results, picks=None):
         "pairs_outside_noise": len(errors),
         "pairs_within_25pct": sum(1 for e in errors if e <= SAVING_TOLERANCE),
         "median_abs_error": median(errors) if errors else None,
-        "picks": len(picks),
-        "picks_within_5pct": sum(1 for p in picks if p["within"]),
-        "picks_beyond_15pct": sum(1 for p in picks if p["ratio"] > 1 + PICK_LIMIT),
-        "picks_best_or_tied": sum(1 for p in picks if p["tied"]),
+        **_pick_totals(picks, "picks"),
         "worst_pick_ratio": max((p["ratio"] for p in picks), default=None),
+        **_pick_totals(recommended, "recommended"),
+        "worst_recommended_ratio": max((p["ratio"] for p in recommended), default=None),
     }

@@ -247,6 +247,17 @@ class PickCostTest(unittest.TestCase):
         self.assertTrue(c["tied"] and c["within"])
         self.assertIsNone(analysis.pick_cost({"a": [1.0]}, {"b": (1.0, None, None)}))
 
+    def test_a_given_pick_is_measured_as_it_is(self):
+        # The replayer's recommendation may be slower in the replay than its
+        # fastest (a tie it broke by its fixed order): it is measured anyway.
+        insitu = {"a": [1.0, 1.0, 1.0], "b": [1.5, 1.5, 1.5]}
+        replay = {"a": (1.0, None, None), "b": (1.02, None, None)}
+        c = analysis.pick_cost(insitu, replay, "b")
+        self.assertEqual((c["pick"], c["best"]), ("b", "a"))
+        self.assertAlmostEqual(c["ratio"], 1.5)
+        self.assertFalse(c["within"])
+        self.assertIsNone(analysis.pick_cost(insitu, replay, "not_in_situ"))
+
     def test_summary_counts_picks(self):
         picks = [{"ratio": 1.0, "within": True, "tied": True},
                  {"ratio": 1.3, "within": False, "tied": False}, None]
@@ -255,6 +266,10 @@ class PickCostTest(unittest.TestCase):
         self.assertEqual(s["picks_beyond_15pct"], 1)
         self.assertEqual(s["worst_pick_ratio"], 1.3)
         self.assertEqual(analysis.summarize([])["picks"], 0)
+        s = analysis.summarize([([], None)] * 3, picks, [None, picks[1], picks[1]])
+        self.assertEqual((s["recommended"], s["recommended_within_5pct"],
+                          s["recommended_beyond_15pct"]), (2, 0, 2))
+        self.assertEqual(s["worst_recommended_ratio"], 1.3)
 
 
 if __name__ == "__main__":

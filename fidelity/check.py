@@ -366,6 +366,24 @@ def finish(entry, samples, policy_of, trace, args, process_cost=True):
     return entry
 
 
+def recommended_allocator(t, policy_of):
+    """The allocator whose policy the replayer's verdict on the trace `t`
+    recommends, or None (no verdict, or a policy not run in situ). On a
+    trace without container arenas the verdict recommends a malloc (what
+    the program adopts unchanged) and names the pool it would recommend
+    were the containers instrumented (if_instrumented): a built-in
+    workload runs that pool in situ as an instrumented program would, so
+    that one is what is measured (a captured program runs no pool in
+    situ: its malloc is)."""
+    verdict = t.get("verdict") or {}
+    for policy in ((verdict.get("if_instrumented") or {}).get("policy"),
+                   verdict.get("recommended")):
+        allocator = next((a for a, p in sorted(policy_of.items()) if p == policy), None)
+        if allocator is not None:
+            return allocator
+    return None
+
+
 def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other_seconds=None):
     """One replay (touch and threads mode, both phases) against the in-situ
     seconds: entry["replay"][model] per phase, and the replay's speed. The
@@ -400,9 +418,25 @@ def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other
             row["policy"] = policy_of[row["allocator"]]
             # In its ns/op, the cold pass's over the ops (the replayer's --process_cost).
             row["process_cost_ms"] = 1e3 * runs_of.get(row["policy"], {}).get("process_cost_s", 0.0)
-        entry["replay"][model_name(touch, phase, threads)] = {
-            "rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
-            "threads": threads, "clock": t.get("clock")}
+        model = {"rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
+                 "threads": threads, "clock": t.get("clock")}
+        # What the user is told to adopt: the replayer's verdict (of the
+        # pass it ranks by), which ties the close ones and takes the first
+        # of them in its fixed order, not the replay's fastest.
+        recommended = recommended_allocator(t, policy_of) if phase == t.get("rank_by") else None
+        if recommended is not None:
+            model["recommended"] = analysis.pick_cost(seconds, rep, recommended)
+            # The verdict's equally fast, the one its memory step passed
+            # over, and the replay's ns/op by round: another rule of choice
+            # can be scored from a saved report.
+            verdict = t.get("verdict") or {}
+            model["equally_fast"] = sorted(a for a, p in policy_of.items()
+                                           if p in (verdict.get("equally_fast") or []))
+            model["memory_passed_over"] = next(
+                (a for a, p in sorted(policy_of.items()) if p == verdict.get("memory_passed_over")),
+                None)
+        model["replay_rounds"] = {a: [r[k] for k in sorted(r)] for a, r in rep_runs.items()}
+        entry["replay"][model_name(touch, phase, threads)] = model
         if other_seconds:
             _, rho_other = analysis.compare(other_seconds, rep, t["ops"], rep_runs, margin)
             entry["replay"][model_name(touch, phase, threads)]["other_clock"] = {
@@ -459,6 +493,10 @@ def format_table(doc):
         if any(e["replay"][t].get("pick") for t in touches):
             lines.append("  replay's pick, in situ over the in-situ best: " + ", ".join(
                 f"{t} {format_pick(e['replay'][t].get('pick'))}" for t in touches))
+        if any(e["replay"][t].get("recommended") for t in touches):
+            lines.append("  the replayer recommends, in situ over the in-situ best: " + ", ".join(
+                f"{t} {format_pick(e['replay'][t]['recommended'])}" for t in touches
+                if e["replay"][t].get("recommended")))
         others = [e["replay"][t].get("other_clock") for t in touches]
         if any(others):
             lines.append(f"  against in-situ {next(o for o in others if o)['clock']} time: "
@@ -493,7 +531,8 @@ def format_table(doc):
                  "(predicted - saved) / saved, where saved is outside noise; rank correlation n/a: "
                  "one ordering is all ties. replay's pick: the replay's fastest, its in-situ "
                  "time over the in-situ fastest's (both paired by round: the median ratio), "
-                 "[its 95% interval], ~ = tied in situ.")
+                 "[its 95% interval], ~ = tied in situ; the replayer recommends: its verdict's "
+                 "pick (of the pass it ranks by), the same measure.")
     for t in doc.get("models") or doc["touch"]:
         s = doc["summary"][t]
         lines.append(
@@ -504,7 +543,11 @@ def format_table(doc):
             + (f"; replay's pick within 5% of the in-situ best on {s['picks_within_5pct']} of "
                f"{s['picks']}, beyond 15% on {s['picks_beyond_15pct']} (the best or tied with "
                f"it on {s['picks_best_or_tied']}; worst {fmt(s['worst_pick_ratio'], '{:.2f}x')})"
-               if s.get("picks") else ""))
+               if s.get("picks") else "")
+            + (f"; the replayer's recommendation within 5% on {s['recommended_within_5pct']} of "
+               f"{s['recommended']}, beyond 15% on {s['recommended_beyond_15pct']} (worst "
+               f"{fmt(s['worst_recommended_ratio'], '{:.2f}x')})"
+               if s.get("recommended") else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -643,6 +686,8 @@ def summary_of(entries, used):
     return {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
                                    for e in entries if m in e["replay"]],
                                   [e["replay"][m].get("pick") for e in entries
+                                   if m in e["replay"]],
+                                  [e["replay"][m].get("recommended") for e in entries
                                    if m in e["replay"]])
             for m in used}
 
@@ -670,27 +715,34 @@ def display_name(e):
 
 
 def format_study(doc, model):
-    """One line per entry in `model`: the replay's pick against the
-    program's best, and the rank correlation (the study's table)."""
-    lines = [f"the study, {model}: each program's best in situ and the replay's pick",
-             f"  {'program':<44} {'threads':>7} {'best in situ':<16} {'replay picks':<16} "
-             f"{'pick/best [95%]':<22} {'rho':>5}"]
+    """One line per entry in `model`: the replay's fastest and the
+    replayer's recommendation against the program's best, and the rank
+    correlation (the study's table)."""
+    def ratio_of(p):
+        if not p:
+            return "-"
+        ratio = f"{p['ratio']:.2f}x"
+        if p.get("paired") and p["pick"] != p["best"] and p["paired"][2] != float("inf"):
+            ratio += f" [{p['paired'][1]:.2f}, {p['paired'][2]:.2f}]"
+        if p["tied"] and p["pick"] != p["best"]:
+            ratio += " ~"
+        return ratio
+
+    lines = [f"the study, {model}: each program's best in situ, the replay's fastest and "
+             "the replayer's recommendation",
+             f"  {'program':<44} {'threads':>7} {'best in situ':<16} {'replay fastest':<16} "
+             f"{'fastest/best [95%]':<22} {'recommended':<16} {'recommended/best':<22} "
+             f"{'rho':>5}"]
     for e in doc["entries"]:
         rep = e["replay"].get(model)
         if rep is None:
             continue
         p = rep.get("pick") or {}
-        ratio = "-"
-        if p:
-            ratio = f"{p['ratio']:.2f}x"
-            if p.get("paired") and p["pick"] != p["best"] and p["paired"][2] != float("inf"):
-                ratio += f" [{p['paired'][1]:.2f}, {p['paired'][2]:.2f}]"
-            if p["tied"] and p["pick"] != p["best"]:
-                ratio += " ~"
+        r = rep.get("recommended") or {}
         name = display_name(e)
         lines.append(f"  {name[:44]:<44} {e.get('threads', 1):>7} {p.get('best', '-'):<16} "
-                     f"{p.get('pick', '-'):<16} {ratio:<22} "
-                     f"{fmt(rep['rho'], '{:.2f}', 'n/a'):>5}")
+                     f"{p.get('pick', '-'):<16} {ratio_of(p):<22} {r.get('pick', '-'):<16} "
+                     f"{ratio_of(r):<22} {fmt(rep['rho'], '{:.2f}', 'n/a'):>5}")
     return "\n".join(lines) + "\n"
 
 

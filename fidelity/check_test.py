@@ -96,6 +96,9 @@ class CheckTest(unittest.TestCase):
         self.assertIn("cannot tell containers apart", p.stdout)  # one arena
         self.assertRegex(p.stdout, r"glibc +[0-9.]+ +\[")
         self.assertIn("first/cold: rank correlation >= 0.9 on", p.stdout)
+        # A capture runs no pool in situ: the verdict's malloc is measured.
+        self.assertIn("the replayer recommends, in situ over the in-situ best: "
+                      "first/cold glibc (the best)", p.stdout)
 
     def test_multi_threaded_workload_per_thread_and_one_thread(self):
         """A multi-threaded workload runs under the thread-safe policies only
@@ -180,10 +183,20 @@ class CheckTest(unittest.TestCase):
         self.assertEqual([e["name"] for e in doc["entries"]], ["simple_map", "list_churn"])
         self.assertEqual(doc["summary"]["program/cold"]["workloads"], 2)
         self.assertEqual(doc["summary"]["program/cold"]["picks"], 2)
+        # The replayer's verdict, measured in situ as the replay's fastest is.
+        self.assertEqual(doc["summary"]["program/cold"]["recommended"], 2)
+        for e in doc["entries"]:
+            model = e["replay"]["program/cold"]
+            self.assertIn(model["recommended"]["pick"], ["glibc", "slab/st/stack"])
+            self.assertIn(model["recommended"]["pick"],
+                          model["equally_fast"] + [model["memory_passed_over"]])
+            self.assertEqual(sorted(model["replay_rounds"]), ["glibc", "slab/st/stack"])
+            self.assertEqual(len(model["replay_rounds"]["glibc"]), 2)
         self.assertEqual(study.returncode, 0, study.stderr)
         lines = study.stdout.splitlines()
         self.assertIn("the study, program/cold", lines[0])
-        self.assertRegex(study.stdout, r"\n  simple_map +1 [a-z/]+ +[a-z/]+ +[0-9.]+x")
+        self.assertRegex(study.stdout,
+                         r"\n  simple_map +1 [a-z/]+ +[a-z/]+ +[0-9.]+x.* [a-z/]+ +[0-9.]+x")
         self.assertRegex(study.stdout, r"\n  list_churn +1 ")
 
     def test_bad_flags_are_named(self):

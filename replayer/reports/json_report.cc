@@ -211,6 +211,10 @@ std::string JsonVerdict(const TraceReport& t, const ReportContext& ctx) {
       ", \"fastest_vs_malloc\": ", JsonEstimate(v.fastest_vs_malloc),
       ", \"smallest_rss\": ", JsonStrings(v.smallest_rss),
       ", \"recommended\": ", v.recommended.empty() ? "null" : JsonString(v.recommended),
+      // The rule's steps: those practically as fast as the fastest, and the
+      // one the fixed order would have named but for its peak RSS.
+      ", \"equally_fast\": ", JsonStrings(v.equivalent), ", \"memory_passed_over\": ",
+      v.memory_passed_over.empty() ? "null" : JsonString(v.memory_passed_over),
       ", \"rule\": ", JsonString(t.no_memory_ops() ? "" : ReportRule(t, ctx)),
       ", \"passed_over\": ", passed_over.empty() ? "null" : JsonString(passed_over),
       ", \"provisional\": ", ProvisionalWords(t).empty() ? "null" : JsonString(ProvisionalWords(t)),

@@ -175,6 +175,8 @@ TEST(ReplayerTest, JsonCarriesTheVerdictIntervalsAndEveryRun) {
        {"\"verdict\": {\"fastest\": [",
         "\"smallest_rss\": [",
         "\"recommended\": \"",
+        "\"equally_fast\": [\"",
+        "\"memory_passed_over\": ",
         "\"rule\": \"",
         "\"ns_per_op\": {\"median\": ",
         "\"ci95\": [",
