@@ -274,12 +274,11 @@ class Rounds {
         noise_ < cs_.size() ? NoiseMargin(PairedRatio(cs_[ref_].figures, cs_[noise_].figures)) : 0);
   }
 
-  // Whether the reference, which the verdict keeps where no policy is
-  // shown faster (it is first in the fixed order), would be kept only for
+  // Whether the reference, first in the fixed order, is unresolved for
   // want of rounds: its time over the leader's, paired, has a median more
   // than kEquivalenceMargin above 1, and is not shown slower (an interval
-  // that reaches 1, or a median within a margin that a noise floor read
-  // from few rounds widened).
+  // that reaches 1), or the verdict keeps it (a median within a margin
+  // that a noise floor read from few rounds widened).
   bool ReferenceUnresolved() const {
     const size_t leader = FindRaceLeaders(cs_).fastest;
     if (leader >= cs_.size() || leader == ref_ || cs_[leader].done) return false;

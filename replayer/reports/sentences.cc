@@ -137,17 +137,15 @@ class InSituWords {
   // "(it takes 1.01x [0.96, 1.05] std's CPU time (user + system), within
   // the margin of 5%)": `e`, the time of `p` (`who` in words) over the
   // fastest's, paired, which the choice counts as fast as the fastest, and
-  // why (choice.h, step 2): too few paired rounds to show it slower, its
+  // why (choice.h, step 2): too few paired rounds to read it, or its
   // median within the margin (against a fastest that never frees,
-  // kNeverFreesMargin's if larger, for one that frees), or, beyond it, an
-  // interval that reaches 1.
+  // kNeverFreesMargin's if larger, for one that frees).
   std::string WithinMargin(const std::string& who, const InSituPolicy& p, const Estimate& e) const {
     const double margin =
         !first_.frees_blocks && p.frees_blocks ? std::max(d_.margin, kNeverFreesMargin) : d_.margin;
-    const std::string why = e.n < kMinPairedRounds ? ": too few rounds to show it slower"
-                            : e.median <= 1 + margin
-                                ? absl::StrFormat(", within the margin of %.0f%%", 100 * margin)
-                                : ": not shown slower, its 95% CI reaching 1";
+    const std::string why = e.n < kMinPairedRounds
+                                ? ": too few rounds to show it slower"
+                                : absl::StrFormat(", within the margin of %.0f%%", 100 * margin);
     return absl::StrCat("(", who, " takes ", Times(e), " ", first_.name, "'s ",
                         ProgramTimeWords(s_.clock), why, ")");
   }
@@ -392,14 +390,14 @@ namespace {
 std::string ChoiceRuleWords(double rss_slack) {
   return absl::StrCat(
       ", measured over ", kMinPairedRounds,
-      " rounds or more, and every policy not shown slower than it by more than the margin of "
+      " rounds or more, and every policy not slower than it by more than the margin of "
       "practical equivalence (",
       static_cast<int>(std::lround(100 * kEquivalenceMargin)),
       "%, or the noise floor's offset if that is larger; ",
       static_cast<int>(std::lround(100 * kNeverFreesMargin)),
       "% for a policy that frees against a fastest that never frees: its time over the "
-      "fastest's, paired by round, at most that at the median or with a 95% CI reaching 1) are "
-      "equally fast; if one of them frees its blocks, those that never free leave",
+      "fastest's, paired by round, at most that at the median) are equally fast; if one of them "
+      "frees its blocks, those that never free leave",
       rss_slack >= 0
           ? absl::StrCat("; of them, those whose median peak RSS is ", RssSlackWords(rss_slack),
                          " of them (memory decides only "

@@ -11,14 +11,14 @@ bool MeasuredEnough(const ChoiceCandidate& c) {
          c.speed.by_round.size() >= static_cast<size_t>(kMinPairedRounds);
 }
 
-// Whether `c` is shown slower than `f` by more than `margin`: its figure
-// over f's, paired by round, from kMinPairedRounds common rounds or more
-// (without them, nothing is shown: rounds apart may have met another
-// machine), has a 95% CI above 1 (shown slower) and a median above
-// 1 + margin (by more than the margin).
-bool ShownSlower(const ChoiceCandidate& c, const ChoiceCandidate& f, double margin) {
+// Whether `c` is slower than `f` by more than `margin`: its figure over
+// f's, paired by round, from kMinPairedRounds common rounds or more
+// (without them, nothing is read: rounds apart may have met another
+// machine), has a median above 1 + margin. The median decides, not the
+// interval (choice.h, step 2).
+bool SlowerBeyond(const ChoiceCandidate& c, const ChoiceCandidate& f, double margin) {
   const Estimate ratio = PairedRatio(c.speed.by_round, f.speed.by_round);
-  return ratio.n >= kMinPairedRounds && ratio.lo > 1 && ratio.median > 1 + margin;
+  return ratio.n >= kMinPairedRounds && ratio.median > 1 + margin;
 }
 
 // The candidates measured enough; all with a figure if none is.
@@ -47,7 +47,7 @@ std::vector<size_t> Equivalent(const std::vector<ChoiceCandidate>& candidates,
     const double m = !f.speed.frees_blocks && c.speed.frees_blocks
                          ? std::max(margin, kNeverFreesMargin)
                          : margin;
-    if (i == fastest || !ShownSlower(c, f, m)) out.push_back(i);
+    if (i == fastest || !SlowerBeyond(c, f, m)) out.push_back(i);
   }
   if (std::any_of(out.begin(), out.end(),
                   [&](size_t i) { return candidates[i].speed.frees_blocks; })) {

@@ -8,16 +8,17 @@
 //  1. The fastest (summary.h: Fastest, paired with the reference) among the
 //     candidates measured enough (kMinPairedRounds rounds or more; if none
 //     is, all).
-//  2. The equivalent: each candidate measured enough that is not shown
-//     slower than the fastest by more than the margin: its figure over the
+//  2. The equivalent: each candidate measured enough that is not slower
+//     than the fastest by more than the margin: its figure over the
 //     fastest's, paired by round, from kMinPairedRounds common rounds or
-//     more, has a median at most 1 + margin, or a 95% CI reaching 1 (not
-//     shown slower at all). The interval decides whether a difference is
-//     shown, the median how large it is: a rule on the interval's end
-//     alone ("its lower end at most 1 + margin") moved with the machine's
-//     load, as a busy machine's few rounds widen every interval until the
-//     reference, first in the order, is "equivalent" to a policy 1.3x
-//     [1.01, 1.52] faster.
+//     more (with fewer, nothing is read), has a median at most
+//     1 + margin. The median decides, not the interval: a rule that also
+//     kept a candidate while its interval reached 1 kept glibc malloc,
+//     first in the order, at 1.5x to 2x the fastest's median where a
+//     per-thread replay's few rounds were noisy, and the program ran 1.6x
+//     to 1.8x slower on it than on its best (docs/fidelity.md); a rule on
+//     the interval's end alone moved with the machine's load. A wide noise
+//     floor widens the margin itself.
 //     The margin is the larger of the noise margin and kEquivalenceMargin
 //     (measure/stats.h: EquivalenceMargin, which the race uses too);
 //     against a fastest that never frees its blocks, a candidate that frees
