@@ -34,7 +34,7 @@ std::vector<size_t> Measured(const std::vector<ChoiceCandidate>& candidates) {
   return measured;
 }
 
-// Step 2: of `measured`, those not shown slower than `fastest` by more
+// Step 2: of `measured`, those not slower than `fastest` by more
 // than `margin` (kNeverFreesMargin for one that frees against a fastest
 // that never frees), those that never free left out if one frees; the
 // fastest first, then by their time over its, paired.
