@@ -12,13 +12,13 @@
 //     than the fastest by more than the margin: its figure over the
 //     fastest's, paired by round, from kMinPairedRounds common rounds or
 //     more (with fewer, nothing is read), has a median at most
-//     1 + margin. The median decides, not the interval: a rule that also
-//     kept a candidate while its interval reached 1 kept glibc malloc,
-//     first in the order, at 1.5x to 2x the fastest's median where a
-//     per-thread replay's few rounds were noisy, and the program ran 1.6x
-//     to 1.8x slower on it than on its best (docs/fidelity.md); a rule on
-//     the interval's end alone moved with the machine's load. A wide noise
-//     floor widens the margin itself.
+//     1 + margin. The median decides, not the interval: a noisy
+//     per-thread replay's few rounds leave an interval reaching 1 for a
+//     policy 1.5x to 2x slower at the median (glibc malloc, first in the
+//     order, on a captured producer/consumer the program runs 1.6x to 1.8x
+//     slower on it than on its best: docs/fidelity.md), and a rule on the
+//     interval's end moves with the machine's load. A wide noise floor
+//     widens the margin itself.
 //     The margin is the larger of the noise margin and kEquivalenceMargin
 //     (measure/stats.h: EquivalenceMargin, which the race uses too);
 //     against a fastest that never frees its blocks, a candidate that frees
