@@ -141,7 +141,11 @@ DEFAULT_PARAMS = {
     "allocate_shared": ["nodes=50000", "iterations=200", "inserts_per_iteration=500"],
     "unordered_map": ["entries=50000", "operations=200000"],
     "producer_consumer": ["messages=50000"],
-    "larson": ["operations=10000"],
+    # 16 threads: at 10,000 operations each (about 10 ms) their start and
+    # each malloc's per-thread setup, which no trace holds, weigh as much
+    # as the calls; at 100,000 (about 60 ms) the calls outweigh them
+    # (docs/fidelity.md, "Larson's size").
+    "larson": ["operations=100000"],
     "migration": ["operations=20000"],
     "thread_map_churn": ["operations=40000"],
 }
