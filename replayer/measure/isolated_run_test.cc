@@ -29,13 +29,16 @@ TEST(ProcessCostTest, AProbeThatFailsSaysHowItEnded) {
 }
 
 // With no preload, both probes of a round are the same process: the cost is
-// the difference of two runs of one program, a small number either side of
-// zero (a second of CPU time would mean the pairs were not compared).
+// the difference of two runs of one program, a small number (a second of
+// CPU time would mean the pairs were not compared), and never below 0, so
+// that it cannot take a short trace's figures below 0.
 TEST(ProcessCostTest, NoLibraryCostsAboutNothing) {
-  absl::StatusOr<double> cost = ProcessCost({"/bin/true"}, "", 3);
-  ASSERT_TRUE(cost.ok()) << cost.status();
-  EXPECT_LT(*cost, 1.0);
-  EXPECT_GT(*cost, -1.0);
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<double> cost = ProcessCost({"/bin/true"}, "", 3);
+    ASSERT_TRUE(cost.ok()) << cost.status();
+    EXPECT_LT(*cost, 1.0);
+    EXPECT_GE(*cost, 0.0);
+  }
 }
 
 }  // namespace
