@@ -370,6 +370,12 @@ def finish(entry, samples, policy_of, trace, args, process_cost=True):
     return entry
 
 
+def allocator_of(policy, policy_of):
+    """The allocator run in situ as `policy` (policy_of: allocator ->
+    policy), or None."""
+    return next((a for a, p in sorted(policy_of.items()) if p == policy), None)
+
+
 def recommended_allocator(t, policy_of):
     """The allocator whose policy the replayer's verdict on the trace `t`
     recommends, or None (no verdict, or a policy not run in situ). On a
@@ -382,7 +388,7 @@ def recommended_allocator(t, policy_of):
     verdict = t.get("verdict") or {}
     for policy in ((verdict.get("if_instrumented") or {}).get("policy"),
                    verdict.get("recommended")):
-        allocator = next((a for a, p in sorted(policy_of.items()) if p == policy), None)
+        allocator = allocator_of(policy, policy_of)
         if allocator is not None:
             return allocator
     return None
@@ -436,9 +442,7 @@ def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other
             verdict = t.get("verdict") or {}
             model["equally_fast"] = sorted(a for a, p in policy_of.items()
                                            if p in (verdict.get("equally_fast") or []))
-            model["memory_passed_over"] = next(
-                (a for a, p in sorted(policy_of.items()) if p == verdict.get("memory_passed_over")),
-                None)
+            model["memory_passed_over"] = allocator_of(verdict.get("memory_passed_over"), policy_of)
         model["replay_rounds"] = {a: [r[k] for k in sorted(r)] for a, r in rep_runs.items()}
         entry["replay"][model_name(touch, phase, threads)] = model
         if other_seconds:
