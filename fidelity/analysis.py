@@ -15,6 +15,7 @@ tested on their own (analysis_test.py):
                                       recommendation) over the in-situ best
 """
 
+import functools
 import math
 
 # The in-situ baseline every saving is measured against, and the replay
@@ -100,6 +101,16 @@ def _percentile_interval(values):
     return (values[int(math.floor(0.025 * last))], values[int(math.ceil(0.975 * last))])
 
 
+@functools.lru_cache(maxsize=64)
+def _resample_indices(n, resamples, seed):
+    """The index draws of `resamples` resamples of n values from
+    Mt19937_64(seed), in draw order: they depend on nothing else, so each
+    (n, resamples, seed) is drawn once (the generator in Python is what a
+    bootstrap spends its time on)."""
+    rng = Mt19937_64(seed)
+    return tuple(tuple(rng.index(n) for _ in range(n)) for _ in range(resamples))
+
+
 def bootstrap_ci(xs, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
     """A percentile-bootstrap 95% interval for the median of xs, as
     replayer/measure/stats.h's MedianWithCi gives it for the same xs (in the
@@ -111,8 +122,8 @@ def bootstrap_ci(xs, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED):
     if n == 1 or resamples < 2:
         m = median(xs)
         return (m, m)
-    rng = Mt19937_64(seed)
-    meds = sorted(median([xs[rng.index(n)] for _ in range(n)]) for _ in range(resamples))
+    meds = sorted(median([xs[i] for i in draw])
+                  for draw in _resample_indices(n, resamples, seed))
     return _percentile_interval(meds)
 
 
