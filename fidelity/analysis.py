@@ -13,10 +13,13 @@ tested on their own (analysis_test.py):
   compare(insitu, replay, ops)        per-allocator saving vs glibc, predicted and actual
   pick_cost(insitu, replay[, pick])   in-situ time of the replay's pick (or the replayer's
                                       recommendation) over the in-situ best
+  halves(insitu, replay, ops)         the program against itself: half its rounds scored
+                                      against the other half, and the replay against the same
 """
 
 import functools
 import math
+import random
 
 # The in-situ baseline every saving is measured against, and the replay
 # policy that stands for it.
@@ -28,6 +31,9 @@ SAVING_TOLERANCE = 0.25
 # fraction of the in-situ best's, and a miss when beyond PICK_LIMIT.
 PICK_TOLERANCE = 0.05
 PICK_LIMIT = 0.15
+# How many random splits of the in-situ rounds halves() scores, and its seed.
+HALF_SPLITS = 8
+HALF_SEED = 1
 # The replay's passes a prediction can be read from (see replay_figures).
 PHASES = ("cold", "warm")
 
@@ -436,6 +442,73 @@ def pick_cost(insitu, replay, pick=None):
     }
 
 
+def half_splits(rounds, count=HALF_SPLITS, seed=HALF_SEED):
+    """`count` splits of the rounds 0..rounds-1 into A, rounds // 2 of them
+    drawn at random (seeded: the same splits every time), and B, the rest,
+    each sorted; [] when a half would have fewer than MIN_PAIRED_ROUNDS."""
+    if rounds // 2 < MIN_PAIRED_ROUNDS:
+        return []
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        a = sorted(rng.sample(range(rounds), rounds // 2))
+        out.append((a, [r for r in range(rounds) if r not in a]))
+    return out
+
+
+def _scores(results, picks):
+    """A scorer's figures over splits: the median rank correlation (None if
+    none is defined), the share of splits whose pick is within
+    PICK_TOLERANCE of the best, and every saving's |error| outside noise."""
+    rhos = [rho for _, rho in results if rho is not None]
+    return {
+        "rho": median(rhos) if rhos else None,
+        "within": sum(1 for p in picks if p["within"]) / len(picks) if picks else None,
+        "errors": [abs(r["error"]) for rows, _ in results for r in rows
+                   if r.get("outside_noise") and r.get("error") is not None],
+    }
+
+
+def halves(insitu, replay, ops, replay_runs=None, replay_margin=0.0, splits=None):
+    """How well the program predicts itself, and the replay beside it.
+
+    insitu: name -> seconds by round (as many rounds each); replay, ops,
+    replay_runs, replay_margin: as compare(). For each split of the rounds
+    (half_splits), the program's half A stands in for a replay (its median
+    as ns/op over the ops, its rounds for the ties) and is scored against
+    half B as compare() and pick_cost() score a replay: rank correlation,
+    the pick (A's fastest) within PICK_TOLERANCE of B's best, the saving
+    against BASELINE predicted from A against B's. The replay is scored
+    against the same halves B. A replay can agree with the program no
+    better, on these rounds, than the program agrees with itself: the
+    program's figures are the ceiling the machine's noise leaves.
+
+    Returns {"splits": n, "program": _scores, "replay": _scores}, or None
+    when the rounds are unequal or too few to halve."""
+    names = [n for n in insitu if n in replay and insitu[n]]
+    lengths = {len(insitu[n]) for n in names}
+    if len(names) < 2 or len(lengths) != 1 or ops <= 0:
+        return None
+    splits = half_splits(lengths.pop()) if splits is None else splits
+    if not splits:
+        return None
+    own, theirs = ([], []), ([], [])
+    for a, b in splits:
+        half_a = {n: [insitu[n][r] for r in a] for n in names}
+        half_b = {n: [insitu[n][r] for r in b] for n in names}
+        as_replay = {n: (median(xs) * 1e9 / ops, None, None) for n, xs in half_a.items()}
+        as_runs = {n: [x * 1e9 / ops for x in xs] for n, xs in half_a.items()}
+        own[0].append(compare(half_b, as_replay, ops, as_runs))
+        own[1].append(pick_cost(half_b, as_replay))
+        theirs[0].append(compare(half_b, replay, ops, replay_runs, replay_margin))
+        theirs[1].append(pick_cost(half_b, replay))
+    return {
+        "splits": len(splits),
+        "program": _scores(own[0], [p for p in own[1] if p]),
+        "replay": _scores(theirs[0], [p for p in theirs[1] if p]),
+    }
+
+
 def _pick_totals(picks, prefix):
     return {
         prefix: len(picks),
@@ -445,16 +518,33 @@ def _pick_totals(picks, prefix):
     }
 
 
-def summarize(results, picks=None, recommended=None):
+def _half_totals(scores):
+    rhos = [s["rho"] for s in scores if s["rho"] is not None]
+    shares = [s["within"] for s in scores if s["within"] is not None]
+    errors = [e for s in scores for e in s["errors"]]
+    return {
+        "mean_rho": sum(rhos) / len(rhos) if rhos else None,
+        "rho_defined": len(rhos),
+        # The expected count of workloads whose pick is within 5%, of "picked".
+        "within_5pct": sum(shares),
+        "picked": len(shares),
+        "median_abs_error": median(errors) if errors else None,
+        "pairs_outside_noise": len(errors),
+    }
+
+
+def summarize(results, picks=None, recommended=None, halved=None):
     """Totals over workloads: results is a list of (rows, rho) of compare(),
     picks (optional) the pick_cost() of each, recommended (optional) the
-    pick_cost() of each replayer's recommendation (None entries left out)."""
+    pick_cost() of each replayer's recommendation, halved (optional) the
+    halves() of each (None entries left out)."""
     picks = [p for p in picks or [] if p is not None]
     recommended = [p for p in recommended or [] if p is not None]
+    halved = [h for h in halved or [] if h is not None]
     rhos = [rho for _, rho in results if rho is not None]
     errors = [abs(r["error"]) for rows, _ in results for r in rows
               if r.get("outside_noise") and r.get("error") is not None]
-    return {
+    out = {
         "workloads": len(results),
         "rho_defined": len(rhos),
         "rho_at_least_0_9": sum(1 for r in rhos if r >= 0.9),
@@ -467,3 +557,11 @@ def summarize(results, picks=None, recommended=None):
         **_pick_totals(recommended, "recommended"),
         "worst_recommended_ratio": max((p["ratio"] for p in recommended), default=None),
     }
+    if halved:
+        out["halves"] = {
+            "workloads": len(halved),
+            "splits": max(h["splits"] for h in halved),
+            "program": _half_totals([h["program"] for h in halved]),
+            "replay": _half_totals([h["replay"] for h in halved]),
+        }
+    return out

@@ -271,6 +271,64 @@ class PickCostTest(unittest.TestCase):
                           s["recommended_beyond_15pct"]), (2, 0, 2))
         self.assertEqual(s["worst_recommended_ratio"], 1.3)
 
+    def test_half_splits_are_disjoint_halves_and_the_same_each_time(self):
+        splits = analysis.half_splits(7)
+        self.assertEqual(len(splits), analysis.HALF_SPLITS)
+        for a, b in splits:
+            self.assertEqual((len(a), len(b)), (3, 4))
+            self.assertEqual(sorted(a + b), list(range(7)))
+        self.assertEqual(splits, analysis.half_splits(7))
+        self.assertGreater(len({tuple(a) for a, _ in splits}), 1)
+        # A half of two rounds tells nothing apart (MIN_PAIRED_ROUNDS).
+        self.assertEqual(analysis.half_splits(5), [])
+
+    def test_the_program_against_itself_and_the_replay_on_the_same_halves(self):
+        # Three allocators far apart, each round within 1% of the others:
+        # each half of the rounds ranks them as the other does and predicts
+        # the other's savings closely.
+        jitter = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99]
+        insitu = {"glibc": [2.0 * j for j in jitter], "a": [1.0 * j for j in jitter],
+                  "b": [1.5 * j for j in jitter]}
+        ops = 10 ** 6
+        right = {"glibc": (2000.0, None, None), "a": (1000.0, None, None),
+                 "b": (1500.0, None, None)}
+        h = analysis.halves(insitu, right, ops)
+        self.assertEqual(h["splits"], analysis.HALF_SPLITS)
+        self.assertEqual(h["program"]["rho"], 1.0)
+        self.assertEqual(h["program"]["within"], 1.0)
+        self.assertTrue(h["program"]["errors"])
+        self.assertLess(max(h["program"]["errors"]), 0.05)
+        self.assertEqual(h["replay"]["rho"], 1.0)
+        self.assertEqual(h["replay"]["within"], 1.0)
+        # A replay that orders them backwards is scored on the same halves.
+        backwards = {"glibc": (1000.0, None, None), "a": (2000.0, None, None),
+                     "b": (1500.0, None, None)}
+        h = analysis.halves(insitu, backwards, ops)
+        self.assertEqual(h["program"]["rho"], 1.0)
+        self.assertEqual(h["replay"]["rho"], -1.0)
+        self.assertEqual(h["replay"]["within"], 0.0)
+        self.assertEqual(len(h["replay"]["errors"]), len(h["program"]["errors"]))
+        self.assertGreater(min(h["replay"]["errors"]), 1.0)
+        # Unequal or too few rounds: nothing to halve.
+        self.assertIsNone(analysis.halves({"glibc": [1.0] * 8, "a": [1.0] * 7}, right, ops))
+        self.assertIsNone(analysis.halves({"glibc": [1.0] * 5, "a": [1.0] * 5}, right, ops))
+
+    def test_summary_of_the_halves(self):
+        def half(rho, within, errors):
+            return {"rho": rho, "within": within, "errors": errors}
+        halved = [{"splits": 8, "program": half(1.0, 1.0, [0.1, 0.2]),
+                   "replay": half(0.5, 0.5, [0.4, 0.6])},
+                  {"splits": 8, "program": half(None, 0.25, [0.3]),
+                   "replay": half(0.0, 0.0, [0.8])}, None]
+        s = analysis.summarize([([], None)] * 3, halved=halved)["halves"]
+        self.assertEqual((s["workloads"], s["splits"]), (2, 8))
+        self.assertEqual((s["program"]["mean_rho"], s["program"]["rho_defined"]), (1.0, 1))
+        self.assertEqual((s["program"]["within_5pct"], s["program"]["picked"]), (1.25, 2))
+        self.assertEqual(s["program"]["median_abs_error"], 0.2)
+        self.assertEqual(s["replay"]["mean_rho"], 0.25)
+        self.assertEqual(s["replay"]["median_abs_error"], 0.6)
+        self.assertNotIn("halves", analysis.summarize([([], None)]))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -429,7 +429,7 @@ def compare_replay(entry, seconds, policy_of, t, by_phase, touch, threads, other
             # In its ns/op, the cold pass's over the ops (the replayer's --process_cost).
             row["process_cost_ms"] = 1e3 * runs_of.get(row["policy"], {}).get("process_cost_s", 0.0)
         model = {"rows": rows, "rho": rho, "pick": analysis.pick_cost(seconds, rep),
-                 "threads": threads, "clock": t.get("clock")}
+                 "threads": threads, "clock": t.get("clock"), "replay_margin": margin}
         # What the user is told to adopt: the replayer's verdict (of the
         # pass it ranks by), which ties the close ones and takes the first
         # of them in its fixed order, not the replay's fastest.
@@ -556,7 +556,23 @@ def format_table(doc):
                f"{s['recommended']}, beyond 15% on {s['recommended_beyond_15pct']} (worst "
                f"{fmt(s['worst_recommended_ratio'], '{:.2f}x')})"
                if s.get("recommended") else ""))
+        if s.get("halves"):
+            lines.append(format_halves(t, s["halves"]))
     return "\n".join(lines) + "\n"
+
+
+def format_halves(model, h):
+    """The summary's line on the program against itself (analysis.halves)."""
+    def scores(x):
+        err = x["median_abs_error"]
+        return (f"mean rank correlation {fmt(x['mean_rho'], '{:.2f}', 'n/a')}, pick within 5% "
+                f"on {x['within_5pct']:.1f} of {x['picked']}, median saving |error| "
+                f"{fmt(None if err is None else err * 100, '{:.0f}%')} "
+                f"({x['pairs_outside_noise']} pairs)")
+    return (f"{model}, half the rounds against the other half ({h['splits']} random splits, "
+            f"{h['workloads']} workloads): the program against itself: "
+            f"{scores(h['program'])}; the replay against the same halves: "
+            f"{scores(h['replay'])}")
 
 
 def parse_args(argv):
@@ -688,22 +704,43 @@ def machine():
     return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, load {os.getloadavg()[0]:.1f}"
 
 
+def halves_of(e, model):
+    """analysis.halves() of one entry in one model, from the report alone
+    (the in-situ seconds by round, the replay's ns/op and its rounds); None
+    where the report lacks them (one written before they were kept)."""
+    rep = e["replay"][model]
+    insitu = {a: v["seconds"] for a, v in (e.get("insitu") or {}).items() if v.get("seconds")}
+    replay = {r["allocator"]: (r["replay_ns_per_op"],) + tuple(r.get("replay_interval_ns") or
+                                                                (None, None))
+              for r in rep["rows"]}
+    if not insitu or not e.get("ops"):
+        return None
+    return analysis.halves(insitu, replay, e["ops"], rep.get("replay_rounds"),
+                           rep.get("replay_margin", 0.0))
+
+
 def summary_of(entries, used):
     """Each model over the entries replayed in it (a one-thread entry has
-    no "/one" models)."""
+    no "/one" models). Each entry's model keeps its halves too."""
+    for e in entries:
+        for m in used:
+            if m in e["replay"]:
+                e["replay"][m]["halves"] = halves_of(e, m)
     return {m: analysis.summarize([(e["replay"][m]["rows"], e["replay"][m]["rho"])
                                    for e in entries if m in e["replay"]],
                                   [e["replay"][m].get("pick") for e in entries
                                    if m in e["replay"]],
                                   [e["replay"][m].get("recommended") for e in entries
+                                   if m in e["replay"]],
+                                  [e["replay"][m]["halves"] for e in entries
                                    if m in e["replay"]])
             for m in used}
 
 
-def merge(docs):
+def merge(docs, summarize=True):
     """One report of several (the study: each workload set and program
     checked on its own): the entries in order, each model's summary over
-    all of them."""
+    all of them (unless not `summarize`: the study's table needs none)."""
     models_ = []
     for d in docs:
         models_ += [m for m in (d.get("models") or d["touch"]) if m not in models_]
@@ -711,7 +748,7 @@ def merge(docs):
     merged = dict(docs[0], entries=entries, models=models_,
                   date=" to ".join(sorted({docs[0]["date"], docs[-1]["date"]})),
                   skipped={k: v for d in docs for k, v in d.get("skipped", {}).items()})
-    merged["summary"] = summary_of(entries, models_)
+    merged["summary"] = summary_of(entries, models_) if summarize else {}
     return merged
 
 
@@ -777,8 +814,11 @@ def main(argv):
                     path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
                 with open(path) as f:
                     docs.append(json.load(f))
-            doc = merge(docs) if len(docs) > 1 else docs[0]
-            if args.study and args.format == "table":
+            # The summary is computed anew: a report saved before a figure
+            # was summarized gets it.
+            study_table = args.study and args.format == "table"
+            doc = merge(docs, summarize=not study_table)
+            if study_table:
                 sys.stdout.write(format_study(doc, args.study))
             else:
                 emit(doc, args)

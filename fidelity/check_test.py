@@ -83,6 +83,32 @@ class CheckTest(unittest.TestCase):
             self.assertLessEqual(s["pairs_within_25pct"], s["pairs_outside_noise"])
             self.assertEqual(s["picks"], 2)
             self.assertLessEqual(s["picks_within_5pct"], 2)
+            # Two rounds do not halve: no line on the program against itself.
+            self.assertNotIn("halves", s)
+            self.assertGreaterEqual(doc["entries"][0]["replay"][t]["replay_margin"], 0)
+        self.assertNotIn("half the rounds against the other half", table.stdout)
+
+        # The same report with six rounds in situ (the two runs repeated
+        # with a drift): rendered, it scores the program against itself.
+        for e in doc["entries"]:
+            for a in e["insitu"].values():
+                a["seconds"] = [x * f for f in (1.0, 1.01, 0.99) for x in a["seconds"]]
+        with tempfile.TemporaryDirectory() as d:
+            six = os.path.join(d, "six.json")
+            with open(six, "w") as f:
+                json.dump(doc, f)
+            table = check(f"--render={six}")
+            rendered = check(f"--render={six}", "--format=json")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("program/cold, half the rounds against the other half (8 random splits, "
+                      "2 workloads): the program against itself: mean rank correlation",
+                      table.stdout)
+        self.assertIn("; the replay against the same halves: mean rank correlation", table.stdout)
+        halves = json.loads(rendered.stdout)["summary"]["program/cold"]["halves"]
+        self.assertEqual((halves["workloads"], halves["splits"]), (2, 8))
+        for side in ("program", "replay"):
+            self.assertEqual(halves[side]["picked"], 2)
+            self.assertLessEqual(halves[side]["within_5pct"], 2)
 
     def test_table_and_program(self):
         with tempfile.TemporaryDirectory() as d:
