@@ -291,7 +291,9 @@ class Rounds {
   // just run's cost and half again (runs vary), round after round while it
   // stays so. Beside a busy core a per-thread replay's 16 s buys 8 to 11
   // rounds, too few to show glibc malloc at 1.2x to 1.3x mimalloc's time
-  // slower, and the verdict then keeps it (docs/fidelity.md).
+  // slower: its median then moves from round to round by more than the
+  // margin, and whether the verdict keeps it, first in the order, with it
+  // (docs/fidelity.md).
   void Resolve(const std::vector<double>& spent_before) {
     const double need = TotalSpent() + 1.5 * Pace(spent_before);
     if (need > result_.total_budget) result_.total_budget = std::min(need, Cap());
