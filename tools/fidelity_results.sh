@@ -11,7 +11,7 @@
 # program, each from the replay's cold pass and its warm passes), and the
 # study's table gives, per program, the replay's pick against the program's
 # best. Run it on a quiet machine: other work on the cores widens the
-# in-situ intervals until no difference is outside noise. Takes about 25
+# in-situ intervals until no difference is outside noise. Takes about 9
 # minutes on 2 cores; a program that is not installed is left out, and said.
 #
 #   tools/fidelity_results.sh               # 7 interleaved runs each
