@@ -63,10 +63,12 @@ ABSL_FLAG(std::string, clock, Word(alloctrace::kTimingClockWords, Defaults().mea
           "section, what the program would feel) or auto: wall on per-thread replays whose "
           "threads fit the cores (contention and waiting are part of the cost), cpu otherwise");
 ABSL_FLAG(std::string, threads, Word(alloctrace::kReplayThreadsWords, Defaults().threads),
-          "how a trace recorded on several threads is replayed: auto (one OS thread per traced "
+          "how a trace recorded on several threads is replayed: each (one OS thread per traced "
           "thread, started together, ordered only where an object or arena passes between "
-          "threads; at most 1024 threads, more is refused) or one (one thread in the recorded "
-          "global order: no contention). One-thread traces always replay on one thread");
+          "threads; at most 1024 threads, more is refused), one (one thread in the recorded "
+          "global order: no contention) or auto (each where the trace has container arenas, "
+          "one where it has none: only a malloc can be adopted there). One-thread traces "
+          "always replay on one thread");
 ABSL_FLAG(std::string, windows, Word(alloctrace::kWindowsModeWords, Defaults().measure.windows),
           "how a run samples the trace: always (sampled windows: each run replays one window "
           "per sixteenth of the trace, from the trace's state there, and estimates the whole "

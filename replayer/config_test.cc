@@ -147,7 +147,7 @@ TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
       {[] { absl::SetFlag(&FLAGS_max_runs, 3); },
        "--min_runs=10, --max_runs=3: need 1 <= min_runs <= max_runs <= 100000"},
       {[] { absl::SetFlag(&FLAGS_clock, "tsc"); }, "--clock=tsc: must be auto, cpu or wall"},
-      {[] { absl::SetFlag(&FLAGS_threads, "all"); }, "--threads=all: must be auto or one"},
+      {[] { absl::SetFlag(&FLAGS_threads, "all"); }, "--threads=all: must be auto, one or each"},
       {[] { absl::SetFlag(&FLAGS_windows, "some"); },
        "--windows=some: must be auto, never or always"},
       {[] {

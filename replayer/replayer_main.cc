@@ -202,8 +202,9 @@ int InSituOnly(const Command& cmd) {
   return Fail(kExitRunFailed, "a policy FAILED in situ (see the report); exit status 3");
 }
 
-// Decodes and validates `path`, splits it per thread unless --threads=one,
-// and shares both (memfds the children map). Errors name the file.
+// Decodes and validates `path`, splits it per thread where
+// ReplaysPerThread says so, and shares both (memfds the children map).
+// Errors name the file.
 absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const ReplayerConfig& c) {
   SharedProgram t;
   absl::StatusOr<ReplayProgram> p = LoadReplayProgram(ResolveUserPath(path));
@@ -221,10 +222,18 @@ absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const Replay
   }
   t.program.path = path;  // as the user wrote it, for the report
   if (t.program.memory_ops() == 0) return t;
-  if (c.threads != ReplayThreads::kOne && t.program.threads > 1) {
+  if (ReplaysPerThread(c.threads, t.program.threads, t.program.arena_events)) {
     absl::StatusOr<ThreadSchedule> schedule = BuildThreadSchedule(t.program);
     if (!schedule.ok()) return schedule.status();
+    t.cross_thread_frees = schedule->cross_thread_frees;
     t.schedule = *std::move(schedule);
+  } else if (t.program.threads > 1) {
+    // Replayed on one thread, but how many frees cross threads is the
+    // program's, and the verdict's caution reads it; a trace the
+    // per-thread replay would refuse (over 1024 threads) goes without it.
+    if (absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(t.program); s.ok()) {
+      t.cross_thread_frees = s->cross_thread_frees;
+    }
   }
   absl::StatusOr<int> fd = ShareReplayView(ViewOf(t.program));
   if (!fd.ok())

@@ -91,12 +91,27 @@ struct LeftoverBlock {
   uint32_t unused = 0;  // no padding of unknown value in the shared file
 };
 
-// How a trace recorded on several threads is replayed (--threads): kAuto,
+// How a trace recorded on several threads is replayed (--threads): kEach,
 // one OS thread per traced thread (a ThreadSchedule); kOne, one thread in
-// the recorded global order. One-thread traces always replay on one thread.
-enum class ReplayThreads { kAuto, kOne };
-inline constexpr EnumWord<ReplayThreads> kReplayThreadsWords[] = {{ReplayThreads::kAuto, "auto"},
-                                                                  {ReplayThreads::kOne, "one"}};
+// the recorded global order; kAuto, as ReplaysPerThread decides. One-thread
+// traces always replay on one thread.
+enum class ReplayThreads { kAuto, kOne, kEach };
+inline constexpr EnumWord<ReplayThreads> kReplayThreadsWords[] = {
+    {ReplayThreads::kAuto, "auto"}, {ReplayThreads::kOne, "one"}, {ReplayThreads::kEach, "each"}};
+
+// Whether a trace recorded on `threads` threads with `arena_events` arena
+// events replays per thread under `mode`. kAuto: per thread only where the
+// trace has container arenas. Without them (a captured program, or one
+// whose every block is in the global heap) only a malloc can be adopted,
+// and a per-thread replay of threads that hand blocks to each other spends
+// its time in waits: on such traces the one-thread replay's pick was the
+// program's best far more often, and held under load, while a pool that
+// the threads share needs the contention only a per-thread replay has
+// (docs/fidelity.md, "Per thread or on one thread").
+inline bool ReplaysPerThread(ReplayThreads mode, uint64_t threads, uint64_t arena_events) {
+  if (threads <= 1 || mode == ReplayThreads::kOne) return false;
+  return mode == ReplayThreads::kEach || arena_events > 0;
+}
 
 struct ThreadSchedule {
   // One per thread that made a memory op, in order of its first op (the

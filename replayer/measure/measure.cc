@@ -153,6 +153,7 @@ MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::s
 
   KeepRuns(entries, contenders, &out);
   out.disturbance = DisturbanceCounts{disturbance.seen, disturbance.disturbed, disturbance.kept};
+  out.cross_thread_frees = shared.cross_thread_frees;
   if (schedule != nullptr) {
     out.replay_threads = static_cast<uint32_t>(schedule->streams.size());
     out.sync_points = schedule->sync_points;

@@ -339,7 +339,7 @@ std::string CautionWords(const TraceReport& t) {
   std::vector<std::string> why;
   const double share =
       static_cast<double>(t.cross_thread_frees) / static_cast<double>(t.trace.memory_ops);
-  if (t.replay_threads >= 2 && share >= kHandOffShare) {
+  if (share >= kHandOffShare) {  // counted however the trace was replayed
     why.push_back(absl::StrFormat(
         "%.0f%% of the memory ops free an object another thread allocated: a program that hands "
         "objects between threads ranks the mallocs differently when its threads run at once and "

@@ -38,6 +38,16 @@ std::string ProcessCostNote(const TraceReport& t) {
 }
 
 std::string PerThreadNote(const TraceReport& t) {
+  if (t.replay_threads <= 1 && t.trace.threads > 1) {
+    return absl::StrCat(
+        "recorded on ", t.trace.threads,
+        " threads, replayed on one thread in the recorded order: no two threads contend",
+        t.trace.arena_events == 0
+            ? "; the trace has no container arenas, so only a malloc can be adopted, and on "
+              "such traces a one-thread replay ranked the mallocs as the program did more often "
+              "than a per-thread one (docs/fidelity.md); --threads=each replays it per thread"
+            : "; --threads=auto replays it per thread");
+  }
   if (t.replay_threads <= 1) return "";
   return absl::StrCat(
       "replayed per thread: ", t.replay_threads, " threads run concurrently, ordered only at ",

@@ -54,8 +54,10 @@ std::string NoOpsLine(const TraceReport& t);  // a trace without memory ops
 // A trace with memory ops and no arena events (a whole-program capture, or
 // allocations from the global heap): "" for any other trace.
 std::string OneHeapNote(const TraceReport& t);
-// A trace replayed per thread: its threads, sync points, cross-thread frees
-// and what ranks it; "" for a serialized replay.
+// How a trace recorded on several threads was replayed: per thread, its
+// threads, sync points, cross-thread frees and what ranks it; on one
+// thread, that no two threads contend and why (ReplaysPerThread); "" for a
+// trace of one thread.
 std::string PerThreadNote(const TraceReport& t);
 // Everything said of a trace before its verdict: the total budget cutting
 // the race short, OneHeapNote, the arenas several threads share, whether

@@ -326,6 +326,25 @@ TEST(CautionWordsTest, LargeBlocksAskForTheProgram) {
   EXPECT_EQ(CautionWords(t), "");
 }
 
+// How a multi-threaded trace was replayed, and on one thread why; nothing
+// for a trace of one thread.
+TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
+  TraceReport t;
+  t.trace.threads = 1;
+  EXPECT_EQ(PerThreadNote(t), "");
+  t.trace.threads = 3;
+  t.trace.arena_events = 0;
+  EXPECT_THAT(PerThreadNote(t),
+              HasSubstr("recorded on 3 threads, replayed on one thread in the recorded order: no "
+                        "two threads contend; the trace has no container arenas"));
+  t.trace.arena_events = 12;  // --threads=one on a trace with arenas
+  EXPECT_THAT(PerThreadNote(t), HasSubstr("; --threads=auto replays it per thread"));
+  t.replay_threads = 3;
+  t.sync_points = 7;
+  EXPECT_THAT(PerThreadNote(t), HasSubstr("replayed per thread: 3 threads run concurrently, "
+                                          "ordered only at 7 sync points"));
+}
+
 TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
   TraceReport t;
   t.replay_threads = 3;
@@ -335,9 +354,11 @@ TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {
   EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
   t.cross_thread_frees = 40;  // 4%
   EXPECT_EQ(CautionWords(t), "");
+  // Replayed on one thread (a trace without container arenas), the
+  // hand-offs are the program's all the same.
   t.cross_thread_frees = 400;
   t.replay_threads = 1;
-  EXPECT_EQ(CautionWords(t), "");
+  EXPECT_THAT(CautionWords(t), HasSubstr("40% of the memory ops free an object another thread"));
   t.replay_threads = 3;
   auto decided = std::make_shared<InSituSummary>();
   decided->recommended = "jemalloc";

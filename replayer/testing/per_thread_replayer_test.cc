@@ -65,9 +65,11 @@ std::string WritePrivateArenas(const std::string& name) {
 
 TEST(PerThreadReplayerTest, MultiThreadedTraceReplaysPerThreadAndSaysHow) {
   const std::string trace = WriteProducerConsumer("pc.trace", 4, 4000, false);
-  const Output o = RunReplayer(absl::StrCat(
-      kOneRun, " --format=json --policies=malloc,slab/st/stack,pool/simple/exp/mt/stack/free ",
-      trace));
+  const Output o =
+      RunReplayer(absl::StrCat(kOneRun,
+                               " --threads=each --format=json "
+                               "--policies=malloc,slab/st/stack,pool/simple/exp/mt/stack/free ",
+                               trace));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("\"replay_threads\": 4"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("\"cross_thread_frees\": 4000"), std::string::npos) << o.out;
@@ -87,9 +89,38 @@ TEST(PerThreadReplayerTest, MultiThreadedTraceReplaysPerThreadAndSaysHow) {
                        "\"article\", \"note\": \"\", \"status\": \"ok\""),
             std::string::npos)
       << o.out;
-  const Output table = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", trace));
+  const Output table =
+      RunReplayer(absl::StrCat(kOneRun, " --threads=each --policies=malloc ", trace));
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("note: replayed per thread: 4 threads"), std::string::npos) << table.out;
+}
+
+// --threads=auto: per thread where the trace has container arenas, on one
+// thread where it has none (only a malloc can be adopted there), which the
+// report says, with the frees that cross threads still counted for the
+// verdict's caution.
+TEST(PerThreadReplayerTest, AutoReplaysPerThreadOnlyWithContainerArenas) {
+  const std::string heap = WriteProducerConsumer("pc_heap.trace", 4, 4000, false);
+  Output o = RunReplayer(absl::StrCat(kOneRun, " --format=json --policies=malloc ", heap));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"replay_threads\": 1,"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"cross_thread_frees\": 4000"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"clock\": \"cpu\""), std::string::npos) << o.out;
+  o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", heap));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("note: recorded on 4 threads, replayed on one thread in the recorded order: "
+                       "no\n      two threads contend; the trace has no container arenas"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("--threads=each replays it per thread"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("caution:      50% of the memory ops free an object another thread"),
+            std::string::npos)
+      << o.out;
+
+  const std::string arenas = WriteProducerConsumer("pc_arenas.trace", 4, 4000, true);
+  o = RunReplayer(absl::StrCat(kOneRun, " --format=json --policies=malloc ", arenas));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("\"replay_threads\": 4"), std::string::npos) << o.out;
 }
 
 TEST(PerThreadReplayerTest, ThreadsOneKeepsTheSerializedReplay) {
@@ -123,7 +154,8 @@ TEST(PerThreadReplayerTest, PrivateArenasLetPerArenaPoolsRunUnlocked) {
 TEST(PerThreadReplayerTest, HungPerThreadChildIsKilledAtItsTimeLimit) {
   const std::string trace = WriteProducerConsumer("pc_hang.trace", 2, 500, false);
   const Output o = RunReplayer(
-      absl::StrCat(kOneRun, " --run_timeout=2 --format=csv --policies=malloc,new ", trace),
+      absl::StrCat(kOneRun, " --threads=each --run_timeout=2 --format=csv --policies=malloc,new ",
+                   trace),
       "ALLOCTRACE_TEST_FAULT=new:1:hang");
   EXPECT_EQ(o.exit_code, 0) << o.err;  // an outcome: the row says so
   EXPECT_NE(o.out.find("killed after the time limit of 2 s per run"), std::string::npos) << o.out;
@@ -147,8 +179,8 @@ TEST(PerThreadReplayerTest, ObjectsPassedBothWaysNeverDeadlock) {
     }
     ASSERT_TRUE((*w)->Finish().ok());
   }
-  const Output o =
-      RunReplayer(absl::StrCat(kOneRun, " --run_timeout=60 --policies=malloc,new ", path));
+  const Output o = RunReplayer(
+      absl::StrCat(kOneRun, " --threads=each --run_timeout=60 --policies=malloc,new ", path));
   EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
 }
 
@@ -165,7 +197,8 @@ TEST(PerThreadReplayerTest, ReplaysTheMostThreadsItAllows) {
     }
     ASSERT_TRUE((*w)->Finish().ok());
   }
-  const Output o = RunReplayer(absl::StrCat(kOneRun, " --format=json --policies=malloc ", path));
+  const Output o =
+      RunReplayer(absl::StrCat(kOneRun, " --threads=each --format=json --policies=malloc ", path));
   EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
   EXPECT_NE(o.out.find("\"replay_threads\": 1024"), std::string::npos) << o.out;
 }
@@ -178,7 +211,7 @@ TEST(PerThreadReplayerTest, BadMultiThreadedInputGivesAClearError) {
   c.add_ops(testing_util::Op(OpKind::kSetThread, 1));
   c.add_ops(testing_util::Op(OpKind::kFree, ZigZagEncode(1)));
   const std::string free_first = testing_util::WriteTrace("free_first.trace", {c}, 2);
-  Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", free_first));
+  Output o = RunReplayer(absl::StrCat(kOneRun, " --threads=each --policies=malloc ", free_first));
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("which is not live"), std::string::npos) << o.err;
 
@@ -194,13 +227,16 @@ TEST(PerThreadReplayerTest, BadMultiThreadedInputGivesAClearError) {
     }
     ASSERT_TRUE((*w)->Finish().ok());
   }
-  o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", many));
+  o = RunReplayer(absl::StrCat(kOneRun, " --threads=each --policies=malloc ", many));
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("the trace names 100000 threads; the per-thread replay runs at most 1024"),
             std::string::npos)
       << o.err;
   EXPECT_TRUE(o.out.empty());
   o = RunReplayer(absl::StrCat(kOneRun, " --threads=one --policies=malloc ", many));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  // Without container arenas --threads=auto replays it on one thread too.
+  o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", many));
   EXPECT_EQ(o.exit_code, 0) << o.err;
 
   o = RunReplayer(absl::StrCat("--threads=many ", many));
