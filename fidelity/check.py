@@ -5,7 +5,7 @@ runs in situ, traces, replays, the comparison and its tables; the
 statistics it shares with the replayer are in analysis.py.)
 
   bazel run //fidelity:check -- [--workloads=LIST|all|mt] [--allocators=LIST]
-      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,one]
+      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,each,one]
       [--clock=auto|cpu|wall] [--param=WORKLOAD:name=value] [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
@@ -32,17 +32,19 @@ best's (analysis.pick_cost; the target is within 5%, never beyond 15%).
 Multi-threaded workloads (--workloads=mt: producer_consumer, larson,
 migration, thread_map_churn) run under the mallocs and the catalog's
 thread-safe policies only (a policy that is not thread-safe is skipped, and
-said so); their traces are replayed per thread (--threads=auto, the
-replayer's default: one OS thread per traced thread, ranked by wall time)
-and on one thread in the recorded order (--threads=one: no contention,
-ranked by CPU time), each a model of its own ("touch/phase" and
-"touch/phase/one"), and the report gives the replay's speed in each (memory
-ops per second of a pass's wall time, glibc malloc's policy). A trace of one
-thread is replayed once: both modes are the same replay.
+said so); their traces are replayed as the replayer does by default
+(--threads=auto: per thread where the trace has container arenas, on one
+thread where it has none), per thread (--threads=each: one OS thread per
+traced thread) and on one thread in the recorded order (--threads=one: no
+contention), each a model of its own ("touch/phase", "touch/phase/each"
+and "touch/phase/one"; auto reuses the replay of the mode it resolves to),
+and the report gives the replay's speed in each (memory ops per second of a
+pass's wall time, glibc malloc's policy). A trace of one thread is replayed
+once: every mode is the same replay.
 
 With --program, PROG ARGS is run whole under each malloc (the process's
-time), captured (//tracer:capture) and replayed the same way (per thread
-and on one thread when several threads allocated). A program's time is
+time), captured (//tracer:capture) and replayed the same way (in every
+--threads mode when several threads allocated). A program's time is
 its whole process's, so its replays count what each malloc library adds
 to a process's start and end (the replayer's --process_cost); a
 workload's is timed inside insitu, so its replays do not. In-situ time
@@ -150,7 +152,7 @@ DEFAULT_PARAMS = {
     "thread_map_churn": ["operations=40000"],
 }
 TOUCH_MODES = ["none", "first", "whole", "program"]
-THREAD_MODES = ["auto", "one"]
+THREAD_MODES = ["auto", "each", "one"]
 
 
 class CheckError(Exception):
@@ -203,7 +205,7 @@ def replay(trace, policies, runs, touch, phases, threads="auto", process_cost=Tr
     ({phase: {policy: (ns, lo, hi)}}, trace_json). One replay gives both
     phases: its cold pass and its warm passes. Every policy makes `runs`
     runs (--race=false: none is eliminated); threads is the replayer's
-    --threads (auto: per thread); process_cost the replayer's
+    --threads (auto, each or one); process_cost the replayer's
     --process_cost: whether a malloc's cold figure counts what its library
     adds to a process's start and end, as an in-situ time of a whole
     process does and a workload's (timed inside the process) does not."""
@@ -313,8 +315,9 @@ def insitu_json(seconds):
 
 
 def model_name(touch, phase, threads="auto"):
-    """"touch/phase" for the per-thread replay (the replayer's default, and
-    the only one of a one-thread trace), "touch/phase/one" for --threads=one."""
+    """"touch/phase" for the replayer's default (--threads=auto, the only
+    one of a one-thread trace), "touch/phase/each" and "touch/phase/one"
+    for --threads=each and one."""
     return f"{touch}/{phase}" + ("" if threads == "auto" else f"/{threads}")
 
 
@@ -346,12 +349,21 @@ def finish(entry, samples, policy_of, trace, args, process_cost=True):
     samples ({"cpu"|"wall": {allocator: [seconds by round]}})."""
     multi = None
     for touch in args.touch:
+        # The replay each mode ran, by what it was ("each" or "one"): auto
+        # is one of them (the replayer's ReplaysPerThread), so the other
+        # mode it resolved to reuses its replay rather than run again.
+        ran = {}
         for threads in args.threads:
             if threads != "auto" and multi is False:
-                continue  # one thread: --threads=one is the same replay
-            progress(f"{entry['name'][:40]}: replaying, --touch={touch} --threads={threads}")
-            by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch,
-                                 args.phase, threads, process_cost)
+                continue  # one thread: every mode is the same replay
+            if threads in ran:
+                by_phase, t = ran[threads]
+            else:
+                progress(f"{entry['name'][:40]}: replaying, --touch={touch} --threads={threads}")
+                by_phase, t = replay(trace, sorted(set(policy_of.values())), args.runs, touch,
+                                     args.phase, threads, process_cost)
+                ran[threads] = ran["each" if (t.get("replay_threads") or 1) > 1 else "one"] = (
+                    by_phase, t)
             if multi is None:
                 multi = (t.get("threads") or 1) > 1
                 clock = args.clock if args.clock != "auto" else ("wall" if multi else "cpu")
@@ -598,9 +610,10 @@ def parse_args(argv):
                          "cold (the first pass, as a program run once pays it) and/or warm")
     ap.add_argument("--param", action="append", default=[],
                     help="WORKLOAD:name=value, a workload parameter (repeatable)")
-    ap.add_argument("--threads", default="auto,one",
-                    help="replay modes of a multi-threaded trace, comma-separated: auto (per "
-                         "thread) and/or one (one thread, the recorded order)")
+    ap.add_argument("--threads", default="auto,each,one",
+                    help="replay modes of a multi-threaded trace, comma-separated: auto (the "
+                         "replayer's default), each (per thread) and/or one (one thread, the "
+                         "recorded order)")
     ap.add_argument("--clock", choices=["auto", "cpu", "wall"], default="auto",
                     help="in-situ time: the run's CPU time (leaves out waiting for a core on a "
                          "shared machine), its wall time, or auto (default): wall for "
@@ -646,7 +659,9 @@ def parse_args(argv):
         if t not in THREAD_MODES:
             ap.error(f"--threads={t}: must be one of {', '.join(THREAD_MODES)}")
     if not args.threads:
-        ap.error("--threads: give at least one of auto, one")
+        ap.error("--threads: give at least one of " + ", ".join(THREAD_MODES))
+    # auto first: the mode it resolves to reuses its replay (finish).
+    args.threads = sorted(dict.fromkeys(args.threads), key=THREAD_MODES.index)
     given = args.allocators is not None
     if args.allocators is None:
         args.allocators = ",".join(MALLOCS if args.program else DEFAULT_ALLOCATORS)
@@ -721,7 +736,7 @@ def halves_of(e, model):
 
 def summary_of(entries, used):
     """Each model over the entries replayed in it (a one-thread entry has
-    no "/one" models). Each entry's model keeps its halves too."""
+    no "/each" or "/one" models). Each entry's model keeps its halves too."""
     for e in entries:
         for m in used:
             if m in e["replay"]:
@@ -851,7 +866,7 @@ def main(argv):
             sys.stderr.write(f"check: {e}\n")
             return 1
     progress("")
-    # The models some entry was replayed in (no "/one" ones without a
+    # The models some entry was replayed in (no "/each" or "/one" ones without a
     # multi-threaded entry).
     used = [m for m in models(args) if any(m in e["replay"] for e in entries)]
     doc = {

@@ -187,7 +187,15 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(e["kind"], "program")
         self.assertGreater(e["threads"], 1)
         self.assertEqual(e["clock"], "wall")
-        self.assertEqual(sorted(e["replay"]), ["first/cold", "first/cold/one"])
+        self.assertEqual(sorted(e["replay"]), ["first/cold", "first/cold/each", "first/cold/one"])
+        # A capture has no container arenas: the replayer's default replays
+        # it on one thread, and that replay is the "one" model's too.
+        speed = e["replay_speed"]
+        self.assertEqual(speed["first/auto"]["replay_threads"], 1)
+        self.assertGreater(speed["first/each"]["replay_threads"], 1)
+        self.assertEqual(e["replay"]["first/cold"]["rows"], e["replay"]["first/cold/one"]["rows"])
+        self.assertNotEqual(e["replay"]["first/cold"]["rows"],
+                            e["replay"]["first/cold/each"]["rows"])
 
     def test_several_reports_render_as_one_study(self):
         """--render of two reports merges them: one summary over both, and
