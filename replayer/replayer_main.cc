@@ -222,17 +222,17 @@ absl::StatusOr<SharedProgram> LoadAndShare(const std::string& path, const Replay
   }
   t.program.path = path;  // as the user wrote it, for the report
   if (t.program.memory_ops() == 0) return t;
-  if (ReplaysPerThread(c.threads, t.program.threads, t.program.arena_events)) {
+  if (t.program.threads > 1) {
+    // Built however the trace replays: how many frees cross threads is the
+    // program's, and the verdict's caution reads it. Replayed on one
+    // thread, a trace the per-thread replay would refuse (over 1024
+    // threads) goes without the count.
     absl::StatusOr<ThreadSchedule> schedule = BuildThreadSchedule(t.program);
-    if (!schedule.ok()) return schedule.status();
-    t.cross_thread_frees = schedule->cross_thread_frees;
-    t.schedule = *std::move(schedule);
-  } else if (t.program.threads > 1) {
-    // Replayed on one thread, but how many frees cross threads is the
-    // program's, and the verdict's caution reads it; a trace the
-    // per-thread replay would refuse (over 1024 threads) goes without it.
-    if (absl::StatusOr<ThreadSchedule> s = BuildThreadSchedule(t.program); s.ok()) {
-      t.cross_thread_frees = s->cross_thread_frees;
+    const bool per_thread = ReplaysPerThread(c.threads, t.program.threads, t.program.arena_events);
+    if (!schedule.ok() && per_thread) return schedule.status();
+    if (schedule.ok()) {
+      t.cross_thread_frees = schedule->cross_thread_frees;
+      if (per_thread) t.schedule = *std::move(schedule);
     }
   }
   absl::StatusOr<int> fd = ShareReplayView(ViewOf(t.program));

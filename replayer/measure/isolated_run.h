@@ -39,8 +39,9 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
 // `rounds` times without a preload and with `preload`, in turn, and the
 // median over the rounds of the difference of the two's CPU time (user +
 // system, from wait4), or 0 if that median is below 0. Pairing by round
-// cancels the machine's drift; the program's own start is in both. Errors: as RunInFreshChild's
-// start, or Aborted naming how a probe ended that did not exit with 0.
+// cancels the machine's drift; the program's own start is in both.
+// Errors: as RunInFreshChild's start, or Aborted naming how a probe ended
+// that did not exit with 0.
 absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
                                    const std::string& preload, int rounds);
 

@@ -157,7 +157,6 @@ MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::s
   if (schedule != nullptr) {
     out.replay_threads = static_cast<uint32_t>(schedule->streams.size());
     out.sync_points = schedule->sync_points;
-    out.cross_thread_frees = schedule->cross_thread_frees;
   }
   return out;
 }

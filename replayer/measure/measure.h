@@ -125,8 +125,8 @@ inline constexpr int kProcessCostRounds = 7;
 struct SharedProgram {
   ReplayProgram program;
   std::optional<ThreadSchedule> schedule;  // a per-thread replay
-  // Frees of an object another thread allocated, also where the trace
-  // replays on one thread (ReplaysPerThread).
+  // Frees of an object another thread allocated (ThreadSchedule's count),
+  // also where the trace replays on one thread (ReplaysPerThread).
   uint64_t cross_thread_frees = 0;
   int program_fd = -1;  // -1: nothing to time
   int schedule_fd = -1;

@@ -156,6 +156,7 @@ struct FakeRace {
   MeasuredTrace Measure(const ThreadSchedule* schedule = nullptr) {
     if (schedule != nullptr) {
       shared.schedule = *schedule;
+      shared.cross_thread_frees = schedule->cross_thread_frees;
       shared.schedule_fd = 3;
     }
     return MeasureTrace(shared, {"malloc", "slab/st/single", "boost_pool"}, false, policies, "self",
