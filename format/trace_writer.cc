@@ -103,9 +103,12 @@ uint32_t TraceWriter::ShapeId(const Shape& shape) {
   // take a few hundred shapes, and hashing four fields into the map was a
   // third of the writer's time on a malloc churn of varied sizes.
   if (shape == last_shape_) return last_shape_id_;  // a run of one shape (one container)
-  const uint64_t mix = (shape.count * 0x9e3779b97f4a7c15u) ^ (shape.elem_size << 7) ^
-                       (shape.align << 3) ^ static_cast<uint64_t>(shape.zeroed);
-  ShapeCacheEntry& slot = shape_cache_[(mix >> 32) & (kShapeCacheEntries - 1)];
+  // Every field reaches the slot's bits (the top ones of the second
+  // product): node shapes differ only in elem_size, all with count 1.
+  const uint64_t mix = ((shape.count * 0x9e3779b97f4a7c15u) ^ shape.elem_size ^
+                        (shape.align << 40) ^ (uint64_t{shape.zeroed} << 63)) *
+                       0xbf58476d1ce4e5b9u;
+  ShapeCacheEntry& slot = shape_cache_[mix >> (64 - kShapeCacheBits)];
   if (slot.id == ~0u || !(slot.shape == shape)) {
     auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
     if (inserted) new_shapes_.push_back(shape);

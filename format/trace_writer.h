@@ -177,7 +177,8 @@ class TraceWriter {
     Shape shape;
     uint32_t id = ~0u;  // ~0u: empty
   };
-  static constexpr size_t kShapeCacheEntries = 512;
+  static constexpr int kShapeCacheBits = 9;
+  static constexpr size_t kShapeCacheEntries = size_t{1} << kShapeCacheBits;
   Shape last_shape_{0, 0, 0, false};  // align 0: no shape has it
   uint32_t last_shape_id_ = ~0u;
   std::vector<ShapeCacheEntry> shape_cache_ = std::vector<ShapeCacheEntry>(kShapeCacheEntries);
