@@ -31,6 +31,9 @@ SAVING_TOLERANCE = 0.25
 # fraction of the in-situ best's, and a miss when beyond PICK_LIMIT.
 PICK_TOLERANCE = 0.05
 PICK_LIMIT = 0.15
+# The fidelity target for a mean rank correlation: the program's own
+# halves must reach it on a workload before a replay's miss there counts.
+RHO_TARGET = 0.8
 # How many random splits of the in-situ rounds halves() scores, and its seed.
 HALF_SPLITS = 8
 HALF_SEED = 1
@@ -533,11 +536,55 @@ def _half_totals(scores):
     }
 
 
+def _agreeing(results, picks, recommended, halved):
+    """The replay's scores over all its rounds, on the workloads whose
+    halves agree with each other as the targets ask of the replay: rank
+    correlation at least RHO_TARGET (for the rank correlation), the pick
+    within PICK_TOLERANCE in every split (for the picks), savings' median
+    |error| within SAVING_TOLERANCE (for the savings). Elsewhere a miss may
+    be the program's noise; here it is the replay's. The lists are aligned
+    by workload (None where a workload has no figure)."""
+    n = len(results)
+    picks = (list(picks or []) + [None] * n)[:n]
+    recommended = (list(recommended or []) + [None] * n)[:n]
+    rhos, pick_sure, rec_sure, errors = [], [], [], []
+    sure = {"rho": 0, "pick": 0, "saving": 0}
+    for (rows, rho), pick, rec, h in zip(results, picks, recommended, halved):
+        if h is None:
+            continue
+        own = h["program"]
+        if own["rho"] is not None and own["rho"] >= RHO_TARGET and rho is not None:
+            sure["rho"] += 1
+            rhos.append(rho)
+        if own["within"] == 1.0 and pick is not None:
+            sure["pick"] += 1
+            pick_sure.append(pick)
+            if rec is not None:
+                rec_sure.append(rec)
+        if own["errors"] and median(own["errors"]) <= SAVING_TOLERANCE:
+            sure["saving"] += 1
+            errors += [abs(r["error"]) for r in rows
+                       if r.get("outside_noise") and r.get("error") is not None]
+    return {
+        "workloads": sum(1 for h in halved if h is not None),
+        "rho_workloads": sure["rho"],
+        "mean_rho": sum(rhos) / len(rhos) if rhos else None,
+        **_pick_totals(pick_sure, "picks"),
+        **_pick_totals(rec_sure, "recommended"),
+        "saving_workloads": sure["saving"],
+        "pairs_outside_noise": len(errors),
+        "median_abs_error": median(errors) if errors else None,
+    }
+
+
 def summarize(results, picks=None, recommended=None, halved=None):
     """Totals over workloads: results is a list of (rows, rho) of compare(),
     picks (optional) the pick_cost() of each, recommended (optional) the
     pick_cost() of each replayer's recommendation, halved (optional) the
-    halves() of each (None entries left out)."""
+    halves() of each (None entries left out); with halves, "agreeing" scores
+    the replay where the program agrees with itself (_agreeing)."""
+    agreeing = (_agreeing(results, picks, recommended, halved)
+                if halved and len(halved) == len(results) and any(halved) else None)
     picks = [p for p in picks or [] if p is not None]
     recommended = [p for p in recommended or [] if p is not None]
     halved = [h for h in halved or [] if h is not None]
@@ -564,4 +611,6 @@ def summarize(results, picks=None, recommended=None, halved=None):
             "program": _half_totals([h["program"] for h in halved]),
             "replay": _half_totals([h["replay"] for h in halved]),
         }
+    if agreeing:
+        out["agreeing"] = agreeing
     return out

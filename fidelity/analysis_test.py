@@ -329,6 +329,35 @@ class PickCostTest(unittest.TestCase):
         self.assertEqual(s["replay"]["median_abs_error"], 0.6)
         self.assertNotIn("halves", analysis.summarize([([], None)]))
 
+    def test_the_replay_where_the_program_agrees_with_itself(self):
+        def half(rho, within, errors):
+            return {"rho": rho, "within": within, "errors": errors}
+        def row(error):
+            return {"outside_noise": True, "error": error}
+        # Workload 0 agrees with itself on all three; 1 on none (its halves
+        # rank at 0.5, pick within 5% in 7 splits of 8, saving error 0.6);
+        # 2 on the rank only; 3 has no halves.
+        results = [([row(0.1), row(-0.3)], 0.9), ([row(2.0)], -1.0), ([row(5.0)], 0.4),
+                   ([row(9.0)], 1.0)]
+        picks = [{"ratio": 1.0, "within": True, "tied": True},
+                 {"ratio": 1.5, "within": False, "tied": False},
+                 {"ratio": 1.2, "within": False, "tied": False},
+                 {"ratio": 1.3, "within": False, "tied": False}]
+        halved = [{"splits": 8, "program": half(0.9, 1.0, [0.1]), "replay": half(0.9, 1, [])},
+                  {"splits": 8, "program": half(0.5, 0.875, [0.6]), "replay": half(0, 0, [])},
+                  {"splits": 8, "program": half(0.8, 0.5, [0.7]), "replay": half(0, 0, [])},
+                  None]
+        a = analysis.summarize(results, picks, [picks[1], None, None, None], halved)["agreeing"]
+        self.assertEqual(a["workloads"], 3)
+        self.assertEqual(a["rho_workloads"], 2)
+        self.assertAlmostEqual(a["mean_rho"], 0.65)
+        self.assertEqual((a["picks"], a["picks_within_5pct"], a["picks_beyond_15pct"]), (1, 1, 0))
+        self.assertEqual((a["recommended"], a["recommended_within_5pct"]), (1, 0))
+        self.assertEqual((a["saving_workloads"], a["pairs_outside_noise"]), (1, 2))
+        self.assertAlmostEqual(a["median_abs_error"], 0.2)
+        # Without halves there is nothing to agree with.
+        self.assertNotIn("agreeing", analysis.summarize(results, picks))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -570,6 +570,8 @@ def format_table(doc):
                if s.get("recommended") else ""))
         if s.get("halves"):
             lines.append(format_halves(t, s["halves"]))
+        if s.get("agreeing"):
+            lines.append(format_agreeing(t, s["agreeing"]))
     return "\n".join(lines) + "\n"
 
 
@@ -585,6 +587,24 @@ def format_halves(model, h):
             f"{h['workloads']} workloads): the program against itself: "
             f"{scores(h['program'])}; the replay against the same halves: "
             f"{scores(h['replay'])}")
+
+
+def format_agreeing(model, a):
+    """The summary's line on the replay where the program's halves agree
+    with each other as the targets ask (analysis._agreeing)."""
+    err = a["median_abs_error"]
+    rec = (f"; the replayer's recommendation within 5% on {a['recommended_within_5pct']} of "
+           f"{a['recommended']}, beyond 15% on {a['recommended_beyond_15pct']}"
+           if a["recommended"] else "")
+    return (f"{model}, where the program agrees with itself (of {a['workloads']} workloads, "
+            f"its halves' rank correlation at least {analysis.RHO_TARGET} on "
+            f"{a['rho_workloads']}, their pick within 5% in every split on {a['picks']}, their "
+            f"median saving |error| within 25% on {a['saving_workloads']}): the replay's mean "
+            f"rank correlation {fmt(a['mean_rho'], '{:.2f}', 'n/a')}; its pick within 5% on "
+            f"{a['picks_within_5pct']} of {a['picks']}, beyond 15% on "
+            f"{a['picks_beyond_15pct']}{rec}; median saving |error| "
+            f"{fmt(None if err is None else err * 100, '{:.0f}%')} "
+            f"({a['pairs_outside_noise']} pairs)")
 
 
 def parse_args(argv):

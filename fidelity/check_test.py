@@ -87,6 +87,7 @@ class CheckTest(unittest.TestCase):
             self.assertNotIn("halves", s)
             self.assertGreaterEqual(doc["entries"][0]["replay"][t]["replay_margin"], 0)
         self.assertNotIn("half the rounds against the other half", table.stdout)
+        self.assertNotIn("where the program agrees with itself", table.stdout)
 
         # The same report with six rounds in situ (the two runs repeated
         # with a drift): rendered, it scores the program against itself.
@@ -104,6 +105,12 @@ class CheckTest(unittest.TestCase):
                       "2 workloads): the program against itself: mean rank correlation",
                       table.stdout)
         self.assertIn("; the replay against the same halves: mean rank correlation", table.stdout)
+        self.assertIn("program/cold, where the program agrees with itself (of 2 workloads, its "
+                      "halves' rank correlation at least 0.8 on ", table.stdout)
+        agreeing = json.loads(rendered.stdout)["summary"]["program/cold"]["agreeing"]
+        self.assertEqual(agreeing["workloads"], 2)
+        self.assertLessEqual(agreeing["picks_within_5pct"], agreeing["picks"])
+        self.assertLessEqual(agreeing["picks"], 2)
         halves = json.loads(rendered.stdout)["summary"]["program/cold"]["halves"]
         self.assertEqual((halves["workloads"], halves["splits"]), (2, 8))
         for side in ("program", "replay"):

@@ -11,11 +11,14 @@
 # program, each from the replay's cold pass and its warm passes), and the
 # study's table gives, per program, the replay's pick against the program's
 # best. Run it on a quiet machine: other work on the cores widens the
-# in-situ intervals until no difference is outside noise. Takes about 9
+# in-situ intervals until no difference is outside noise. Takes about 20
 # minutes on 2 cores; a program that is not installed is left out, and said.
+# Fifteen rounds, since at seven a program's own halves agree with each
+# other too rarely to tell the replay's misses from its noise
+# (docs/fidelity.md, "The program against itself").
 #
-#   tools/fidelity_results.sh               # 7 interleaved runs each
-#   RUNS=11 tools/fidelity_results.sh       # narrower intervals, slower
+#   tools/fidelity_results.sh               # 15 interleaved runs each
+#   RUNS=7 tools/fidelity_results.sh        # wider intervals, about 9 minutes
 #   CHECK_BIN=path/to/check tools/fidelity_results.sh   # without building
 #   FIDELITY_JSON_DIR=dir tools/fidelity_results.sh     # keep the JSON reports
 #   OUT=file tools/fidelity_results.sh                  # write elsewhere
@@ -37,7 +40,7 @@ else
 fi
 examples=$(realpath "${EXAMPLES_BIN:-bazel-bin/examples/mt_program}")
 json_dir=${FIDELITY_JSON_DIR:+$(realpath -m "$FIDELITY_JSON_DIR")}
-runs=${RUNS:-7}
+runs=${RUNS:-15}
 out=$(realpath -m "${OUT:-docs/fidelity_results.md}")
 flags=(--runs="$runs" --touch=first,program --phase=cold,warm --format=json)
 tmp=$(mktemp -d)
