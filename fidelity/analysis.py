@@ -545,33 +545,30 @@ def _agreeing(results, picks, recommended, halved):
     be the program's noise; here it is the replay's. The lists are aligned
     by workload (None where a workload has no figure)."""
     n = len(results)
-    picks = (list(picks or []) + [None] * n)[:n]
-    recommended = (list(recommended or []) + [None] * n)[:n]
     rhos, pick_sure, rec_sure, errors = [], [], [], []
-    sure = {"rho": 0, "pick": 0, "saving": 0}
-    for (rows, rho), pick, rec, h in zip(results, picks, recommended, halved):
+    saving_workloads = 0
+    for (rows, rho), pick, rec, h in zip(results, picks or [None] * n,
+                                         recommended or [None] * n, halved):
         if h is None:
             continue
         own = h["program"]
         if own["rho"] is not None and own["rho"] >= RHO_TARGET and rho is not None:
-            sure["rho"] += 1
             rhos.append(rho)
         if own["within"] == 1.0 and pick is not None:
-            sure["pick"] += 1
             pick_sure.append(pick)
             if rec is not None:
                 rec_sure.append(rec)
         if own["errors"] and median(own["errors"]) <= SAVING_TOLERANCE:
-            sure["saving"] += 1
+            saving_workloads += 1
             errors += [abs(r["error"]) for r in rows
                        if r.get("outside_noise") and r.get("error") is not None]
     return {
         "workloads": sum(1 for h in halved if h is not None),
-        "rho_workloads": sure["rho"],
+        "rho_workloads": len(rhos),
         "mean_rho": sum(rhos) / len(rhos) if rhos else None,
         **_pick_totals(pick_sure, "picks"),
         **_pick_totals(rec_sure, "recommended"),
-        "saving_workloads": sure["saving"],
+        "saving_workloads": saving_workloads,
         "pairs_outside_noise": len(errors),
         "median_abs_error": median(errors) if errors else None,
     }
