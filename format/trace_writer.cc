@@ -50,6 +50,9 @@ TraceWriter::TraceWriter(ScopedFd fd, std::string path, uint32_t chunk_events)
       path_(std::move(path)),
       chunk_events_(chunk_events == 0 ? 1 : chunk_events) {
   ops_.resize(size_t{chunk_events_} * 2 + 64);
+  ops_end_ = ops_.data();
+  ops_limit_ = ops_.data() + ops_.size();
+  events_left_in_chunk_ = chunk_events_;
 }
 
 TraceWriter::~TraceWriter() = default;
@@ -66,121 +69,45 @@ absl::Status TraceWriter::WriteBytes(const std::string& bytes) {
   return absl::OkStatus();
 }
 
-void TraceWriter::BeginEvent(uint32_t thread, uint32_t arena) {
-  if (thread != cur_thread_ || events_ == 0) threads_.insert(thread);
+void TraceWriter::SwitchThread(uint32_t thread) {
+  threads_.insert(thread);
+  inserted_thread_ = thread;
   if (thread != cur_thread_) {
     Op(OpKind::kSetThread, thread);
     cur_thread_ = thread;
   }
-  if (arena != cur_arena_) {
-    Op(OpKind::kSetArena, arena);
-    cur_arena_ = arena;
-  }
 }
 
-void TraceWriter::EndEvent() {
-  ++events_;
-  if (++events_in_chunk_ >= chunk_events_) FlushChunk().IgnoreError();  // kept in status_
+void TraceWriter::GrowOps() {
+  const size_t len = static_cast<size_t>(ops_end_ - ops_.data());
+  ops_.resize(ops_.size() * 2);
+  ops_end_ = ops_.data() + len;
+  ops_limit_ = ops_.data() + ops_.size();
 }
 
-uint32_t TraceWriter::MapArena(uint32_t thread, uint32_t raw) {
-  if (raw == 0) return 0;
-  if (raw == last_raw_arena_) return last_trace_arena_;
-  uint32_t id = arena_ids_.Find(raw);
-  if (id == LiveIdMap::kNone) {
-    // First sight of an arena created before the recording started: create
-    // it in the trace so the trace stays valid.
-    ArenaCreate(thread, raw);
-    id = arena_ids_.Find(raw);
-  }
-  last_raw_arena_ = raw;
-  last_trace_arena_ = id;
-  return id;
+uint32_t TraceWriter::CreateUnseenArena(uint32_t thread, uint32_t raw) {
+  ArenaCreate(thread, raw);
+  return arena_ids_.Find(raw);
 }
 
-uint32_t TraceWriter::ShapeId(const Shape& shape) {
-  // A direct-mapped cache before the hash map: a program's allocations
-  // take a few hundred shapes, and hashing four fields into the map was a
-  // third of the writer's time on a malloc churn of varied sizes.
-  if (shape == last_shape_) return last_shape_id_;  // a run of one shape (one container)
-  // Every field reaches the slot's bits (the top ones of the second
-  // product): node shapes differ only in elem_size, all with count 1.
-  const uint64_t mix = ((shape.count * 0x9e3779b97f4a7c15u) ^ shape.elem_size ^
-                        (shape.align << 40) ^ (uint64_t{shape.zeroed} << 63)) *
-                       0xbf58476d1ce4e5b9u;
-  ShapeCacheEntry& slot = shape_cache_[mix >> (64 - kShapeCacheBits)];
-  if (slot.id == ~0u || !(slot.shape == shape)) {
-    auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
-    if (inserted) new_shapes_.push_back(shape);
-    slot.shape = shape;
-    slot.id = it->second;
-  }
-  last_shape_ = shape;
-  last_shape_id_ = slot.id;
-  return slot.id;
+void TraceWriter::ShapeIdMiss(const Shape& shape, ShapeCacheEntry& slot) {
+  auto [it, inserted] = shapes_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
+  if (inserted) new_shapes_.push_back(shape);
+  slot.shape = shape;
+  slot.id = it->second;
 }
 
-uint32_t TraceWriter::NewObjectId() {
-  if (!free_ids_.empty()) {
-    const uint32_t id = free_ids_.back();
-    free_ids_.pop_back();
-    return id;
-  }
-  return next_id_++;
-}
-
-void TraceWriter::FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
-
-void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena, uint64_t address, const Shape& shape,
-                        uint32_t site) {
-  const uint32_t arena = MapArena(thread, raw_arena);
-  const uint32_t shape_id = ShapeId(shape);
-  const uint32_t id = NewObjectId();
-  const uint32_t stale = live_.Replace(address, id);
-  if (ABSL_PREDICT_FALSE(stale != AddressMap::kNone)) {
-    // The free of the previous block at this address was never seen: emit
-    // one so object ids stay consistent. (The reader frees `stale` before it
-    // assigns the new id, so the writer must too: undo and redo in order.)
-    live_.Replace(address, stale);
-    free_ids_.push_back(id);
-    ++unmatched_frees_;
-    live_.Erase(address);
-    EmitFree(thread, cur_arena_, stale);
-    Alloc(thread, raw_arena, address, shape, site);
-    return;
-  }
-  BeginEvent(thread, arena);
-  Op(OpKind::kAlloc, uint64_t{shape_id} << 1);
-  AddSite(site);
-  ++allocs_;
-  EndEvent();
-}
-
-bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena, uint64_t address) {
-  const uint32_t id = live_.Erase(address);
-  if (id == AddressMap::kNone) {
-    ++unmatched_frees_;
-    return false;
-  }
-  // A free may come after its arena was destroyed (the arena id is then no
-  // longer known): it is not an allocation, so it creates no arena.
-  uint32_t arena = cur_arena_;
-  if (raw_arena == 0) {
-    arena = 0;
-  } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
-    arena = MapArena(thread, raw_arena);
-  }
-  EmitFree(thread, arena, id);
-  return true;
-}
-
-void TraceWriter::EmitFree(uint32_t thread, uint32_t arena, uint32_t id) {
-  BeginEvent(thread, arena);
-  Op(OpKind::kFree, ZigZagEncode(static_cast<int64_t>(id) - prev_free_id_));
-  prev_free_id_ = id;
-  FreeObjectId(id);
-  ++frees_;
-  EndEvent();
+void TraceWriter::AllocOverLive(uint32_t thread, uint32_t raw_arena, uint64_t address,
+                                const Shape& shape, uint32_t site, uint32_t id, uint32_t stale) {
+  // The free of the previous block at this address was never seen: emit
+  // one so object ids stay consistent. (The reader frees `stale` before it
+  // assigns the new id, so the writer must too: undo and redo in order.)
+  live_.Replace(address, stale);
+  free_ids_.push_back(id);
+  ++unmatched_frees_;
+  live_.Erase(address);
+  EmitFree(thread, cur_arena_, stale);
+  Alloc(thread, raw_arena, address, shape, site);
 }
 
 void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_address,
@@ -217,6 +144,10 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
 
 void TraceWriter::DefineClass(const ClassDef& c) {
   if (c.id == 0 || !classes_.insert(c.id).second) return;
+  if (c.id < kClassSeenLimit) {
+    if (c.id >= class_seen_.size()) class_seen_.resize(size_t{c.id} + 1, false);
+    class_seen_[c.id] = true;
+  }
   new_classes_.push_back(c);
 }
 
@@ -265,30 +196,6 @@ void TraceWriter::AliasStack(uint32_t id, uint32_t same_as) {
   stack_ids_[id] = stack_ids_[same_as];
 }
 
-void TraceWriter::ArenaCreate(uint32_t thread, uint32_t raw_arena, uint32_t class_id) {
-  if (raw_arena == 0) return;
-  const uint32_t id = next_arena_id_;
-  if (!arena_ids_.Insert(raw_arena, id)) return;
-  ++next_arena_id_;
-  BeginEvent(thread, cur_arena_);
-  Op(OpKind::kArenaCreate, id);
-  if (class_id != 0 && !classes_.contains(class_id)) class_id = 0;
-  arena_classes_.push_back(class_id);
-  chunk_has_class_ |= class_id != 0;
-  ++arenas_;
-  EndEvent();
-}
-
-void TraceWriter::ArenaDestroy(uint32_t thread, uint32_t raw_arena) {
-  if (raw_arena == 0) return;
-  const uint32_t arena = arena_ids_.Erase(raw_arena);
-  if (arena == LiveIdMap::kNone) return;
-  if (raw_arena == last_raw_arena_) last_raw_arena_ = 0;
-  BeginEvent(thread, cur_arena_);
-  Op(OpKind::kArenaDestroy, arena);
-  EndEvent();
-}
-
 void TraceWriter::Timestamp(uint64_t ns) {
   Op(OpKind::kTimestamp, ns - last_timestamp_);
   last_timestamp_ = ns;
@@ -324,11 +231,12 @@ absl::Status TraceWriter::FlushChunk() {
   // faults on every byte copied (half the writer's time with call sites).
   std::string& chunk = chunk_buf_;
   chunk.clear();
-  chunk.reserve(ops_len_ + 8 * sites_.size() + 64);
+  const size_t ops_len = static_cast<size_t>(ops_end_ - ops_.data());
+  chunk.reserve(ops_len + 8 * sites_.size() + 64);
   AppendVarint(WireTag(C::kFirstEventFieldNumber, WireType::kVarint), &chunk);
   AppendVarint(chunk_first_event_, &chunk);
   // The ops are already varints: the packed column is their bytes.
-  AppendLengthDelimited(C::kOpsFieldNumber, std::string_view(ops_.data(), ops_len_), &chunk);
+  AppendLengthDelimited(C::kOpsFieldNumber, std::string_view(ops_.data(), ops_len), &chunk);
   if (!new_shapes_.empty()) {
     std::vector<uint64_t> elem, count, align, flags;
     bool any_flags = false;
@@ -364,7 +272,7 @@ absl::Status TraceWriter::FlushChunk() {
   AppendFramedPacketBody(proto::Packet::kChunkFieldNumber, chunk, &framed);
 
   ops_total_ += ops_in_chunk_;
-  ops_len_ = 0;
+  ops_end_ = ops_.data();
   ops_in_chunk_ = 0;
   new_shapes_.clear();
   args_.clear();
@@ -379,7 +287,7 @@ absl::Status TraceWriter::FlushChunk() {
   new_modules_.clear();
   prev_free_id_ = 0;
   chunk_first_event_ = events_;
-  events_in_chunk_ = 0;
+  events_left_in_chunk_ = chunk_events_;
   ++chunks_;
   return WriteBytes(framed);
 }

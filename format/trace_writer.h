@@ -53,8 +53,10 @@ class TraceWriter {
 
   // `site` is the allocation's call stack, a caller's id given to
   // DefineStack (0: none; an id never defined is written as 0).
-  void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape,
-             uint32_t site = 0);
+  // Alloc, Free, ArenaCreate and ArenaDestroy are inline (below the class),
+  // so that a caller's loop over events makes no call on their common paths.
+  inline void Alloc(uint32_t thread, uint32_t arena, uint64_t address, const Shape& shape,
+                    uint32_t site = 0);
   // Hints: an event a few from now frees (or reallocates) `address`, or
   // names the caller's arena `raw_arena`; what it will look up starts
   // loading into the cache. Always inline (AddressMap::Prefetch).
@@ -65,19 +67,22 @@ class TraceWriter {
     arena_ids_.Prefetch(raw_arena);
   }
   // Returns false (and writes nothing) if `address` is not live.
-  bool Free(uint32_t thread, uint32_t arena, uint64_t address);
+  inline bool Free(uint32_t thread, uint32_t arena, uint64_t address);
   // Frees old_address (if live) and allocates new_address with `shape`.
   void Realloc(uint32_t thread, uint32_t arena, uint64_t old_address, uint64_t new_address,
                const Shape& shape, uint32_t site = 0);
   // Creates `arena` of class `class_id` (0: unnamed). A class id not
   // defined with DefineClass is recorded as 0, so the trace stays valid.
-  void ArenaCreate(uint32_t thread, uint32_t arena, uint32_t class_id = 0);
+  inline void ArenaCreate(uint32_t thread, uint32_t arena, uint32_t class_id = 0);
   // Adds `c` to the trace's class table; it is written with the next chunk.
   // Ids are the caller's (any but 0, which is ignored); a second definition
   // of an id already defined is ignored.
   void DefineClass(const ClassDef& c);
-  bool class_defined(uint32_t id) const { return classes_.contains(id); }
-  void ArenaDestroy(uint32_t thread, uint32_t arena);
+  bool class_defined(uint32_t id) const {
+    return id < class_seen_.size() ? class_seen_[id]
+                                   : id >= kClassSeenLimit && classes_.contains(id);
+  }
+  inline void ArenaDestroy(uint32_t thread, uint32_t arena);
   // Call sites. Ids are the caller's (any but 0), renumbered densely from 1
   // in the trace in order of definition; a second definition of an id is
   // ignored. A stack's `modules` are the caller's module ids, one per pc
@@ -109,22 +114,82 @@ class TraceWriter {
  private:
   TraceWriter(ScopedFd fd, std::string path, uint32_t chunk_events);
   absl::Status WriteBytes(const std::string& bytes);
-  void BeginEvent(uint32_t thread, uint32_t arena);
-  void EndEvent();
-  void Op(OpKind kind, uint64_t payload) {
-    if (ABSL_PREDICT_FALSE(ops_.size() - ops_len_ < kMaxVarintBytes)) ops_.resize(ops_.size() * 2);
-    char* const start = &ops_[ops_len_];
-    char* const end = EncodeVarint((payload << kOpKindBits) | static_cast<uint64_t>(kind), start);
-    ops_len_ += static_cast<size_t>(end - start);
+  struct ShapeCacheEntry {
+    Shape shape;
+    uint32_t id = ~0u;  // ~0u: empty
+  };
+
+  // Every event's path is inline and its rare branches out of line
+  // (SwitchThread, GrowOps, ShapeIdSlow, MapArenaSlow, FlushChunk): a call
+  // per step, each saving the registers its rare branch needed, was a third
+  // of the writer's instructions.
+  // The event's thread and arena, as ops where they change.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void BeginEvent(uint32_t thread, uint32_t arena) {
+    if (ABSL_PREDICT_FALSE(thread != inserted_thread_)) SwitchThread(thread);
+    if (arena != cur_arena_) {
+      Op(OpKind::kSetArena, arena);
+      cur_arena_ = arena;
+    }
+  }
+  void SwitchThread(uint32_t thread);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void EndEvent() {
+    ++events_;
+    if (ABSL_PREDICT_FALSE(--events_left_in_chunk_ == 0)) {
+      FlushChunk().IgnoreError();  // kept in status_
+    }
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Op(OpKind kind, uint64_t payload) {
+    if (ABSL_PREDICT_FALSE(ops_limit_ - ops_end_ < static_cast<ptrdiff_t>(kMaxVarintBytes))) {
+      GrowOps();
+    }
+    ops_end_ = EncodeVarint((payload << kOpKindBits) | static_cast<uint64_t>(kind), ops_end_);
     ++ops_in_chunk_;
   }
-  uint32_t ShapeId(const Shape& shape);
-  uint32_t NewObjectId();
-  void FreeObjectId(uint32_t id);
+  void GrowOps();
+  // A direct-mapped cache before the hash map: a program's allocations
+  // take a few hundred shapes, and hashing four fields into the map was a
+  // third of the writer's time on a malloc churn of varied sizes.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t ShapeId(const Shape& shape) {
+    // A run of one shape (one container's nodes).
+    if (shape == last_shape_) return last_shape_id_;
+    // Every field reaches the slot's bits (the top ones of the second
+    // product): node shapes differ only in elem_size, all with count 1.
+    const uint64_t mix = ((shape.count * 0x9e3779b97f4a7c15u) ^ shape.elem_size ^
+                          (shape.align << 40) ^ (uint64_t{shape.zeroed} << 63)) *
+                         0xbf58476d1ce4e5b9u;
+    ShapeCacheEntry& slot = shape_cache_[mix >> (64 - kShapeCacheBits)];
+    if (ABSL_PREDICT_FALSE(slot.id == ~0u || !(slot.shape == shape))) ShapeIdMiss(shape, slot);
+    last_shape_ = shape;
+    last_shape_id_ = slot.id;
+    return slot.id;
+  }
+  // Fills `slot` with `shape` and its id, interning it if new.
+  void ShapeIdMiss(const Shape& shape, ShapeCacheEntry& slot);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t NewObjectId() {
+    if (free_ids_.empty()) return next_id_++;
+    const uint32_t id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  void FreeObjectId(uint32_t id) { free_ids_.push_back(id); }
   // Maps a caller's arena id to the trace's dense id (from 1, in order of
   // creation), creating it in the trace on first sight.
-  uint32_t MapArena(uint32_t thread, uint32_t raw);
-  void EmitFree(uint32_t thread, uint32_t arena, uint32_t id);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t MapArena(uint32_t thread, uint32_t raw) {
+    if (raw == 0) return 0;
+    if (raw == last_raw_arena_) return last_trace_arena_;
+    uint32_t id = arena_ids_.Find(raw);
+    if (ABSL_PREDICT_FALSE(id == LiveIdMap::kNone)) id = CreateUnseenArena(thread, raw);
+    last_raw_arena_ = raw;
+    last_trace_arena_ = id;
+    return id;
+  }
+  // First sight of an arena created before the recording started: creates
+  // it in the trace so the trace stays valid, and returns its id.
+  uint32_t CreateUnseenArena(uint32_t thread, uint32_t raw);
+  // Alloc at an address still live (`stale` its id; `id` the one taken).
+  void AllocOverLive(uint32_t thread, uint32_t raw_arena, uint64_t address, const Shape& shape,
+                     uint32_t site, uint32_t id, uint32_t stale);
+  inline void EmitFree(uint32_t thread, uint32_t arena, uint32_t id);
   // Adds the site of the ALLOC or REALLOC being written to the chunk's
   // column (which exists only once a chunk has a site other than 0).
   void AddSite(uint32_t site) {
@@ -145,11 +210,14 @@ class TraceWriter {
 
   // Pending chunk.
   std::string chunk_buf_, framed_buf_;  // FlushChunk's, kept for their capacity
-  std::string ops_;                     // a buffer; the chunk's ops are its first ops_len_ bytes
-  size_t ops_len_ = 0;
+  // A buffer: the chunk's ops are its bytes up to ops_end_; ops_limit_ is
+  // its end.
+  std::string ops_;
+  char* ops_end_ = nullptr;
+  char* ops_limit_ = nullptr;
   uint64_t ops_in_chunk_ = 0;
   uint64_t chunk_first_event_ = 0;
-  uint32_t events_in_chunk_ = 0;
+  uint32_t events_left_in_chunk_;  // chunk_events_ less the chunk's events
   std::vector<Shape> new_shapes_;
   std::vector<uint64_t> args_;  // REALLOC shape ids, in op order
   // The class of each ARENA_CREATE of the chunk, in op order; written only
@@ -167,16 +235,15 @@ class TraceWriter {
 
   // Encoder state that carries across chunks (mirrored by the reader).
   uint32_t cur_thread_ = 0;
+  // The thread last added to threads_ (cur_thread_ once there is an event;
+  // none before: a 32-bit id never equals it).
+  uint64_t inserted_thread_ = ~uint64_t{0};
   uint32_t cur_arena_ = 0;
   uint64_t last_timestamp_ = 0;
   AddressMap live_;  // address -> object id
   std::vector<uint32_t> free_ids_;
   uint32_t next_id_ = 0;
   absl::flat_hash_map<Shape, uint32_t> shapes_;
-  struct ShapeCacheEntry {
-    Shape shape;
-    uint32_t id = ~0u;  // ~0u: empty
-  };
   static constexpr int kShapeCacheBits = 9;
   static constexpr size_t kShapeCacheEntries = size_t{1} << kShapeCacheBits;
   Shape last_shape_{0, 0, 0, false};  // align 0: no shape has it
@@ -188,8 +255,12 @@ class TraceWriter {
   uint32_t last_trace_arena_ = 0;
   absl::flat_hash_set<uint32_t> threads_;
   absl::flat_hash_set<uint32_t> classes_;  // defined so far
-  std::vector<uint32_t> module_ids_;       // caller id -> trace id (0: not defined)
-  std::vector<uint32_t> stack_ids_;        // caller id -> trace id (0: not defined)
+  // The same for ids below kClassSeenLimit (a recorder's are dense from 1),
+  // where an arena's creation looks its class up without hashing.
+  static constexpr uint32_t kClassSeenLimit = 1 << 16;
+  std::vector<bool> class_seen_;
+  std::vector<uint32_t> module_ids_;  // caller id -> trace id (0: not defined)
+  std::vector<uint32_t> stack_ids_;   // caller id -> trace id (0: not defined)
 
   // Counts.
   uint64_t events_ = 0;
@@ -199,6 +270,80 @@ class TraceWriter {
   uint64_t bytes_written_ = 0;
   uint64_t unmatched_frees_ = 0;
 };
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void TraceWriter::Alloc(uint32_t thread, uint32_t raw_arena,
+                                                            uint64_t address, const Shape& shape,
+                                                            uint32_t site) {
+  const uint32_t arena = MapArena(thread, raw_arena);
+  const uint32_t shape_id = ShapeId(shape);
+  const uint32_t id = NewObjectId();
+  const uint32_t stale = live_.Replace(address, id);
+  if (ABSL_PREDICT_FALSE(stale != AddressMap::kNone)) {
+    AllocOverLive(thread, raw_arena, address, shape, site, id, stale);
+    return;
+  }
+  BeginEvent(thread, arena);
+  Op(OpKind::kAlloc, uint64_t{shape_id} << 1);
+  AddSite(site);
+  ++allocs_;
+  EndEvent();
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool TraceWriter::Free(uint32_t thread, uint32_t raw_arena,
+                                                           uint64_t address) {
+  const uint32_t id = live_.Erase(address);
+  if (ABSL_PREDICT_FALSE(id == AddressMap::kNone)) {
+    ++unmatched_frees_;
+    return false;
+  }
+  // A free may come after its arena was destroyed (the arena id is then no
+  // longer known): it is not an allocation, so it creates no arena.
+  uint32_t arena = cur_arena_;
+  if (raw_arena == 0) {
+    arena = 0;
+  } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
+    arena = MapArena(thread, raw_arena);
+  }
+  EmitFree(thread, arena, id);
+  return true;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void TraceWriter::EmitFree(uint32_t thread, uint32_t arena,
+                                                               uint32_t id) {
+  BeginEvent(thread, arena);
+  Op(OpKind::kFree, ZigZagEncode(static_cast<int64_t>(id) - prev_free_id_));
+  prev_free_id_ = id;
+  FreeObjectId(id);
+  ++frees_;
+  EndEvent();
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void TraceWriter::ArenaCreate(uint32_t thread,
+                                                                  uint32_t raw_arena,
+                                                                  uint32_t class_id) {
+  if (raw_arena == 0) return;
+  const uint32_t id = next_arena_id_;
+  if (!arena_ids_.Insert(raw_arena, id)) return;
+  ++next_arena_id_;
+  BeginEvent(thread, cur_arena_);
+  Op(OpKind::kArenaCreate, id);
+  if (class_id != 0 && !class_defined(class_id)) class_id = 0;
+  arena_classes_.push_back(class_id);
+  chunk_has_class_ |= class_id != 0;
+  ++arenas_;
+  EndEvent();
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void TraceWriter::ArenaDestroy(uint32_t thread,
+                                                                   uint32_t raw_arena) {
+  if (raw_arena == 0) return;
+  const uint32_t arena = arena_ids_.Erase(raw_arena);
+  if (arena == LiveIdMap::kNone) return;
+  if (raw_arena == last_raw_arena_) last_raw_arena_ = 0;
+  BeginEvent(thread, cur_arena_);
+  Op(OpKind::kArenaDestroy, arena);
+  EndEvent();
+}
 
 }  // namespace alloctrace
 

@@ -52,6 +52,13 @@ inline char* EncodeVarint(uint64_t v, char* out) {
   return out;
 }
 
+// How many bytes EncodeVarint writes for `v`.
+inline size_t VarintBytes(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
 inline void AppendVarint(uint64_t v, std::string* out) {
   char buf[kMaxVarintBytes];
   out->append(buf, EncodeVarint(v, buf) - buf);
@@ -70,13 +77,17 @@ inline void AppendLengthDelimited(int field, std::string_view bytes, std::string
 }
 
 // A packed repeated varint field; nothing for an empty one (as protobuf).
+// The values are encoded in place, not appended one by one: a chunk's
+// column holds one value per arena or realloc of the chunk.
 inline void AppendPackedVarints(int field, const std::vector<uint64_t>& values, std::string* out) {
   if (values.empty()) return;
   size_t length = 0;
-  char buf[kMaxVarintBytes];
-  for (uint64_t v : values) length += EncodeVarint(v, buf) - buf;
+  for (uint64_t v : values) length += VarintBytes(v);
   AppendLengthDelimitedHeader(field, length, out);
-  for (uint64_t v : values) AppendVarint(v, out);
+  const size_t at = out->size();
+  out->resize(at + length);
+  char* p = out->data() + at;
+  for (uint64_t v : values) p = EncodeVarint(v, p);
 }
 
 // A fixed32 field's value: four bytes, little-endian.

@@ -24,7 +24,6 @@
 namespace alloctrace {
 namespace recorder_internal {
 
-thread_local ThreadRing* tls_ring = nullptr;
 thread_local bool tls_excluded = false;
 // Set once this thread's ring is detached at thread exit: later events are
 // dropped (and counted).
@@ -72,11 +71,6 @@ std::mutex& StartMutex() {
 }
 }  // namespace
 
-Recorder& Recorder::Global() {
-  static Recorder* const recorder = new Recorder();  // never destroyed
-  return *recorder;
-}
-
 uint64_t Recorder::NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -103,8 +97,8 @@ absl::Status Recorder::Start(const RecordingOptions& options) {
   // Without membarrier the single-thread shortcut is not safe: number all.
   multi_thread_.store(!have_membarrier_);
   // Without membarrier every event is numbered: merge them from the start.
-  drainer_ = std::make_unique<RingDrainer>(*std::move(out), options,
-                                           /*merge_numbered_from_start=*/!have_membarrier_);
+  drainer_ = new RingDrainer(*std::move(out), options,
+                             /*merge_numbered_from_start=*/!have_membarrier_);
   drainer_->StartThread();
   generation_.fetch_add(1);
   active_.store(true, std::memory_order_release);
@@ -122,7 +116,8 @@ absl::Status Recorder::Stop(RecordingStats* stats) {
   LockedRings(*drainer_).WaitUntilNoEventInProgress();
   // No event is recorded from here on, so dropped_ is final.
   absl::Status s = drainer_->Finish(dropped_.load(), stats);
-  drainer_.reset();  // a live thread keeps its ring and re-attaches it if it records again
+  delete drainer_;  // a live thread keeps its ring and re-attaches it if it records again
+  drainer_ = nullptr;
   return s;
 }
 
@@ -337,7 +332,7 @@ const RecordedClass* Recorder::RegisteredClass(uint32_t id) {
   return id == 0 || id > r.classes.size() ? nullptr : &r.classes[id - 1];
 }
 
-uint32_t Recorder::CreateArena(uint32_t class_id) {
+uint32_t Recorder::CreateArenaSlow(uint32_t class_id) {
   RawEvent* e = BeginEvent();
   if (e == nullptr) return next_arena_.fetch_add(1, std::memory_order_relaxed);
   // Raw ids need only be unique: the writer numbers arenas in the trace in
@@ -356,7 +351,7 @@ uint32_t Recorder::CreateArena(uint32_t class_id) {
   return id;
 }
 
-void Recorder::DestroyArena(uint32_t arena) {
+void Recorder::DestroyArenaSlow(uint32_t arena) {
   RawEvent* e = BeginEvent();
   if (e == nullptr) return;
   e->kind = RawKind::kArenaDestroy;
@@ -364,12 +359,43 @@ void Recorder::DestroyArena(uint32_t arena) {
   EndEvent();
 }
 
+void Recorder::RecordAllocationSlow(const void* p, uint32_t arena, uint32_t elem_size,
+                                    uint64_t count, uint8_t align_log2, bool zeroed,
+                                    uint32_t site) {
+  RawEvent* e = BeginEvent();
+  if (e == nullptr) return;
+  e->kind = RawKind::kAlloc;
+  e->ptr = reinterpret_cast<uintptr_t>(p);
+  e->arena = arena;
+  e->elem_size = elem_size;
+  e->count = count;
+  e->align_log2 = align_log2;
+  e->zeroed = zeroed;
+  e->site = site;
+  EndEvent();
+}
+
+void Recorder::RecordFreeSlow(const void* p, uint32_t arena) {
+  RawEvent* e = BeginEvent();
+  if (e == nullptr) return;
+  e->kind = RawKind::kFree;
+  e->ptr = reinterpret_cast<uintptr_t>(p);
+  e->arena = arena;
+  EndEvent();
+}
+
+void Recorder::EndStage(ThreadRing* r) {
+  const bool look = FlushStage(r);
+  r->in_event.store(0, std::memory_order_release);
+  if (look) MaybeWakeDrainer(r);
+}
+
 void Recorder::AbandonAfterFork() {
   // The drainer thread does not exist in the child: leak it and its rings
   // (other threads' rings may be mid-event; nothing reads them again). The
   // forking thread keeps its own ring: the generation change below makes it
   // re-attach, which resets the ring, on its next event.
-  (void)drainer_.release();
+  drainer_ = nullptr;
   active_.store(false);
   ever_started_.store(false);
   generation_.fetch_add(1);

@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "alloctrace/tracer/raw_event.h"
 
@@ -75,6 +76,7 @@ struct RecordingStats {
 
 namespace recorder_internal {
 struct ThreadRing;
+union GlobalStorage;
 void DetachAtThreadExit(void* ring);
 class RingDrainer;
 class LockedRings;
@@ -84,7 +86,9 @@ extern thread_local bool tls_excluded;
 
 class Recorder {
  public:
-  // The process-wide recorder that TraceAllocator records into.
+  // The process-wide recorder that TraceAllocator records into. Inline and
+  // constant-initialized: no call and no guard on each event, and usable
+  // from any static initializer.
   static Recorder& Global();
 
   // Starts a recording into options.path. Fails if one is running.
@@ -98,27 +102,31 @@ class Recorder {
   // process; 0 means "no arena" (a global allocator). `class_id` is the
   // arena's class from RegisterClass (0: unnamed); the recording defines the
   // class in the trace the first time one of its arenas is created.
-  uint32_t CreateArena(uint32_t class_id = 0);
-  void DestroyArena(uint32_t arena);
+  inline uint32_t CreateArena(uint32_t class_id = 0);
+  inline void DestroyArena(uint32_t arena);
 
-  // The hot path. elem_size * count is the allocation's size in bytes.
+  // The hot path, inline in the caller (TryStage says why). elem_size *
+  // count is the allocation's size in bytes.
   // `site` is the allocation's call stack (tracer/call_sites.h), 0: none.
-  void RecordAlloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                   uint8_t align_log2, uint32_t site = 0) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordAlloc(const void* p, uint32_t arena, uint32_t elem_size,
+                                                uint64_t count, uint8_t align_log2,
+                                                uint32_t site = 0) {
     RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/false, site);
   }
   // calloc(count, elem_size): an allocation of zeroed memory.
-  void RecordCalloc(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                    uint8_t align_log2, uint32_t site = 0) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordCalloc(const void* p, uint32_t arena, uint32_t elem_size,
+                                                 uint64_t count, uint8_t align_log2,
+                                                 uint32_t site = 0) {
     RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true, site);
   }
-  void RecordFree(const void* p, uint32_t arena) {
-    RawEvent* e = BeginEvent();
-    if (e == nullptr) return;
-    e->kind = RawKind::kFree;
-    e->ptr = reinterpret_cast<uintptr_t>(p);
-    e->arena = arena;
-    EndEvent();
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordFree(const void* p, uint32_t arena) {
+    if (!TryStage([&](RawEvent* e) {
+          e->kind = RawKind::kFree;
+          e->ptr = reinterpret_cast<uintptr_t>(p);
+          e->arena = arena;
+        })) {
+      RecordFreeSlow(p, arena);
+    }
   }
   // realloc: `old_p` (which may equal `new_p`) is replaced by `new_p`.
   void RecordRealloc(const void* old_p, const void* new_p, uint32_t arena, uint64_t bytes,
@@ -163,20 +171,39 @@ class Recorder {
  private:
   Recorder() = default;
 
-  void RecordAllocation(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
-                        uint8_t align_log2, bool zeroed, uint32_t site) {
-    RawEvent* e = BeginEvent();
-    if (e == nullptr) return;
-    e->kind = RawKind::kAlloc;
-    e->ptr = reinterpret_cast<uintptr_t>(p);
-    e->arena = arena;
-    e->elem_size = elem_size;
-    e->count = count;
-    e->align_log2 = align_log2;
-    e->zeroed = zeroed;
-    e->site = site;
-    EndEvent();
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordAllocation(const void* p, uint32_t arena,
+                                                     uint32_t elem_size, uint64_t count,
+                                                     uint8_t align_log2, bool zeroed,
+                                                     uint32_t site) {
+    if (!TryStage([&](RawEvent* e) {
+          e->kind = RawKind::kAlloc;
+          e->ptr = reinterpret_cast<uintptr_t>(p);
+          e->arena = arena;
+          e->elem_size = elem_size;
+          e->count = count;
+          e->align_log2 = align_log2;
+          e->zeroed = zeroed;
+          e->site = site;
+        })) {
+      RecordAllocationSlow(p, arena, elem_size, count, align_log2, zeroed, site);
+    }
   }
+
+  // The common case of every event, inline: a thread recording alone, with
+  // room in its stage, no timestamps. Stages the event `fill` writes and
+  // returns true; else writes nothing and returns false, and the caller
+  // takes the general path (BeginEvent, EndEvent) out of line. Nothing on
+  // its path but the stage's flush is a call, so a caller saves no
+  // registers for it.
+  template <typename Fill>
+  bool TryStage(const Fill& fill);
+  // The stage is full: copies it into the ring and ends the event.
+  void EndStage(recorder_internal::ThreadRing* ring);
+  void RecordAllocationSlow(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,
+                            uint8_t align_log2, bool zeroed, uint32_t site);
+  void RecordFreeSlow(const void* p, uint32_t arena);
+  uint32_t CreateArenaSlow(uint32_t class_id);
+  void DestroyArenaSlow(uint32_t arena);
 
   // Returns the slot for the next event of this thread, or nullptr if not
   // recording. Must be followed by EndEvent() when non-null.
@@ -215,8 +242,26 @@ class Recorder {
   std::atomic<uint64_t> dropped_{0};
   bool timestamps_ = false;
   // The consumer side of the current recording (tracer/ring_drainer.h).
-  std::unique_ptr<recorder_internal::RingDrainer> drainer_;
+  // Owned; a plain pointer, so that Recorder's constructor is constexpr
+  // where RingDrainer is incomplete (Global()).
+  recorder_internal::RingDrainer* drainer_ = nullptr;
+
+  friend union recorder_internal::GlobalStorage;
+  static recorder_internal::GlobalStorage global_;
 };
+
+namespace recorder_internal {
+// The Recorder of Global(), never destroyed: threads may record while the
+// process exits.
+union GlobalStorage {
+  constexpr GlobalStorage() : recorder() {}
+  ~GlobalStorage() {}
+  Recorder recorder;
+};
+}  // namespace recorder_internal
+
+inline recorder_internal::GlobalStorage Recorder::global_;
+inline Recorder& Recorder::Global() { return global_.recorder; }
 
 }  // namespace alloctrace
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "alloctrace/tracer/raw_event.h"
 
@@ -62,12 +63,72 @@ struct ThreadRing {
   alignas(64) RawEvent events[kRingCapacity];
 };
 
-// The calling thread's ring, or nullptr. Trivially initialized so reading it
-// costs one TLS load.
-extern thread_local ThreadRing* tls_ring;
+// The calling thread's ring, or nullptr. Defined here with its constant
+// initializer, so reading it is one TLS load: declared extern, every read
+// first checked for a TLS init function.
+inline thread_local ThreadRing* tls_ring = nullptr;
 
 }  // namespace recorder_internal
 
+template <typename Fill>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
+  using recorder_internal::kRingCapacity;
+  using recorder_internal::kStageEvents;
+  recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
+  if (ABSL_PREDICT_FALSE(r == nullptr)) return false;
+  r->in_event.store(1, std::memory_order_relaxed);
+  // Orders the store above before the loads below (see BeginEvent).
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // Room for a whole stage, so copying it never waits (FlushStage).
+  if (ABSL_PREDICT_FALSE(multi_thread_.load(std::memory_order_relaxed) || timestamps_ ||
+                         r->generation != generation_.load(std::memory_order_relaxed) ||
+                         r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
+                             kRingCapacity)) {
+    r->in_event.store(0, std::memory_order_release);
+    return false;
+  }
+  const uint32_t staged = r->staged.load(std::memory_order_relaxed);
+  RawEvent* e = &r->stage[staged];
+  e->seq = kUnsequenced;
+  fill(e);
+  r->staged.store(staged + 1, std::memory_order_relaxed);
+  if (ABSL_PREDICT_FALSE(staged + 1 == kStageEvents)) {
+    EndStage(r);
+    return true;
+  }
+  r->in_event.store(0, std::memory_order_release);
+  return true;
+}
+
+inline uint32_t Recorder::CreateArena(uint32_t class_id) {
+  recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
+  // Ids come from the thread's block of them; a new block is the slow path's.
+  if (ABSL_PREDICT_TRUE(r != nullptr && r->arena_next != r->arena_end)) {
+    const uint32_t id = r->arena_next;
+    if (TryStage([&](RawEvent* e) {
+          e->kind = RawKind::kArenaCreate;
+          e->arena = id;
+          e->aux = class_id;
+        })) {
+      r->arena_next = id + 1;
+      return id;
+    }
+  }
+  return CreateArenaSlow(class_id);
+}
+
+inline void Recorder::DestroyArena(uint32_t arena) {
+  if (!TryStage([&](RawEvent* e) {
+        e->kind = RawKind::kArenaDestroy;
+        e->arena = arena;
+      })) {
+    DestroyArenaSlow(arena);
+  }
+}
+
+// The general path of an event (TryStage's exceptions: another thread
+// records, timestamps, a full ring, the first event of a thread or a
+// recording) and of every realloc.
 inline RawEvent* Recorder::BeginEvent() {
   using recorder_internal::kRingCapacity;
   using recorder_internal::kStageEvents;

@@ -148,11 +148,14 @@ void RingDrainer::Run() {
   cpu_seconds_ = ThreadCpuSeconds() - cpu0;
 }
 
-void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
-  if (options_.timestamps) out_->Timestamp(e.time_ns);
+// Inline in the drain loops, with the rare steps out of line (DefineSite,
+// DefineClass, EmitRealloc): a call per event, saving the registers that
+// every branch needed, was a seventh of the writer's instructions.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
+  if (ABSL_PREDICT_FALSE(options_.timestamps)) out_->Timestamp(e.time_ns);
   switch (e.kind) {
     case RawKind::kAlloc:
-      if (e.site != 0 && !out_->stack_defined(e.site)) DefineSite(e.site);
+      if (ABSL_PREDICT_FALSE(e.site != 0) && !out_->stack_defined(e.site)) DefineSite(e.site);
       out_->Alloc(thread, e.arena, e.ptr,
                   Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed}, e.site);
       break;
@@ -160,24 +163,30 @@ void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
       out_->Free(thread, e.arena, e.ptr);
       break;
     case RawKind::kRealloc:
-      if (e.site != 0 && !out_->stack_defined(e.site)) DefineSite(e.site);
-      out_->Realloc(thread, e.arena, e.aux, e.ptr,
-                    Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2}, e.site);
+      EmitRealloc(thread, e);
       break;
     case RawKind::kArenaCreate: {
       const uint32_t cls = static_cast<uint32_t>(e.aux);
-      if (cls != 0 && !out_->class_defined(cls)) {
-        // First arena of its class in this recording: define the class.
-        if (const RecordedClass* c = Recorder::RegisteredClass(cls)) {
-          out_->DefineClass(ClassDef{cls, c->name, c->elem_size, c->tagged});
-        }
-      }
+      // First arena of its class in this recording: define the class.
+      if (cls != 0 && !out_->class_defined(cls)) DefineClass(cls);
       out_->ArenaCreate(thread, e.arena, cls);
       break;
     }
     case RawKind::kArenaDestroy:
       out_->ArenaDestroy(thread, e.arena);
       break;
+  }
+}
+
+void RingDrainer::EmitRealloc(uint32_t thread, const RawEvent& e) {
+  if (e.site != 0 && !out_->stack_defined(e.site)) DefineSite(e.site);
+  out_->Realloc(thread, e.arena, e.aux, e.ptr,
+                Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2}, e.site);
+}
+
+void RingDrainer::DefineClass(uint32_t cls) {
+  if (const RecordedClass* c = Recorder::RegisteredClass(cls)) {
+    out_->DefineClass(ClassDef{cls, c->name, c->elem_size, c->tagged});
   }
 }
 

@@ -78,6 +78,9 @@ class RingDrainer {
   void EmitNumbered(bool final);
   void FreeExitedRings();
   void Emit(uint32_t thread, const RawEvent& e);
+  void EmitRealloc(uint32_t thread, const RawEvent& e);
+  // Defines class `cls` (a registered class id) in the trace.
+  void DefineClass(uint32_t cls);
   // Writes call stack `site` (and the modules it names) into the trace the
   // first time an event names it.
   void DefineSite(uint32_t site);
