@@ -145,8 +145,8 @@ void TraceWriter::Realloc(uint32_t thread, uint32_t raw_arena, uint64_t old_addr
 void TraceWriter::DefineClass(const ClassDef& c) {
   if (c.id == 0 || !classes_.insert(c.id).second) return;
   if (c.id < kClassSeenLimit) {
-    if (c.id >= class_seen_.size()) class_seen_.resize(size_t{c.id} + 1, false);
-    class_seen_[c.id] = true;
+    if (c.id >= class_seen_.size()) class_seen_.resize(size_t{c.id} + 1, 0);
+    class_seen_[c.id] = 1;
   }
   new_classes_.push_back(c);
 }

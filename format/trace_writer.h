@@ -79,7 +79,7 @@ class TraceWriter {
   // of an id already defined is ignored.
   void DefineClass(const ClassDef& c);
   bool class_defined(uint32_t id) const {
-    return id < class_seen_.size() ? class_seen_[id]
+    return id < class_seen_.size() ? class_seen_[id] != 0
                                    : id >= kClassSeenLimit && classes_.contains(id);
   }
   inline void ArenaDestroy(uint32_t thread, uint32_t arena);
@@ -258,7 +258,7 @@ class TraceWriter {
   // The same for ids below kClassSeenLimit (a recorder's are dense from 1),
   // where an arena's creation looks its class up without hashing.
   static constexpr uint32_t kClassSeenLimit = 1 << 16;
-  std::vector<bool> class_seen_;
+  std::vector<uint8_t> class_seen_;
   std::vector<uint32_t> module_ids_;  // caller id -> trace id (0: not defined)
   std::vector<uint32_t> stack_ids_;   // caller id -> trace id (0: not defined)
 

@@ -151,16 +151,17 @@ void RingDrainer::Run() {
 // Inline in the drain loops, with the rare steps out of line (DefineSite,
 // DefineClass, EmitRealloc): a call per event, saving the registers that
 // every branch needed, was a seventh of the writer's instructions.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(uint32_t thread, const RawEvent& e) {
-  if (ABSL_PREDICT_FALSE(options_.timestamps)) out_->Timestamp(e.time_ns);
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(TraceWriter& out, bool timestamps,
+                                                           uint32_t thread, const RawEvent& e) {
+  if (ABSL_PREDICT_FALSE(timestamps)) out.Timestamp(e.time_ns);
   switch (e.kind) {
     case RawKind::kAlloc:
-      if (ABSL_PREDICT_FALSE(e.site != 0) && !out_->stack_defined(e.site)) DefineSite(e.site);
-      out_->Alloc(thread, e.arena, e.ptr,
-                  Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed}, e.site);
+      if (ABSL_PREDICT_FALSE(e.site != 0) && !out.stack_defined(e.site)) DefineSite(e.site);
+      out.Alloc(thread, e.arena, e.ptr,
+                Shape{e.elem_size, e.count, uint64_t{1} << e.align_log2, e.zeroed}, e.site);
       break;
     case RawKind::kFree:
-      out_->Free(thread, e.arena, e.ptr);
+      out.Free(thread, e.arena, e.ptr);
       break;
     case RawKind::kRealloc:
       EmitRealloc(thread, e);
@@ -168,12 +169,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(uint32_t thread, cons
     case RawKind::kArenaCreate: {
       const uint32_t cls = static_cast<uint32_t>(e.aux);
       // First arena of its class in this recording: define the class.
-      if (cls != 0 && !out_->class_defined(cls)) DefineClass(cls);
-      out_->ArenaCreate(thread, e.arena, cls);
+      if (cls != 0 && !out.class_defined(cls)) DefineClass(cls);
+      out.ArenaCreate(thread, e.arena, cls);
       break;
     }
     case RawKind::kArenaDestroy:
-      out_->ArenaDestroy(thread, e.arena);
+      out.ArenaDestroy(thread, e.arena);
       break;
   }
 }
@@ -245,17 +246,19 @@ size_t RingDrainer::DrainRing(ThreadRing* r, bool merge_numbered, bool final) {
   const uint64_t published = r->published.load(std::memory_order_acquire);
   const uint64_t tail = r->tail.load(std::memory_order_relaxed);
   uint64_t t = tail;
-  // Read once: Emit is a call, so r->thread_id in the loop is read again
-  // for every event.
+  // Read once: the writer's byte stores may alias any field, so a field
+  // read in the loop is read again for every event.
   const uint32_t thread = r->thread_id;
+  TraceWriter& out = *out_;
+  const bool timestamps = options_.timestamps;
   // Unsequenced events come first in the global order.
   while (t < published) {
     const RawEvent& e = r->events[t & (kRingCapacity - 1)];
     if (e.seq != kUnsequenced) break;
     if (t + kLookAhead < published) {
-      LookAhead(*out_, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
+      LookAhead(out, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
     }
-    Emit(thread, e);
+    Emit(out, timestamps, thread, e);
     ++t;
   }
   if (merge_numbered) {
@@ -266,7 +269,7 @@ size_t RingDrainer::DrainRing(ThreadRing* r, bool merge_numbered, bool final) {
   // the recording has stopped, so nothing writes there any more.
   if (final && t == published) {
     const uint32_t staged = r->staged.load(std::memory_order_acquire);
-    for (uint32_t i = 0; i < staged; ++i) Emit(thread, r->stage[i]);
+    for (uint32_t i = 0; i < staged; ++i) Emit(out, timestamps, thread, r->stage[i]);
     taken += staged;
   }
   r->tail.store(t, std::memory_order_release);
@@ -286,11 +289,13 @@ void RingDrainer::EmitNumbered(bool final) {
     }
   }
   size_t i = 0;
+  TraceWriter& out = *out_;
+  const bool timestamps = options_.timestamps;
   // Write only the gap-free run: a missing number is an event another
   // thread is still writing.
   while (i < staging_.size() && (final || staging_[i].event.seq == next_seq_)) {
-    if (i + kLookAhead < staging_.size()) LookAhead(*out_, staging_[i + kLookAhead].event);
-    Emit(staging_[i].thread, staging_[i].event);
+    if (i + kLookAhead < staging_.size()) LookAhead(out, staging_[i + kLookAhead].event);
+    Emit(out, timestamps, staging_[i].thread, staging_[i].event);
     next_seq_ = staging_[i].event.seq + 1;
     ++i;
   }

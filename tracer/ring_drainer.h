@@ -77,7 +77,9 @@ class RingDrainer {
   size_t DrainRing(ThreadRing* r, bool merge_numbered, bool final);
   void EmitNumbered(bool final);
   void FreeExitedRings();
-  void Emit(uint32_t thread, const RawEvent& e);
+  // `out` is *out_ and `timestamps` options_.timestamps, read once by the
+  // caller's loop.
+  void Emit(TraceWriter& out, bool timestamps, uint32_t thread, const RawEvent& e);
   void EmitRealloc(uint32_t thread, const RawEvent& e);
   // Defines class `cls` (a registered class id) in the trace.
   void DefineClass(uint32_t cls);
