@@ -189,14 +189,15 @@ class Recorder {
     }
   }
 
-  // The common case of every event, inline: a thread recording alone, with
-  // room in its stage, no timestamps. Stages the event `fill` writes and
-  // returns true; else writes nothing and returns false, and the caller
-  // takes the general path (BeginEvent, EndEvent) out of line. Nothing on
-  // its path but the stage's flush is a call, so a caller saves no
-  // registers for it.
+  // The common cases of every event, inline: a thread recording alone
+  // with room in its stage, or threads recording at once with room in the
+  // ring; no timestamps. Records the event `fill` writes and returns true;
+  // else writes nothing and returns false, and the caller takes the general
+  // path (BeginEvent, EndEvent) out of line. Nothing on its path but a full
+  // stage's flush and a wake of the drainer is a call, so a caller saves
+  // no registers for it.
   template <typename Fill>
-  bool TryStage(const Fill& fill);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool TryStage(const Fill& fill);
   // The stage is full: copies it into the ring and ends the event.
   void EndStage(recorder_internal::ThreadRing* ring);
   void RecordAllocationSlow(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,

@@ -79,24 +79,47 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
   r->in_event.store(1, std::memory_order_relaxed);
   // Orders the store above before the loads below (see BeginEvent).
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  // Room for a whole stage, so copying it never waits (FlushStage).
-  if (ABSL_PREDICT_FALSE(multi_thread_.load(std::memory_order_relaxed) || timestamps_ ||
-                         r->generation != generation_.load(std::memory_order_relaxed) ||
-                         r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
-                             kRingCapacity)) {
+  if (ABSL_PREDICT_FALSE(timestamps_ ||
+                         r->generation != generation_.load(std::memory_order_relaxed))) {
     r->in_event.store(0, std::memory_order_release);
     return false;
   }
-  const uint32_t staged = r->staged.load(std::memory_order_relaxed);
-  RawEvent* e = &r->stage[staged];
-  e->seq = kUnsequenced;
-  fill(e);
-  r->staged.store(staged + 1, std::memory_order_relaxed);
-  if (ABSL_PREDICT_FALSE(staged + 1 == kStageEvents)) {
-    EndStage(r);
+  if (ABSL_PREDICT_TRUE(!multi_thread_.load(std::memory_order_relaxed))) {
+    // Room for a whole stage, so copying it never waits (FlushStage).
+    if (ABSL_PREDICT_FALSE(r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
+                           kRingCapacity)) {
+      r->in_event.store(0, std::memory_order_release);
+      return false;
+    }
+    const uint32_t staged = r->staged.load(std::memory_order_relaxed);
+    RawEvent* e = &r->stage[staged];
+    e->seq = kUnsequenced;
+    fill(e);
+    r->staged.store(staged + 1, std::memory_order_relaxed);
+    if (ABSL_PREDICT_FALSE(staged + 1 == kStageEvents)) {
+      EndStage(r);
+      return true;
+    }
+    r->in_event.store(0, std::memory_order_release);
     return true;
   }
+  // Threads recording at once: a numbered event straight into the ring,
+  // unless a stage left from one-thread mode is still being copied.
+  const uint64_t h = r->head.load(std::memory_order_relaxed);
+  if (ABSL_PREDICT_FALSE(r->staged.load(std::memory_order_acquire) != 0 ||
+                         h - r->cached_tail >= kRingCapacity)) {
+    r->in_event.store(0, std::memory_order_release);
+    return false;
+  }
+  RawEvent* e = &r->events[h & (kRingCapacity - 1)];
+  e->seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+  fill(e);
+  r->head.store(h + 1, std::memory_order_relaxed);
+  r->published.store(h + 1, std::memory_order_release);
   r->in_event.store(0, std::memory_order_release);
+  if (ABSL_PREDICT_FALSE(((h + 1) & (recorder_internal::kWakeEvery - 1)) == 0)) {
+    MaybeWakeDrainer(r);
+  }
   return true;
 }
 
@@ -129,7 +152,7 @@ inline void Recorder::DestroyArena(uint32_t arena) {
 // The general path of an event (TryStage's exceptions: another thread
 // records, timestamps, a full ring, the first event of a thread or a
 // recording) and of every realloc.
-inline RawEvent* Recorder::BeginEvent() {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline RawEvent* Recorder::BeginEvent() {
   using recorder_internal::kRingCapacity;
   using recorder_internal::kStageEvents;
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
@@ -168,7 +191,7 @@ inline RawEvent* Recorder::BeginEvent() {
   return e;
 }
 
-inline void Recorder::EndEvent() {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Recorder::EndEvent() {
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
   if (ABSL_PREDICT_TRUE(r->event_staged)) {
     const uint32_t n = r->staged.load(std::memory_order_relaxed) + 1;
