@@ -199,6 +199,47 @@ absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path) {
   return st;
 }
 
+absl::StatusOr<TraceStats> CountTraceEvents(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path);
+  if (!opened.ok()) return opened.status();
+  TraceReader& reader = **opened;
+  TraceStats st;
+  st.header = reader.header();
+  st.file_bytes = reader.file_size();
+  if (absl::Status s = reader.ForEachEvent([](const std::vector<Event>&) {},
+                                           [&](const Event& e) {
+                                             switch (e.kind) {
+                                               case OpKind::kAlloc:
+                                                 ++st.allocs;
+                                                 break;
+                                               case OpKind::kFree:
+                                                 ++st.frees;
+                                                 break;
+                                               case OpKind::kRealloc:
+                                                 ++st.reallocs;
+                                                 break;
+                                               case OpKind::kArenaCreate:
+                                                 ++st.arenas_created;
+                                                 break;
+                                               case OpKind::kArenaDestroy:
+                                                 ++st.arenas_destroyed;
+                                                 break;
+                                               default:
+                                                 break;
+                                             }
+                                             return absl::OkStatus();
+                                           });
+      !s.ok()) {
+    return s;
+  }
+  st.events = reader.events_read();
+  st.chunks = reader.chunks_read();
+  st.has_footer = reader.has_footer();
+  st.cut_short = reader.cut_short();
+  st.threads = reader.threads_seen();
+  return st;
+}
+
 const char* ChecksumKind(const TraceStats& st) {
   if (st.header.has_crc32c()) return "all";
   return st.header.chunks_have_crc32c() ? "chunks" : "none";

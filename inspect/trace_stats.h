@@ -77,6 +77,14 @@ struct TraceStats {
 // Reads and validates the whole trace at `path`.
 absl::StatusOr<TraceStats> ComputeTraceStats(const std::string& path);
 
+// Reads and validates the whole trace at `path` as ComputeTraceStats does
+// (every chunk decoded, every checksum checked), but fills only the header,
+// how the trace ends, the file's size and the counts of chunks, events by
+// kind and threads: for a one-line summary (capture's closing line), at a
+// fraction of the cost of the rest (a quarter of a 4-thread capture's CPU
+// time went to the full statistics).
+absl::StatusOr<TraceStats> CountTraceEvents(const std::string& path);
+
 // "812 B", "34.5 KiB", "12.0 MiB": a byte count for people.
 std::string HumanBytes(uint64_t bytes);
 

@@ -178,7 +178,7 @@ std::vector<std::string> ChildTraces(const std::string& file, const timespec& si
 
 // One line about one trace (then `tail`); false if it is invalid.
 bool Summarize(const std::string& path, const std::string& tail) {
-  auto stats = ComputeTraceStats(path);
+  auto stats = CountTraceEvents(path);
   if (!stats.ok()) {
     std::fprintf(stderr, "capture: %s%s\n", std::string(stats.status().message()).c_str(),
                  tail.c_str());
