@@ -364,23 +364,14 @@ void Recorder::RecordAllocationSlow(const void* p, uint32_t arena, uint32_t elem
                                     uint32_t site) {
   RawEvent* e = BeginEvent();
   if (e == nullptr) return;
-  e->kind = RawKind::kAlloc;
-  e->ptr = reinterpret_cast<uintptr_t>(p);
-  e->arena = arena;
-  e->elem_size = elem_size;
-  e->count = count;
-  e->align_log2 = align_log2;
-  e->zeroed = zeroed;
-  e->site = site;
+  FillAllocation(e, p, arena, elem_size, count, align_log2, zeroed, site);
   EndEvent();
 }
 
 void Recorder::RecordFreeSlow(const void* p, uint32_t arena) {
   RawEvent* e = BeginEvent();
   if (e == nullptr) return;
-  e->kind = RawKind::kFree;
-  e->ptr = reinterpret_cast<uintptr_t>(p);
-  e->arena = arena;
+  FillFree(e, p, arena);
   EndEvent();
 }
 

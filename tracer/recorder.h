@@ -120,13 +120,7 @@ class Recorder {
     RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true, site);
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordFree(const void* p, uint32_t arena) {
-    if (!TryStage([&](RawEvent* e) {
-          e->kind = RawKind::kFree;
-          e->ptr = reinterpret_cast<uintptr_t>(p);
-          e->arena = arena;
-        })) {
-      RecordFreeSlow(p, arena);
-    }
+    if (!TryStage([&](RawEvent* e) { FillFree(e, p, arena); })) RecordFreeSlow(p, arena);
   }
   // realloc: `old_p` (which may equal `new_p`) is replaced by `new_p`.
   void RecordRealloc(const void* old_p, const void* new_p, uint32_t arena, uint64_t bytes,
@@ -176,17 +170,29 @@ class Recorder {
                                                      uint8_t align_log2, bool zeroed,
                                                      uint32_t site) {
     if (!TryStage([&](RawEvent* e) {
-          e->kind = RawKind::kAlloc;
-          e->ptr = reinterpret_cast<uintptr_t>(p);
-          e->arena = arena;
-          e->elem_size = elem_size;
-          e->count = count;
-          e->align_log2 = align_log2;
-          e->zeroed = zeroed;
-          e->site = site;
+          FillAllocation(e, p, arena, elem_size, count, align_log2, zeroed, site);
         })) {
       RecordAllocationSlow(p, arena, elem_size, count, align_log2, zeroed, site);
     }
+  }
+  // An allocation's and a free's fields, for the inline and general paths.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void FillAllocation(RawEvent* e, const void* p,
+                                                          uint32_t arena, uint32_t elem_size,
+                                                          uint64_t count, uint8_t align_log2,
+                                                          bool zeroed, uint32_t site) {
+    e->kind = RawKind::kAlloc;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
+    e->elem_size = elem_size;
+    e->count = count;
+    e->align_log2 = align_log2;
+    e->zeroed = zeroed;
+    e->site = site;
+  }
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void FillFree(RawEvent* e, const void* p, uint32_t arena) {
+    e->kind = RawKind::kFree;
+    e->ptr = reinterpret_cast<uintptr_t>(p);
+    e->arena = arena;
   }
 
   // The common cases of every event, inline: a thread recording alone
