@@ -90,6 +90,41 @@ TEST(TraceRoundTripTest, FileIsAValidTraceMessage) {
   EXPECT_EQ(trace.packet(trace.packet_size() - 1).footer().events(), 1003u);
 }
 
+// The footer's counts are the writer's own: they must match what the
+// chunks hold, across every kind of op (thread and arena switches,
+// timestamps, reallocs, an allocation over a live address) and chunks.
+TEST(TraceRoundTripTest, FooterCountsEveryOpAndEvent) {
+  const std::string path = TempPath("counts.trace");
+  auto writer = TraceWriter::Create(path, proto::Header(), /*chunk_events=*/7);
+  ASSERT_TRUE(writer.ok());
+  TraceWriter& w = **writer;
+  w.ArenaCreate(0, 5);
+  w.ArenaCreate(1, 6);
+  for (uint64_t i = 0; i < 40; ++i) {
+    const uint32_t thread = static_cast<uint32_t>(i % 3);
+    if (i % 4 == 0) w.Timestamp(1000 * i);
+    w.Alloc(thread, i % 2 == 0 ? 5 : 6, 0x1000 + 64 * i, {16, 1, 8});
+    if (i % 5 == 0) w.Realloc(thread, 5, 0x1000 + 64 * i, 0x900000 + 64 * i, {32, 1, 8});
+  }
+  w.Alloc(0, 5, 0x1000 + 64 * 1, {16, 1, 8});  // over a live block: a free first
+  EXPECT_FALSE(w.Free(2, 6, 0x77777770));      // unknown: no event
+  w.ArenaDestroy(1, 6);
+  ASSERT_TRUE(w.Finish().ok());
+  proto::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(path)));
+  uint64_t ops = 0;
+  for (const proto::Packet& p : trace.packet()) {
+    if (p.has_chunk()) ops += static_cast<uint64_t>(p.chunk().ops_size());
+  }
+  const proto::Footer& footer = trace.packet(trace.packet_size() - 1).footer();
+  EXPECT_EQ(footer.ops(), ops);
+  auto d = ReadAll(path);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(footer.events(), d->events.size());
+  EXPECT_GT(ops, d->events.size());  // thread, arena and time ops too
+  EXPECT_GT(footer.chunks(), 1u);
+}
+
 TEST(TraceRoundTripTest, CutShortRecordingKeepsCompleteChunks) {
   const std::string path = TempPath("cut.trace");
   std::vector<std::pair<OpKind, uint64_t>> expected;

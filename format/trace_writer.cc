@@ -74,13 +74,14 @@ void TraceWriter::SwitchThread(uint32_t thread) {
   inserted_thread_ = thread;
   if (thread != cur_thread_) {
     Op(OpKind::kSetThread, thread);
+    ++state_ops_;
     cur_thread_ = thread;
   }
 }
 
 void TraceWriter::GrowOps() {
   const size_t len = static_cast<size_t>(ops_end_ - ops_.data());
-  ops_.resize(ops_.size() * 2);
+  ops_.resize(ops_.size() * 2 + kEventOps * kMaxVarintBytes);
   ops_end_ = ops_.data() + len;
   ops_limit_ = ops_.data() + ops_.size();
 }
@@ -197,7 +198,9 @@ void TraceWriter::AliasStack(uint32_t id, uint32_t same_as) {
 }
 
 void TraceWriter::Timestamp(uint64_t ns) {
+  Reserve(1);
   Op(OpKind::kTimestamp, ns - last_timestamp_);
+  ++state_ops_;
   last_timestamp_ = ns;
 }
 
@@ -224,7 +227,7 @@ void TraceWriter::AppendCallSites(std::string* chunk) const {
 }
 
 absl::Status TraceWriter::FlushChunk() {
-  if (ops_in_chunk_ == 0) return status_;
+  if (ops_end_ == ops_.data()) return status_;
   using C = proto::Chunk;
   // Two buffers kept across chunks: a chunk past glibc's mmap threshold
   // (128 KiB) in a fresh string each time was fresh pages each time, page
@@ -271,9 +274,7 @@ absl::Status TraceWriter::FlushChunk() {
   framed.reserve(chunk.size() + 2 * kMaxVarintBytes + 2);
   AppendFramedPacketBody(proto::Packet::kChunkFieldNumber, chunk, &framed);
 
-  ops_total_ += ops_in_chunk_;
   ops_end_ = ops_.data();
-  ops_in_chunk_ = 0;
   new_shapes_.clear();
   args_.clear();
   arena_classes_.clear();
@@ -286,7 +287,7 @@ absl::Status TraceWriter::FlushChunk() {
   new_stacks_.clear();
   new_modules_.clear();
   prev_free_id_ = 0;
-  chunk_first_event_ = events_;
+  chunk_first_event_ = events();
   events_left_in_chunk_ = chunk_events_;
   ++chunks_;
   return WriteBytes(framed);
@@ -294,8 +295,8 @@ absl::Status TraceWriter::FlushChunk() {
 
 absl::Status TraceWriter::Finish(proto::Footer footer) {
   FlushChunk().IgnoreError();
-  footer.set_events(events_);
-  footer.set_ops(ops_total_);
+  footer.set_events(events());
+  footer.set_ops(events() + state_ops_);
   footer.set_allocs(allocs_);
   footer.set_frees(frees_);
   footer.set_reallocs(reallocs_);

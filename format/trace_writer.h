@@ -105,7 +105,7 @@ class TraceWriter {
   // (dropped events); the writer fills in its own.
   absl::Status Finish(proto::Footer footer = {});
 
-  uint64_t events() const { return events_; }
+  uint64_t events() const { return chunk_first_event_ + (chunk_events_ - events_left_in_chunk_); }
   uint64_t chunks() const { return chunks_; }
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t unmatched_frees() const { return unmatched_frees_; }
@@ -123,27 +123,36 @@ class TraceWriter {
   // (SwitchThread, GrowOps, ShapeIdSlow, MapArenaSlow, FlushChunk): a call
   // per step, each saving the registers its rare branch needed, was a third
   // of the writer's instructions.
-  // The event's thread and arena, as ops where they change.
+  // The event's thread and arena, as ops where they change. Makes room
+  // for the event's ops: at most kEventOps (a thread, an arena, the op).
+  static constexpr ptrdiff_t kEventOps = 3;
   ABSL_ATTRIBUTE_ALWAYS_INLINE void BeginEvent(uint32_t thread, uint32_t arena) {
+    Reserve(kEventOps);
     if (ABSL_PREDICT_FALSE(thread != inserted_thread_)) SwitchThread(thread);
     if (arena != cur_arena_) {
       Op(OpKind::kSetArena, arena);
+      ++state_ops_;
       cur_arena_ = arena;
     }
   }
   void SwitchThread(uint32_t thread);
+  // The count of events is the chunk's first event and how far the
+  // countdown has run (events()).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void EndEvent() {
-    ++events_;
     if (ABSL_PREDICT_FALSE(--events_left_in_chunk_ == 0)) {
       FlushChunk().IgnoreError();  // kept in status_
     }
   }
-  ABSL_ATTRIBUTE_ALWAYS_INLINE void Op(OpKind kind, uint64_t payload) {
-    if (ABSL_PREDICT_FALSE(ops_limit_ - ops_end_ < static_cast<ptrdiff_t>(kMaxVarintBytes))) {
+  // Room for `ops` more ops in the buffer.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Reserve(ptrdiff_t ops) {
+    if (ABSL_PREDICT_FALSE(ops_limit_ - ops_end_ < ops * static_cast<ptrdiff_t>(kMaxVarintBytes))) {
       GrowOps();
     }
+  }
+  // An op, in room made by Reserve. An event has one op of its own: only
+  // the ops that set state (thread, arena, time) are counted (state_ops_).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Op(OpKind kind, uint64_t payload) {
     ops_end_ = EncodeVarint((payload << kOpKindBits) | static_cast<uint64_t>(kind), ops_end_);
-    ++ops_in_chunk_;
   }
   void GrowOps();
   // A direct-mapped cache before the hash map: a program's allocations
@@ -215,7 +224,6 @@ class TraceWriter {
   std::string ops_;
   char* ops_end_ = nullptr;
   char* ops_limit_ = nullptr;
-  uint64_t ops_in_chunk_ = 0;
   uint64_t chunk_first_event_ = 0;
   uint32_t events_left_in_chunk_;  // chunk_events_ less the chunk's events
   std::vector<Shape> new_shapes_;
@@ -263,8 +271,7 @@ class TraceWriter {
   std::vector<uint32_t> stack_ids_;   // caller id -> trace id (0: not defined)
 
   // Counts.
-  uint64_t events_ = 0;
-  uint64_t ops_total_ = 0;
+  uint64_t state_ops_ = 0;  // SET_THREAD, SET_ARENA and TIMESTAMP ops
   uint64_t allocs_ = 0, frees_ = 0, reallocs_ = 0, arenas_ = 0;
   uint64_t chunks_ = 0;
   uint64_t bytes_written_ = 0;

@@ -251,15 +251,19 @@ size_t RingDrainer::DrainRing(ThreadRing* r, bool merge_numbered, bool final) {
   const uint32_t thread = r->thread_id;
   TraceWriter& out = *out_;
   const bool timestamps = options_.timestamps;
-  // Unsequenced events come first in the global order.
-  while (t < published) {
+  // Unsequenced events come first in the global order. Two loops: the
+  // events with kLookAhead more behind them, and the last few.
+  const uint64_t ahead_end = published > kLookAhead ? published - kLookAhead : 0;
+  for (; t < ahead_end; ++t) {
     const RawEvent& e = r->events[t & (kRingCapacity - 1)];
     if (e.seq != kUnsequenced) break;
-    if (t + kLookAhead < published) {
-      LookAhead(out, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
-    }
+    LookAhead(out, r->events[(t + kLookAhead) & (kRingCapacity - 1)]);
     Emit(out, timestamps, thread, e);
-    ++t;
+  }
+  for (; t < published; ++t) {
+    const RawEvent& e = r->events[t & (kRingCapacity - 1)];
+    if (e.seq != kUnsequenced) break;
+    Emit(out, timestamps, thread, e);
   }
   if (merge_numbered) {
     for (; t < published; ++t) staging_.push_back({thread, r->events[t & (kRingCapacity - 1)]});
