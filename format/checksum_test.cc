@@ -179,7 +179,7 @@ TEST(ChunkChecksumTest, EveryChangedByteOfAChunkIsAnError) {
 
 // `message` serialized and sealed with its checksum as the writer seals it,
 // framed as the one `body_field` record of a packet.
-std::string Sealed(google::protobuf::Message& message, int body_field, uint8_t tag) {
+std::string Sealed(google::protobuf::MessageLite& message, int body_field, uint8_t tag) {
   std::string body = message.SerializeAsString();
   AppendCrc32cField(tag, &body);
   std::string framed;

@@ -2,12 +2,14 @@
 
 #include <fstream>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "alloctrace/base/crc32c.h"
+#include "alloctrace/format/wire.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace alloctrace {
@@ -23,13 +25,36 @@ bool StartsWithMagic(const std::string& path) {
   return absl::StrContains(absl::string_view(head, static_cast<size_t>(in.gcount())), kTraceMagic);
 }
 
-// Whether `message` holds a field this reader does not know, of wire type
-// fixed32: a checksum whose tag byte changed into another field's.
-bool HasUnknownFixed32(const google::protobuf::Message& message) {
-  const google::protobuf::UnknownFieldSet& unknown =
-      message.GetReflection()->GetUnknownFields(message);
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    if (unknown.field(i).type() == google::protobuf::UnknownField::TYPE_FIXED32) return true;
+// Whether `message` holds a top-level field of wire type fixed32. Called
+// where the message has no checksum, its one known fixed32 field: such a
+// field is one this reader does not know, a checksum whose tag byte changed
+// into another field's. The message is read back from its own bytes (kept
+// unknown fields included), so the lite runtime needs no reflection.
+bool HasFixed32Field(const google::protobuf::MessageLite& message) {
+  const std::string bytes = message.SerializeAsString();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  while (p < end) {
+    uint64_t tag = 0;
+    uint64_t length = 0;
+    if (!ReadVarint(&p, end, &tag)) return false;
+    switch (static_cast<WireType>(tag & 7)) {
+      case WireType::kVarint:
+        if (!ReadVarint(&p, end, &length)) return false;
+        break;
+      case WireType::kFixed64:
+        if (end - p < 8) return false;
+        p += 8;
+        break;
+      case WireType::kLengthDelimited:
+        if (!ReadVarint(&p, end, &length) || length > static_cast<uint64_t>(end - p)) return false;
+        p += length;
+        break;
+      case WireType::kFixed32:
+        return true;
+      default:  // groups: none in a trace
+        return false;
+    }
   }
   return false;
 }
@@ -180,7 +205,7 @@ absl::Status TraceReader::CheckCrc32c(absl::string_view bytes, size_t covered,
 }
 
 absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
-                                           const google::protobuf::Message& message,
+                                           const google::protobuf::MessageLite& message,
                                            bool has_crc32c, int body_field, uint8_t tag,
                                            absl::string_view what, bool promised,
                                            bool tag_decides) const {
@@ -197,7 +222,7 @@ absl::Status TraceReader::CheckEndChecksum(absl::string_view packet,
     return error(ChecksumMismatch(what, crc.stored, crc.computed));
   }
   if (!has_crc32c) {
-    if (HasUnknownFixed32(message)) {
+    if (HasFixed32Field(message)) {
       return error(absl::StrCat("an unknown fixed32 field where the ", what,
                                 "'s checksum would be (its tag changed?)"));
     }

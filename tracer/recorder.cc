@@ -21,6 +21,10 @@
 #include "alloctrace/format/trace_writer.h"
 #include "alloctrace/tracer/ring_drainer.h"
 
+// Defined by the capture library (tracer/capture/capture_session.cc) and
+// exported by it alone: non-null when it is preloaded into this process.
+extern "C" __attribute__((weak)) const int alloctrace_capture_preloaded;
+
 namespace alloctrace {
 namespace recorder_internal {
 
@@ -123,6 +127,14 @@ absl::Status Recorder::Stop(RecordingStats* stats) {
 
 void Recorder::AutoStart() {
   if (ever_started_.load()) return;
+  // Under the capture library every allocation of the program, its
+  // containers' included, is recorded at malloc level into the file
+  // ALLOCTRACE_OUT names: a recording of the containers there too would
+  // overwrite it. The containers are then served by operator new, unrecorded.
+  if (&alloctrace_capture_preloaded != nullptr) {
+    ever_started_.store(true);
+    return;
+  }
   RecordingOptions options;
   const char* out = std::getenv("ALLOCTRACE_OUT");
   options.path =

@@ -19,6 +19,11 @@
 #include "alloctrace/base/utf8.h"
 #include "alloctrace/tracer/call_sites.h"
 
+// Exported (preload.lds): an instrumented program's own recorder finds it
+// and stands aside (Recorder::AutoStart), since this library records all of
+// the program's allocations into the file that recorder would write.
+extern "C" __attribute__((visibility("default"))) const int alloctrace_capture_preloaded = 1;
+
 namespace alloctrace::capture_internal {
 
 std::atomic<int> g_session_state{kOff};

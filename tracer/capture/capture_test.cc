@@ -4,6 +4,7 @@
 // Under --config=asan the test and the capture tool are sanitized, while the
 // preload library and capture_testprog are built without sanitizers (see
 // no_sanitizer.bzl), as they must be to load into ordinary programs.
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -46,6 +47,7 @@ std::string Runfile(const std::string& path) {
 std::string CaptureBin() { return Runfile("tracer/capture/capture"); }
 std::string TestProg() { return Runfile("tracer/capture/capture_testprog"); }
 std::string MtProgram() { return Runfile("examples/mt_program/mt_program"); }
+std::string LruCache() { return Runfile("examples/programs/lru_cache"); }
 
 std::string TempDir(const std::string& name) {
   std::string dir = testing::TempDir();
@@ -460,6 +462,43 @@ TEST(CaptureTest, UninstrumentedProducerConsumerProgram) {
   for (const auto& [thread, allocs] : allocs_by_thread) producer_threads += allocs >= 2 * 3000;
   EXPECT_EQ(producer_threads, 2u);
   EXPECT_GE(cross_thread_frees, 2u * 2 * 3000);
+}
+
+// A program that records its own containers carries a second copy of the
+// recorder and of the trace format's code: both run, the capture records
+// every allocation (the containers' through operator new), and the
+// program's recorder, which would write the same file, stands aside.
+TEST(CaptureTest, InstrumentedProgramIsCapturedWhole) {
+  const std::string dir = TempDir("instrumented");
+  const std::string out = dir + "/lru.trace";
+  RunResult r = Capture(out, {LruCache(), "3000", "500"}, {}, {"--call_sites=4"});
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "capture: " + out + ": lru_cache, ")) << r.output;
+  const ShapeCounts c = CountShapes(out);
+  EXPECT_TRUE(c.has_footer);
+  uint64_t allocs = 0;
+  for (const auto& [shape, n] : c.allocs) allocs += n;
+  // A miss allocates a payload, an entry and a list node: well over 3000
+  // allocations at a 500-entry capacity.
+  EXPECT_GT(allocs, 3000u);
+  EXPECT_EQ(c.footer.unmatched_frees(), 0u);
+  // The capture's trace is the only file: the program's own recorder wrote
+  // none (its default name is alloctrace.<pid>.trace, in the directory it
+  // runs in; ALLOCTRACE_OUT is the capture's).
+  size_t files = 0;
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) files += e->d_name[0] != '.';
+  closedir(d);
+  EXPECT_EQ(files, 1u);
+  // The containers' allocations are the program's own code's: the cache's
+  // lookup allocates its entries.
+  absl::StatusOr<CallSiteReport> report = ComputeCallSites(out);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->allocations_without_site, 0u);
+  bool in_lru_cache = false;
+  for (const SiteGroup& g : report->groups) in_lru_cache |= g.module == "lru_cache";
+  EXPECT_TRUE(in_lru_cache) << FormatCallSitesText(*report, 10);
 }
 
 TEST(CaptureTest, Sort) {
