@@ -173,7 +173,9 @@ absl::Status SiteCount::ReadTable() {
   const auto& labels = (*reader)->header().labels();
   const int depth_asked =
       labels.contains("call_site_depth") ? std::atoi(labels.at("call_site_depth").c_str()) : 0;
-  report_.has_sites = !table_.empty();
+  // Recorded with call sites: asked for in the header, or a table there
+  // (or one that was damaged, its error a note above).
+  report_.has_sites = depth_asked > 0 || !table_.empty() || !(*reader)->call_sites_error().empty();
   report_.stacks = table_.stacks().size();
   symbols_ = Symbolize(table_, addr2line_);
   report_.notes.insert(report_.notes.end(), symbols_.notes.begin(), symbols_.notes.end());

@@ -15,6 +15,11 @@ absl::Status WriteSiteClasses(const std::string& in, const CallSiteReport& repor
     return absl::InvalidArgumentError(
         absl::StrCat(in, ": the trace has no call sites (capture --call_sites=N records them)"));
   }
+  if (report.stacks == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        in, ": no call stack of the trace could be read, so there is no site to make a class of",
+        report.notes.empty() ? "" : absl::StrCat(" (", report.notes.front(), ")")));
+  }
   absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(in);
   if (!opened.ok()) return opened.status();
   TraceReader& reader = **opened;
