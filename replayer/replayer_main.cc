@@ -292,8 +292,9 @@ TraceReport MeasureOne(const Command& cmd, const SharedProgram& t, const std::st
     search.min_share = cmd.config.min_share;
     search.single_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.per_container = std::make_shared<const PerContainerVerdict>(
-        SearchPerContainer(t, report, infos, self, s, ctx, search));
+    PerContainerVerdict v = SearchPerContainer(t, report, infos, self, s, ctx, search);
+    MarkCallSiteClasses(program.header, v);
+    report.per_container = std::make_shared<const PerContainerVerdict>(std::move(v));
   }
   return report;
 }

@@ -66,14 +66,21 @@ std::string PerContainerHtml(const PerContainerVerdict& v, const std::string& id
   }
   absl::StrAppend(&o, table.Render(absl::StrCat("id=\"", Escape(id), "-table\"")));
   if (MixIsTheAnswer(v)) {
-    absl::StrAppend(&o,
-                    "<p>Adopt, per container (T: the container's element type):</p>"
-                    "<pre style=\"white-space: pre-wrap\">");
-    for (const ClassVerdict& c : v.classes) {
-      if (!c.alias.empty()) absl::StrAppend(&o, Escape(c.alias), "\n");
+    absl::StrAppend(&o, "<p>", Escape(AdoptHeading(v)),
+                    "</p><pre style=\"white-space: pre-wrap\">");
+    for (const std::string& line : AdoptLines(v)) absl::StrAppend(&o, Escape(line), "\n");
+    absl::StrAppend(&o, "</pre><p>", Escape(HeapWords(v)), ".");
+    if (v.from_call_sites) {
+      absl::StrAppend(&o, " ", Escape(SiteClassesWords(v)), ".</p>");
+    } else {
+      absl::StrAppend(&o, " In the program, unchanged: <code>",
+                      Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")),
+                      "</code></p>");
     }
-    absl::StrAppend(&o, "</pre><p>", Escape(HeapWords(v)), ". In the program, unchanged: <code>",
-                    Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");
+  } else if (v.from_call_sites) {
+    if (!v.mix_is_single) {
+      absl::StrAppend(&o, "<p class=\"note\">", Escape(SiteClassesWords(v)), ".</p>");
+    }
   } else if (!v.mix_is_single) {
     absl::StrAppend(&o, "<p class=\"note\">The mix searched (not the answer): <code>",
                     Escape(absl::StrCat("ALLOCTRACE_POLICY='", v.assignment, "'")), "</code></p>");

@@ -135,15 +135,19 @@ std::string PerContainerMarkdown(const PerContainerVerdict& v) {
   }
   if (!MixIsTheAnswer(v)) {
     if (v.mix_is_single) return o + "\n";
+    if (v.from_call_sites) return absl::StrCat(o, "\n", SiteClassesWords(v), ".\n\n");
     return absl::StrCat(o, "\nThe mix searched (not the answer): `ALLOCTRACE_POLICY='",
                         v.assignment, "'`.\n\n");
   }
-  absl::StrAppend(&o, "\nAdopt, per container (`T`: the container's element type):\n\n```cpp\n");
-  for (const ClassVerdict& c : v.classes) {
-    if (!c.alias.empty()) absl::StrAppend(&o, c.alias, "\n");
+  absl::StrAppend(&o, "\n", AdoptHeading(v), "\n\n```", v.from_call_sites ? "" : "cpp", "\n");
+  for (const std::string& line : AdoptLines(v)) absl::StrAppend(&o, line, "\n");
+  absl::StrAppend(&o, "```\n\n", HeapWords(v), ".");
+  if (v.from_call_sites) {
+    absl::StrAppend(&o, " ", SiteClassesWords(v), ".\n\n");
+  } else {
+    absl::StrAppend(&o, " In the program, unchanged: `ALLOCTRACE_POLICY='", v.assignment,
+                    "'`.\n\n");
   }
-  absl::StrAppend(&o, "```\n\n", HeapWords(v), ". In the program, unchanged: `ALLOCTRACE_POLICY='",
-                  v.assignment, "'`.\n\n");
   return o;
 }
 

@@ -54,6 +54,34 @@ std::string InProgramSentence(const PerContainerVerdict& v) {
 
 }  // namespace
 
+std::string AdoptHeading(const PerContainerVerdict& v) {
+  return v.from_call_sites ? "Adopt, per call site (T: the element type of the containers that "
+                             "allocate in the function):"
+                           : "Adopt, per container (T: the container's element type):";
+}
+
+std::vector<std::string> AdoptLines(const PerContainerVerdict& v) {
+  std::vector<std::string> lines;
+  for (const ClassVerdict& c : v.classes) {
+    if (!v.from_call_sites) {
+      if (!c.alias.empty()) lines.push_back(c.alias);
+    } else if (c.facts.def.id != 0) {
+      lines.push_back(absl::StrCat(c.facts.def.name, ": ",
+                                   c.policy == kHeapPolicy || c.adopt.cpp_type.empty()
+                                       ? "std::allocator<T> (the heap)"
+                                       : c.adopt.cpp_type));
+    }
+  }
+  return lines;
+}
+
+std::string SiteClassesWords(const PerContainerVerdict& v) {
+  if (!v.from_call_sites) return "";
+  return "these classes are the capture's allocating functions: give the containers that "
+         "allocate there a TraceAllocator of their own class, record the program, and run "
+         "replayer --per_container TRACE -- PROGRAM to confirm in the program";
+}
+
 bool MixIsTheAnswer(const PerContainerVerdict& v) {
   return v.why_not.empty() && !v.mix_is_single && v.mix_faster && v.in_situ_failure.empty();
 }

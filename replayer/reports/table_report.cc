@@ -163,13 +163,19 @@ std::string PerContainerText(const PerContainerVerdict& v) {
     absl::StrAppend(&o, Wrap("      " + ClassChoiceWords(c), 80, 6), "\n");
   }
   if (MixIsTheAnswer(v)) {
-    absl::StrAppend(&o, "  Adopt, per container (T: the container's element type):\n");
-    for (const ClassVerdict& c : v.classes) {
-      if (!c.alias.empty()) absl::StrAppend(&o, Wrap("    " + c.alias, 80, 8), "\n");
+    absl::StrAppend(&o, Wrap("  " + AdoptHeading(v), 80, 4), "\n");
+    for (const std::string& line : AdoptLines(v)) {
+      absl::StrAppend(&o, Wrap("    " + line, 80, 8), "\n");
     }
     para(HeapWords(v));
-    para(absl::StrCat("the same in the program, unchanged: ALLOCTRACE_POLICY='", v.assignment, "'",
-                      v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
+    if (v.from_call_sites) {
+      para(SiteClassesWords(v));
+    } else {
+      para(absl::StrCat("the same in the program, unchanged: ALLOCTRACE_POLICY='", v.assignment,
+                        "'", v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));
+    }
+  } else if (v.from_call_sites) {
+    if (!v.mix_is_single) para(SiteClassesWords(v));
   } else if (!v.mix_is_single) {
     para(absl::StrCat("the mix searched (not the answer): ALLOCTRACE_POLICY='", v.assignment, "'",
                       v.heap == "malloc" ? "" : ", the heap's malloc preloaded"));

@@ -89,6 +89,13 @@ std::string MixSentence(const PerContainerVerdict& v);
 bool MixIsTheAnswer(const PerContainerVerdict& v);
 std::string MixCostWords(const PerContainerVerdict& v);
 std::string HeapWords(const PerContainerVerdict& v);
+// How to adopt the mix: a heading and its lines, the alias lines to paste
+// (T: a container's element type); for classes that are a capture's call
+// sites, each function and the type its containers would take, and what to
+// do before the program can run it (SiteClassesWords; "" otherwise).
+std::string AdoptHeading(const PerContainerVerdict& v);
+std::vector<std::string> AdoptLines(const PerContainerVerdict& v);
+std::string SiteClassesWords(const PerContainerVerdict& v);
 
 // Why a verdict is provisional: the recommended policy's figures rest on
 // fewer than kMinPairedRounds rounds paired with the reference (its own

@@ -116,6 +116,14 @@ std::string AliasName(const ClassDef& def) {
   return absl::StrCat(name, "Alloc");
 }
 
+void MarkCallSiteClasses(const proto::Header& header, PerContainerVerdict& v) {
+  const auto it = header.labels().find("classes_from");
+  if (it == header.labels().end() || it->second != "call sites") return;
+  v.from_call_sites = true;
+  v.assignment.clear();
+  for (ClassVerdict& c : v.classes) c.alias.clear();
+}
+
 std::string AliasLine(const ClassDef& def, const allocators::Adoption& adopt) {
   return absl::StrCat("template <class T> using ", AliasName(def), " = ",
                       adopt.cpp_type.empty() ? "std::allocator<T>" : adopt.cpp_type, ";");

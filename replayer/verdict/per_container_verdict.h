@@ -15,6 +15,7 @@
 
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/inspect/class_stats.h"
+#include "alloctrace/proto/trace.pb.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/measure/stats.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -70,6 +71,11 @@ struct PerContainerVerdict {
   // heap's as std (its malloc preloaded or linked: heap_adopt).
   std::string assignment;
   bool mix_is_single = false;  // no class changed: the mix is the best single choice
+  // The classes are a capture's allocating functions (inspect
+  // --classes_out): no container type to alias and no ALLOCTRACE_POLICY
+  // to run under; the verdict names each function and the type its
+  // containers would take (MarkCallSiteClasses).
+  bool from_call_sites = false;
   // The final race, glibc malloc the reference (>1: faster than it).
   Estimate mix_vs_malloc, single_vs_malloc, std_vs_malloc;
   Estimate mix_vs_single;  // the best single choice's figure over the mix's, paired
@@ -144,6 +150,12 @@ std::string AliasName(const ClassDef& def);
 // "template <class T> using OrderIndexAlloc = <type>;" for a class on
 // `adopt` (std::allocator<T> for the heap).
 std::string AliasLine(const ClassDef& def, const allocators::Adoption& adopt);
+
+// The trace's header says its classes are call sites (inspect
+// --classes_out labels it classes_from: "call sites"): marks `v` so
+// (from_call_sites), without alias lines or an assignment, which would name
+// types and a switch the captured program does not have.
+void MarkCallSiteClasses(const proto::Header& header, PerContainerVerdict& v);
 
 }  // namespace alloctrace
 
