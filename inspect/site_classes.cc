@@ -26,6 +26,8 @@ absl::Status WriteSiteClasses(const std::string& in, const CallSiteReport& repor
   proto::Header header = reader.header();
   header.set_workload(absl::StrCat(header.workload(), " (classes from call sites)"));
   (*header.mutable_labels())["classes_from"] = "call sites";
+  // Its sites are its classes now: the trace written has none.
+  header.mutable_labels()->erase("call_site_depth");
   absl::StatusOr<std::unique_ptr<TraceWriter>> created = TraceWriter::Create(out, header);
   if (!created.ok()) return created.status();
   TraceWriter& writer = **created;
