@@ -104,6 +104,7 @@ class RingDrainer {
   std::vector<Staged> staging_;
   std::vector<size_t> run_starts_;  // Drain's: where each sorted run begins in staging_
   uint64_t next_seq_ = 0;
+  bool one_thread_ = true;  // no numbered events yet: one thread records (Drain's)
   uint64_t threads_seen_ = 0;
   double cpu_seconds_ = 0;
   ModuleMap modules_;
