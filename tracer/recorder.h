@@ -218,7 +218,8 @@ class Recorder {
   void EndEvent();
   RawEvent* BeginEventSlow();
   void WakeDrainer();
-  // Every kWakeEvery events: wakes the drainer only if `ring` is half full
+  // Every kWakeEvery events: wakes the drainer only if `ring` is three
+  // quarters full while one thread records, half full while several do
   // (it also drains on its own, at least every millisecond).
   void MaybeWakeDrainer(recorder_internal::ThreadRing* ring);
   static uint64_t NowNs();
