@@ -81,9 +81,9 @@ void FillStandardHeader(proto::Header* header) {
   header->set_magic(kTraceMagic);
   header->set_format_version(kFormatVersion);
   header->set_pointer_size(sizeof(void*));
-  header->set_pid(static_cast<uint32_t>(getpid()));
+  if (header->pid() == 0) header->set_pid(static_cast<uint32_t>(getpid()));
   struct utsname u;
-  if (uname(&u) == 0) {
+  if (header->platform().empty() && uname(&u) == 0) {
     header->set_platform(
         absl::StrCat(u.sysname, " ", u.release, " ", u.machine, " glibc ", gnu_get_libc_version()));
   }

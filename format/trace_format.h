@@ -134,7 +134,18 @@ void AppendFramedPacket(const proto::Packet& packet, std::string* out);
 // writer uses for chunks it encodes itself.
 void AppendFramedPacketBody(int body_field, std::string_view body, std::string* out);
 
-// Fills in what every header carries: magic, version, platform, pointer size.
+// A trace whose classes are a capture's call sites (inspect --classes_out)
+// says so in its header: label kClassesFromLabel = kClassesFromCallSites.
+inline constexpr char kClassesFromLabel[] = "classes_from";
+inline constexpr char kClassesFromCallSites[] = "call sites";
+inline bool ClassesAreCallSites(const proto::Header& header) {
+  const auto it = header.labels().find(kClassesFromLabel);
+  return it != header.labels().end() && it->second == kClassesFromCallSites;
+}
+
+// Fills in what every header carries: magic, version, pointer size, and
+// the pid and platform unless the header has them (a trace rewritten from
+// another, such as inspect --classes_out's, keeps the recording's).
 void FillStandardHeader(proto::Header* header);
 
 }  // namespace alloctrace

@@ -148,9 +148,10 @@ class TraceReader {
   // `tag_decides`: the message's last five bytes, if they start with the
   // checksum's tag, are its checksum even where the parse found none (only
   // where no file written before checksums can end so).
-  absl::Status CheckEndChecksum(absl::string_view packet, const google::protobuf::MessageLite& message,
-                                bool has_crc32c, int body_field, uint8_t tag,
-                                absl::string_view what, bool promised, bool tag_decides) const;
+  absl::Status CheckEndChecksum(absl::string_view packet,
+                                const google::protobuf::MessageLite& message, bool has_crc32c,
+                                int body_field, uint8_t tag, absl::string_view what, bool promised,
+                                bool tag_decides) const;
   // Decodes columns_ into on_event, as ChunkDecoder::DecodeEach.
   template <typename OnEvent, typename OnAhead>
   absl::Status DecodeColumns(OnEvent&& on_event, OnAhead&& on_ahead);

@@ -25,7 +25,7 @@ absl::Status WriteSiteClasses(const std::string& in, const CallSiteReport& repor
   TraceReader& reader = **opened;
   proto::Header header = reader.header();
   header.set_workload(absl::StrCat(header.workload(), " (classes from call sites)"));
-  (*header.mutable_labels())["classes_from"] = "call sites";
+  (*header.mutable_labels())[kClassesFromLabel] = kClassesFromCallSites;
   // Its sites are its classes now: the trace written has none.
   header.mutable_labels()->erase("call_site_depth");
   absl::StatusOr<std::unique_ptr<TraceWriter>> created = TraceWriter::Create(out, header);

@@ -292,9 +292,8 @@ TraceReport MeasureOne(const Command& cmd, const SharedProgram& t, const std::st
     search.min_share = cmd.config.min_share;
     search.single_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    PerContainerVerdict v = SearchPerContainer(t, report, infos, self, s, ctx, search);
-    MarkCallSiteClasses(program.header, v);
-    report.per_container = std::make_shared<const PerContainerVerdict>(std::move(v));
+    report.per_container = std::make_shared<const PerContainerVerdict>(
+        SearchPerContainer(t, report, infos, self, s, ctx, search));
   }
   return report;
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/format/trace_format.h"
 #include "alloctrace/replayer/per_container/classes.h"
 
 namespace alloctrace {
@@ -219,6 +220,7 @@ PerContainerVerdict SearchPerContainer(const SharedProgram& shared, const TraceR
   }
   v.assignment = AdoptMix(mix, infos, classes, rows);
   v.classes = std::move(rows);
+  if (ClassesAreCallSites(shared.program.header)) MarkCallSiteClasses(v);
   v.seconds = SecondsSince(t0);
   return v;
 }

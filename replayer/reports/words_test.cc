@@ -96,13 +96,9 @@ TEST(WordsTest, CallSiteClassesAreAdoptedByFunctionNotByAlias) {
   rest.policy = kHeapPolicy;
   v.classes = {site, rest};
   v.assignment = "site: PyList_New=slab/st/single;*=std";
-  proto::Header header;
-  MarkCallSiteClasses(header, v);  // no label: unchanged
-  EXPECT_FALSE(v.from_call_sites);
   EXPECT_THAT(AdoptLines(v), testing::ElementsAre(testing::StartsWith("template <class T> using")));
   EXPECT_EQ(SiteClassesWords(v), "");
-  (*header.mutable_labels())["classes_from"] = "call sites";
-  MarkCallSiteClasses(header, v);
+  MarkCallSiteClasses(v);
   EXPECT_TRUE(v.from_call_sites);
   EXPECT_TRUE(v.assignment.empty());
   EXPECT_THAT(AdoptLines(v),

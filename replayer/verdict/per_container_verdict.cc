@@ -116,9 +116,7 @@ std::string AliasName(const ClassDef& def) {
   return absl::StrCat(name, "Alloc");
 }
 
-void MarkCallSiteClasses(const proto::Header& header, PerContainerVerdict& v) {
-  const auto it = header.labels().find("classes_from");
-  if (it == header.labels().end() || it->second != "call sites") return;
+void MarkCallSiteClasses(PerContainerVerdict& v) {
   v.from_call_sites = true;
   v.assignment.clear();
   for (ClassVerdict& c : v.classes) c.alias.clear();

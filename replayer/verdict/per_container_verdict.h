@@ -15,7 +15,6 @@
 
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/inspect/class_stats.h"
-#include "alloctrace/proto/trace.pb.h"
 #include "alloctrace/replayer/engine/allocators/allocator_concept.h"
 #include "alloctrace/replayer/measure/stats.h"
 #include "alloctrace/replayer/verdict/summary.h"
@@ -151,11 +150,10 @@ std::string AliasName(const ClassDef& def);
 // `adopt` (std::allocator<T> for the heap).
 std::string AliasLine(const ClassDef& def, const allocators::Adoption& adopt);
 
-// The trace's header says its classes are call sites (inspect
-// --classes_out labels it classes_from: "call sites"): marks `v` so
-// (from_call_sites), without alias lines or an assignment, which would name
-// types and a switch the captured program does not have.
-void MarkCallSiteClasses(const proto::Header& header, PerContainerVerdict& v);
+// For a trace whose classes are a capture's call sites (ClassesAreCallSites):
+// marks `v` so (from_call_sites), without alias lines or an assignment,
+// which would name types and a switch the captured program does not have.
+void MarkCallSiteClasses(PerContainerVerdict& v);
 
 }  // namespace alloctrace
 

@@ -601,6 +601,11 @@ TEST(CaptureCallSitesTest, TopFunctionsBecomeClassesOfContainers) {
   ASSERT_TRUE(before.ok() && after.ok()) << after.status();
   EXPECT_EQ(after->allocs, before->allocs + before->reallocs);
   EXPECT_EQ(after->peak_live_bytes, before->peak_live_bytes);
+  EXPECT_FALSE(ClassesAreCallSites(before->header));
+  EXPECT_TRUE(ClassesAreCallSites(after->header));
+  // The recording's pid and platform, not the rewriting process's.
+  EXPECT_EQ(after->header.pid(), before->header.pid());
+  EXPECT_EQ(after->header.platform(), before->header.platform());
   std::map<std::string, uint64_t> allocs_by_class;
   for (const ClassSummary& c : after->classes) {
     allocs_by_class[c.def.name] = c.allocs;
