@@ -79,8 +79,6 @@ const InSituPolicy& Find(const InSituSummary& s, const std::string& name) {
   return kNone;
 }
 
-// std was counted tied with slab in situ (CIs of the medians overlapping)
-// though slab was 1.40x [1.17, 1.97] faster, paired by round.
 // A mix whose classes are a capture's call sites: each function with the
 // type its containers would take, no alias template and no switch.
 TEST(WordsTest, CallSiteClassesAreAdoptedByFunctionNotByAlias) {
@@ -107,6 +105,8 @@ TEST(WordsTest, CallSiteClassesAreAdoptedByFunctionNotByAlias) {
   EXPECT_THAT(SiteClassesWords(v), testing::HasSubstr("TraceAllocator"));
 }
 
+// std was counted tied with slab in situ (CIs of the medians overlapping)
+// though slab was 1.40x [1.17, 1.97] faster, paired by round.
 TEST(WordsTest, SizesUnderAKibAreBytesNotZeroKib) {
   EXPECT_EQ(Mib(256), "256B");
   EXPECT_EQ(Mib(0), "0B");
