@@ -85,13 +85,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
     return false;
   }
   if (ABSL_PREDICT_TRUE(!multi_thread_.load(std::memory_order_relaxed))) {
-    // Room for a whole stage, so copying it never waits (FlushStage).
-    if (ABSL_PREDICT_FALSE(r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
-                           kRingCapacity)) {
+    // Room for a whole stage, so copying it never waits (FlushStage):
+    // looked at as a stage begins. Until the stage is copied the head
+    // stays and the cached tail only grows, so the room stays.
+    const uint32_t staged = r->staged.load(std::memory_order_relaxed);
+    const bool stage_begins = staged == 0;
+    if (ABSL_PREDICT_FALSE(stage_begins &&
+                           r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
+                               kRingCapacity)) {
       r->in_event.store(0, std::memory_order_release);
       return false;
     }
-    const uint32_t staged = r->staged.load(std::memory_order_relaxed);
     RawEvent* e = &r->stage[staged];
     e->seq = kUnsequenced;
     fill(e);

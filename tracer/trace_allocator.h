@@ -139,7 +139,10 @@ class ArenaHandle {
   void Ref() {
     if (counted_) refs_.Ref();
   }
-  inline void Unref();
+  // Inline as far as the count; the last reference's work is a call.
+  void Unref() {
+    if (counted_ && refs_.Unref()) Destroy();
+  }
   Mode mode() const { return mode_; }
   uint32_t id() const { return id_; }
   // Its class (Recorder::RegisterClass); 0 for arena 0 and under the switch.
@@ -160,6 +163,8 @@ class ArenaHandle {
   // The one handle of every arena of `ops` (std or a `single` policy).
   static inline ArenaHandle* Shared(const policy_switch::Ops* ops);
   const ServedHandle* served() const;
+  // The arena's end: recorded, and the handle given back.
+  inline void Destroy();
 
   const Mode mode_;
   const bool counted_;  // false: shared or arena 0, never destroyed
@@ -235,19 +240,17 @@ ArenaHandle* ArenaHandle::NoArena() {
   return kNoArena;
 }
 
-void ArenaHandle::Unref() {
-  if (counted_ && refs_.Unref()) {
-    if (mode_ == Mode::kRecord) {  // a recorded arena's: from the handle store
-      Recorder::Global().DestroyArena(id_);
-      auto* self = static_cast<RecordedHandle*>(this);
-      self->~RecordedHandle();
-      HandleStore::Give(self);
-      return;
-    }
-    const ServedHandle* self = served();
-    self->ops_->destroy_pool(self->pool_);
-    delete self;
+ABSL_ATTRIBUTE_NOINLINE void ArenaHandle::Destroy() {
+  if (mode_ == Mode::kRecord) {  // a recorded arena's: from the handle store
+    Recorder::Global().DestroyArena(id_);
+    auto* self = static_cast<RecordedHandle*>(this);
+    self->~RecordedHandle();
+    HandleStore::Give(self);
+    return;
   }
+  const ServedHandle* self = served();
+  self->ops_->destroy_pool(self->pool_);
+  delete self;
 }
 
 const policy_switch::Ops* ArenaHandle::ops() const {
