@@ -586,8 +586,14 @@ def summarize(results, picks=None, recommended=None, halved=None):
     recommended = [p for p in recommended or [] if p is not None]
     halved = [h for h in halved or [] if h is not None]
     rhos = [rho for _, rho in results if rho is not None]
-    errors = [abs(r["error"]) for rows, _ in results for r in rows
+    scored = [r for rows, _ in results for r in rows
               if r.get("outside_noise") and r.get("error") is not None]
+    errors = [abs(r["error"]) for r in scored]
+    # Which way the predictions miss, as predicted over saved: a miss the
+    # noise makes falls on both sides of 1, one the replay makes (what it
+    # does not time) on one side. Below 0: none, or of the opposite sign.
+    ratios = [r["predicted_saved_ms"] / r["saved_ms"] for r in scored
+              if r.get("predicted_saved_ms") is not None and r.get("saved_ms")]
     out = {
         "workloads": len(results),
         "rho_defined": len(rhos),
@@ -596,6 +602,10 @@ def summarize(results, picks=None, recommended=None, halved=None):
         "pairs_outside_noise": len(errors),
         "pairs_within_25pct": sum(1 for e in errors if e <= SAVING_TOLERANCE),
         "median_abs_error": median(errors) if errors else None,
+        "median_predicted_over_saved": median(ratios) if ratios else None,
+        "pairs_under": sum(1 for x in ratios if 0 < x < 1),
+        "pairs_over": sum(1 for x in ratios if x > 1),
+        "pairs_opposite": sum(1 for x in ratios if x <= 0),
         **_pick_totals(picks, "picks"),
         "worst_pick_ratio": max((p["ratio"] for p in picks), default=None),
         **_pick_totals(recommended, "recommended"),

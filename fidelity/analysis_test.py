@@ -179,6 +179,24 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(s["pairs_outside_noise"], 2)
         self.assertEqual(s["pairs_within_25pct"], 1)
         self.assertEqual(s["rho_at_least_0_9"], 1)
+        # Which way: fast's saving predicted 40 of 50 ms, slow's cost 50 of
+        # 100: both smaller than the program's (errors -0.2 and +0.5).
+        self.assertAlmostEqual(s["median_predicted_over_saved"], 0.65)
+        self.assertEqual((s["pairs_under"], s["pairs_over"], s["pairs_opposite"]), (2, 0, 0))
+
+    def test_summary_says_which_way_the_predictions_miss(self):
+        jitter = [1.00, 1.01, 0.99, 1.00, 1.02]
+        insitu = {n: [t * j for j in jitter] for n, t in
+                  {"glibc": 0.100, "over": 0.050, "under": 0.150, "opposite": 0.090}.items()}
+        # Predicted against saved: 60 of 50 ms, a cost of 10 of 50, a cost
+        # of 5 where 10 were saved.
+        replay = {"glibc": (100.0, None, None), "over": (40.0, None, None),
+                  "under": (110.0, None, None), "opposite": (105.0, None, None)}
+        rows, rho = analysis.compare(insitu, replay, 1_000_000)
+        s = analysis.summarize([(rows, rho)])
+        self.assertEqual(s["pairs_outside_noise"], 3)
+        self.assertEqual((s["pairs_under"], s["pairs_over"], s["pairs_opposite"]), (1, 1, 1))
+        self.assertAlmostEqual(s["median_predicted_over_saved"], 0.2)
 
     def test_saving_is_paired_by_round(self):
         # The machine's speed drifts 40% from round to round; this allocator

@@ -559,7 +559,12 @@ def format_table(doc):
             f"{t}: rank correlation >= 0.9 on {s['rho_at_least_0_9']} of {s['rho_defined']} "
             f"(mean {fmt(s['mean_rho'], '{:.2f}', 'n/a')}); predicted saving within +-25% on "
             f"{s['pairs_within_25pct']} of {s['pairs_outside_noise']} pairs outside noise "
-            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')})"
+            f"(median |error| {fmt(None if s['median_abs_error'] is None else s['median_abs_error'] * 100, '{:.0f}%')}"
+            + (f"; predicted over saved: median {s['median_predicted_over_saved']:.2f}, "
+               f"below 1 on {s['pairs_under']}, above on {s['pairs_over']}, 0 or below on "
+               f"{s['pairs_opposite']}" if s.get("median_predicted_over_saved") is not None
+               else "")
+            + ")"
             + (f"; replay's pick within 5% of the in-situ best on {s['picks_within_5pct']} of "
                f"{s['picks']}, beyond 15% on {s['picks_beyond_15pct']} (the best or tied with "
                f"it on {s['picks_best_or_tied']}; worst {fmt(s['worst_pick_ratio'], '{:.2f}x')})"
