@@ -163,8 +163,9 @@ class ArenaHandle {
   // The one handle of every arena of `ops` (std or a `single` policy).
   static inline ArenaHandle* Shared(const policy_switch::Ops* ops);
   const ServedHandle* served() const;
-  // The arena's end: recorded, and the handle given back.
-  inline void Destroy();
+  // The last reference's work: a recorded arena's end recorded and its
+  // handle given back, or a served arena's pool destroyed.
+  ABSL_ATTRIBUTE_NOINLINE inline void Destroy();
 
   const Mode mode_;
   const bool counted_;  // false: shared or arena 0, never destroyed
@@ -240,7 +241,7 @@ ArenaHandle* ArenaHandle::NoArena() {
   return kNoArena;
 }
 
-ABSL_ATTRIBUTE_NOINLINE void ArenaHandle::Destroy() {
+void ArenaHandle::Destroy() {
   if (mode_ == Mode::kRecord) {  // a recorded arena's: from the handle store
     Recorder::Global().DestroyArena(id_);
     auto* self = static_cast<RecordedHandle*>(this);
