@@ -264,7 +264,9 @@ std::string ProgramWords(const TraceReport& t, bool name_policy) {
       "%s about %s %s%s of the recorded program's %s %s%s (about %.2fx its speed): at the "
       "replay's rates glibc malloc's calls take %s %s, %s's %s %s. An estimate of the calls "
       "alone (the recorded run includes the recorder's own cost; the program's own work over "
-      "its containers is not replayed, and where the blocks lie speeds or slows it too): "
+      "its containers is not replayed, and where the blocks lie speeds or slows it too), "
+      "on most programs of the fidelity study smaller than what the program itself saved "
+      "(docs/fidelity.md): "
       "TRACE -- PROGRAM measures it in the program",
       s.median >= 0 ? "saves" : "costs", d(std::abs(s.median)), unit, interval,
       d(e.recorded_seconds), unit, e.recorded_cpu ? " of CPU time" : "", e.speedup,
