@@ -13,6 +13,13 @@ enum class RawKind : uint8_t {
   kArenaCreate = 2,   // arena, aux = class id (0: unnamed)
   kArenaDestroy = 3,  // arena
   kRealloc = 4,       // aux = old ptr, ptr = new ptr, new shape as kAlloc
+  // Two events of one thread in a row, in one slot: an arena's creation
+  // and its first allocation (aux = class id, the rest as kAlloc), and an
+  // arena's last free and its end (as kFree). A container made for one
+  // block (a string, a temporary) makes four events, half of them its
+  // arena's: each slot the ring does not carry is work for neither thread.
+  kArenaCreateAlloc = 5,
+  kFreeArenaDestroy = 6,
 };
 
 // Marks an event recorded while only one thread had ever recorded: such

@@ -169,9 +169,21 @@ class Recorder {
                                                      uint32_t elem_size, uint64_t count,
                                                      uint8_t align_log2, bool zeroed,
                                                      uint32_t site) {
-    if (!TryStage([&](RawEvent* e) {
-          FillAllocation(e, p, arena, elem_size, count, align_log2, zeroed, site);
-        })) {
+    if (!TryStage(
+            [&](RawEvent* e) {
+              FillAllocation(e, p, arena, elem_size, count, align_log2, zeroed, site);
+            },
+            [&](RawEvent* last) {
+              // The arena's creation, just recorded (a container that
+              // allocates as it is made): one slot for both, its class
+              // kept in aux.
+              if (arena == 0 || last->kind != RawKind::kArenaCreate || last->arena != arena) {
+                return false;
+              }
+              FillAllocation(last, p, arena, elem_size, count, align_log2, zeroed, site);
+              last->kind = RawKind::kArenaCreateAlloc;
+              return true;
+            })) {
       RecordAllocationSlow(p, arena, elem_size, count, align_log2, zeroed, site);
     }
   }
@@ -204,6 +216,12 @@ class Recorder {
   // no registers for it.
   template <typename Fill>
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool TryStage(const Fill& fill);
+  // The same, but first, while one thread records and its stage holds its
+  // last event, `merge` may write this event into that one's slot (a
+  // kArenaCreateAlloc or kFreeArenaDestroy) and return true: nothing more
+  // is stored.
+  template <typename Fill, typename Merge>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool TryStage(const Fill& fill, const Merge& merge);
   // The stage is full: copies it into the ring and ends the event.
   void EndStage(recorder_internal::ThreadRing* ring);
   void RecordAllocationSlow(const void* p, uint32_t arena, uint32_t elem_size, uint64_t count,

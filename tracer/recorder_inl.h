@@ -70,8 +70,8 @@ inline thread_local ThreadRing* tls_ring = nullptr;
 
 }  // namespace recorder_internal
 
-template <typename Fill>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
+template <typename Fill, typename Merge>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill, const Merge& merge) {
   using recorder_internal::kRingCapacity;
   using recorder_internal::kStageEvents;
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
@@ -89,12 +89,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
     // looked at as a stage begins. Until the stage is copied the head
     // stays and the cached tail only grows, so the room stays.
     const uint32_t staged = r->staged.load(std::memory_order_relaxed);
-    const bool stage_begins = staged == 0;
-    if (ABSL_PREDICT_FALSE(stage_begins &&
-                           r->head.load(std::memory_order_relaxed) + kStageEvents - r->cached_tail >
-                               kRingCapacity)) {
+    if (staged == 0) {
+      if (ABSL_PREDICT_FALSE(r->head.load(std::memory_order_relaxed) + kStageEvents -
+                                 r->cached_tail >
+                             kRingCapacity)) {
+        r->in_event.store(0, std::memory_order_release);
+        return false;
+      }
+    } else if (merge(&r->stage[staged - 1])) {
+      // This thread's last event, still in the stage, holds this one too.
       r->in_event.store(0, std::memory_order_release);
-      return false;
+      return true;
     }
     RawEvent* e = &r->stage[staged];
     e->seq = kUnsequenced;
@@ -127,6 +132,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
   return true;
 }
 
+template <typename Fill>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
+  return TryStage(fill, [](RawEvent*) { return false; });
+}
+
 inline uint32_t Recorder::CreateArena(uint32_t class_id) {
   recorder_internal::ThreadRing* r = recorder_internal::tls_ring;
   // Ids come from the thread's block of them; a new block is the slow path's.
@@ -145,10 +155,18 @@ inline uint32_t Recorder::CreateArena(uint32_t class_id) {
 }
 
 inline void Recorder::DestroyArena(uint32_t arena) {
-  if (!TryStage([&](RawEvent* e) {
-        e->kind = RawKind::kArenaDestroy;
-        e->arena = arena;
-      })) {
+  if (!TryStage(
+          [&](RawEvent* e) {
+            e->kind = RawKind::kArenaDestroy;
+            e->arena = arena;
+          },
+          [&](RawEvent* last) {
+            // The arena's last free, just recorded (a container's
+            // destructor frees, then its allocator goes).
+            if (last->kind != RawKind::kFree || last->arena != arena) return false;
+            last->kind = RawKind::kFreeArenaDestroy;
+            return true;
+          })) {
     DestroyArenaSlow(arena);
   }
 }

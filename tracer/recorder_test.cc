@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/format/trace_reader.h"
 #include "alloctrace/inspect/trace_stats.h"
@@ -133,6 +134,102 @@ TEST(RecorderTest, ReallocsTimestampsAndHugeCountsReachTheTraceWhole) {
   auto st = ComputeTraceStats(o.path);
   ASSERT_TRUE(st.ok()) << st.status();
   EXPECT_EQ(st->reallocs, static_cast<uint64_t>(kRounds));
+}
+
+// An arena's creation and its first block, and its last free and its end,
+// share a slot in the ring when one follows the other (RawKind's
+// kArenaCreateAlloc, kFreeArenaDestroy); the trace holds each event as
+// made, in order, with the arena's class, wherever the stage's end falls
+// and whatever comes between.
+TEST(RecorderTest, ArenaEventsBesideBlocksKeepTheirOrder) {
+  RecordingOptions o;
+  o.path = TempPath("arena_beside_blocks.trace");
+  ASSERT_TRUE(Recorder::Global().Start(o).ok());
+  Recorder& r = Recorder::Global();
+  const uint32_t cls = Recorder::RegisterClass("ArenaBesideBlocks", 16, /*tagged=*/true);
+  static char blocks[3][16];
+  // The events as made: kind and the arena's number in order of creation.
+  std::vector<std::pair<OpKind, int>> made;
+  int created = 0;
+  const auto create = [&] {
+    const uint32_t id = r.CreateArena(cls);
+    made.emplace_back(OpKind::kArenaCreate, ++created);
+    return std::make_pair(id, created);
+  };
+  const auto alloc = [&](int b, std::pair<uint32_t, int> a) {
+    r.RecordAlloc(blocks[b], a.first, 16, 1, 4);
+    made.emplace_back(OpKind::kAlloc, a.second);
+  };
+  const auto free_block = [&](int b, std::pair<uint32_t, int> a) {
+    r.RecordFree(blocks[b], a.first);
+    made.emplace_back(OpKind::kFree, a.second);
+  };
+  const auto destroy = [&](std::pair<uint32_t, int> a) {
+    r.DestroyArena(a.first);
+    made.emplace_back(OpKind::kArenaDestroy, a.second);
+  };
+  const std::pair<uint32_t, int> global{0, 0};
+  for (int i = 0; i < 2000; ++i) {
+    const auto a = create();
+    switch (i % 4) {
+      case 0:  // a block made as its arena is, freed as it ends
+        alloc(0, a);
+        free_block(0, a);
+        destroy(a);
+        break;
+      case 1:  // another arena's block between
+        alloc(1, global);
+        alloc(0, a);
+        free_block(0, a);
+        free_block(1, global);
+        destroy(a);
+        break;
+      case 2: {  // two arenas interleaved
+        const auto b = create();
+        alloc(2, b);
+        alloc(0, a);
+        free_block(0, a);
+        free_block(2, b);
+        destroy(a);
+        destroy(b);
+        break;
+      }
+      case 3:  // an arena that holds nothing
+        destroy(a);
+        break;
+    }
+  }
+  RecordingStats stats;
+  ASSERT_TRUE(r.Stop(&stats).ok());
+  EXPECT_EQ(stats.unmatched_frees, 0u);
+  EXPECT_EQ(stats.events, made.size());
+
+  auto reader = TraceReader::Open(o.path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<Event> events;
+  std::vector<std::pair<OpKind, int>> read;
+  absl::flat_hash_map<uint32_t, int> number;  // the trace's arena index -> order of creation
+  int unnamed = 0;
+  while (true) {
+    auto more = (*reader)->NextChunk(&events);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const Event& e : events) {
+      if (e.kind == OpKind::kArenaCreate) {
+        number[e.arena] = static_cast<int>(number.size()) + 1;
+        const auto c = (*reader)->classes().find(e.shape);
+        unnamed += c == (*reader)->classes().end() || c->second.name != "ArenaBesideBlocks";
+      }
+      read.emplace_back(e.kind, e.arena == 0 ? 0 : number.at(e.arena));
+    }
+  }
+  EXPECT_EQ(unnamed, 0);
+  ASSERT_EQ(read.size(), made.size());
+  size_t first_difference = 0;
+  while (first_difference < made.size() && read[first_difference] == made[first_difference]) {
+    ++first_difference;
+  }
+  EXPECT_EQ(first_difference, made.size()) << "the trace differs from event " << first_difference;
 }
 
 // Several threads, each with its own containers, plus objects freed by a

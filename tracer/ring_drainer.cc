@@ -28,7 +28,7 @@ constexpr size_t kLookAhead = 16;
 // the look-ahead costs the writer 1 to 2 ns an event (tracer_benchmark's
 // BM_HotPath). Always inline, as the hints it calls.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void LookAhead(const TraceWriter& out, const RawEvent& e) {
-  if (e.kind == RawKind::kFree) {
+  if (e.kind == RawKind::kFree || e.kind == RawKind::kFreeArenaDestroy) {
     out.PrefetchAddress(e.ptr);
     if (e.arena != 0) out.PrefetchArena(e.arena);
   } else if (e.kind == RawKind::kArenaDestroy) {
@@ -154,6 +154,15 @@ void RingDrainer::Run() {
   cpu_seconds_ = ThreadCpuSeconds() - cpu0;
 }
 
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::EmitArenaCreate(TraceWriter& out,
+                                                                      uint32_t thread,
+                                                                      const RawEvent& e) {
+  const uint32_t cls = static_cast<uint32_t>(e.aux);
+  // First arena of its class in this recording: define the class.
+  if (cls != 0 && !out.class_defined(cls)) DefineClass(cls);
+  out.ArenaCreate(thread, e.arena, cls);
+}
+
 // Inline in the drain loops, with the rare steps out of line (DefineSite,
 // DefineClass, EmitRealloc): a call per event, saving the registers that
 // every branch needed, was a seventh of the writer's instructions.
@@ -161,6 +170,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(TraceWriter& out, boo
                                                            uint32_t thread, const RawEvent& e) {
   if (ABSL_PREDICT_FALSE(timestamps)) out.Timestamp(e.time_ns);
   switch (e.kind) {
+    case RawKind::kArenaCreateAlloc:
+      EmitArenaCreate(out, thread, e);
+      [[fallthrough]];
     case RawKind::kAlloc:
       if (ABSL_PREDICT_FALSE(e.site != 0) && !out.stack_defined(e.site)) DefineSite(e.site);
       out.Alloc(thread, e.arena, e.ptr,
@@ -169,16 +181,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RingDrainer::Emit(TraceWriter& out, boo
     case RawKind::kFree:
       out.Free(thread, e.arena, e.ptr);
       break;
+    case RawKind::kFreeArenaDestroy:
+      out.Free(thread, e.arena, e.ptr);
+      out.ArenaDestroy(thread, e.arena);
+      break;
     case RawKind::kRealloc:
       EmitRealloc(thread, e);
       break;
-    case RawKind::kArenaCreate: {
-      const uint32_t cls = static_cast<uint32_t>(e.aux);
-      // First arena of its class in this recording: define the class.
-      if (cls != 0 && !out.class_defined(cls)) DefineClass(cls);
-      out.ArenaCreate(thread, e.arena, cls);
+    case RawKind::kArenaCreate:
+      EmitArenaCreate(out, thread, e);
       break;
-    }
     case RawKind::kArenaDestroy:
       out.ArenaDestroy(thread, e.arena);
       break;

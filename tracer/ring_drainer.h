@@ -81,6 +81,7 @@ class RingDrainer {
   // caller's loop.
   void Emit(TraceWriter& out, bool timestamps, uint32_t thread, const RawEvent& e);
   void EmitRealloc(uint32_t thread, const RawEvent& e);
+  void EmitArenaCreate(TraceWriter& out, uint32_t thread, const RawEvent& e);
   // Defines class `cls` (a registered class id) in the trace.
   void DefineClass(uint32_t cls);
   // Writes call stack `site` (and the modules it names) into the trace the
