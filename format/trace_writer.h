@@ -308,8 +308,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool TraceWriter::Free(uint32_t thread, uint
   uint32_t arena = cur_arena_;
   if (raw_arena == 0) {
     arena = 0;
-  } else if (raw_arena == last_raw_arena_ || arena_ids_.contains(raw_arena)) {
-    arena = MapArena(thread, raw_arena);
+  } else if (raw_arena == last_raw_arena_) {
+    arena = last_trace_arena_;
+  } else if (const uint32_t known = arena_ids_.Find(raw_arena); known != LiveIdMap::kNone) {
+    arena = known;
+    last_raw_arena_ = raw_arena;
+    last_trace_arena_ = known;
   }
   EmitFree(thread, arena, id);
   return true;
