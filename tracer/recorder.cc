@@ -201,7 +201,6 @@ RawEvent* Recorder::BeginEventSlow() {
     if (single) {
       e = &r->stage[r->staged.load(std::memory_order_relaxed)];
       r->event_staged = true;
-      e->seq = kUnsequenced;
     } else {
       e = &r->events[r->head.load(std::memory_order_relaxed) & (kRingCapacity - 1)];
       r->event_staged = false;

@@ -31,6 +31,9 @@ inline constexpr uint64_t kWakeEvery = kRingCapacity / 4;
 
 // A single-producer (the owning thread), single-consumer (the drainer) ring.
 struct ThreadRing {
+  ThreadRing() {
+    for (RawEvent& e : stage) e.seq = kUnsequenced;
+  }
   // Producer side.
   // Next slot to fill. Written by the owning thread, and by the thread
   // that switches the recording to multi-thread mode while it copies the
@@ -59,6 +62,8 @@ struct ThreadRing {
   // the drainer read it there for every event, and each read took the line
   // away from the recording thread, which writes it for every event.
   uint32_t thread_id = 0;
+  // Every event here is unsequenced (only one-thread mode stages), so
+  // each slot's seq is set once, here, not by every event.
   alignas(64) RawEvent stage[kStageEvents];
   alignas(64) RawEvent events[kRingCapacity];
 };
@@ -102,7 +107,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill, co
       return true;
     }
     RawEvent* e = &r->stage[staged];
-    e->seq = kUnsequenced;
     fill(e);
     r->staged.store(staged + 1, std::memory_order_relaxed);
     if (ABSL_PREDICT_FALSE(staged + 1 == kStageEvents)) {
@@ -194,7 +198,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline RawEvent* Recorder::BeginEvent() {
     }
     e = &r->stage[r->staged.load(std::memory_order_relaxed)];
     r->event_staged = true;
-    e->seq = kUnsequenced;
   } else {
     // A stage left from single-thread mode is being copied by the switching
     // thread: wait for it in the slow path.
