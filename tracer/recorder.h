@@ -102,8 +102,9 @@ class Recorder {
   // process; 0 means "no arena" (a global allocator). `class_id` is the
   // arena's class from RegisterClass (0: unnamed); the recording defines the
   // class in the trace the first time one of its arenas is created.
-  inline uint32_t CreateArena(uint32_t class_id = 0);
-  inline void DestroyArena(uint32_t arena);
+  // Always inline (in the arena handle's own paths, which are calls).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t CreateArena(uint32_t class_id = 0);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE inline void DestroyArena(uint32_t arena);
 
   // The hot path, inline in the caller (TryStage says why). elem_size *
   // count is the allocation's size in bytes.

@@ -131,6 +131,9 @@ class ArenaHandle {
   }
 
   static inline ArenaHandle* Create(uint32_t class_id, std::string_view class_name);
+  // Create's path under the switch (ALLOCTRACE_POLICY).
+  ABSL_ATTRIBUTE_NOINLINE static inline ArenaHandle* CreateServed(uint32_t class_id,
+                                                                  std::string_view class_name);
   // Arena 0, "no container": a global heap such as plain new or make_shared.
   // Never destroyed (nor its pool).
   static inline ArenaHandle* NoArena();
@@ -166,6 +169,8 @@ class ArenaHandle {
   // The last reference's work: a recorded arena's end recorded and its
   // handle given back, or a served arena's pool destroyed.
   ABSL_ATTRIBUTE_NOINLINE inline void Destroy();
+  // Destroy's path for an arena a policy serves.
+  ABSL_ATTRIBUTE_NOINLINE inline void DestroyServed();
 
   const Mode mode_;
   const bool counted_;  // false: shared or arena 0, never destroyed
@@ -212,11 +217,17 @@ inline const ServedHandle* ArenaHandle::served() const {
 
 ArenaHandle* ArenaHandle::Create(uint32_t class_id, std::string_view class_name) {
   policy_switch::Resolve();
-  const policy_switch::Ops* ops = policy_switch::Active();
-  if (ops == nullptr) {
-    return new (HandleStore::Take())
-        RecordedHandle(Recorder::Global().CreateArena(class_id), class_id);
+  if (policy_switch::Active() == nullptr) {
+    // Recording: the handle and the arena's creation inline here, and the
+    // switch's work (below) a call, so this path saves no registers for it.
+    void* block = HandleStore::Take();
+    return new (block) RecordedHandle(Recorder::Global().CreateArena(class_id), class_id);
   }
+  return CreateServed(class_id, class_name);
+}
+
+ArenaHandle* ArenaHandle::CreateServed(uint32_t class_id, std::string_view class_name) {
+  const policy_switch::Ops* ops = policy_switch::Active();
   // Under an assignment, the policy of this arena's class.
   if (const policy_switch::Assignment* a = policy_switch::Assigned()) {
     ops = a->For(class_id, class_name);
@@ -249,6 +260,10 @@ void ArenaHandle::Destroy() {
     HandleStore::Give(self);
     return;
   }
+  DestroyServed();
+}
+
+void ArenaHandle::DestroyServed() {
   const ServedHandle* self = served();
   self->ops_->destroy_pool(self->pool_);
   delete self;
