@@ -104,7 +104,8 @@ absl::Status Recorder::Start(const RecordingOptions& options) {
   drainer_ = new RingDrainer(*std::move(out), options,
                              /*merge_numbered_from_start=*/!have_membarrier_);
   drainer_->StartThread();
-  generation_.fetch_add(1);
+  const uint64_t generation = generation_.fetch_add(1) + 1;
+  fast_generation_.store(timestamps_ ? kNoFastGeneration : generation);
   active_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -113,6 +114,7 @@ absl::Status Recorder::Stop(RecordingStats* stats) {
   std::lock_guard<std::mutex> l(StartMutex());
   if (!active_.load()) return absl::OkStatus();
   active_.store(false);
+  fast_generation_.store(kNoFastGeneration);
   generation_.fetch_add(1);
   // Every thread now either is inside an event (in_event == 1 is visible
   // after the fence) or will see the new generation and record nothing.
@@ -404,6 +406,7 @@ void Recorder::AbandonAfterFork() {
   drainer_ = nullptr;
   active_.store(false);
   ever_started_.store(false);
+  fast_generation_.store(kNoFastGeneration);
   generation_.fetch_add(1);
   new (&StartMutex()) std::mutex();
 }

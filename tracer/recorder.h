@@ -262,6 +262,11 @@ class Recorder {
   std::atomic<bool> active_{false};
   std::atomic<bool> ever_started_{false};
   std::atomic<uint64_t> generation_{1};  // changes on every Start and Stop
+  // The generation whose rings TryStage's inline path serves: generation_
+  // while recording without timestamps, else kNoFastGeneration (no ring's
+  // generation), so that path checks both with one compare.
+  static constexpr uint64_t kNoFastGeneration = ~uint64_t{0};
+  std::atomic<uint64_t> fast_generation_{kNoFastGeneration};
   std::atomic<bool> multi_thread_{false};
   bool have_membarrier_ = false;
   std::atomic<uint64_t> next_seq_{0};

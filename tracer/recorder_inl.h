@@ -84,8 +84,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill, co
   r->in_event.store(1, std::memory_order_relaxed);
   // Orders the store above before the loads below (see BeginEvent).
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (ABSL_PREDICT_FALSE(timestamps_ ||
-                         r->generation != generation_.load(std::memory_order_relaxed))) {
+  // Another recording's ring, or timestamps (fast_generation_).
+  if (ABSL_PREDICT_FALSE(r->generation != fast_generation_.load(std::memory_order_relaxed))) {
     r->in_event.store(0, std::memory_order_release);
     return false;
   }
