@@ -16,16 +16,22 @@ LiveIdMap::LiveIdMap() {
 
 LiveIdMap::~LiveIdMap() {
   for (size_t i = 0; i < pages_used_; ++i) delete pages_[i];
+  for (size_t i = 0; i < spares_; ++i) delete spare_[i];
   munmap(pages_, kPages * sizeof(Page*));
 }
 
 LiveIdMap::Page* LiveIdMap::NewPage(size_t index) {
   pages_used_ = std::max(pages_used_, index + 1);
+  if (spares_ > 0) return spare_[--spares_];
   return new Page();
 }
 
 void LiveIdMap::FreePage(Page*& page) {
-  delete page;
+  if (spares_ < kSparePages) {
+    spare_[spares_++] = page;  // every slot 0 and live 0, as new
+  } else {
+    delete page;
+  }
   page = nullptr;
 }
 
