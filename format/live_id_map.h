@@ -87,8 +87,7 @@ class LiveIdMap {
   // empties whenever its arenas all end (a container made and destroyed
   // before the next one is made), and is wanted again by the next id:
   // freeing it then took a 16 KiB allocation and clearing for each such
-  // arena (nine tenths of the writer thread's instructions recording
-  // text_index).
+  // arena (a fifth of the writer thread's time recording text_index).
   static constexpr size_t kSparePages = 8;
   Page* spare_[kSparePages] = {};
   size_t spares_ = 0;
