@@ -88,7 +88,7 @@ void TraceWriter::GrowOps() {
 
 uint32_t TraceWriter::CreateUnseenArena(uint32_t thread, uint32_t raw) {
   ArenaCreate(thread, raw);
-  return arena_ids_.Find(raw);
+  return KnownArena(raw);
 }
 
 void TraceWriter::ShapeIdMiss(const Shape& shape, ShapeCacheEntry& slot) {

@@ -185,11 +185,19 @@ class TraceWriter {
   // creation), creating it in the trace on first sight.
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t MapArena(uint32_t thread, uint32_t raw) {
     if (raw == 0) return 0;
+    const uint32_t id = KnownArena(raw);
+    if (ABSL_PREDICT_FALSE(id == LiveIdMap::kNone)) return CreateUnseenArena(thread, raw);
+    return id;
+  }
+  // The trace's id of live caller arena `raw` (not 0), or kNone if it is
+  // not live; remembered for the next lookup of `raw`.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t KnownArena(uint32_t raw) {
     if (raw == last_raw_arena_) return last_trace_arena_;
-    uint32_t id = arena_ids_.Find(raw);
-    if (ABSL_PREDICT_FALSE(id == LiveIdMap::kNone)) id = CreateUnseenArena(thread, raw);
-    last_raw_arena_ = raw;
-    last_trace_arena_ = id;
+    const uint32_t id = arena_ids_.Find(raw);
+    if (id != LiveIdMap::kNone) {
+      last_raw_arena_ = raw;
+      last_trace_arena_ = id;
+    }
     return id;
   }
   // First sight of an arena created before the recording started: creates
@@ -308,12 +316,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool TraceWriter::Free(uint32_t thread, uint
   uint32_t arena = cur_arena_;
   if (raw_arena == 0) {
     arena = 0;
-  } else if (raw_arena == last_raw_arena_) {
-    arena = last_trace_arena_;
-  } else if (const uint32_t known = arena_ids_.Find(raw_arena); known != LiveIdMap::kNone) {
+  } else if (const uint32_t known = KnownArena(raw_arena); known != LiveIdMap::kNone) {
     arena = known;
-    last_raw_arena_ = raw_arena;
-    last_trace_arena_ = known;
   }
   EmitFree(thread, arena, id);
   return true;

@@ -177,7 +177,8 @@ class Recorder {
             [&](RawEvent* last) {
               // The arena's creation, just recorded (a container that
               // allocates as it is made): one slot for both, its class
-              // kept in aux.
+              // kept in aux. Arena 0 (a capture's every malloc) is never
+              // created: no need to read the last slot.
               if (arena == 0 || last->kind != RawKind::kArenaCreate || last->arena != arena) {
                 return false;
               }
