@@ -121,7 +121,8 @@ class Recorder {
     RecordAllocation(p, arena, elem_size, count, align_log2, /*zeroed=*/true, site);
   }
   ABSL_ATTRIBUTE_ALWAYS_INLINE void RecordFree(const void* p, uint32_t arena) {
-    if (!TryStage([&](RawEvent* e) { FillFree(e, p, arena); })) RecordFreeSlow(p, arena);
+    if (!TryStage([&](RawEvent* e) ABSL_ATTRIBUTE_ALWAYS_INLINE { FillFree(e, p, arena); }))
+      RecordFreeSlow(p, arena);
   }
   // realloc: `old_p` (which may equal `new_p`) is replaced by `new_p`.
   void RecordRealloc(const void* old_p, const void* new_p, uint32_t arena, uint64_t bytes,
@@ -171,10 +172,10 @@ class Recorder {
                                                      uint8_t align_log2, bool zeroed,
                                                      uint32_t site) {
     if (!TryStage(
-            [&](RawEvent* e) {
+            [&](RawEvent* e) ABSL_ATTRIBUTE_ALWAYS_INLINE {
               FillAllocation(e, p, arena, elem_size, count, align_log2, zeroed, site);
             },
-            [&](RawEvent* last) {
+            [&](RawEvent* last) ABSL_ATTRIBUTE_ALWAYS_INLINE {
               // The arena's creation, just recorded (a container that
               // allocates as it is made): one slot for both, its class
               // kept in aux. Arena 0 (a capture's every malloc) is never
@@ -221,7 +222,9 @@ class Recorder {
   // The same, but first, while one thread records and its stage holds its
   // last event, `merge` may write this event into that one's slot (a
   // kArenaCreateAlloc or kFreeArenaDestroy) and return true: nothing more
-  // is stored.
+  // is stored. Both lambdas are always inline too: the compiler may
+  // otherwise leave one out of line in a program with many allocator
+  // types, and a call costs the caller its registers on every event.
   template <typename Fill, typename Merge>
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool TryStage(const Fill& fill, const Merge& merge);
   // The stage is full: copies it into the ring and ends the event.

@@ -138,7 +138,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill, co
 
 template <typename Fill>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool Recorder::TryStage(const Fill& fill) {
-  return TryStage(fill, [](RawEvent*) { return false; });
+  return TryStage(fill, [](RawEvent*) ABSL_ATTRIBUTE_ALWAYS_INLINE { return false; });
 }
 
 inline uint32_t Recorder::CreateArena(uint32_t class_id) {
@@ -146,7 +146,7 @@ inline uint32_t Recorder::CreateArena(uint32_t class_id) {
   // Ids come from the thread's block of them; a new block is the slow path's.
   if (ABSL_PREDICT_TRUE(r != nullptr && r->arena_next != r->arena_end)) {
     const uint32_t id = r->arena_next;
-    if (TryStage([&](RawEvent* e) {
+    if (TryStage([&](RawEvent* e) ABSL_ATTRIBUTE_ALWAYS_INLINE {
           e->kind = RawKind::kArenaCreate;
           e->arena = id;
           e->aux = class_id;
@@ -160,11 +160,11 @@ inline uint32_t Recorder::CreateArena(uint32_t class_id) {
 
 inline void Recorder::DestroyArena(uint32_t arena) {
   if (!TryStage(
-          [&](RawEvent* e) {
+          [&](RawEvent* e) ABSL_ATTRIBUTE_ALWAYS_INLINE {
             e->kind = RawKind::kArenaDestroy;
             e->arena = arena;
           },
-          [&](RawEvent* last) {
+          [&](RawEvent* last) ABSL_ATTRIBUTE_ALWAYS_INLINE {
             // The arena's last free, just recorded (a container's
             // destructor frees, then its allocator goes).
             if (last->kind != RawKind::kFree || last->arena != arena) return false;
