@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Each binary given: the recorder's event paths (Recorder::TryStage, the
-# Record*/CreateArena/DestroyArena wrappers around it and their lambdas) are
-# inline in their callers, never a function of their own. A compiler may
+# Record*/CreateArena/DestroyArena wrappers around it and their lambdas, and
+# the capture's RecordBytes and FreeImpl around those) are inline in their
+# callers, never a function of their own. A compiler may
 # leave a template or lambda out of line in a binary with many allocator
 # types, a call with its saved registers on every event; the paths are
 # marked always inline, and this fails if one is not.
@@ -20,7 +21,7 @@ for bin in "$@"; do
     echo "FAIL: $bin has no symbol table"
     exit 1
   }
-  out_of_line=$(grep -E 'alloctrace::Recorder::(TryStage|RecordAllocation|RecordCalloc|RecordFree|CreateArena|DestroyArena|FillAllocation|FillFree)\b' <<<"$symbols" |
+  out_of_line=$(grep -E 'alloctrace::Recorder::(TryStage|RecordAllocation|RecordCalloc|RecordFree|CreateArena|DestroyArena|FillAllocation|FillFree)\b|capture_internal::\(anonymous namespace\)::(RecordBytes|FreeImpl)\b' <<<"$symbols" |
     grep -v -E 'Recorder::[A-Za-z]+Slow\(')
   if [ -n "$out_of_line" ]; then
     echo "FAIL: $bin has event paths out of line:"

@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <new>
 
+#include "absl/base/attributes.h"
 #include "alloctrace/base/bits.h"
 #include "alloctrace/tracer/call_sites.h"
 #include "alloctrace/tracer/capture/capture_session.h"
@@ -97,7 +98,8 @@ inline uint32_t SiteOf(const void* frame) {
   return __builtin_expect(g_call_site_depth == 0, 1) ? 0 : SiteOfSlow(frame);
 }
 
-inline void RecordBytes(void* p, size_t bytes, uint8_t align_log2, const void* frame) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RecordBytes(void* p, size_t bytes, uint8_t align_log2,
+                                                     const void* frame) {
   g_recorder->RecordAlloc(p, 0, 1, bytes, align_log2, SiteOf(frame));
 }
 
@@ -130,7 +132,7 @@ void* MemalignImpl(size_t alignment, size_t bytes, const void* frame) {
   return p;
 }
 
-void FreeImpl(void* p) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void FreeImpl(void* p) {
   if (p == nullptr) return;
   if (!Enter()) {
     __libc_free(p);
