@@ -28,8 +28,11 @@ count_results() {  # $1: label; reads bazel's testlogs of the last run
   local logs xml t f e
   logs=$(bazel info bazel-testlogs "$@" 2>/dev/null)
   while IFS= read -r xml; do
-    # The first <testsuites ...> line carries the totals.
+    # GoogleTest's first <testsuites ...> line carries the totals; the XML
+    # Bazel writes for a shell test has a bare <testsuites> and the counts
+    # on its one <testsuite ...> line.
     line=$(grep -m1 '<testsuites' "$xml" || true)
+    grep -q 'tests="' <<<"$line" || line=$(grep -m1 '<testsuite ' "$xml" || true)
     t=$(sed -n 's/.*tests="\([0-9]*\)".*/\1/p' <<<"$line")
     f=$(sed -n 's/.*failures="\([0-9]*\)".*/\1/p' <<<"$line")
     e=$(sed -n 's/.*errors="\([0-9]*\)".*/\1/p' <<<"$line")
