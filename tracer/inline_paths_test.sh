@@ -2,10 +2,10 @@
 # Each binary given: the recorder's event paths (Recorder::TryStage, the
 # Record*/CreateArena/DestroyArena wrappers around it and their lambdas, and
 # the capture's RecordBytes and FreeImpl around those) are inline in their
-# callers, never a function of their own. A compiler may
-# leave a template or lambda out of line in a binary with many allocator
-# types, a call with its saved registers on every event; the paths are
-# marked always inline, and this fails if one is not.
+# callers, never a function of their own. A compiler may leave a template
+# or lambda out of line in a binary with many allocator types, a call with
+# its saved registers on every event; the paths are marked always inline,
+# and this fails if one is not.
 set -uo pipefail
 command -v nm >/dev/null || {
   echo "FAIL: nm (binutils) not found"
