@@ -1,5 +1,6 @@
 #include "alloctrace/base/io.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +32,25 @@ int ReadAll(int fd, std::string* out) {
     if (n < 0) return errno;
     if (n == 0) return 0;
     out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::string FileKind(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    default:
+      return "not a regular file";
   }
 }
 

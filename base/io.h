@@ -1,5 +1,6 @@
 // File-descriptor I/O that finishes the job: short writes and reads, and
-// calls interrupted by a signal (EINTR), are retried.
+// calls interrupted by a signal (EINTR), are retried. And the words for a
+// file's kind, for the messages about it.
 //
 // Failure: the functions return 0 on success, else the errno of the call
 // that failed; they never print. Callers turn that into an absl::Status with
@@ -30,6 +31,11 @@ inline int WriteAll(int fd, std::string_view data, size_t* written = nullptr) {
 // Reads `fd` to end of file, appending what it reads to `*out` (what was read
 // before a failure stays appended).
 int ReadAll(int fd, std::string* out);
+
+// The kind of a file that is not a regular file (st_mode's type bits), for
+// messages: "a directory", "a character device", "a FIFO", ...; "" for a
+// regular file.
+std::string FileKind(unsigned mode);
 
 }  // namespace alloctrace
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,6 +120,13 @@ TEST(IoTest, ReadAllReadsARegularFile) {
   EXPECT_EQ(ReadAll(fd, &out), 0);
   EXPECT_EQ(out, "line 1\nline 2\n");
   ::close(fd);
+}
+
+TEST(FileKindTest, NamesEachKind) {
+  EXPECT_EQ(FileKind(S_IFREG), "");
+  EXPECT_EQ(FileKind(S_IFDIR), "a directory");
+  EXPECT_EQ(FileKind(S_IFCHR), "a character device");
+  EXPECT_EQ(FileKind(S_IFIFO), "a FIFO");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "alloctrace/format/packet_reader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,20 +11,35 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "alloctrace/base/io.h"
 #include "alloctrace/format/trace_format.h"
 #include "alloctrace/format/wire.h"
 
 namespace alloctrace {
 
 absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
+  // Opened without blocking, so a FIFO (or a device) is refused below
+  // rather than waited on for a writer that may never come.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open trace: ", std::strerror(errno)));
   }
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const std::string kind = FileKind(st.st_mode);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file", kind.empty() ? "" : " (" + kind + ")"));
+  }
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (f == nullptr || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    if (f != nullptr) {
+      std::fclose(f);
+    } else {
+      ::close(fd);
+    }
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open trace: ", std::strerror(err)));
   }
   return std::unique_ptr<PacketReader>(
       new PacketReader(f, path, static_cast<uint64_t>(st.st_size)));

@@ -2,6 +2,9 @@
 // header is complete, "not a trace"), corrupt framing is an error.
 #include "alloctrace/format/packet_reader.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -80,7 +83,20 @@ TEST(PacketReaderTest, NotATag) {
 TEST(PacketReaderTest, DirectoryIsNotATrace) {
   auto in = PacketReader::Open(testing::TempDir());
   ASSERT_FALSE(in.ok());
-  EXPECT_NE(in.status().message().find("not a regular file"), std::string::npos);
+  EXPECT_NE(in.status().message().find("not a regular file (a directory)"), std::string::npos)
+      << in.status();
+}
+
+// A FIFO is refused at once: opening it for reading must not wait for a
+// writer (without one, it would wait for ever).
+TEST(PacketReaderTest, FifoIsNotATraceAndIsNotWaitedOn) {
+  const std::string fifo = TempPath("pipe.trace");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto in = PacketReader::Open(fifo);
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.status().message().find(fifo + ": not a regular file (a FIFO)"), std::string::npos)
+      << in.status();
 }
 
 // Every truncation point of a small trace: never a crash; either a clear

@@ -5,7 +5,8 @@
 # naming the file and the byte, exit 1; so is a trace cut inside its header
 # or with a header that no longer parses. Then a trace this build writes
 # (by $3, format/hostile_trace.h: its chunks carry checksums) with one
-# byte changed inside a chunk: the checksum's error, exit 1.
+# byte changed inside a chunk: the checksum's error, exit 1. Outputs that
+# name the trace or a directory, and a FIFO as the trace, are errors too.
 set -uo pipefail
 inspect=$1
 trace=$2
@@ -25,7 +26,7 @@ head -c 5000 "$trace" >"$tmp/partly.trace"
 out=$("$inspect" "$tmp/partly.trace" 2>"$tmp/err") || fail "a partly cut trace: exit $?"
 grep -q "^INCOMPLETE: file ends inside the packet at byte " <<<"$out" ||
   fail "a partly cut trace is not marked INCOMPLETE: $out"
-grep -q "inspect: warning: file ends inside the packet" "$tmp/err" ||
+grep -q "inspect: warning: .*partly.trace: file ends inside the packet" "$tmp/err" ||
   fail "no warning for a partly cut trace: $(cat "$tmp/err")"
 
 head -c 240 "$trace" >"$tmp/first.trace"
@@ -34,6 +35,11 @@ code=$?
 [ "$code" -eq 1 ] || fail "a trace cut inside its first chunk: exit $code, not 1"
 grep -q "first.trace: truncated: .*; no complete chunk before the cut" "$tmp/err" ||
   fail "a trace cut inside its first chunk: $(cat "$tmp/err")"
+# ... and writes no report: an --out file already there is left as it was.
+echo "an earlier report" >"$tmp/kept.txt"
+"$inspect" --out="$tmp/kept.txt" "$tmp/first.trace" 2>/dev/null && fail "--out, cut in the first chunk: exit 0"
+[ "$(cat "$tmp/kept.txt")" = "an earlier report" ] ||
+  fail "a trace cut inside its first chunk replaced the --out file: $(head -3 "$tmp/kept.txt")"
 head -c 100 "$trace" >"$tmp/header.trace"
 "$inspect" "$tmp/header.trace" >/dev/null 2>"$tmp/err" && fail "a trace cut inside its header: exit 0"
 grep -q "header.trace: truncated inside its header: file ends inside the packet at byte 0" \
@@ -46,6 +52,28 @@ printf '\xff\xff\xff\xff' | dd of="$tmp/damaged.trace" bs=1 seek=20 conv=notrunc
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "a damaged header: more than one line: $(cat "$tmp/err")"
 grep -q "damaged.trace: damaged header: the packet at byte 0" "$tmp/err" ||
   fail "a damaged header: $(cat "$tmp/err")"
+
+# An --out (or --classes_out) that names the trace itself, however
+# spelled, is refused before anything is written: exit 2, the trace intact.
+cp "$trace" "$tmp/self.trace"
+chmod u+w "$tmp/self.trace"
+for flag in "--out=$tmp/self.trace" "--out=$tmp/./self.trace" "--sites=2 --classes_out=$tmp/self.trace"; do
+  # shellcheck disable=SC2086  # $flag is one or two flags
+  "$inspect" $flag "$tmp/self.trace" >/dev/null 2>"$tmp/err"
+  code=$?
+  [ "$code" -eq 2 ] || fail "$flag on the trace itself: exit $code, not 2: $(cat "$tmp/err")"
+  grep -q "self.trace.* is being read: writing there would destroy it" "$tmp/err" || fail "$flag: $(cat "$tmp/err")"
+  cmp -s "$trace" "$tmp/self.trace" || fail "$flag changed the trace it read"
+done
+# A directory where the report would go: said before the trace is read.
+"$inspect" --out="$tmp" "$trace" >/dev/null 2>"$tmp/err" && fail "--out=a directory: exit 0"
+grep -q "is a directory, not a file to write" "$tmp/err" || fail "--out=a directory: $(cat "$tmp/err")"
+# A FIFO where the trace should be: an error, not a wait for a writer.
+mkfifo "$tmp/fifo.trace"
+timeout 20 "$inspect" "$tmp/fifo.trace" >/dev/null 2>"$tmp/err"
+code=$?
+[ "$code" -eq 1 ] || fail "a FIFO as the trace: exit $code, not 1 (124: it waited)"
+grep -q "fifo.trace: not a regular file (a FIFO)" "$tmp/err" || fail "a FIFO: $(cat "$tmp/err")"
 
 "$write_trace" "$tmp/written.trace" || fail "cannot write a trace"
 out=$("$inspect" "$tmp/written.trace" 2>"$tmp/err") || fail "a written trace: $(cat "$tmp/err")"

@@ -8,7 +8,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/output_file.h"
 #include "alloctrace/inspect/call_site_stats.h"
 #include "alloctrace/inspect/site_classes.h"
 #include "alloctrace/inspect/trace_html.h"
@@ -27,20 +29,32 @@ ABSL_FLAG(int, sites, 0,
           "call sites: capture --call_sites), symbolized from the recorded files, instead of "
           "the trace's statistics");
 
-// Writes `out` where --out says (standard output by default). Returns the
-// exit code: 1 if it cannot be written.
+// Writes `out` where --out says (standard output by default),
+// base/output_file.h's way. Returns the exit code: 1 if it cannot be
+// written.
 int WriteOut(const std::string& out) {
   const std::string out_path = absl::GetFlag(FLAGS_out);
-  if (out_path.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return 0;
-  }
-  const std::string resolved = alloctrace::ResolveUserPath(out_path);
-  std::FILE* f = std::fopen(resolved.c_str(), "wb");
-  const bool ok = f != nullptr && std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (f == nullptr || std::fclose(f) != 0 || !ok) {
-    std::fprintf(stderr, "inspect: cannot write %s: %s\n", resolved.c_str(), std::strerror(errno));
-    return 1;
+  const absl::Status st =
+      out_path.empty() ? alloctrace::WriteStandardOutput(out)
+                       : alloctrace::WriteOutputFile(alloctrace::ResolveUserPath(out_path), out);
+  if (st.ok()) return 0;
+  std::fprintf(stderr, "inspect: %s\n", std::string(st.message()).c_str());
+  return 1;
+}
+
+// --out and --classes_out, checked before the trace is read: exit 2 if one
+// names the trace itself (the report would destroy it), 1 if it cannot be
+// written; 0 to go on.
+int CheckOutputs(const std::string& trace) {
+  for (const char* flag : {"out", "classes_out"}) {
+    const std::string value =
+        std::string(flag) == "out" ? absl::GetFlag(FLAGS_out) : absl::GetFlag(FLAGS_classes_out);
+    if (value.empty()) continue;
+    const absl::Status st =
+        alloctrace::CheckOutputFile(alloctrace::ResolveUserPath(value), {trace});
+    if (st.ok()) continue;
+    std::fprintf(stderr, "inspect: --%s: %s\n", flag, std::string(st.message()).c_str());
+    return absl::IsInvalidArgument(st) ? 2 : 1;
   }
   return 0;
 }
@@ -57,6 +71,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = alloctrace::ResolveUserPath(args[1]);
+  if (absl::GetFlag(FLAGS_json) && absl::GetFlag(FLAGS_html)) {
+    std::fprintf(stderr, "inspect: --json and --html exclude each other\n");
+    return 2;
+  }
+  if (const int code = CheckOutputs(path); code != 0) return code;
   const int sites = absl::GetFlag(FLAGS_sites);
   if (sites < 0) {
     std::fprintf(stderr, "inspect: --sites=%d: expected a count of functions to show, 1 or more\n",
@@ -93,24 +112,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "inspect: %s\n", std::string(stats.status().message()).c_str());
     return 1;
   }
-  if (absl::GetFlag(FLAGS_json) && absl::GetFlag(FLAGS_html)) {
-    std::fprintf(stderr, "inspect: --json and --html exclude each other\n");
-    return 2;
-  }
   const std::string out = absl::GetFlag(FLAGS_json) ? alloctrace::FormatTraceStatsJson(*stats)
                           : absl::GetFlag(FLAGS_html)
                               ? alloctrace::FormatTraceStatsHtml(*stats, args[1])
                               : alloctrace::FormatTraceStatsText(*stats);
+  // A trace cut short inside its first chunk holds nothing to show but its
+  // header: an error, and no report (nor an --out file replaced by one).
+  if (!stats->has_footer && stats->chunks == 0) {
+    std::fprintf(stderr, "inspect: %s: truncated: %s; no complete chunk before the cut\n", args[1],
+                 stats->cut_short.c_str());
+    return 1;
+  }
   if (const int code = WriteOut(out); code != 0) return code;
   if (!stats->has_footer) {
-    // A trace cut short inside its first chunk holds nothing to show but
-    // its header: an error, not a warning.
-    if (stats->chunks == 0) {
-      std::fprintf(stderr, "inspect: %s: truncated: %s; no complete chunk before the cut\n",
-                   args[1], stats->cut_short.c_str());
-      return 1;
-    }
-    std::fprintf(stderr, "inspect: warning: %s\n", stats->cut_short.c_str());
+    std::fprintf(stderr, "inspect: warning: %s: %s\n", args[1], stats->cut_short.c_str());
   }
   return 0;
 }

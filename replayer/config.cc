@@ -12,6 +12,11 @@
 #include "alloctrace/replayer/reports/reporters.h"
 
 namespace {
+
+// The longest time any flag may give (a day): a budget or a timeout beyond
+// it is a typing slip, and a figure like 1e300 would print as 300 digits.
+constexpr int kMaxSeconds = 86400;
+
 // The flags' defaults, from the one place they are stated.
 const alloctrace::ReplayerConfig& Defaults() {
   static const alloctrace::ReplayerConfig* const kDefaults = new alloctrace::ReplayerConfig();
@@ -240,8 +245,8 @@ absl::Status ParseStopping(RoundsSettings& r) {
   }
   r.precision = precision / 100;
   r.budget_seconds = absl::GetFlag(FLAGS_budget);
-  if (!(r.budget_seconds >= 0 && r.budget_seconds <= 86400)) {
-    return Usage("--budget=", r.budget_seconds, ": must be 0 to 86400 seconds");
+  if (!(r.budget_seconds >= 0 && r.budget_seconds <= kMaxSeconds)) {
+    return Usage("--budget=", r.budget_seconds, ": must be 0 to ", kMaxSeconds, " seconds");
   }
   r.min_runs = absl::GetFlag(FLAGS_min_runs);
   r.max_runs = absl::GetFlag(FLAGS_max_runs);
@@ -256,8 +261,9 @@ absl::Status ParseStopping(RoundsSettings& r) {
     return Usage("--race_min_runs=", r.race_min_runs, ": must be 2 to 100000");
   }
   r.total_budget_seconds = absl::GetFlag(FLAGS_total_budget);
-  if (!(r.total_budget_seconds >= 0 && r.total_budget_seconds <= 86400)) {
-    return Usage("--total_budget=", r.total_budget_seconds, ": must be 0 to 86400 seconds");
+  if (!(r.total_budget_seconds >= 0 && r.total_budget_seconds <= kMaxSeconds)) {
+    return Usage("--total_budget=", r.total_budget_seconds, ": must be 0 to ", kMaxSeconds,
+                 " seconds");
   }
   return absl::OkStatus();
 }
@@ -302,8 +308,9 @@ absl::Status ParseChildBounds(ReplayerConfig& c) {
   c.memory_limit_mb = absl::GetFlag(FLAGS_memory_limit_mb);
   c.memory_limit_factor = absl::GetFlag(FLAGS_memory_limit_factor);
   c.memory_limit_floor_mb = absl::GetFlag(FLAGS_memory_limit_floor_mb);
-  if (!(c.run_timeout_seconds >= 0)) {
-    return Usage("--run_timeout=", c.run_timeout_seconds, ": must be >= 0 (0: from the trace)");
+  if (!(c.run_timeout_seconds >= 0 && c.run_timeout_seconds <= kMaxSeconds)) {
+    return Usage("--run_timeout=", c.run_timeout_seconds, ": must be 0 to ", kMaxSeconds,
+                 " seconds (0: from the trace)");
   }
   if (!(c.memory_limit_mb >= -1)) {
     return Usage("--memory_limit_mb=", c.memory_limit_mb,
@@ -343,9 +350,11 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   c.shipped_build = absl::GetFlag(FLAGS_shipped_build);
   c.in_situ_budget_seconds = absl::GetFlag(FLAGS_in_situ_budget);
   c.in_situ_runs = absl::GetFlag(FLAGS_in_situ_runs);
-  if (!(c.in_situ_budget_seconds > 0) || c.in_situ_runs < 3) {
-    return Usage("--in_situ_budget must be > 0 and --in_situ_runs at least 3 (got ",
-                 c.in_situ_budget_seconds, " and ", c.in_situ_runs, ")");
+  if (!(c.in_situ_budget_seconds > 0 && c.in_situ_budget_seconds <= kMaxSeconds) ||
+      c.in_situ_runs < 3) {
+    return Usage("--in_situ_budget must be above 0, at most ", kMaxSeconds,
+                 " seconds, and --in_situ_runs at least 3 (got ", c.in_situ_budget_seconds, " and ",
+                 c.in_situ_runs, ")");
   }
   c.speed_only = absl::GetFlag(FLAGS_speed_only);
   if (c.list_policies) {
@@ -356,6 +365,7 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
       return Usage("--list-policies --format=", format, ": must be ", WordList(kListFormatWords));
     }
     c.list_format = *list;
+    if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) c.outs = {out};
     return c;
   }
   // Checked in the order of the messages the replayer has always given.

@@ -27,6 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/output_file.h"
 #include "alloctrace/base/scoped_fd.h"
 #include "alloctrace/replayer/config.h"
 #include "alloctrace/replayer/engine/allocators/registry.h"
@@ -78,30 +79,10 @@ std::string Today() {
   return buf;
 }
 
-// Writes via a temporary file and rename, so a failed run leaves nothing
-// half-written.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::DataLossError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
-// Writes `text` to `out` ("": standard output).
+// Writes `text` to `out` ("": standard output), base/output_file.h's way.
 absl::Status WriteReport(const std::string& text, const std::string& out, bool quiet) {
-  if (out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return absl::OkStatus();
-  }
-  absl::Status st = WriteFileAtomically(ResolveUserPath(out), text);
+  if (out.empty()) return WriteStandardOutput(text);
+  absl::Status st = WriteOutputFile(ResolveUserPath(out), text);
   if (st.ok() && !quiet) std::fprintf(stderr, "replayer: wrote %s\n", out.c_str());
   return st;
 }
@@ -117,6 +98,32 @@ struct Command {
   bool progress = false;              // progress on stderr (a terminal, not --quiet)
 };
 
+// The --out files checked before anything is measured: each a place a
+// report can go, none named twice, none a trace being read. Returns an
+// exit status, or -1 to go on.
+int CheckOutputs(const Command& cmd) {
+  std::vector<std::string> inputs;
+  for (const std::string& t : cmd.traces) inputs.push_back(ResolveUserPath(t));
+  const std::vector<std::string>& outs = cmd.config.outs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (outs[j] == outs[i]) {
+        return Fail(kExitUsage, absl::StrCat("--out names ", outs[i],
+                                             " twice: each --format needs a file of its own"));
+      }
+    }
+    const absl::Status st = CheckOutputFile(ResolveUserPath(outs[i]), inputs);
+    if (st.ok()) continue;
+    std::string why(st.message());
+    if (outs.size() == 1 && absl::StrContains(outs[i], ",")) {
+      absl::StrAppend(&why, " (one --format takes one --out file; the comma is part of its name)");
+    }
+    return Fail(absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput,
+                why + "; nothing measured");
+  }
+  return -1;
+}
+
 // Parses argv into `cmd`; returns an exit status, or -1 to go on.
 int ParseCommand(int argc, char** argv, Command& cmd) {
   cmd.command_line = "replayer";
@@ -127,7 +134,7 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
   absl::StatusOr<ReplayerConfig> parsed = ReplayerConfigFromFlags();
   if (!parsed.ok()) return Fail(kExitUsage, std::string(parsed.status().message()));
   cmd.config = *std::move(parsed);
-  if (cmd.config.list_policies) return -1;
+  if (cmd.config.list_policies) return CheckOutputs(cmd);
   cmd.use_default = cmd.config.policies == "default";
   if (cmd.use_default) {
     cmd.selected = allocators::DefaultPolicyNames();
@@ -158,7 +165,7 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
   if (!cmd.config.in_situ && cmd.traces.empty()) {
     return Fail(kExitUsage, "no trace file given; usage: replayer [flags] TRACE...");
   }
-  return -1;
+  return CheckOutputs(cmd);
 }
 
 // --list-policies: the table, the adopt table (markdown) or the C++ file
@@ -169,7 +176,9 @@ int ListPolicies(const ReplayerConfig& c) {
                                ? CatalogTypesSource(AllAllocators())
                                : FormatPolicyList(AllAllocators(), allocators::DefaultPolicyNames(),
                                                   c.list_format == ListFormat::kMarkdown);
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (absl::Status st = WriteReport(text, c.outs.empty() ? "" : c.outs[0], c.quiet); !st.ok()) {
+    return Fail(kExitBadInput, std::string(st.message()));
+  }
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 // End to end: the replayer binary on checked-in traces, and on bad input.
 // (Over 500 lines: one binary's whole-process behaviour, each test a
 // command line and what it must print, sharing the helpers above them.)
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -622,6 +623,7 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
     std::string damaged = bytes;
     damaged.replace(20, 4, "\xff\xff\xff\xff");
     std::ofstream(dir + "/damaged_header.trace", std::ios::binary) << damaged;
+    std::ofstream(dir + "/self.trace", std::ios::binary) << bytes;
     bytes[bytes.size() / 2] ^= 0x40;
     std::ofstream(dir + "/flipped.trace", std::ios::binary) << bytes;
   }
@@ -670,14 +672,31 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--touch=some traces/single.trace", 2, "--touch=some"},
       {"--format=xml traces/single.trace", 2, "--format=xml"},
       {"--confirm=-2 traces/single.trace", 2, "replayer: --confirm=-2: must be 0 to 100"},
-      {"--run_timeout=-1 traces/single.trace", 2, "replayer: --run_timeout=-1: must be >= 0"},
+      {"--run_timeout=-1 traces/single.trace", 2,
+       "replayer: --run_timeout=-1: must be 0 to 86400 seconds (0: from the trace)"},
       {"--memory_limit_mb=-5 traces/single.trace", 2,
        "replayer: --memory_limit_mb=-5: must be >= 0 (0: from the trace), or -1 (no limit)"},
       {"", 2, "no trace file given"},
+      {"--run_timeout=1e300 traces/single.trace", 2,
+       "replayer: --run_timeout=1e+300: must be 0 to 86400 seconds"},
+      {"--in_situ_budget=1e300 traces/single.trace -- /bin/true", 2,
+       "replayer: --in_situ_budget must be above 0, at most 86400 seconds"},
+      // Where the report cannot go is said before anything is measured.
       {"--out=/nonexistent/dir/x.csv --policies=malloc --min_runs=1 --max_runs=1 "
        "traces/single.trace",
-       1, "cannot write /nonexistent/dir/x.csv"},
+       1,
+       "replayer: cannot write /nonexistent/dir/x.csv: its directory /nonexistent/dir: No such "
+       "file or directory; nothing measured"},
+      {"--out=" + dir + " traces/single.trace", 1, dir + " is a directory, not a file to write"},
+      {"--out=" + dir + "/self.trace " + dir + "/self.trace", 2,
+       "self.trace is being read: writing there would destroy it; nothing measured"},
+      {"--format=json,csv --out=" + dir + "/a.out," + dir + "/a.out traces/single.trace", 2,
+       "/a.out twice: each --format needs a file of its own"},
+      {"--list-policies --out=/nonexistent/dir/p.md", 1, "cannot write /nonexistent/dir/p.md"},
+      {dir + "/fifo.trace", 1, "fifo.trace: not a regular file (a FIFO)"},
   };
+  ::unlink((dir + "/fifo.trace").c_str());
+  ASSERT_EQ(::mkfifo((dir + "/fifo.trace").c_str(), 0644), 0);
   for (const Case& c : cases) {
     const Output o = RunReplayer(c.args);
     EXPECT_EQ(o.exit_code, c.code) << c.args << "\n" << o.err;

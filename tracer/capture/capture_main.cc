@@ -36,6 +36,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,8 @@
 #include "absl/strings/str_split.h"
 #include "alloctrace/base/child_process.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/io.h"
+#include "alloctrace/base/output_file.h"
 #include "alloctrace/inspect/trace_stats.h"
 #include "alloctrace/tracer/call_sites.h"
 
@@ -275,17 +278,23 @@ ChildSpec ProgramSpec(const Request& request, const char* argv0) {
   const std::string preload =
       request.preload.empty() ? FindPreloadLibrary(argv0) : AbsoluteUserPath(request.preload);
   if (!IsFile(preload)) Fail(absl::StrCat("preload library not found: ", preload));
+  // Where the trace goes must take a file before the program runs: a
+  // program's run may be long, or not repeatable. The library writes a new
+  // regular file there and this program reads it back, so a device or a
+  // FIFO is refused, never removed (as root, --out=/dev/null would take
+  // /dev/null from the whole machine).
+  if (const absl::Status st = CheckOutputFile(request.out); !st.ok()) {
+    Fail(absl::StrCat(st.message(), "; nothing run"));
+  }
+  struct stat st;
+  if (::stat(request.out.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    Fail(absl::StrCat(request.out, " is ", FileKind(st.st_mode),
+                      ": capture writes its trace to a regular file; nothing run"));
+  }
   // The program's own trace gets exactly this name (the library never
   // overwrites a file), so clear what an earlier run left.
   if (::unlink(request.out.c_str()) != 0 && errno != ENOENT) {
-    Fail(absl::StrCat("cannot replace ", request.out, ": ", std::strerror(errno)));
-  }
-  // Where the trace goes must take a file before the program runs: a
-  // program's run may be long, or not repeatable.
-  const std::string dir = request.out.substr(0, request.out.rfind('/') + 1);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    Fail(absl::StrCat("cannot write ", request.out, ": ", dir, ": ", std::strerror(errno),
-                      "; nothing run"));
+    Fail(absl::StrCat("cannot replace ", request.out, ": ", std::strerror(errno), "; nothing run"));
   }
   ChildSpec spec;
   spec.path = *path;

@@ -208,9 +208,23 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
   r = RunCommand({CaptureBin(), "--out=/nonexistent-alloctrace/x.trace", "--", "touch", ran});
   EXPECT_EQ(r.exit_code(), 2) << r.output;
   EXPECT_EQ(r.output,
-            "capture: cannot write /nonexistent-alloctrace/x.trace: /nonexistent-alloctrace/: No "
-            "such file or directory; nothing run\n");
+            "capture: cannot write /nonexistent-alloctrace/x.trace: its directory "
+            "/nonexistent-alloctrace: No such file or directory; nothing run\n");
   struct stat st;
+  EXPECT_NE(stat(ran.c_str(), &st), 0) << "the program ran";
+
+  // Nor where --out names something that is not a regular file: it is
+  // refused, never removed (as root, --out=/dev/null would otherwise take
+  // /dev/null from the machine). A FIFO of the test's own stands for it.
+  const std::string fifo = TempDir("usage") + "/pipe";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  r = RunCommand({CaptureBin(), "--out=" + fifo, "--", "touch", ran});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_EQ(r.output, "capture: " + fifo +
+                          " is a FIFO: capture writes its trace to a regular file; nothing run\n");
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
   EXPECT_NE(stat(ran.c_str(), &st), 0) << "the program ran";
 }
 

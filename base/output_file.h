@@ -1,0 +1,45 @@
+// Where a command's output goes (--out=FILE, or standard output): checked
+// before the work that fills it, and written so that neither a failure nor
+// the kind of file named does harm. The one rule for every program here.
+//
+// A regular file (new, or existing and replaced; through a symbolic link,
+// the link's target) is written through a temporary file beside it and a
+// rename, so a failed write leaves the file as it was and no reader sees
+// half a report. Anything else that exists (/dev/null, a terminal, a FIFO)
+// is written in place, as a shell's `>` would: a rename over it would put a
+// regular file where the device was (as root, /dev/null for the whole
+// machine).
+//
+// Thread-safety: the functions work on the paths they are given.
+#ifndef ALLOCTRACE_BASE_OUTPUT_FILE_H_
+#define ALLOCTRACE_BASE_OUTPUT_FILE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace alloctrace {
+
+// OK if `path` can take an output, else an error naming the path and what
+// is wrong: InvalidArgument if it is one of `inputs` (the same file, by
+// device and inode, however spelled: a report written there would destroy
+// what it reports on), a usage error; FailedPrecondition if it is a
+// directory, its directory does not exist or cannot be written (where the
+// output would be a new or replaced regular file), or it exists and cannot
+// be written. Checked before the work, so a long measurement is never
+// thrown away for want of a place to put it.
+absl::Status CheckOutputFile(const std::string& path, const std::vector<std::string>& inputs = {});
+
+// Writes `text` to `path` as the header says. The error names the path and
+// the system's reason.
+absl::Status WriteOutputFile(const std::string& path, std::string_view text);
+
+// Writes `text` to standard output and flushes it: a write error (a full
+// disk, a closed descriptor) is returned, not lost.
+absl::Status WriteStandardOutput(std::string_view text);
+
+}  // namespace alloctrace
+
+#endif  // ALLOCTRACE_BASE_OUTPUT_FILE_H_
