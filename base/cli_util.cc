@@ -112,6 +112,19 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
   }
   std::sort(names.begin(), names.end());
 
+  // Each flag's first spelling, by name: Abseil keeps the last of a flag
+  // given twice and drops the first without a word, which hides a slip
+  // (--policies=a ... --policies=b measures b alone).
+  std::vector<std::pair<std::string, std::string>> given;
+  const auto once = [&given](const std::string& name, absl::string_view typed) -> std::string {
+    for (const auto& [n, first] : given) {
+      if (n == name)
+        return absl::StrCat(first, " and ", typed, ": the same flag twice; give it once");
+    }
+    given.emplace_back(name, std::string(typed));
+    return "";
+  };
+
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     // As Abseil: "-" and non-dashed words are positional, "--" ends flags.
@@ -131,6 +144,7 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
       const absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
       if (positive != nullptr && positive->IsOfType<bool>()) {
         if (has_value) return absl::StrCat(dashes, typed, " takes no value");
+        if (std::string twice = once(name.substr(2), arg); !twice.empty()) return twice;
         continue;
       }
     }
@@ -143,6 +157,7 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
         std::replace(near.begin(), near.end(), '_', '-');
       return absl::StrCat("unknown flag ", dashes, typed, "; did you mean ", dashes, near, "?");
     }
+    if (std::string twice = once(name, arg); !twice.empty()) return twice;
     std::string what;
     if (has_value) {
       if (!ValueParses(*flag, value, &what)) {

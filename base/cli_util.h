@@ -51,7 +51,8 @@ std::vector<std::string> TakeProgramArgs(int& argc, char** argv,
 // "--name", "--name=value", "--name value", "--noname" (booleans) names a
 // registered flag with a value its type parses, else one line saying what
 // is wrong, as "unknown flag --polices; did you mean --policies?" or
-// "--budget=abc: not a number". Names may be spelled with dashes (as
+// "--budget=abc: not a number", or a flag given twice (Abseil would keep
+// the last and drop the first silently). Names may be spelled with dashes (as
 // AcceptDashedFlags allows); the message uses the spelling typed. Stops at a
 // bare "--"; skips names listed in --undefok; leaves --flagfile, --fromenv
 // and --tryfromenv to Abseil.

@@ -65,6 +65,18 @@ for flag in "--out=$tmp/self.trace" "--out=$tmp/./self.trace" "--sites=2 --class
   grep -q "self.trace.* is being read: writing there would destroy it" "$tmp/err" || fail "$flag: $(cat "$tmp/err")"
   cmp -s "$trace" "$tmp/self.trace" || fail "$flag changed the trace it read"
 done
+# --sites on a trace recorded without call sites: nothing to list, an error
+# on stderr and status 1, with --classes_out or without.
+for flag in "--sites=3" "--sites=3 --classes_out=$tmp/classes.trace"; do
+  # shellcheck disable=SC2086  # $flag is one or two flags
+  out=$("$inspect" $flag "$trace" 2>"$tmp/err")
+  code=$?
+  [ "$code" -eq 1 ] || fail "$flag on a trace without call sites: exit $code, not 1"
+  [ -z "$out" ] || fail "$flag on a trace without call sites printed: $out"
+  grep -q "the trace has no call sites (capture --call_sites=N records them)" "$tmp/err" ||
+    fail "$flag: $(cat "$tmp/err")"
+done
+[ -e "$tmp/classes.trace" ] && fail "--classes_out written for a trace without call sites"
 # A directory where the report would go: said before the trace is read.
 "$inspect" --out="$tmp" "$trace" >/dev/null 2>"$tmp/err" && fail "--out=a directory: exit 0"
 grep -q "is a directory, not a file to write" "$tmp/err" || fail "--out=a directory: $(cat "$tmp/err")"

@@ -92,6 +92,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "inspect: %s\n", std::string(report.status().message()).c_str());
       return 1;
     }
+    // Nothing to list: the trace cannot answer --sites (with --classes_out
+    // or without, the same message and status).
+    if (!report->has_sites) {
+      std::fprintf(stderr,
+                   "inspect: %s: the trace has no call sites (capture --call_sites=N records "
+                   "them)\n",
+                   args[1]);
+      return 1;
+    }
     if (const std::string classes = absl::GetFlag(FLAGS_classes_out); !classes.empty()) {
       const std::string resolved = alloctrace::ResolveUserPath(classes);
       if (absl::Status s =

@@ -17,11 +17,27 @@ namespace alloctrace {
 
 absl::Status CheckInSituUsage(int confirm, bool in_situ_only, size_t traces,
                               std::vector<std::string>& program) {
-  if (confirm < 0 || confirm > 100 || program.empty() || (confirm > 0 && in_situ_only) ||
-      (!in_situ_only && traces != 1) || (in_situ_only && traces != 0)) {
-    return absl::InvalidArgumentError(
-        "usage: replayer [--confirm=N] TRACE -- PROGRAM [ARGS...] (one trace; N 1 to 100), or "
-        "replayer --in_situ [--policies=LIST] -- PROGRAM [ARGS...] (no trace)");
+  // What is wrong first, then the two forms.
+  std::string what;
+  if (confirm < 0 || confirm > 100) {
+    what = absl::StrCat("--confirm=", confirm, ": must be 1 to 100");
+  } else if (confirm > 0 && in_situ_only) {
+    what = "--confirm goes with a trace; --in_situ runs the program without one";
+  } else if (program.empty()) {
+    what = in_situ_only || confirm > 0
+               ? absl::StrCat(in_situ_only ? "--in_situ" : "--confirm",
+                              " needs the program to run: -- PROGRAM [ARGS...]")
+               : "-- is followed by no program";
+  } else if (in_situ_only && traces != 0) {
+    what = absl::StrCat("--in_situ takes no trace (got ", traces, ")");
+  } else if (!in_situ_only && traces != 1) {
+    what = absl::StrCat("the search in the program takes one trace (got ", traces, ")");
+  }
+  if (!what.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what,
+        "; usage: replayer [--confirm=N] TRACE -- PROGRAM [ARGS...] (one trace; N 1 to 100), or "
+        "replayer --in_situ [--policies=LIST] -- PROGRAM [ARGS...] (no trace)"));
   }
   absl::StatusOr<std::string> path = FindProgram(program[0]);
   if (!path.ok()) return path.status();

@@ -12,6 +12,7 @@
 // binary re-executed by the parent) goes to engine/child_main.h.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +129,9 @@ int CheckOutputs(const Command& cmd) {
 int ParseCommand(int argc, char** argv, Command& cmd) {
   cmd.command_line = "replayer";
   for (int i = 1; i < argc; ++i) absl::StrAppend(&cmd.command_line, " ", argv[i]);
+  // A "--" with nothing after it still asks for the search in a program.
+  const bool program_asked =
+      std::any_of(argv + 1, argv + argc, [](const char* a) { return std::strcmp(a, "--") == 0; });
   cmd.program = TakeProgramArgs(argc, argv);  // after "--"
   std::vector<char*> args = ParseCommandLineOrExitUsage(argc, argv, "replayer");
   cmd.traces.assign(args.begin() + 1, args.end());
@@ -146,7 +150,7 @@ int ParseCommand(int argc, char** argv, Command& cmd) {
   }
   cmd.progress = !cmd.config.quiet && isatty(STDERR_FILENO);
   cmd.config.measure.progress = cmd.progress;
-  if (cmd.config.confirm > 0 || cmd.config.in_situ || !cmd.program.empty()) {
+  if (cmd.config.confirm > 0 || cmd.config.in_situ || program_asked) {
     // A program after "--" with a trace: the search in it.
     absl::Status st =
         CheckInSituUsage(cmd.config.confirm, cmd.config.in_situ, cmd.traces.size(), cmd.program);
@@ -329,10 +333,11 @@ int Replay(const Command& cmd, const char* argv0) {
     const ScopedFd program_fd(t.program_fd), schedule_fd(t.schedule_fd);
     reports.push_back(MeasureOne(cmd, t, self, machine_cap));
     // A crash or an error of a policy's run, or no verdict at all (every
-    // contender failed or passed a limit), makes exit status 3; a policy
-    // stopped at a limit is a measured outcome (its row says so).
+    // contender failed or passed a limit, or the trace holds no memory op
+    // to time), makes exit status 3; a policy stopped at a limit is a
+    // measured outcome (its row says so).
     const TraceReport& r = reports.back();
-    any_failed |= r.failed_policies > 0 || (!r.no_memory_ops() && r.verdict.recommended.empty());
+    any_failed |= r.failed_policies > 0 || r.verdict.recommended.empty();
     programs.push_back(std::move(t.program));
   }
   if (!cmd.program.empty() && !reports[0].no_memory_ops()) {

@@ -52,12 +52,29 @@ TEST(InSituTest, MissingProgramIsBadInput) {
   EXPECT_EQ(o.err, "replayer: cannot run no-such-program-x: not found on PATH\n");
 }
 
+// Each says what is wrong, then the two forms.
 TEST(InSituTest, UsageErrors) {
-  Output o = RunShell(absl::StrCat(kReplayer, " --confirm=3 traces/simple_map.trace"));
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("usage: replayer [--confirm=N] TRACE -- PROGRAM"));
-  o = RunShell(absl::StrCat(kReplayer, " --in_situ traces/simple_map.trace -- ", kDemo));
-  EXPECT_EQ(o.exit_code, 2);
+  const struct {
+    std::string args, what;
+  } cases[] = {
+      {" --confirm=3 traces/simple_map.trace",
+       "--confirm needs the program to run: -- PROGRAM [ARGS...]; usage: replayer "
+       "[--confirm=N] TRACE -- PROGRAM"},
+      {absl::StrCat(" --in_situ traces/simple_map.trace -- ", kDemo),
+       "--in_situ takes no trace (got 1); usage:"},
+      {" --in_situ", "--in_situ needs the program to run"},
+      {" --in_situ --", "--in_situ needs the program to run"},
+      {" traces/simple_map.trace --", "-- is followed by no program; usage:"},
+      {absl::StrCat(" --confirm=2 --in_situ -- ", kDemo), "--confirm goes with a trace"},
+      {absl::StrCat(" traces/simple_map.trace traces/single.trace -- ", kDemo),
+       "the search in the program takes one trace (got 2)"},
+  };
+  for (const auto& c : cases) {
+    const Output o = RunShell(absl::StrCat(kReplayer, c.args));
+    EXPECT_EQ(o.exit_code, 2) << c.args << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr("replayer: " + c.what)) << c.args;
+    EXPECT_EQ(o.out, "") << c.args;
+  }
 }
 
 TEST(InSituTest, ProgramThatExits1IsAFailedRowWithItsStderr) {
