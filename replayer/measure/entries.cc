@@ -40,7 +40,7 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
 }
 
 // The malloc library `preload`'s ProcessCost, measured once per process
-// (kProcessCostRounds pairs of probes: about 0.1 to 0.5 s).
+// (kProcessCostRounds pairs of probes).
 absl::StatusOr<double> ProcessCostOf(const std::string& self, const std::string& preload) {
   static std::mutex mu;
   static auto* const costs = new std::map<std::string, absl::StatusOr<double>>();

@@ -115,8 +115,13 @@ struct MeasureSettings {
   bool process_cost = true;
 };
 
-// Probe pairs per malloc library for its process cost (ProcessCost).
-inline constexpr int kProcessCostRounds = 7;
+// Probe pairs per malloc library for its process cost (ProcessCost). The
+// cost is a millisecond or two for jemalloc and mimalloc, and a trace of a
+// whole program's 1.6 M calls puts 1 ms at 0.6 ns an op, 2.5% of a malloc's
+// figure: the median of 7 pairs moved from 0.4 to 2.9 ms between
+// invocations and took the verdict across its 5% margin; of 21, 1.3 to 1.6
+// ms (docs/fidelity.md). 21 pairs take about 0.6 s for the three mallocs.
+inline constexpr int kProcessCostRounds = 21;
 
 // A trace decoded and shared with the children before any timing
 // (replayer_main.cc's LoadAndShare): the program, its schedule where it is
