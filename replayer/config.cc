@@ -1,5 +1,6 @@
 #include "alloctrace/replayer/config.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -373,6 +374,11 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
        {ParseRunShape(c.measure.run_options), ParseOutput(c), ParseStopping(c.measure.rounds),
         ParseMeasurement(c), ParseChildBounds(c)}) {
     if (!st.ok()) return st;
+  }
+  // The per-class table has nothing to show without the per-class verdict.
+  if (!c.per_container &&
+      std::find(c.formats.begin(), c.formats.end(), "csv-classes") != c.formats.end()) {
+    return Usage("--format=csv-classes is the per-class table: it needs --per_container");
   }
   return c;
 }

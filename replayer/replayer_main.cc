@@ -324,6 +324,18 @@ int Replay(const Command& cmd, const char* argv0) {
     if (!t.ok()) return Fail(kExitBadInput, std::string(t.status().message()));
     traces.push_back(*std::move(t));
   }
+  // The shipped build pastes one alias line per class of containers: a
+  // trace that names none (a whole-program capture) has nothing to build,
+  // which is said now, not after the replay.
+  if (!cmd.config.shipped_build.empty() &&
+      std::none_of(traces[0].program.classes.begin(), traces[0].program.classes.end(),
+                   [](const auto& c) { return c.first != 0; })) {
+    return Fail(kExitBadInput,
+                absl::StrCat(cmd.traces[0],
+                             ": --shipped_build pastes an alias line per class of containers, and "
+                             "the trace names none (a whole program's capture: its malloc is "
+                             "adopted by preloading it); nothing measured"));
+  }
   const std::string self = SelfPath(argv0);
   std::vector<TraceReport> reports;
   std::vector<ReplayProgram> programs;

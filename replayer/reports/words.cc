@@ -330,7 +330,9 @@ std::string SamplingWords(const TraceReport& t) {
         f.strata, f.window_ops, f.lead_ops, threads, whole_runs);
   }
   return absl::StrFormat(
-      "sampled windows: every run replays %d windows of %d ops, one per stratum of the trace, each "
+      "sampled windows: every run replays %d windows of up to %d ops, one per stratum of the "
+      "trace, "
+      "each "
       "from the trace's heap at its start (live objects allocated untimed, then %d ops untimed); "
       "%.1f%% of the trace's ops timed per run; a run's time for the whole trace is each window's "
       "time per memory op times its stratum's memory ops, summed. %s",

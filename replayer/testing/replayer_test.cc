@@ -696,6 +696,11 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
        "/a.out twice: each --format needs a file of its own"},
       {"--list-policies --out=/nonexistent/dir/p.md", 1, "cannot write /nonexistent/dir/p.md"},
       {dir + "/fifo.trace", 1, "fifo.trace: not a regular file (a FIFO)"},
+      {"--format=csv-classes traces/single.trace", 2,
+       "replayer: --format=csv-classes is the per-class table: it needs --per_container"},
+      {"--shipped_build=true traces/capture_sort.trace -- /bin/true", 1,
+       "capture_sort.trace: --shipped_build pastes an alias line per class of containers, and the "
+       "trace names none"},
   };
   ::unlink((dir + "/fifo.trace").c_str());
   ASSERT_EQ(::mkfifo((dir + "/fifo.trace").c_str(), 0644), 0);

@@ -234,6 +234,15 @@ Request ParseRequest(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_out).empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
   if (request.program.empty()) Fail(absl::StrCat("no program to run\n", kUsage));
   request.out = AbsoluteUserPath(absl::GetFlag(FLAGS_out));
+  // Through a symbolic link, the file it names is the one replaced (as the
+  // other programs write a link's target), not the link.
+  struct stat link;
+  if (::lstat(request.out.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    if (char* real = ::realpath(request.out.c_str(), nullptr)) {
+      request.out = real;
+      std::free(real);
+    }
+  }
   request.workload = absl::GetFlag(FLAGS_workload);
   request.preload = absl::GetFlag(FLAGS_preload);
   request.call_sites = absl::GetFlag(FLAGS_call_sites);

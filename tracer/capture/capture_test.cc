@@ -226,6 +226,24 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
   ASSERT_EQ(stat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
   EXPECT_NE(stat(ran.c_str(), &st), 0) << "the program ran";
+
+  // Through a symbolic link the trace goes to the file it names; the link
+  // stays a link.
+  const std::string target = TempDir("usage") + "/target.trace";
+  const std::string link = TempDir("usage") + "/link.trace";
+  ::unlink(link.c_str());
+  {
+    std::FILE* f = std::fopen(target.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("an earlier trace", f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  r = RunCommand({CaptureBin(), "--out=" + link, "--", "true"});
+  EXPECT_EQ(r.exit_code(), 0) << r.output;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
+  EXPECT_TRUE(ComputeTraceStats(target).ok()) << "the link's target is not the trace";
 }
 
 TEST(CaptureToolTest, HelpListsTheFlags) {
