@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "alloctrace/base/io.h"
 
@@ -17,8 +20,7 @@ namespace alloctrace {
 
 namespace {
 
-// The directory part of `path` ("." for a bare name), for the checks of a
-// file that does not exist yet.
+// The directory part of `path` ("." for a bare name).
 std::string DirectoryOf(const std::string& path) {
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -26,11 +28,9 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// The path a regular file is written at: a symbolic link's target, so the
-// rename replaces the file the link names, not the link.
-std::string WrittenPath(const std::string& path) {
+std::string Realpath(const std::string& path) {
   char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return path;
+  if (real == nullptr) return "";
   std::string out(real);
   std::free(real);
   return out;
@@ -45,10 +45,62 @@ absl::Status WriteError(const std::string& path, int err) {
   return absl::DataLossError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
 }
 
+// A temporary file beside `target` that no one else can have made (its
+// name is new: O_EXCL), or -1 with errno set. `*name` is its path.
+int MakeTemporary(const std::string& target, std::string* name) {
+  std::string tmpl = target + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(&tmpl[0], O_CLOEXEC);
+  if (fd >= 0) *name = tmpl;
+  return fd;
+}
+
 }  // namespace
+
+int OutputDescriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    int fd = -1;
+    if (absl::StartsWith(path, prefix) && absl::SimpleAtoi(path.substr(std::strlen(prefix)), &fd) &&
+        fd >= 0) {
+      return fd;
+    }
+  }
+  return -1;
+}
+
+std::string ResolveOutputPath(const std::string& path) {
+  // A dangling link (its target not made yet) is followed by hand: the
+  // target is what is written, and the link stays.
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) break;
+    if (!S_ISLNK(st.st_mode)) {
+      const std::string real = Realpath(p);
+      return real.empty() ? p : real;
+    }
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink(p.c_str(), buf, sizeof buf - 1);
+    if (n <= 0) return p;
+    const std::string to(buf, static_cast<size_t>(n));
+    p = to[0] == '/' ? to : DirectoryOf(p) + "/" + to;
+  }
+  // Not there yet: its directory resolved, its name kept.
+  const std::string dir = Realpath(DirectoryOf(p));
+  const size_t slash = p.rfind('/');
+  return dir.empty() ? p : dir + "/" + (slash == std::string::npos ? p : p.substr(slash + 1));
+}
 
 absl::Status CheckOutputFile(const std::string& path, const std::vector<std::string>& inputs) {
   if (path.empty()) return absl::FailedPreconditionError("an empty output path");
+  if (const int fd = OutputDescriptor(path); fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
+      return Unfit("cannot write ", path, ": descriptor ", fd, " is not open for writing");
+    }
+    return absl::OkStatus();
+  }
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return Unfit(path, " is a directory, not a file to write");
@@ -69,25 +121,40 @@ absl::Status CheckOutputFile(const std::string& path, const std::vector<std::str
   } else if (errno != ENOENT) {
     return Unfit("cannot write ", path, ": ", std::strerror(errno));
   }
-  // A new or replaced regular file: its directory takes the temporary file
-  // and the rename.
-  const std::string dir = DirectoryOf(WrittenPath(path));
+  // A new or replaced regular file: the temporary file it is written
+  // through is made and removed now, so that what would stop it (a missing
+  // or read-only directory, a name too long) stops the command before its
+  // work.
+  const std::string target = ResolveOutputPath(path);
+  const std::string dir = DirectoryOf(target);
   struct stat d;
   if (::stat(dir.c_str(), &d) != 0) {
     return Unfit("cannot write ", path, ": its directory ", dir, ": ", std::strerror(errno));
   }
-  if (!S_ISDIR(d.st_mode)) {
-    return Unfit("cannot write ", path, ": ", dir, " is not a directory");
+  if (!S_ISDIR(d.st_mode)) return Unfit("cannot write ", path, ": ", dir, " is not a directory");
+  std::string tmp;
+  const int fd = MakeTemporary(target, &tmp);
+  if (fd < 0) {
+    return Unfit("cannot write ", path, ": ", errno == ENAMETOOLONG ? "" : "its directory ",
+                 errno == ENAMETOOLONG ? "" : dir + ": ", std::strerror(errno));
   }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return Unfit("cannot write ", path, ": its directory ", dir, ": ", std::strerror(errno));
-  }
+  ::close(fd);
+  ::unlink(tmp.c_str());
   return absl::OkStatus();
 }
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view text) {
+  if (const int fd = OutputDescriptor(path); fd >= 0) {
+    // The descriptor as it is (a shell's >>, a pipe): never reopened,
+    // truncated or replaced; after what stdio holds for it.
+    if (fd == STDOUT_FILENO) std::fflush(stdout);
+    if (fd == STDERR_FILENO) std::fflush(stderr);
+    const int err = WriteAll(fd, text);
+    return err == 0 ? absl::OkStatus() : WriteError(path, err);
+  }
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) return WriteError(path, EISDIR);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return WriteError(path, errno);
@@ -95,11 +162,22 @@ absl::Status WriteOutputFile(const std::string& path, std::string_view text) {
     if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
     return err == 0 ? absl::OkStatus() : WriteError(path, err);
   }
-  const std::string target = WrittenPath(path);
-  const std::string tmp = absl::StrCat(target, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::string target = ResolveOutputPath(path);
+  std::string tmp;
+  const int fd = MakeTemporary(target, &tmp);
   if (fd < 0) return WriteError(path, errno);
-  int err = WriteAll(fd, text);
+  // A replaced file keeps its permissions (mkostemp makes 0600; a new file
+  // gets what the umask allows of 0644, as a shell's > gives).
+  mode_t mode = exists ? st.st_mode & 07777 : 0;
+  if (!exists) {
+    // Read by setting it back at once: the programs write their outputs
+    // from one thread, with no file being made meanwhile.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0644 & ~mask;
+  }
+  int err = ::fchmod(fd, mode) != 0 ? errno : 0;
+  if (err == 0) err = WriteAll(fd, text);
   if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
   if (err == 0 && ::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
   if (err != 0) {

@@ -1,5 +1,6 @@
 #include "alloctrace/base/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,16 @@ std::string Read(const std::string& path) {
 
 void Write(const std::string& path, const std::string& text) {
   ASSERT_TRUE(WriteOutputFile(path, text).ok()) << path;
+}
+
+// Temporary files left in `dir`.
+int Temporaries(const std::string& dir) {
+  int n = 0;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) n += absl::StrContains(e->d_name, ".tmp.");
+    ::closedir(d);
+  }
+  return n;
 }
 
 unsigned Mode(const std::string& path, bool follow = true) {
@@ -90,8 +101,71 @@ TEST(WriteOutputFileTest, ReplacesARegularFileAndLeavesNoTemporary) {
   Write(path, "second");
   EXPECT_EQ(Read(path), "second");
   EXPECT_FALSE(absl::StrContains(Read(path), "longer"));
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  EXPECT_NE(::access(tmp.c_str(), F_OK), 0);
+  EXPECT_EQ(Temporaries(dir), 0);
+}
+
+// A replaced file keeps its permissions: a report made private stays so.
+TEST(WriteOutputFileTest, AReplacedFileKeepsItsMode) {
+  const std::string dir = TempDir("mode");
+  const std::string path = dir + "/private.txt";
+  Write(path, "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  Write(path, "new");
+  EXPECT_EQ(Mode(path) & 07777, 0600u);
+  EXPECT_EQ(Read(path), "new");
+}
+
+// A link whose target is not made yet: the target is written, the link
+// stays a link.
+TEST(WriteOutputFileTest, ADanglingLinkGetsItsTargetWritten) {
+  const std::string dir = TempDir("dangling");
+  const std::string target = dir + "/later.txt", link = dir + "/now.txt";
+  ::unlink(target.c_str());
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink("later.txt", link.c_str()), 0);  // relative, as ln -s makes it
+  EXPECT_TRUE(CheckOutputFile(link).ok());
+  Write(link, "through the link");
+  EXPECT_TRUE(S_ISLNK(Mode(link, /*follow=*/false)));
+  EXPECT_EQ(Read(target), "through the link");
+  EXPECT_EQ(ResolveOutputPath(link), ResolveOutputPath(target));
+}
+
+// /dev/stdout and its kin are descriptors, written as they are: a file
+// opened for appending (a shell's >>) keeps what it held.
+TEST(WriteOutputFileTest, ADescriptorIsWrittenAsItIs) {
+  EXPECT_EQ(OutputDescriptor("/dev/stdout"), 1);
+  EXPECT_EQ(OutputDescriptor("/dev/stderr"), 2);
+  EXPECT_EQ(OutputDescriptor("/dev/fd/7"), 7);
+  EXPECT_EQ(OutputDescriptor("/proc/self/fd/9"), 9);
+  EXPECT_EQ(OutputDescriptor("/dev/fdx"), -1);
+  EXPECT_EQ(OutputDescriptor("/dev/fd/x"), -1);
+  const std::string dir = TempDir("fd");
+  const std::string log = dir + "/log";
+  Write(log, "header\n");
+  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const std::string name = absl::StrCat("/dev/fd/", fd);
+  EXPECT_TRUE(CheckOutputFile(name).ok());
+  EXPECT_TRUE(WriteOutputFile(name, "report\n").ok());
+  ::close(fd);
+  EXPECT_EQ(Read(log), "header\nreport\n");
+  EXPECT_TRUE(S_ISREG(Mode(log, /*follow=*/false)));
+  // One not open for writing is said at once.
+  const int reader = ::open(log.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  EXPECT_THAT(std::string(CheckOutputFile(absl::StrCat("/dev/fd/", reader)).message()),
+              HasSubstr("is not open for writing"));
+  ::close(reader);
+}
+
+// What would stop the rename at the end stops the check at the start: a
+// name too long once the temporary file's suffix is added.
+TEST(CheckOutputFileTest, ANameTooLongIsSaidBeforeTheWork) {
+  const std::string dir = TempDir("long");
+  const absl::Status s = CheckOutputFile(dir + "/" + std::string(250, 'r'));
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("File name too long"));
+  EXPECT_EQ(Temporaries(dir), 0);
 }
 
 TEST(WriteOutputFileTest, ThroughASymbolicLinkWritesItsTarget) {
@@ -122,7 +196,7 @@ TEST(WriteOutputFileTest, WritesAFifoInPlace) {
   EXPECT_EQ(::read(reader, buf, sizeof buf), 16);
   EXPECT_EQ(std::string(buf), "through the pipe");
   ::close(reader);
-  EXPECT_EQ(::access(absl::StrCat(fifo, ".tmp.", ::getpid()).c_str(), F_OK), -1);
+  EXPECT_EQ(Temporaries(dir), 0);
 }
 
 TEST(WriteOutputFileTest, AFailureNamesThePath) {

@@ -65,8 +65,7 @@
 
 ABSL_FLAG(std::string, workload, "", "the built-in workload to run (see --list)");
 ABSL_FLAG(std::vector<std::string>, param, {},
-          "workload parameter overrides, name=value, comma-separated (given twice, the "
-          "last one counts)");
+          "workload parameter overrides, name=value, comma-separated (given once)");
 ABSL_FLAG(uint64_t, seed, 1, "random seed of the workload (as record's --seed)");
 ABSL_FLAG(bool, list, false, "list the workloads and policies, then exit");
 

@@ -18,18 +18,27 @@
 namespace alloctrace {
 
 absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::string& path) {
-  // Opened without blocking, so a FIFO (or a device) is refused below
-  // rather than waited on for a writer that may never come.
+  // A FIFO or a device is refused without opening it (opening a FIFO waits
+  // for a writer; opening some devices acts), and the file is opened
+  // without blocking and checked again, in case it was swapped between.
+  const auto not_regular = [&path](const struct stat& st) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file (", FileKind(st.st_mode), ")"));
+  };
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular(st);
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open trace: ", std::strerror(errno)));
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    const std::string kind = FileKind(st.st_mode);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file", kind.empty() ? "" : " (" + kind + ")"));
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open trace: ", std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return not_regular(st);
   }
   std::FILE* f = ::fdopen(fd, "rb");
   if (f == nullptr || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {

@@ -46,6 +46,13 @@ int WriteOut(const std::string& out) {
 // names the trace itself (the report would destroy it), 1 if it cannot be
 // written; 0 to go on.
 int CheckOutputs(const std::string& trace) {
+  const std::string out = absl::GetFlag(FLAGS_out), classes = absl::GetFlag(FLAGS_classes_out);
+  if (!out.empty() && !classes.empty() &&
+      alloctrace::ResolveOutputPath(alloctrace::ResolveUserPath(out)) ==
+          alloctrace::ResolveOutputPath(alloctrace::ResolveUserPath(classes))) {
+    std::fprintf(stderr, "inspect: --out and --classes_out name one file (%s)\n", out.c_str());
+    return 2;
+  }
   for (const char* flag : {"out", "classes_out"}) {
     const std::string value =
         std::string(flag) == "out" ? absl::GetFlag(FLAGS_out) : absl::GetFlag(FLAGS_classes_out);
@@ -75,18 +82,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "inspect: --json and --html exclude each other\n");
     return 2;
   }
-  if (const int code = CheckOutputs(path); code != 0) return code;
   const int sites = absl::GetFlag(FLAGS_sites);
   if (sites < 0) {
     std::fprintf(stderr, "inspect: --sites=%d: expected a count of functions to show, 1 or more\n",
                  sites);
     return 2;
   }
+  if (sites > 0 && (absl::GetFlag(FLAGS_json) || absl::GetFlag(FLAGS_html))) {
+    std::fprintf(stderr, "inspect: --sites prints text: it excludes --json and --html\n");
+    return 2;
+  }
+  if (sites == 0 && !absl::GetFlag(FLAGS_classes_out).empty()) {
+    std::fprintf(stderr, "inspect: --classes_out needs --sites=N (how many functions)\n");
+    return 2;
+  }
+  if (const int code = CheckOutputs(path); code != 0) return code;
   if (sites > 0) {
-    if (absl::GetFlag(FLAGS_json) || absl::GetFlag(FLAGS_html)) {
-      std::fprintf(stderr, "inspect: --sites prints text: it excludes --json and --html\n");
-      return 2;
-    }
     absl::StatusOr<alloctrace::CallSiteReport> report = alloctrace::ComputeCallSites(path);
     if (!report.ok()) {
       std::fprintf(stderr, "inspect: %s\n", std::string(report.status().message()).c_str());
@@ -111,10 +122,6 @@ int main(int argc, char** argv) {
       }
     }
     return WriteOut(alloctrace::FormatCallSitesText(*report, static_cast<size_t>(sites)));
-  }
-  if (!absl::GetFlag(FLAGS_classes_out).empty()) {
-    std::fprintf(stderr, "inspect: --classes_out needs --sites=N (how many functions)\n");
-    return 2;
   }
   absl::StatusOr<alloctrace::TraceStats> stats = alloctrace::ComputeTraceStats(path);
   if (!stats.ok()) {

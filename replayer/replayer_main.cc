@@ -106,14 +106,19 @@ int CheckOutputs(const Command& cmd) {
   std::vector<std::string> inputs;
   for (const std::string& t : cmd.traces) inputs.push_back(ResolveUserPath(t));
   const std::vector<std::string>& outs = cmd.config.outs;
+  std::vector<std::string> places;  // where each goes, for the names of one file
   for (size_t i = 0; i < outs.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (outs[j] == outs[i]) {
-        return Fail(kExitUsage, absl::StrCat("--out names ", outs[i],
+    if (outs[i].empty()) continue;  // standard output
+    const std::string path = ResolveUserPath(outs[i]);
+    const std::string place = OutputDescriptor(path) >= 0 ? path : ResolveOutputPath(path);
+    for (const std::string& seen : places) {
+      if (seen == place) {
+        return Fail(kExitUsage, absl::StrCat("--out names ", place,
                                              " twice: each --format needs a file of its own"));
       }
     }
-    const absl::Status st = CheckOutputFile(ResolveUserPath(outs[i]), inputs);
+    places.push_back(place);
+    const absl::Status st = CheckOutputFile(path, inputs);
     if (st.ok()) continue;
     std::string why(st.message());
     if (outs.size() == 1 && absl::StrContains(outs[i], ",")) {
@@ -121,6 +126,14 @@ int CheckOutputs(const Command& cmd) {
     }
     return Fail(absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput,
                 why + "; nothing measured");
+  }
+  // The program's log is appended to, never replaced, but not over a trace.
+  if (!cmd.config.in_situ_log.empty()) {
+    const absl::Status st = CheckOutputFile(ResolveUserPath(cmd.config.in_situ_log), inputs);
+    if (!st.ok()) {
+      return Fail(absl::IsInvalidArgument(st) ? kExitUsage : kExitBadInput,
+                  absl::StrCat("--in_situ_log: ", st.message(), "; nothing measured"));
+    }
   }
   return -1;
 }

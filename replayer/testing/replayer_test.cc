@@ -29,6 +29,7 @@ namespace {
 
 using testing_util::Output;
 using testing_util::RunReplayer;
+using testing_util::RunShell;
 
 #if defined(__SANITIZE_ADDRESS__)
 // Few policies, and no preloaded mallocs: they cannot load beside ASan.
@@ -695,7 +696,6 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--format=json,csv --out=" + dir + "/a.out," + dir + "/a.out traces/single.trace", 2,
        "/a.out twice: each --format needs a file of its own"},
       {"--list-policies --out=/nonexistent/dir/p.md", 1, "cannot write /nonexistent/dir/p.md"},
-      {dir + "/fifo.trace", 1, "fifo.trace: not a regular file (a FIFO)"},
       {"--format=csv-classes traces/single.trace", 2,
        "replayer: --format=csv-classes is the per-class table: it needs --per_container"},
       {"--shipped_build=true traces/capture_sort.trace -- /bin/true", 1,
@@ -712,6 +712,11 @@ TEST(ReplayerTest, BadInputGivesAClearErrorAndNonZeroExit) {
     // One line: the replayer's, no library's before it.
     EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << c.args << "\ngot: " << o.err;
   }
+  // A FIFO as the trace: refused at once, not waited on (124: it waited).
+  const Output fifo = RunShell("timeout 20 replayer/replayer --quiet " + dir + "/fifo.trace");
+  EXPECT_EQ(fifo.exit_code, 1) << fifo.err;
+  EXPECT_NE(fifo.err.find("fifo.trace: not a regular file (a FIFO)"), std::string::npos)
+      << fifo.err;
   // A flipped byte: an error naming the byte offset, or (if the flip lands
   // somewhere harmless) a clean run; never a crash.
   const Output o = RunReplayer(absl::StrCat(kOneRun, " --policies=malloc ", dir, "/flipped.trace"));

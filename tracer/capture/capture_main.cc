@@ -234,15 +234,14 @@ Request ParseRequest(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_out).empty()) Fail(absl::StrCat("missing --out=FILE\n", kUsage));
   if (request.program.empty()) Fail(absl::StrCat("no program to run\n", kUsage));
   request.out = AbsoluteUserPath(absl::GetFlag(FLAGS_out));
+  // The library makes the trace a file of its own, read back here.
+  if (OutputDescriptor(request.out) >= 0) {
+    Fail(absl::StrCat("--out=", request.out,
+                      ": capture writes its trace to a file of its own, not to a descriptor"));
+  }
   // Through a symbolic link, the file it names is the one replaced (as the
   // other programs write a link's target), not the link.
-  struct stat link;
-  if (::lstat(request.out.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    if (char* real = ::realpath(request.out.c_str(), nullptr)) {
-      request.out = real;
-      std::free(real);
-    }
-  }
+  request.out = ResolveOutputPath(request.out);
   request.workload = absl::GetFlag(FLAGS_workload);
   request.preload = absl::GetFlag(FLAGS_preload);
   request.call_sites = absl::GetFlag(FLAGS_call_sites);
@@ -292,7 +291,7 @@ ChildSpec ProgramSpec(const Request& request, const char* argv0) {
   // regular file there and this program reads it back, so a device or a
   // FIFO is refused, never removed (as root, --out=/dev/null would take
   // /dev/null from the whole machine).
-  if (const absl::Status st = CheckOutputFile(request.out); !st.ok()) {
+  if (const absl::Status st = CheckOutputFile(request.out, {*path, preload}); !st.ok()) {
     Fail(absl::StrCat(st.message(), "; nothing run"));
   }
   struct stat st;

@@ -244,6 +244,23 @@ TEST(CaptureToolTest, UsageErrorsAreOneLineAndExit2) {
   ASSERT_EQ(lstat(link.c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
   EXPECT_TRUE(ComputeTraceStats(target).ok()) << "the link's target is not the trace";
+
+  // Nor over the program it runs, nor to a descriptor.
+  const std::string prog = TempDir("usage") + "/prog";
+  {
+    std::FILE* f = std::fopen(prog.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("#!/bin/sh\nexit 0\n", f);
+    std::fclose(f);
+    ASSERT_EQ(::chmod(prog.c_str(), 0755), 0);
+  }
+  r = RunCommand({CaptureBin(), "--out=" + prog, "--", prog});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_THAT(r.output, testing::HasSubstr("is being read: writing there would destroy it"));
+  EXPECT_EQ(::access(prog.c_str(), X_OK), 0) << "the program was removed";
+  r = RunCommand({CaptureBin(), "--out=/dev/stdout", "--", "true"});
+  EXPECT_EQ(r.exit_code(), 2) << r.output;
+  EXPECT_THAT(r.output, testing::HasSubstr("capture writes its trace to a file of its own"));
 }
 
 TEST(CaptureToolTest, HelpListsTheFlags) {
