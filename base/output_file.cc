@@ -180,11 +180,16 @@ absl::Status WriteOutputFile(const std::string& path, std::string_view text) {
   if (err == 0) err = WriteAll(fd, text);
   if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
   if (err == 0 && ::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    return WriteError(path, err);
+  if (err != 0) ::unlink(tmp.c_str());
+  if (exists && (err == EPERM || err == EACCES)) {
+    // Another user's file in a sticky directory (/tmp): the rename is not
+    // ours to make, the file is ours to write (CheckOutputFile saw to it).
+    const int out = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (out < 0) return WriteError(path, errno);
+    err = WriteAll(out, text);
+    if (::close(out) != 0 && err == 0 && errno != EINTR) err = errno;
   }
-  return absl::OkStatus();
+  return err == 0 ? absl::OkStatus() : WriteError(path, err);
 }
 
 absl::Status WriteStandardOutput(std::string_view text) {
