@@ -91,8 +91,11 @@ std::vector<std::string> TakeProgramArgs(int& argc, char** argv, bool from_first
   return program;
 }
 
-std::string CheckCommandLineFlags(int argc, char* const* argv) {
-  // Names the user allowed to be unknown (--undefok=a,b), wherever given.
+namespace {
+
+// Names the user allowed to be unknown (--undefok=a,b), wherever given
+// before a "--".
+std::vector<std::string> UndefokNames(int argc, char* const* argv) {
   std::vector<std::string> undefok;
   for (int i = 1; i < argc; ++i) {
     absl::string_view a = argv[i];
@@ -105,25 +108,45 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
       }
     }
   }
-  std::vector<std::string> names;  // suggestions: what a person may type
+  return undefok;
+}
+
+// The registered flags a person may type, sorted: what a suggestion names.
+std::vector<std::string> SuggestableFlagNames() {
+  std::vector<std::string> names;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (flag->IsRetired() || absl::StartsWith(name, "internal_") || IsAbslOwnFlag(name)) continue;
     names.emplace_back(name);
   }
   std::sort(names.begin(), names.end());
+  return names;
+}
 
-  // Each flag's first spelling, by name: Abseil keeps the last of a flag
-  // given twice and drops the first without a word, which hides a slip
-  // (--policies=a ... --policies=b measures b alone).
-  std::vector<std::pair<std::string, std::string>> given;
-  const auto once = [&given](const std::string& name, absl::string_view typed) -> std::string {
-    for (const auto& [n, first] : given) {
+// Each flag's first spelling, by name: Abseil keeps the last of a flag
+// given twice and drops the first without a word, which hides a slip
+// (--policies=a ... --policies=b measures b alone).
+class FlagsGiven {
+ public:
+  // "" the first time `name` is seen, else the message for the second.
+  std::string Once(const std::string& name, absl::string_view typed) {
+    for (const auto& [n, first] : given_) {
       if (n == name)
         return absl::StrCat(first, " and ", typed, ": the same flag twice; give it once");
     }
-    given.emplace_back(name, std::string(typed));
+    given_.emplace_back(name, std::string(typed));
     return "";
-  };
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> given_;
+};
+
+}  // namespace
+
+std::string CheckCommandLineFlags(int argc, char* const* argv) {
+  const std::vector<std::string> undefok = UndefokNames(argc, argv);
+  const std::vector<std::string> names = SuggestableFlagNames();
+  FlagsGiven given;
 
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
@@ -144,7 +167,7 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
       const absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
       if (positive != nullptr && positive->IsOfType<bool>()) {
         if (has_value) return absl::StrCat(dashes, typed, " takes no value");
-        if (std::string twice = once(name.substr(2), arg); !twice.empty()) return twice;
+        if (std::string twice = given.Once(name.substr(2), arg); !twice.empty()) return twice;
         continue;
       }
     }
@@ -157,7 +180,7 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
         std::replace(near.begin(), near.end(), '_', '-');
       return absl::StrCat("unknown flag ", dashes, typed, "; did you mean ", dashes, near, "?");
     }
-    if (std::string twice = once(name, arg); !twice.empty()) return twice;
+    if (std::string twice = given.Once(name, arg); !twice.empty()) return twice;
     std::string what;
     if (has_value) {
       if (!ValueParses(*flag, value, &what)) {

@@ -54,6 +54,22 @@ int MakeTemporary(const std::string& target, std::string* name) {
   return fd;
 }
 
+// Writes `text` over the file at `path` as it is (opened with `flags`
+// besides O_WRONLY): 0 or the errno of the call that failed.
+int WriteInPlace(const std::string& path, std::string_view text, int flags) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags);
+  if (fd < 0) return errno;
+  int err = WriteAll(fd, text);
+  if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
+  return err;
+}
+
+// Where an output at `path` lands: its descriptor's name as it is, else
+// the file ResolveOutputPath finds.
+std::string OutputPlace(const std::string& path) {
+  return OutputDescriptor(path) >= 0 ? path : ResolveOutputPath(path);
+}
+
 }  // namespace
 
 int OutputDescriptor(const std::string& path) {
@@ -90,6 +106,19 @@ std::string ResolveOutputPath(const std::string& path) {
   const std::string dir = Realpath(DirectoryOf(p));
   const size_t slash = p.rfind('/');
   return dir.empty() ? p : dir + "/" + (slash == std::string::npos ? p : p.substr(slash + 1));
+}
+
+size_t FindRepeatedOutput(const std::vector<std::string>& paths) {
+  std::vector<std::string> places;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].empty()) continue;
+    const std::string place = OutputPlace(paths[i]);
+    for (const std::string& seen : places) {
+      if (seen == place) return i;
+    }
+    places.push_back(place);
+  }
+  return std::string::npos;
 }
 
 absl::Status CheckOutputFile(const std::string& path, const std::vector<std::string>& inputs) {
@@ -135,8 +164,9 @@ absl::Status CheckOutputFile(const std::string& path, const std::vector<std::str
   std::string tmp;
   const int fd = MakeTemporary(target, &tmp);
   if (fd < 0) {
-    return Unfit("cannot write ", path, ": ", errno == ENAMETOOLONG ? "" : "its directory ",
-                 errno == ENAMETOOLONG ? "" : dir + ": ", std::strerror(errno));
+    const int err = errno;
+    if (err == ENAMETOOLONG) return Unfit("cannot write ", path, ": ", std::strerror(err));
+    return Unfit("cannot write ", path, ": its directory ", dir, ": ", std::strerror(err));
   }
   ::close(fd);
   ::unlink(tmp.c_str());
@@ -156,10 +186,7 @@ absl::Status WriteOutputFile(const std::string& path, std::string_view text) {
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) return WriteError(path, EISDIR);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return WriteError(path, errno);
-    int err = WriteAll(fd, text);
-    if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
+    const int err = WriteInPlace(path, text, 0);
     return err == 0 ? absl::OkStatus() : WriteError(path, err);
   }
   const std::string target = ResolveOutputPath(path);
@@ -184,10 +211,7 @@ absl::Status WriteOutputFile(const std::string& path, std::string_view text) {
   if (exists && (err == EPERM || err == EACCES)) {
     // Another user's file in a sticky directory (/tmp): the rename is not
     // ours to make, the file is ours to write (CheckOutputFile saw to it).
-    const int out = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (out < 0) return WriteError(path, errno);
-    err = WriteAll(out, text);
-    if (::close(out) != 0 && err == 0 && errno != EINTR) err = errno;
+    err = WriteInPlace(target, text, O_TRUNC);
   }
   return err == 0 ? absl::OkStatus() : WriteError(path, err);
 }

@@ -17,6 +17,7 @@
 #ifndef ALLOCTRACE_BASE_OUTPUT_FILE_H_
 #define ALLOCTRACE_BASE_OUTPUT_FILE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,11 @@ int OutputDescriptor(const std::string& path);
 // The file a regular output at `path` is written to: symbolic links
 // followed, even to a target not made yet, and the directory resolved.
 std::string ResolveOutputPath(const std::string& path);
+
+// The index of the first of `paths` that lands where an earlier one does
+// (OutputDescriptor's name, else ResolveOutputPath: however spelled, through
+// links), or std::string::npos. Empty paths (standard output) are skipped.
+size_t FindRepeatedOutput(const std::vector<std::string>& paths);
 
 // Writes `text` to `path` as the header says. The error names the path and
 // the system's reason.

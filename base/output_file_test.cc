@@ -158,6 +158,23 @@ TEST(WriteOutputFileTest, ADescriptorIsWrittenAsItIs) {
   ::close(reader);
 }
 
+// Two outputs that land in one file, however spelled, are found; standard
+// output ("") and distinct files are not.
+TEST(FindRepeatedOutputTest, FindsOneFileNamedTwice) {
+  const std::string dir = TempDir("repeat");
+  Write(dir + "/a.json", "x");
+  ::unlink((dir + "/link.json").c_str());
+  ASSERT_EQ(::symlink("a.json", (dir + "/link.json").c_str()), 0);
+  EXPECT_EQ(FindRepeatedOutput({dir + "/a.json", dir + "/b.csv"}), std::string::npos);
+  EXPECT_EQ(FindRepeatedOutput({"", ""}), std::string::npos);
+  EXPECT_EQ(FindRepeatedOutput({dir + "/a.json", "", dir + "/./a.json"}), 2u);
+  EXPECT_EQ(FindRepeatedOutput({dir + "/link.json", dir + "/a.json"}), 1u);
+  EXPECT_EQ(FindRepeatedOutput(
+                {dir + "/new.md", dir + "/../" + dir.substr(dir.rfind('/') + 1) + "/new.md"}),
+            1u);
+  EXPECT_EQ(FindRepeatedOutput({"/dev/stdout", "/dev/stdout"}), 1u);
+}
+
 // What would stop the rename at the end stops the check at the start: a
 // name too long once the temporary file's suffix is added.
 TEST(CheckOutputFileTest, ANameTooLongIsSaidBeforeTheWork) {

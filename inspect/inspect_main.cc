@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -46,21 +47,22 @@ int WriteOut(const std::string& out) {
 // names the trace itself (the report would destroy it), 1 if it cannot be
 // written; 0 to go on.
 int CheckOutputs(const std::string& trace) {
-  const std::string out = absl::GetFlag(FLAGS_out), classes = absl::GetFlag(FLAGS_classes_out);
-  if (!out.empty() && !classes.empty() &&
-      alloctrace::ResolveOutputPath(alloctrace::ResolveUserPath(out)) ==
-          alloctrace::ResolveOutputPath(alloctrace::ResolveUserPath(classes))) {
-    std::fprintf(stderr, "inspect: --out and --classes_out name one file (%s)\n", out.c_str());
+  const std::pair<const char*, std::string> outputs[] = {
+      {"--out", absl::GetFlag(FLAGS_out)}, {"--classes_out", absl::GetFlag(FLAGS_classes_out)}};
+  std::vector<std::string> paths;
+  for (const auto& [flag, value] : outputs) {
+    paths.push_back(value.empty() ? value : alloctrace::ResolveUserPath(value));
+  }
+  if (alloctrace::FindRepeatedOutput(paths) != std::string::npos) {
+    std::fprintf(stderr, "inspect: --out and --classes_out name one file (%s)\n",
+                 outputs[0].second.c_str());
     return 2;
   }
-  for (const char* flag : {"out", "classes_out"}) {
-    const std::string value =
-        std::string(flag) == "out" ? absl::GetFlag(FLAGS_out) : absl::GetFlag(FLAGS_classes_out);
-    if (value.empty()) continue;
-    const absl::Status st =
-        alloctrace::CheckOutputFile(alloctrace::ResolveUserPath(value), {trace});
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].empty()) continue;
+    const absl::Status st = alloctrace::CheckOutputFile(paths[i], {trace});
     if (st.ok()) continue;
-    std::fprintf(stderr, "inspect: --%s: %s\n", flag, std::string(st.message()).c_str());
+    std::fprintf(stderr, "inspect: %s: %s\n", outputs[i].first, std::string(st.message()).c_str());
     return absl::IsInvalidArgument(st) ? 2 : 1;
   }
   return 0;

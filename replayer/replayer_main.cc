@@ -106,19 +106,15 @@ int CheckOutputs(const Command& cmd) {
   std::vector<std::string> inputs;
   for (const std::string& t : cmd.traces) inputs.push_back(ResolveUserPath(t));
   const std::vector<std::string>& outs = cmd.config.outs;
-  std::vector<std::string> places;  // where each goes, for the names of one file
+  std::vector<std::string> paths;  // "": standard output
+  for (const std::string& out : outs) paths.push_back(out.empty() ? out : ResolveUserPath(out));
+  if (const size_t twice = FindRepeatedOutput(paths); twice != std::string::npos) {
+    return Fail(kExitUsage, absl::StrCat("--out names ", outs[twice],
+                                         " twice: each --format needs a file of its own"));
+  }
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i].empty()) continue;  // standard output
-    const std::string path = ResolveUserPath(outs[i]);
-    const std::string place = OutputDescriptor(path) >= 0 ? path : ResolveOutputPath(path);
-    for (const std::string& seen : places) {
-      if (seen == place) {
-        return Fail(kExitUsage, absl::StrCat("--out names ", place,
-                                             " twice: each --format needs a file of its own"));
-      }
-    }
-    places.push_back(place);
-    const absl::Status st = CheckOutputFile(path, inputs);
+    const absl::Status st = CheckOutputFile(paths[i], inputs);
     if (st.ok()) continue;
     std::string why(st.message());
     if (outs.size() == 1 && absl::StrContains(outs[i], ",")) {
