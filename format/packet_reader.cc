@@ -40,6 +40,16 @@ absl::StatusOr<std::unique_ptr<PacketReader>> PacketReader::Open(const std::stri
     ::close(fd);
     return not_regular(st);
   }
+  // procfs and sysfs report a size of 0 for files that hold bytes: such a
+  // file is no trace, and a reader that trusts the size would call it empty.
+  char probe;
+  if (st.st_size == 0 && pread(fd, &probe, 1, 0) == 1) {
+    ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ": not a trace (its size reads 0 but it holds bytes: a file the kernel "
+                     "makes, as in /proc or /sys)"));
+  }
   std::FILE* f = ::fdopen(fd, "rb");
   if (f == nullptr || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
     const int err = errno;

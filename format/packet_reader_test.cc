@@ -99,6 +99,20 @@ TEST(PacketReaderTest, FifoIsNotATraceAndIsNotWaitedOn) {
       << in.status();
 }
 
+// A file the kernel makes reports a size of 0 and holds bytes: not a trace,
+// and not "empty". /proc/self/status is on every Linux this builds on.
+TEST(PacketReaderTest, KernelFileWithSizeZeroIsNotATrace) {
+  struct stat st = {};
+  ASSERT_EQ(::stat("/proc/self/status", &st), 0);
+  ASSERT_EQ(st.st_size, 0);
+  auto in = PacketReader::Open("/proc/self/status");
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.status().message().find("/proc/self/status: not a trace (its size reads 0 but it "
+                                       "holds bytes"),
+            std::string::npos)
+      << in.status();
+}
+
 // Every truncation point of a small trace: never a crash; either a clear
 // error or a prefix of the events, chunk by chunk, flagged as cut short.
 TEST(PacketReaderTest, EveryTruncationPoint) {
