@@ -217,8 +217,10 @@ std::string ReplayProvisionalWords(const TraceReport& t) {
       p == nullptr        ? Estimate()
       : pick_is_reference ? p->ns_per_op
                           : p->vs_malloc,
-      pick_is_reference ? "" : "glibc malloc's", "--total_budget",
-      "give the trace more time (--total_budget=SECONDS) or fewer policies (--policies=...)");
+      pick_is_reference ? "" : "glibc malloc's", t.own_budget ? "--budget" : "--total_budget",
+      t.own_budget
+          ? "give each policy more time (--budget=SECONDS) or more runs (--min_runs=N)"
+          : "give the trace more time (--total_budget=SECONDS) or fewer policies (--policies=...)");
 }
 
 std::string InSituProvisionalWords(const InSituSummary& s) {

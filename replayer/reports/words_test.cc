@@ -427,16 +427,23 @@ TEST(ProcessCostNoteTest, NamesEachMallocsCostOverTheTracesOps) {
 
 // Too few rounds: a pick's rounds are counted as pairs with the
 // reference's, the reference's own as its runs, whatever its name.
-TEST(ProvisionalWordsTest, CountsThePicksRoundsAndPairsOnlyAgainstTheReference) {
+// A report whose reference, glibc malloc, ran `runs` times.
+TraceReport WithReference(int runs) {
   TraceReport t;
   PolicyResult reference;
   reference.name = "malloc";
   reference.role = Role::kReference;
-  reference.runs = 2;
+  reference.runs = runs;
+  t.policies = {reference};
+  return t;
+}
+
+TEST(ProvisionalWordsTest, CountsThePicksRoundsAndPairsOnlyAgainstTheReference) {
+  TraceReport t = WithReference(2);
   PolicyResult pool;
   pool.name = "slab/st/single";
   pool.vs_malloc.n = 1;
-  t.policies = {reference, pool};
+  t.policies.push_back(pool);
   t.verdict.recommended = "slab/st/single";
   EXPECT_THAT(ProvisionalWords(t),
               HasSubstr("rest on 1 round paired with glibc malloc's (3 make an interval)"));
@@ -444,6 +451,18 @@ TEST(ProvisionalWordsTest, CountsThePicksRoundsAndPairsOnlyAgainstTheReference) 
   EXPECT_THAT(ProvisionalWords(t), HasSubstr("rest on 2 rounds (3 make an interval)"));
   t.verdict.recommended.clear();
   EXPECT_EQ(ProvisionalWords(t), "");
+}
+
+// The advice names the flag that gives rounds: the race's --total_budget,
+// or each policy's --budget where that decides (--race=false,
+// --total_budget=0); --total_budget would then change nothing.
+TEST(ProvisionalWordsTest, NamesTheBudgetThatDecides) {
+  TraceReport t = WithReference(2);
+  t.verdict.recommended = "malloc";
+  EXPECT_THAT(ProvisionalWords(t), HasSubstr("--total_budget=SECONDS"));
+  t.own_budget = true;
+  EXPECT_THAT(ProvisionalWords(t), HasSubstr("--budget=SECONDS"));
+  EXPECT_THAT(ProvisionalWords(t), Not(HasSubstr("--total_budget")));
 }
 
 // In situ's verdict is provisional by the replay's rule, on the program's

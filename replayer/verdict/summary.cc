@@ -292,6 +292,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.trace = measured.trace;
   t.clock = measured.clock;
   t.rounds = measured.rounds;
+  t.own_budget = ctx.own_budget;
   t.disturbance = measured.disturbance;
   t.replay_threads = measured.replay_threads;
   t.sync_points = measured.sync_points;

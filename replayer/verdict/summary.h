@@ -165,6 +165,9 @@ struct TraceReport {
   SamplingFacts sampling;   // whole runs, or sampled windows
   ProgramEstimate program;  // the verdict in the program's terms
   int rounds = 0;
+  // What gives a policy more rounds: --budget (per policy) when true
+  // (ReportContext::own_budget), else the race's --total_budget.
+  bool own_budget = false;
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought
   // them to it, at these rounds' pace and spread (0: none was stopped so).
