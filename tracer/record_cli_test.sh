@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # record ($1): a misspelled workload gets the nearest name, one far from
-# every name gets the list; both exit 2 and write nothing.
+# every name gets the list; a --param without a value says so; all exit 2
+# and write nothing. An --out that cannot take the trace is refused before
+# the workload runs (exit 1).
 set -uo pipefail
 record=$1
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
@@ -9,16 +11,27 @@ fail() {
   exit 1
 }
 
-"$record" --workload=simple_mapp --out="$tmp/a.trace" 2>"$tmp/err"
-code=$?
-[ "$code" -eq 2 ] || fail "a misspelled workload: exit $code, not 2"
-[ "$(cat "$tmp/err")" = "record: unknown workload 'simple_mapp'; did you mean simple_map?" ] ||
-  fail "a misspelled workload: $(cat "$tmp/err")"
-[ -e "$tmp/a.trace" ] && fail "a trace was written"
+# refused CASE STATUS PATTERN TRACE ARGS...: record ARGS exits STATUS, its
+# stderr matches the grep PATTERN, and TRACE was not written.
+refused() {
+  local what=$1 status=$2 pattern=$3 trace=$4 code
+  shift 4
+  "$record" "$@" 2>"$tmp/err"
+  code=$?
+  [ "$code" -eq "$status" ] || fail "$what: exit $code, not $status"
+  grep -q -- "$pattern" "$tmp/err" || fail "$what: $(cat "$tmp/err")"
+  [ -e "$trace" ] && fail "$what: a trace was written"
+  return 0
+}
 
-"$record" --workload=zzzz --out="$tmp/b.trace" 2>"$tmp/err"
-code=$?
-[ "$code" -eq 2 ] || fail "an unknown workload: exit $code, not 2"
-grep -q "^record: unknown workload 'zzzz' (known: simple_map, " "$tmp/err" ||
-  fail "an unknown workload: $(cat "$tmp/err")"
+refused "a misspelled workload" 2 \
+  "^record: unknown workload 'simple_mapp'; did you mean simple_map?$" \
+  "$tmp/a.trace" --workload=simple_mapp --out="$tmp/a.trace"
+refused "an unknown workload" 2 "^record: unknown workload 'zzzz' (known: simple_map, " \
+  "$tmp/b.trace" --workload=zzzz --out="$tmp/b.trace"
+refused "--param without a value" 2 "^record: --param needs a value (--param=name=value)$" \
+  "$tmp/c.trace" --workload=simple_map --out="$tmp/c.trace" --param=entries=10 --param
+refused "--out in a missing directory" 1 \
+  "^record: cannot write $tmp/no/such/dir/d.trace: .*; nothing recorded$" \
+  "$tmp/no/such/dir/d.trace" --workload=simple_map --out="$tmp/no/such/dir/d.trace"
 echo "PASS"

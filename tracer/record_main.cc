@@ -13,6 +13,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -24,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "alloctrace/base/cli_util.h"
 #include "alloctrace/base/did_you_mean.h"
+#include "alloctrace/base/output_file.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/stdlib_name.h"
 #include "alloctrace/tracer/workloads/workloads.h"
@@ -59,8 +61,8 @@ int UsageError(const std::string& message) {
 // Abseil keeps only the last occurrence of a repeated flag. --param may be
 // repeated, so every occurrence (--param=X, -param=X, --param X) is merged
 // into one comma-separated --param at the place of the first; arguments
-// after "--" are left alone.
-std::vector<std::string> MergeRepeatedParam(int argc, char** argv) {
+// after "--" are left alone. A --param with no value is a usage error.
+absl::StatusOr<std::vector<std::string>> MergeRepeatedParam(int argc, char** argv) {
   std::vector<std::string> out;
   std::vector<std::string> values;
   int merged_at = -1;
@@ -78,8 +80,8 @@ std::vector<std::string> MergeRepeatedParam(int argc, char** argv) {
         } else if (i + 1 < argc) {
           values.emplace_back(argv[++i]);
         } else {
-          out.emplace_back(arg);  // no value: let Abseil report it
-          continue;
+          return absl::InvalidArgumentError(
+              absl::StrCat(Str(arg), " needs a value (", Str(arg), "=name=value)"));
         }
         if (merged_at < 0) {
           merged_at = static_cast<int>(out.size());
@@ -136,7 +138,9 @@ int Run(int argc, char** argv) {
       "runs one workload through alloctrace::TraceAllocator and writes its trace.\n"
       "usage: record --workload=NAME --out=FILE [--param=name=value ...] [--seed=N] "
       "[--timestamps]\n       record --list");
-  std::vector<std::string> merged = MergeRepeatedParam(argc, argv);
+  absl::StatusOr<std::vector<std::string>> merged_or = MergeRepeatedParam(argc, argv);
+  if (!merged_or.ok()) return UsageError(std::string(merged_or.status().message()));
+  std::vector<std::string> merged = *std::move(merged_or);
   std::vector<char*> merged_argv;
   for (std::string& arg : merged) merged_argv.push_back(arg.data());
   merged_argv.push_back(nullptr);
@@ -161,6 +165,11 @@ int Run(int argc, char** argv) {
   if (!params.ok()) return UsageError(std::string(params.status().message()));
   if (absl::GetFlag(FLAGS_out).empty()) return UsageError("missing --out=FILE");
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_out));
+  // Before the workload runs: a large one takes minutes.
+  if (absl::Status s = CheckOutputFile(path); !s.ok()) {
+    std::fprintf(stderr, "record: %s; nothing recorded\n", std::string(s.message()).c_str());
+    return kExitIoError;
+  }
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
 
   RecordingOptions options;

@@ -29,6 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "alloctrace/base/cli_util.h"
+#include "alloctrace/base/output_file.h"
 #include "alloctrace/tracer/recorder.h"
 #include "alloctrace/tracer/workloads/workloads.h"
 
@@ -265,6 +266,11 @@ int Run(int argc, char** argv) {
   }
   const std::string in = ResolveUserPath(absl::GetFlag(FLAGS_in));
   const std::string out = ResolveUserPath(absl::GetFlag(FLAGS_out));
+  // The trace must not land on the events it is made from.
+  if (absl::Status s = CheckOutputFile(out, {in}); !s.ok()) {
+    std::fprintf(stderr, "events_to_trace: %s\n", std::string(s.message()).c_str());
+    return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
   absl::StatusOr<Events> events = ReadEvents(in);
   if (!events.ok()) {
     std::fprintf(stderr, "events_to_trace: %s\n", std::string(events.status().message()).c_str());
