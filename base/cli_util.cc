@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "absl/flags/marshalling.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -111,6 +114,62 @@ std::vector<std::string> UndefokNames(int argc, char* const* argv) {
   return undefok;
 }
 
+// One argument to check, and where it came from ("" for the command line,
+// else " (in FILE)" or " (from the environment)"): the flags in files named
+// by --flagfile and the environment's named by --fromenv and --tryfromenv
+// are checked as Abseil will read them, in place of the flag that names
+// them, so a flag given twice is found wherever the two come from.
+struct Argument {
+  std::string text;
+  std::string where;
+};
+
+// `arg`'s value if it is --NAME=VALUE or -NAME=VALUE, else nullopt.
+std::optional<absl::string_view> ValueOf(absl::string_view arg, absl::string_view name) {
+  for (absl::string_view dashes : {"--", "-"}) {
+    if (absl::StartsWith(arg, dashes) && absl::StartsWith(arg.substr(dashes.size()), name) &&
+        arg.substr(dashes.size() + name.size()).substr(0, 1) == "=") {
+      return arg.substr(dashes.size() + name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Argument> ExpandedArguments(int argc, char* const* argv) {
+  std::vector<Argument> args;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (const std::optional<absl::string_view> files = ValueOf(arg, "flagfile")) {
+      for (absl::string_view file : absl::StrSplit(*files, ',', absl::SkipEmpty())) {
+        std::ifstream in{std::string(file)};  // unreadable: Abseil says so
+        for (std::string line; std::getline(in, line);) {
+          const absl::string_view flag = absl::StripAsciiWhitespace(line);
+          // Nested flag files are left to Abseil.
+          if (absl::StartsWith(flag, "-") && !ValueOf(flag, "flagfile")) {
+            args.push_back({std::string(flag), absl::StrCat(" (in ", file, ")")});
+          }
+        }
+      }
+      continue;
+    }
+    const std::optional<absl::string_view> from = ValueOf(arg, "fromenv");
+    const std::optional<absl::string_view> tryfrom = ValueOf(arg, "tryfromenv");
+    if (from || tryfrom) {
+      for (absl::string_view name :
+           absl::StrSplit(from ? *from : *tryfrom, ',', absl::SkipEmpty())) {
+        // Unset: --fromenv's error is Abseil's; --tryfromenv sets nothing.
+        if (const char* value = std::getenv(absl::StrCat("FLAGS_", name).c_str())) {
+          args.push_back({absl::StrCat("--", name, "=", value), " (from the environment)"});
+        }
+      }
+      continue;
+    }
+    args.push_back({std::string(arg), ""});
+  }
+  return args;
+}
+
 // The registered flags a person may type, sorted: what a suggestion names.
 std::vector<std::string> SuggestableFlagNames() {
   std::vector<std::string> names;
@@ -146,13 +205,15 @@ class FlagsGiven {
 std::string CheckCommandLineFlags(int argc, char* const* argv) {
   const std::vector<std::string> undefok = UndefokNames(argc, argv);
   const std::vector<std::string> names = SuggestableFlagNames();
+  const std::vector<Argument> args = ExpandedArguments(argc, argv);
   FlagsGiven given;
 
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    // As Abseil: "-" and non-dashed words are positional, "--" ends flags.
+  for (size_t i = 0; i < args.size(); ++i) {
+    // Where it came from, after the flag as typed: "--budget=3 (in f.txt)".
+    const std::string shown = args[i].text + args[i].where;
+    const absl::string_view arg = args[i].text;
+    // As Abseil: "-" and non-dashed words are positional.
     if (arg.size() < 2 || arg[0] != '-') continue;
-    if (arg == "--") break;
     const absl::string_view dashes = arg.substr(0, arg[1] == '-' ? 2 : 1);
     absl::string_view body = arg.substr(dashes.size());
     const size_t eq = body.find('=');
@@ -166,35 +227,40 @@ std::string CheckCommandLineFlags(int argc, char* const* argv) {
       // --noquiet: the negative form of a boolean, which takes no value.
       const absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
       if (positive != nullptr && positive->IsOfType<bool>()) {
-        if (has_value) return absl::StrCat(dashes, typed, " takes no value");
-        if (std::string twice = given.Once(name.substr(2), arg); !twice.empty()) return twice;
+        if (has_value) return absl::StrCat(dashes, typed, args[i].where, " takes no value");
+        if (std::string twice = given.Once(name.substr(2), shown); !twice.empty()) return twice;
         continue;
       }
     }
     if (flag == nullptr || flag->IsRetired()) {
       if (std::find(undefok.begin(), undefok.end(), name) != undefok.end()) continue;
       std::string near = NearestName(name, names);
-      if (near.empty()) return absl::StrCat("unknown flag ", dashes, typed, "; see --help");
+      if (near.empty()) {
+        return absl::StrCat("unknown flag ", dashes, typed, args[i].where, "; see --help");
+      }
       // Suggest in the spelling typed: with dashes if the user used them.
       if (typed.find('-') != absl::string_view::npos)
         std::replace(near.begin(), near.end(), '_', '-');
-      return absl::StrCat("unknown flag ", dashes, typed, "; did you mean ", dashes, near, "?");
+      return absl::StrCat("unknown flag ", dashes, typed, args[i].where, "; did you mean ", dashes,
+                          near, "?");
     }
-    if (std::string twice = given.Once(name, arg); !twice.empty()) return twice;
+    if (std::string twice = given.Once(name, shown); !twice.empty()) return twice;
     std::string what;
     if (has_value) {
       if (!ValueParses(*flag, value, &what)) {
-        return absl::StrCat(arg, ": '", value, "' is not ", what);
+        return absl::StrCat(shown, ": '", value, "' is not ", what);
       }
       continue;
     }
     if (flag->IsOfType<bool>()) continue;  // --quiet: true
     // "--budget 3": the next argument is the value.
-    if (i + 1 >= argc)
-      return absl::StrCat(dashes, typed, " needs a value (", dashes, typed, "=...)");
+    if (i + 1 >= args.size() || !args[i].where.empty() || !args[i + 1].where.empty()) {
+      return absl::StrCat(dashes, typed, args[i].where, " needs a value (", dashes, typed, "=...)");
+    }
     ++i;
-    if (!ValueParses(*flag, argv[i], &what)) {
-      return absl::StrCat(dashes, typed, " ", argv[i], ": '", argv[i], "' is not ", what);
+    const std::string& next = args[i].text;
+    if (!ValueParses(*flag, next, &what)) {
+      return absl::StrCat(dashes, typed, " ", next, ": '", next, "' is not ", what);
     }
   }
   return "";

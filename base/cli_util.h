@@ -54,8 +54,11 @@ std::vector<std::string> TakeProgramArgs(int& argc, char** argv,
 // "--budget=abc: not a number", or a flag given twice (Abseil would keep
 // the last and drop the first silently). Names may be spelled with dashes (as
 // AcceptDashedFlags allows); the message uses the spelling typed. Stops at a
-// bare "--"; skips names listed in --undefok; leaves --flagfile, --fromenv
-// and --tryfromenv to Abseil.
+// bare "--"; skips names listed in --undefok. The flags in a --flagfile's
+// files, and those --fromenv and --tryfromenv take from the environment
+// (FLAGS_name), are checked with the rest, the message saying where each
+// came from; reading them (a file missing, a variable unset) is left to
+// Abseil.
 std::string CheckCommandLineFlags(int argc, char* const* argv);
 
 // absl::ParseCommandLine with the usage contract of this project's programs:

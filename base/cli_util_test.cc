@@ -1,6 +1,8 @@
 #include "alloctrace/base/cli_util.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,31 @@ TEST(CheckCommandLineFlagsTest, AFlagGivenTwiceIsAnError) {
   EXPECT_EQ(Check({"--quiet", "--noquiet"}),
             "--quiet and --noquiet: the same flag twice; give it once");
   EXPECT_EQ(Check({"--quiet", "--", "--quiet"}), "");  // the program's, not ours
+}
+
+// Flags read from a --flagfile or taken from the environment by --fromenv
+// are checked as if typed, the message saying where each came from.
+TEST(CheckCommandLineFlagsTest, FlagsFromAFileOrTheEnvironmentAreCheckedToo) {
+  const std::string file = testing::TempDir() + "/flags.txt";
+  {
+    std::ofstream out(file);
+    out << "# defaults\n\n  --policies=a  \n--min_runs=3\n";
+  }
+  EXPECT_EQ(Check({"--flagfile=" + file, "--budget=2"}), "");
+  EXPECT_EQ(Check({"--flagfile=" + file, "--policies=b"}),
+            "--policies=a (in " + file + ") and --policies=b: the same flag twice; give it once");
+  {
+    std::ofstream out(file);
+    out << "--min_runs=x\n";
+  }
+  EXPECT_EQ(Check({"--flagfile=" + file}), "--min_runs=x (in " + file + "): 'x' is not an integer");
+  ASSERT_EQ(::setenv("FLAGS_budget", "5", 1), 0);
+  EXPECT_EQ(Check({"--fromenv=budget"}), "");
+  EXPECT_EQ(Check({"--fromenv=budget", "--budget=2"}),
+            "--budget=5 (from the environment) and --budget=2: the same flag twice; give it "
+            "once");
+  EXPECT_EQ(Check({"--tryfromenv=budget,seed", "--seed=2"}), "");  // FLAGS_seed unset
+  ASSERT_EQ(::unsetenv("FLAGS_budget"), 0);
 }
 
 // argv of literal words, as main gets it.
