@@ -11,12 +11,6 @@
 namespace alloctrace {
 namespace {
 
-std::vector<double> Values(const std::map<int, double>& m) {
-  std::vector<double> v;
-  for (const auto& [round, x] : m) v.push_back(x);
-  return v;
-}
-
 // The leader set[i] races against, or set.size() if it is not one to look
 // at: a leader itself, the reference, done, or not racing.
 size_t LeaderToBeat(const std::vector<Contender>& set, size_t i, const RaceLeaders& leaders,
@@ -55,7 +49,7 @@ size_t RaceLeader(const std::vector<Contender>& set, bool freeing_only, bool apa
     if (!Races(set[i]) || (freeing_only && !set[i].frees_blocks)) continue;
     if (apart_only && !set[i].races_apart) continue;
     if (set[i].figures.empty()) continue;
-    const double median = Median(Values(set[i].figures));
+    const double median = Median(ValuesByRound(set[i].figures));
     if (leader == set.size() || median < best) {
       leader = i;
       best = median;

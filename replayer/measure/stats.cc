@@ -12,6 +12,13 @@ double Estimate::HalfWidth() const {
   return std::max(hi - median, median - lo) / std::fabs(median);
 }
 
+std::vector<double> ValuesByRound(const std::map<int, double>& by_round) {
+  std::vector<double> v;
+  v.reserve(by_round.size());
+  for (const auto& [round, x] : by_round) v.push_back(x);
+  return v;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

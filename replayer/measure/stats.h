@@ -36,6 +36,9 @@ inline constexpr int kBootstrapResamples = 2000;
 
 double Median(std::vector<double> v);
 
+// The figures of a by-round map (round -> figure), in round order.
+std::vector<double> ValuesByRound(const std::map<int, double>& by_round);
+
 // The sample median with a percentile-bootstrap 95% interval of the median
 // (`resamples` resamples drawn with a generator seeded by `seed`). With one
 // sample the interval is that sample. fidelity/analysis.py's bootstrap_ci is

@@ -13,12 +13,6 @@
 namespace alloctrace {
 namespace {
 
-std::vector<double> Values(const std::map<int, double>& m) {
-  std::vector<double> v;
-  for (const auto& [round, x] : m) v.push_back(x);
-  return v;
-}
-
 // Whether the median of `values` (positive) is clearly short of
 // `precision`, without a bootstrap: the interval a normal approximation
 // gives the median from the spread of the logs (the MAD, so that outliers
@@ -44,7 +38,7 @@ bool ClearlyImprecise(const std::vector<double>& values, double precision) {
 }  // namespace
 
 bool Precise(const Contender& c, const Contender* reference, double precision) {
-  const std::vector<double> figures = Values(c.figures);
+  const std::vector<double> figures = ValuesByRound(c.figures);
   if (ClearlyImprecise(figures, precision)) return false;
   if (MedianWithCi(figures).HalfWidth() > precision) return false;
   if (reference == nullptr || reference == &c) return true;

@@ -11,17 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "alloctrace/replayer/measure/stats.h"
 #include "alloctrace/replayer/verdict/choice.h"
 
 namespace alloctrace {
 
 namespace {
-
-std::vector<double> Values(const std::map<int, double>& m) {
-  std::vector<double> v;
-  for (const auto& [round, x] : m) v.push_back(x);
-  return v;
-}
 
 // Whether an estimate's CI excludes 1 (never from fewer than
 // kMinPairedRounds rounds: PairedTie).
@@ -82,8 +77,8 @@ PolicyResult SummarizePolicy(const PolicyRuns& pr, const std::map<int, double>& 
   const bool rank_warm = ranking.warm();
   const std::map<int, double> cold = FiguresByRound(pr.runs, false, ranking.clock);
   const std::map<int, double> warm = FiguresByRound(pr.runs, true, ranking.clock);
-  s.cold_ns_per_op = MedianWithCi(Values(cold));
-  s.warm_ns_per_op = MedianWithCi(Values(warm));
+  s.cold_ns_per_op = MedianWithCi(ValuesByRound(cold));
+  s.warm_ns_per_op = MedianWithCi(ValuesByRound(warm));
   if (!malloc_cold.empty()) s.cold_vs_malloc = PairedRatio(malloc_cold, cold);
   if (!malloc_warm.empty()) s.warm_vs_malloc = PairedRatio(malloc_warm, warm);
   s.ns_per_op = rank_warm ? s.warm_ns_per_op : s.cold_ns_per_op;
