@@ -40,14 +40,17 @@ Entry MakeMixEntry(const PolicyInfos& policies, const std::string& name, const M
 }
 
 // The malloc library `preload`'s ProcessCost, measured once per process
-// (kProcessCostRounds pairs of probes).
+// (kProcessCostRounds pairs of probes) on the CPU the replay's runs are
+// pinned to.
 absl::StatusOr<double> ProcessCostOf(const std::string& self, const std::string& preload) {
   static std::mutex mu;
   static auto* const costs = new std::map<std::string, absl::StatusOr<double>>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = costs->find(preload);
   if (it == costs->end()) {
-    it = costs->emplace(preload, ProcessCost({self, kProbeMarker}, preload, kProcessCostRounds))
+    it = costs
+             ->emplace(preload,
+                       ProcessCost({self, kProbeMarker}, preload, kProcessCostRounds, ReplayCpu()))
              .first;
   }
   return it->second;

@@ -75,14 +75,20 @@ void WriteToPipe(int fd, const std::string& s) {
 
 }  // namespace
 
+int ReplayCpu() {
+  const std::vector<int> cpus = AllowedCpus();
+  return cpus.empty() ? -1 : cpus.back();
+}
+
 absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
-                                   const std::string& preload, int rounds) {
+                                   const std::string& preload, int rounds, int on_cpu) {
   const ChildLimits limits{/*wall_seconds=*/30, /*memory_bytes=*/0};
   std::vector<double> differences;
   for (int round = 0; round < rounds; ++round) {
     double cpu[2] = {0, 0};
-    for (int with = 0; with < 2; ++with) {
-      ChildSpec spec = SpecFor(probe, with == 1 ? preload : "", -1);
+    for (int turn = 0; turn < 2; ++turn) {
+      const int with = (turn + round) % 2;
+      ChildSpec spec = SpecFor(probe, with == 1 ? preload : "", on_cpu);
       spec.stdin_null = true;
       absl::StatusOr<ChildProcess> child = ChildProcess::Start(spec);
       if (!child.ok()) return child.status();

@@ -34,16 +34,25 @@ absl::StatusOr<RunResult> RunInFreshChild(std::vector<std::string> argv, const s
                                           const std::string& result_word,
                                           const ChildLimits& limits = {}, int cpu = -1);
 
+// The CPU a serialized replay's runs are pinned to: the last this process
+// may use; -1 if unknown.
+int ReplayCpu();
+
 // What the malloc library `preload` adds to starting and ending a process,
 // in CPU seconds: `probe` (argv: a program that returns at once) started
-// `rounds` times without a preload and with `preload`, in turn, and the
-// median over the rounds of the difference of the two's CPU time (user +
-// system, from wait4), or 0 if that median is below 0. Pairing by round
-// cancels the machine's drift; the program's own start is in both.
+// `rounds` times without a preload and with `preload`, in turn (which goes
+// first alternating by round), and the median over the rounds of the
+// difference of the two's CPU time (user + system, from wait4), or 0 if
+// that median is below 0. Pairing by round cancels the machine's drift;
+// the program's own start is in both. `cpu` >= 0: every probe runs on that
+// CPU alone. Unpinned, successive children alternate between two CPUs on
+// Linux, so one of the pair would always run on one CPU and the other on
+// the other, and a difference in the CPUs' speed would be read as the
+// library's cost.
 // Errors: as RunInFreshChild's start, or Aborted naming how a probe ended
 // that did not exit with 0.
 absl::StatusOr<double> ProcessCost(const std::vector<std::string>& probe,
-                                   const std::string& preload, int rounds);
+                                   const std::string& preload, int rounds, int cpu = -1);
 
 // A child that serves windows (engine/window_server.h): started once with
 // a command pipe and a result pipe (their fds appended to `argv` after

@@ -1,8 +1,10 @@
 // ProcessCost (isolated_run.h) on real processes: what it returns for a
-// probe that cannot start or ends badly. What a library costs is a timing,
-// measured by the replayer's runs and reported, never asserted here.
+// probe that cannot start or ends badly, and where its probes run. What a library costs is a
+// timing, measured by the replayer's runs and reported, never asserted here.
 #include "alloctrace/replayer/measure/isolated_run.h"
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,25 @@ TEST(ProcessCostTest, NoLibraryCostsAboutNothing) {
     EXPECT_LT(*cost, 1.0);
     EXPECT_GE(*cost, 0.0);
   }
+}
+
+// Pinned, every probe runs on the CPU asked for: unpinned, successive
+// children alternate between CPUs, and the two of a pair would always run
+// on different ones.
+TEST(ProcessCostTest, PinnedProbesRunOnTheCpuAskedFor) {
+  const int cpu = ReplayCpu();
+  ASSERT_GE(cpu, 0);
+  const std::string log = testing::TempDir() + "/probe_cpus.txt";
+  std::remove(log.c_str());
+  // The shell's own /proc/PID/stat: field 39 is the CPU it last ran on.
+  const std::vector<std::string> probe = {
+      "/bin/sh", "-c", "set -- $(cat /proc/$$/stat); eval echo \\${39} >> " + log};
+  absl::StatusOr<double> cost = ProcessCost(probe, "", 4, cpu);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  std::ifstream in(log);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) EXPECT_EQ(line, std::to_string(cpu));
+  EXPECT_EQ(lines, 8);
 }
 
 }  // namespace

@@ -13,12 +13,6 @@
 namespace alloctrace::measure_internal {
 namespace {
 
-// The last CPU this process may use; -1 if unknown.
-int LastAllowedCpu() {
-  const std::vector<int> cpus = AllowedCpus();
-  return cpus.empty() ? -1 : cpus.back();
-}
-
 // Whether a failed run was stopped at the time or memory limit, or ran
 // out of memory (under the child's data limit, too): what the limits are
 // for, not a fault.
@@ -40,7 +34,7 @@ ReplayRunner::ReplayRunner(std::vector<Entry>& entries, const std::string& self,
       ranking_(ranking),
       disturbance_(disturbance),
       sampling_(sampling),
-      cpu_(schedule_fd_ < 0 ? LastAllowedCpu() : -1),
+      cpu_(schedule_fd_ < 0 ? ReplayCpu() : -1),
       served_(s.served_memory_bytes, cpu_) {}
 
 RunOutcome ReplayRunner::Run(size_t i, int round, const ChildLimits& limits, bool race_limited) {
