@@ -445,6 +445,28 @@ def pick_cost(insitu, replay, pick=None):
     }
 
 
+def round_orders(names, rounds, seed):
+    """The order of `names` in each of `rounds` in-situ rounds: rounds in
+    pairs, a seeded random order and then the same reversed, so that over
+    the pair each name runs once at an even and once at an odd place of the
+    sequence of runs, whatever the number of names (with an odd number the
+    round's own length moves the second's places by one, and the reversal
+    keeps the change). A machine whose successive processes alternate
+    between a fast and a slow core (docs/fidelity.md, "Where a run lands")
+    then slows every name alike; in a fixed order it would slow the same
+    names in every round."""
+    rng = random.Random(seed)
+    orders = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            order = list(names)
+            rng.shuffle(order)
+        else:
+            order = orders[-1][::-1]
+        orders.append(order)
+    return orders
+
+
 def half_splits(rounds, count=HALF_SPLITS, seed=HALF_SEED):
     """`count` splits of the rounds 0..rounds-1 into A, rounds // 2 of them
     drawn at random (seeded: the same splits every time), and B, the rest,

@@ -116,6 +116,22 @@ class StatisticsTest(unittest.TestCase):
                                     "c": (2.0, None, None)})
         self.assertEqual(ranks, {"b": 1, "a": 2.5, "c": 2.5})
 
+    def test_round_orders_give_each_name_both_parities(self):
+        for names in (list("abcdefgh"), list("abcde")):
+            orders = analysis.round_orders(names, 8, seed=1)
+            self.assertEqual(len(orders), 8)
+            for order in orders:
+                self.assertEqual(sorted(order), sorted(names))
+            self.assertEqual(orders[1], orders[0][::-1])
+            # The place of each run in the whole sequence: every name at as
+            # many even places as odd ones.
+            for name in names:
+                parities = [(r * len(names) + orders[r].index(name)) % 2 for r in range(8)]
+                self.assertEqual(sum(parities), 4, (names, name, parities))
+        self.assertEqual(analysis.round_orders(list("abc"), 4, seed=7),
+                         analysis.round_orders(list("abc"), 4, seed=7))
+        self.assertNotEqual(analysis.round_orders(list("abcdefgh"), 2, seed=1)[0], list("abcdefgh"))
+
     def test_spearman(self):
         a = {"x": 1, "y": 2, "z": 3}
         self.assertAlmostEqual(analysis.spearman(a, a), 1.0)

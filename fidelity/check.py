@@ -16,7 +16,8 @@ allocator, set up as a user's instrumented program is set up by `replayer
 and mimalloc by LD_PRELOAD, and ALLOCTRACE_POLICY=<catalog policy> for the
 pools (TraceAllocator's run-time switch; no allocator list of the check's
 own: the names are the switch's, `insitu --list`) --
-each run a fresh process, runs interleaved across allocators (A B C A B C);
+each run a fresh process, runs interleaved across allocators in rounds
+(each pair of rounds a random order and its reverse: analysis.round_orders);
 records the workload's trace (//tracer:record); replays it through the
 matching policies (//replayer --format=json), once per --touch mode, and
 reads each replay's cold pass and its warm passes (--phase); and, per
@@ -257,8 +258,8 @@ def check_workload(name, params, allocators, args, workdir, multi_threaded=False
     run([RECORD, f"--workload={name}", f"--out={trace}", f"--seed={args.seed}"] + param_flags)
     samples = {"cpu": {}, "wall": {}}
     policy_of = {}
-    for r in range(args.runs):
-        for a in allocators:
+    for r, order in enumerate(analysis.round_orders(allocators, args.runs, args.seed)):
+        for a in order:
             progress(f"{name}: in situ run {r + 1}/{args.runs} {a}")
             cmd = [INSITU, f"--workload={name}", f"--seed={args.seed}"] + param_flags
             out = run(cmd, env=env_for(a, instrumented=True)).stdout
@@ -287,8 +288,8 @@ def check_program(program, allocators, args, workdir):
     cwd = os.environ.get("BUILD_WORKING_DIRECTORY") or os.getcwd()
     trace = os.path.join(workdir, "program.trace")
     samples = {"cpu": {}, "wall": {}}
-    for r in range(args.runs):
-        for a in allocators:
+    for r, order in enumerate(analysis.round_orders(allocators, args.runs, args.seed)):
+        for a in order:
             progress(f"{os.path.basename(program[0])}: in situ run {r + 1}/{args.runs} {a}")
             u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
