@@ -133,6 +133,65 @@ std::string UnknownWorkloadWords(const std::string& name) {
   return absl::StrCat("unknown workload '", name, "' (known: ", absl::StrJoin(names, ", "), ")");
 }
 
+// The recording's options: the trace at `path`, the workload `name`, and
+// as labels the seed, the standard library and each parameter's value.
+RecordingOptions OptionsFor(const std::string& name, const std::string& path,
+                            const WorkloadParams& params, uint64_t seed) {
+  RecordingOptions options;
+  options.path = path;
+  options.workload = name;
+  options.program = "alloctrace record";
+  options.timestamps = absl::GetFlag(FLAGS_timestamps);
+  options.labels["seed"] = absl::StrCat(seed);
+  // Node and control-block sizes depend on the standard library.
+  options.labels["stdlib"] = workloads::StdlibName();
+  options.labels["stdlib_version"] = workloads::StdlibVersion();
+  for (size_t i = 0; i < params.specs().size(); ++i) {
+    options.labels[Str(params.specs()[i].name)] = absl::StrCat(params.values()[i]);
+  }
+  return options;
+}
+
+// "simple_map: 60002 events, 118327 bytes (1.97 bytes/event), 1 chunks ->
+// PATH", with what was dropped or unmatched.
+std::string SummaryLine(const std::string& name, const RecordingStats& stats,
+                        const std::string& path) {
+  std::string line = absl::StrFormat(
+      "%s: %d events, %d bytes (%.2f bytes/event), %d chunks -> %s", name, stats.events,
+      stats.bytes, stats.events == 0 ? 0.0 : static_cast<double>(stats.bytes) / stats.events,
+      stats.chunks, path);
+  if (stats.dropped_events != 0) absl::StrAppend(&line, ", ", stats.dropped_events, " DROPPED");
+  if (stats.unmatched_frees != 0) {
+    absl::StrAppend(&line, ", ", stats.unmatched_frees, " unmatched frees");
+  }
+  return line;
+}
+
+// Records `info` with `params` to `path`; the exit status.
+int Record(const WorkloadInfo& info, const std::string& name, const WorkloadParams& params,
+           const std::string& path) {
+  const uint64_t seed = absl::GetFlag(FLAGS_seed);
+  Recorder& recorder = Recorder::Global();
+  if (absl::Status s = recorder.Start(OptionsFor(name, path, params, seed)); !s.ok()) {
+    const std::string message(s.message());
+    if (message.find(path) != std::string::npos) {
+      std::fprintf(stderr, "record: %s\n", message.c_str());
+    } else {
+      std::fprintf(stderr, "record: cannot record to %s: %s\n", path.c_str(), message.c_str());
+    }
+    return kExitIoError;
+  }
+  info.run_traced(params, seed);
+  RecordingStats stats;
+  if (absl::Status s = recorder.Stop(&stats); !s.ok()) {
+    std::fprintf(stderr, "record: writing %s failed: %s\n", path.c_str(),
+                 std::string(s.message()).c_str());
+    return kExitIoError;
+  }
+  std::printf("%s\n", SummaryLine(name, stats, path).c_str());
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "runs one workload through alloctrace::TraceAllocator and writes its trace.\n"
@@ -170,49 +229,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "record: %s; nothing recorded\n", std::string(s.message()).c_str());
     return kExitIoError;
   }
-  const uint64_t seed = absl::GetFlag(FLAGS_seed);
-
-  RecordingOptions options;
-  options.path = path;
-  options.workload = name;
-  options.program = "alloctrace record";
-  options.timestamps = absl::GetFlag(FLAGS_timestamps);
-  options.labels["seed"] = absl::StrCat(seed);
-  // Node and control-block sizes depend on the standard library.
-  options.labels["stdlib"] = workloads::StdlibName();
-  options.labels["stdlib_version"] = workloads::StdlibVersion();
-  for (size_t i = 0; i < params->specs().size(); ++i) {
-    options.labels[Str(params->specs()[i].name)] = absl::StrCat(params->values()[i]);
-  }
-
-  Recorder& recorder = Recorder::Global();
-  if (absl::Status s = recorder.Start(options); !s.ok()) {
-    const std::string message(s.message());
-    if (message.find(path) != std::string::npos) {
-      std::fprintf(stderr, "record: %s\n", message.c_str());
-    } else {
-      std::fprintf(stderr, "record: cannot record to %s: %s\n", path.c_str(), message.c_str());
-    }
-    return kExitIoError;
-  }
-  info->run_traced(*params, seed);
-  RecordingStats stats;
-  if (absl::Status s = recorder.Stop(&stats); !s.ok()) {
-    std::fprintf(stderr, "record: writing %s failed: %s\n", path.c_str(),
-                 std::string(s.message()).c_str());
-    return kExitIoError;
-  }
-
-  std::string line = absl::StrFormat(
-      "%s: %d events, %d bytes (%.2f bytes/event), %d chunks -> %s", name, stats.events,
-      stats.bytes, stats.events == 0 ? 0.0 : static_cast<double>(stats.bytes) / stats.events,
-      stats.chunks, path);
-  if (stats.dropped_events != 0) absl::StrAppend(&line, ", ", stats.dropped_events, " DROPPED");
-  if (stats.unmatched_frees != 0) {
-    absl::StrAppend(&line, ", ", stats.unmatched_frees, " unmatched frees");
-  }
-  std::printf("%s\n", line.c_str());
-  return 0;
+  return Record(*info, name, *params, path);
 }
 
 }  // namespace
