@@ -96,19 +96,26 @@ std::vector<std::string> TakeProgramArgs(int& argc, char** argv, bool from_first
 
 namespace {
 
+// `arg`'s value if it is --NAME=VALUE or -NAME=VALUE, else nullopt.
+std::optional<absl::string_view> ValueOf(absl::string_view arg, absl::string_view name) {
+  for (absl::string_view dashes : {"--", "-"}) {
+    if (absl::StartsWith(arg, dashes) && absl::StartsWith(arg.substr(dashes.size()), name) &&
+        arg.substr(dashes.size() + name.size()).substr(0, 1) == "=") {
+      return arg.substr(dashes.size() + name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
 // Names the user allowed to be unknown (--undefok=a,b), wherever given
 // before a "--".
 std::vector<std::string> UndefokNames(int argc, char* const* argv) {
   std::vector<std::string> undefok;
   for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
+    const absl::string_view a = argv[i];
     if (a == "--") break;
-    for (absl::string_view prefix : {"--undefok=", "-undefok="}) {
-      if (a.substr(0, prefix.size()) == prefix) {
-        for (absl::string_view n : absl::StrSplit(a.substr(prefix.size()), ',')) {
-          undefok.push_back(Canonical(n));
-        }
-      }
+    if (const std::optional<absl::string_view> names = ValueOf(a, "undefok")) {
+      for (absl::string_view n : absl::StrSplit(*names, ',')) undefok.push_back(Canonical(n));
     }
   }
   return undefok;
@@ -123,17 +130,6 @@ struct Argument {
   std::string text;
   std::string where;
 };
-
-// `arg`'s value if it is --NAME=VALUE or -NAME=VALUE, else nullopt.
-std::optional<absl::string_view> ValueOf(absl::string_view arg, absl::string_view name) {
-  for (absl::string_view dashes : {"--", "-"}) {
-    if (absl::StartsWith(arg, dashes) && absl::StartsWith(arg.substr(dashes.size()), name) &&
-        arg.substr(dashes.size() + name.size()).substr(0, 1) == "=") {
-      return arg.substr(dashes.size() + name.size() + 1);
-    }
-  }
-  return std::nullopt;
-}
 
 std::vector<Argument> ExpandedArguments(int argc, char* const* argv) {
   std::vector<Argument> args;
