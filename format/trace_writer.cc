@@ -26,8 +26,16 @@ uint64_t UnixNowNs() {
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
                                                                  proto::Header header,
                                                                  uint32_t chunk_events) {
-  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // Opened without blocking: a FIFO no one reads fails at once (ENXIO)
+  // instead of waiting for a reader for ever; writes then block as usual.
+  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644));
   if (!fd.valid()) {
+    const int err = errno;
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create trace file ", path, ": ",
+                     err == ENXIO ? "a FIFO with no reader" : std::strerror(err)));
+  }
+  if (::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK) != 0) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create trace file ", path, ": ", std::strerror(errno)));
   }

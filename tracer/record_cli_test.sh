@@ -2,7 +2,8 @@
 # record ($1): a misspelled workload gets the nearest name, one far from
 # every name gets the list; a --param without a value says so; all exit 2
 # and write nothing. An --out that cannot take the trace is refused before
-# the workload runs (exit 1).
+# the workload runs (exit 1), and a FIFO no one reads fails at once rather
+# than wait for a reader.
 set -uo pipefail
 record=$1
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
@@ -34,4 +35,9 @@ refused "--param without a value" 2 "^record: --param needs a value (--param=nam
 refused "--out in a missing directory" 1 \
   "^record: cannot write $tmp/no/such/dir/d.trace: .*; nothing recorded$" \
   "$tmp/no/such/dir/d.trace" --workload=simple_map --out="$tmp/no/such/dir/d.trace"
+mkfifo "$tmp/pipe"
+timeout 60 "$record" --workload=simple_map --out="$tmp/pipe" 2>"$tmp/err"
+code=$?
+[ "$code" -eq 1 ] || fail "--out a FIFO with no reader: exit $code, not 1"
+grep -q "a FIFO with no reader" "$tmp/err" || fail "--out a FIFO with no reader: $(cat "$tmp/err")"
 echo "PASS"
