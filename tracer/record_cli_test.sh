@@ -32,6 +32,8 @@ refused "an unknown workload" 2 "^record: unknown workload 'zzzz' (known: simple
   "$tmp/b.trace" --workload=zzzz --out="$tmp/b.trace"
 refused "--param without a value" 2 "^record: --param needs a value (--param=name=value)$" \
   "$tmp/c.trace" --workload=simple_map --out="$tmp/c.trace" --param=entries=10 --param
+refused "--param before another flag" 2 "^record: --param needs a value (--param=name=value)$" \
+  "$tmp/c.trace" --workload=simple_map --out="$tmp/c.trace" --param --seed=3
 refused "--out in a missing directory" 1 \
   "^record: cannot write $tmp/no/such/dir/d.trace: .*; nothing recorded$" \
   "$tmp/no/such/dir/d.trace" --workload=simple_map --out="$tmp/no/such/dir/d.trace"

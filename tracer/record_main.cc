@@ -61,7 +61,8 @@ int UsageError(const std::string& message) {
 // Abseil keeps only the last occurrence of a repeated flag. --param may be
 // repeated, so every occurrence (--param=X, -param=X, --param X) is merged
 // into one comma-separated --param at the place of the first; arguments
-// after "--" are left alone. A --param with no value is a usage error.
+// after "--" are left alone. A --param with no value (at the end, or before
+// another flag) is a usage error.
 absl::StatusOr<std::vector<std::string>> MergeRepeatedParam(int argc, char** argv) {
   std::vector<std::string> out;
   std::vector<std::string> values;
@@ -77,9 +78,11 @@ absl::StatusOr<std::vector<std::string>> MergeRepeatedParam(int argc, char** arg
       if (name.substr(0, eq) == "param") {
         if (eq != std::string_view::npos) {
           values.emplace_back(name.substr(eq + 1));
-        } else if (i + 1 < argc) {
+        } else if (i + 1 < argc && argv[i + 1][0] != '-') {
           values.emplace_back(argv[++i]);
         } else {
+          // A parameter's name starts with a letter: a next argument that
+          // starts with '-' is another flag (or "--"), not this one's value.
           return absl::InvalidArgumentError(
               absl::StrCat(Str(arg), " needs a value (", Str(arg), "=name=value)"));
         }
