@@ -152,7 +152,7 @@ DEFAULT_PARAMS = {
     "migration": ["operations=20000"],
     "thread_map_churn": ["operations=40000"],
 }
-TOUCH_MODES = ["none", "first", "whole", "program"]
+TOUCH_MODES = ["none", "first", "whole", "program", "walk"]
 THREAD_MODES = ["auto", "each", "one"]
 
 
@@ -357,6 +357,8 @@ def finish(entry, samples, policy_of, trace, args, process_cost=True):
         for threads in args.threads:
             if threads != "auto" and multi is False:
                 continue  # one thread: every mode is the same replay
+            if touch == "walk" and threads == "each":
+                continue  # a walk replays on one thread (auto is one)
             if threads in ran:
                 by_phase, t = ran[threads]
             else:

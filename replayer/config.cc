@@ -130,7 +130,9 @@ ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb, "see 
 ABSL_FLAG(uint64_t, seed, Rounds().seed, "seed of the run order shuffled in each round");
 ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.run_options.touch),
           "what the replay writes into each new block, as a constructor would: none, first "
-          "(the first 8 bytes), whole, or program (as programs do: construct, read before free)");
+          "(the first 8 bytes), whole, program (as programs do: construct, read before free), "
+          "or walk (program, and the live blocks read in allocation order a generation at a "
+          "time, as a garbage collector such as CPython's does; one thread, whole runs)");
 // Its help names the formats from their table (reporters.cc).
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
           absl::StrCat("report format: ", alloctrace::ReportFormatHelp(),
@@ -374,6 +376,22 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
        {ParseRunShape(c.measure.run_options), ParseOutput(c), ParseStopping(c.measure.rounds),
         ParseMeasurement(c), ParseChildBounds(c)}) {
     if (!st.ok()) return st;
+  }
+  // A walk reads the blocks live since the trace's start in its one
+  // recorded order: one thread, whole runs (replay_loop.h, LiveWalk).
+  if (c.measure.run_options.touch == Touch::kWalk) {
+    if (c.threads == ReplayThreads::kEach) {
+      return Usage(
+          "--touch=walk --threads=each: a walk reads the live blocks in the trace's one "
+          "recorded order, so it replays on one thread (--threads=one, or auto)");
+    }
+    if (c.measure.windows == WindowsMode::kAlways) {
+      return Usage(
+          "--touch=walk --windows=always: a walk reads every block live since the trace's "
+          "start, so it replays whole runs (--windows=never, or auto)");
+    }
+    c.threads = ReplayThreads::kOne;
+    c.measure.windows = WindowsMode::kNever;
   }
   // The per-class table has nothing to show without the per-class verdict.
   if (!c.per_container &&

@@ -155,6 +155,18 @@ TEST(ReplayerConfigTest, BadValuesAreUsageErrorsNamingTheFlag) {
          absl::SetFlag(&FLAGS_rank_by, "warm");
        },
        "--windows=always --rank_by=warm: a window has no warm pass to rank by"},
+      {[] {
+         absl::SetFlag(&FLAGS_touch, "walk");
+         absl::SetFlag(&FLAGS_threads, "each");
+       },
+       "--touch=walk --threads=each: a walk reads the live blocks in the trace's one recorded "
+       "order, so it replays on one thread (--threads=one, or auto)"},
+      {[] {
+         absl::SetFlag(&FLAGS_touch, "walk");
+         absl::SetFlag(&FLAGS_windows, "always");
+       },
+       "--touch=walk --windows=always: a walk reads every block live since the trace's start, "
+       "so it replays whole runs (--windows=never, or auto)"},
   };
   for (const Case& c : cases) {
     absl::FlagSaver saver;
@@ -189,6 +201,17 @@ TEST(ReplayerConfigTest, ListPoliciesTakesItsOwnFormatsAndChecksNothingElse) {
   absl::SetFlag(&FLAGS_format, "csv");
   EXPECT_EQ(ReplayerConfigFromFlags().status().message(),
             "--list-policies --format=csv: must be table, markdown or cc");
+}
+
+// --touch=walk replays on one thread, whole runs: auto resolves so.
+TEST(ReplayerConfigTest, WalkResolvesAutoToOneThreadAndWholeRuns) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_touch, "walk");
+  absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->measure.run_options.touch, Touch::kWalk);
+  EXPECT_EQ(c->threads, ReplayThreads::kOne);
+  EXPECT_EQ(c->measure.windows, WindowsMode::kNever);
 }
 
 // --threads and --clock=auto reach the measurement: the clock unresolved

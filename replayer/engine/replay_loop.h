@@ -79,6 +79,7 @@ inline void TouchBlock(void* p, size_t bytes, Touch touch, uint32_t stamp) {
       std::memset(p, static_cast<int>(stamp | 1), bytes);
       break;
     case Touch::kProgram:
+    case Touch::kWalk:
       if (bytes <= kProgramTouchBytes) {
         std::memset(p, static_cast<int>(stamp | 1), bytes);
       } else {
@@ -152,6 +153,139 @@ class Leftovers {
   std::vector<Block> blocks_;
 };
 
+// Touch::kWalk's model of a runtime whose garbage collector reads its live
+// objects (CPython's cyclic collector, with PYTHONMALLOC=malloc): where a
+// malloc places the blocks decides how fast such walks run, and the replay
+// of the calls alone never makes them (docs/fidelity.md, "An interpreter's
+// mallocs"). The live blocks of 4 bytes or more are kept in a list in
+// allocation order (a realloc's new block takes the old one's place), and
+// every kYoungEvery allocations the loop reads, in that order, the blocks
+// allocated since the last walk (a young generation); every
+// kMiddleEvery-th time, those since the last such walk; and, whenever the
+// live blocks have grown by a quarter since the last full walk, all of
+// them. The thresholds are CPython 3.11's, roughly (700 allocations; ten
+// young collections to a middle one; the oldest generation when it has
+// grown by a quarter). Each block holds its id in its first 4 bytes, and
+// the walk takes the next block from the id it reads, so each read waits
+// for the last, as a walk through pointers does. The list lives in arrays
+// indexed by object id, made before the baseline and untimed per pass.
+class LiveWalk {
+ public:
+  static constexpr uint32_t kYoungEvery = 700;
+  static constexpr uint32_t kMiddleEvery = 10;
+
+  explicit LiveWalk(size_t slots) : next_(slots), prev_(slots), linked_(slots) {
+    // Touched here, before the baseline, so every allocator's RSS carries them alike.
+    std::memset(next_.data(), 0, slots * sizeof(uint32_t));
+    std::memset(prev_.data(), 0, slots * sizeof(uint32_t));
+    std::memset(linked_.data(), 0, slots);
+  }
+
+  // An empty list: a pass starts with nothing live.
+  void Reset() {
+    head_ = tail_ = young_ = middle_ = kNil;
+    live_ = live_at_full_ = 0;
+    allocations_ = 0;
+    young_walks_ = 0;
+  }
+
+  // A new block `id` at `p` of `bytes`: stamped and linked at the tail; then
+  // the walks due. Returns what they read (kept observable by the caller).
+  uint64_t Allocated(uint32_t id, void* p, size_t bytes, void* const* ptrs) {
+    linked_[id] = bytes >= sizeof(uint32_t);
+    if (!linked_[id]) return 0;
+    std::memcpy(p, &id, sizeof id);
+    next_[id] = kNil;
+    prev_[id] = tail_;
+    if (tail_ != kNil) next_[tail_] = id;
+    tail_ = id;
+    if (head_ == kNil) head_ = id;
+    if (young_ == kNil) young_ = id;
+    if (middle_ == kNil) middle_ = id;
+    ++live_;
+    if (++allocations_ < kYoungEvery) return 0;
+    allocations_ = 0;
+    return Collect(ptrs);
+  }
+
+  // Block `id` about to be freed.
+  void Freed(uint32_t id) {
+    if (!linked_[id]) return;
+    linked_[id] = 0;
+    Unlink(id);
+  }
+
+  // A realloc of `old_id` into `id` at `p` of `bytes`.
+  uint64_t Reallocated(uint32_t old_id, uint32_t id, void* p, size_t bytes, void* const* ptrs) {
+    if (!linked_[old_id]) return Allocated(id, p, bytes, ptrs);
+    linked_[old_id] = 0;
+    if (bytes < sizeof(uint32_t)) {
+      linked_[id] = 0;
+      Unlink(old_id);
+      return 0;
+    }
+    linked_[id] = 1;
+    std::memcpy(p, &id, sizeof id);
+    next_[id] = next_[old_id];
+    prev_[id] = prev_[old_id];
+    (prev_[id] != kNil ? next_[prev_[id]] : head_) = id;
+    (next_[id] != kNil ? prev_[next_[id]] : tail_) = id;
+    if (young_ == old_id) young_ = id;
+    if (middle_ == old_id) middle_ = id;
+    return 0;
+  }
+
+ private:
+  static constexpr uint32_t kNil = ~uint32_t{0};
+
+  void Unlink(uint32_t id) {
+    const uint32_t n = next_[id], p = prev_[id];
+    (p != kNil ? next_[p] : head_) = n;
+    (n != kNil ? prev_[n] : tail_) = p;
+    if (young_ == id) young_ = n;
+    if (middle_ == id) middle_ = n;
+    --live_;
+  }
+
+  // The walks due at a young collection.
+  uint64_t Collect(void* const* ptrs) {
+    uint64_t sum;
+    if (live_ >= live_at_full_ + live_at_full_ / 4 + 1) {
+      sum = Walk(head_, ptrs);
+      live_at_full_ = live_;
+      young_walks_ = 0;
+    } else if (++young_walks_ % kMiddleEvery == 0) {
+      sum = Walk(middle_, ptrs);
+    } else {
+      sum = Walk(young_, ptrs);
+      young_ = kNil;
+      return sum;
+    }
+    young_ = middle_ = kNil;
+    return sum;
+  }
+
+  // Reads every block from `id` to the tail, each address from the last read.
+  uint64_t Walk(uint32_t id, void* const* ptrs) const {
+    uint64_t sum = 0;
+    while (id != kNil) {
+      uint32_t stamp;
+      std::memcpy(&stamp, ptrs[id], sizeof stamp);  // == id
+      sum += stamp;
+      id = next_[stamp];
+    }
+    return sum;
+  }
+
+  std::vector<uint32_t> next_, prev_;
+  std::vector<uint8_t> linked_;
+  uint32_t head_ = kNil, tail_ = kNil;
+  uint32_t young_ = kNil;   // the first block allocated since the last walk
+  uint32_t middle_ = kNil;  // the first since the last middle or full walk
+  uint64_t live_ = 0, live_at_full_ = 0;
+  uint32_t allocations_ = 0, young_walks_ = 0;
+};
+
 // Why one op failed; the loops put it in words (OpFailureWords).
 enum class OpFailure : uint8_t { kNone, kAlloc, kAllocZeroed, kRealloc };
 
@@ -162,6 +296,11 @@ inline std::string OpFailureWords(OpFailure failure, size_t bytes) {
                                                           : "reallocation to";
   return std::string(what) + (failure == OpFailure::kRealloc ? " " : " of ") +
          std::to_string(bytes) + " bytes failed";
+}
+
+// A serialized loop's error for the op at index `i` that failed.
+inline RunError OpFailedAt(OpFailure failure, size_t bytes, uint64_t i) {
+  return {RunErrorKind::kOpFailed, OpFailureWords(failure, bytes) + " at op " + std::to_string(i)};
 }
 
 // One memory op as every replay loop runs it: the serialized pass below
@@ -255,9 +394,56 @@ __attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& pro
         },
         &failed_bytes);
     if (__builtin_expect(failure != OpFailure::kNone, 0)) {
-      error = {RunErrorKind::kOpFailed,
-               OpFailureWords(failure, failed_bytes) + " at op " + std::to_string(i)};
+      error = OpFailedAt(failure, failed_bytes, i);
       break;
+    }
+  }
+  *realloc_index = next_realloc;
+  asm volatile("" : : "r"(read_sink));
+  return error;
+}
+
+// ReplayOps with Touch::kWalk's walks: a loop of its own, so that the
+// other modes' loop stays the machine code it is. The blocks are touched
+// as kProgram touches them, calloc's too (the stamp).
+template <typename A>
+__attribute__((noinline)) RunError ReplayOpsWalk(A& allocator, const ReplayView& program,
+                                                 uint64_t from, uint64_t to, void** ptrs,
+                                                 size_t* realloc_index, LiveWalk& walk) {
+  const ReplayOp* ops = program.ops;
+  size_t next_realloc = *realloc_index;
+  uint64_t read_sink = 0;
+  RunError error;
+  for (uint64_t i = from; i < to; ++i) {
+    const ReplayOp& op = ops[i];
+    const ReallocInfo* info =
+        op.kind == ReplayKind::kRealloc ? &program.reallocs[next_realloc] : nullptr;
+    if (op.kind == ReplayKind::kFree) walk.Freed(op.object);
+    size_t failed_bytes = 0;
+    const OpFailure failure = ApplyOp(
+        allocator, program, op, op.kind, ptrs, Touch::kProgram, read_sink,
+        [&](const ReplayOp&) {
+          ++next_realloc;
+          return std::pair<const ReallocInfo*, size_t>(info, info->old_object);
+        },
+        &failed_bytes);
+    if (__builtin_expect(failure != OpFailure::kNone, 0)) {
+      error = OpFailedAt(failure, failed_bytes, i);
+      break;
+    }
+    switch (op.kind) {
+      case ReplayKind::kAlloc:
+      case ReplayKind::kAllocZeroed:
+        read_sink +=
+            walk.Allocated(op.object, ptrs[op.object],
+                           op.bytes != kBigSize ? op.bytes : program.big_sizes[op.aux], ptrs);
+        break;
+      case ReplayKind::kRealloc:
+        read_sink +=
+            walk.Reallocated(info->old_object, op.object, ptrs[op.object], info->new_bytes, ptrs);
+        break;
+      default:
+        break;
     }
   }
   *realloc_index = next_realloc;
@@ -271,7 +457,7 @@ __attribute__((noinline)) RunError ReplayOps(A& allocator, const ReplayView& pro
 template <typename A>
 RunError TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch touch, int samples,
                    std::vector<int64_t>* course, const RssReader* rss, int64_t baseline,
-                   PassFigures* figures) {
+                   PassFigures* figures, LiveWalk* walk = nullptr) {
   using Clock = std::chrono::steady_clock;
   const size_t n = program.num_ops;
   samples = samples > 0 ? samples : 1;
@@ -280,11 +466,14 @@ RunError TimedPass(A& allocator, const ReplayView& program, void** ptrs, Touch t
   Clock::duration timed{};
   double cpu = 0;
   if (course != nullptr) course->reserve(course->size() + samples + 1);
+  if (walk != nullptr) walk->Reset();
   for (size_t begin = 0; begin < n; begin += segment) {
     const size_t end = std::min(n, begin + segment);
     const double c0 = ThreadCpuSeconds();
     const Clock::time_point t0 = Clock::now();
-    RunError error = ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
+    RunError error =
+        walk != nullptr ? ReplayOpsWalk(allocator, program, begin, end, ptrs, &realloc_index, *walk)
+                        : ReplayOps(allocator, program, begin, end, ptrs, touch, &realloc_index);
     if (error.failed()) return error;
     timed += Clock::now() - t0;
     cpu += ThreadCpuSeconds() - c0;
@@ -304,13 +493,18 @@ RunResult ReplayWith(const ReplayView& program, const RunOptions& options) {
   // Where each object left live at the end was last allocated, to free
   // leftovers between passes and at teardown (built before the baseline).
   const replay_internal::Leftovers leftovers(program);
+  // Touch::kWalk's list of live blocks, also before the baseline.
+  std::unique_ptr<replay_internal::LiveWalk> walk;
+  if (options.touch == Touch::kWalk) {
+    walk = std::make_unique<replay_internal::LiveWalk>(program.object_limit + size_t{1});
+  }
   auto pass = [&](A& allocator, void** ptrs, bool cold, const RssReader& rss, int64_t baseline,
                   PassFigures* f, std::vector<int64_t>* course, int64_t* migrations) {
     const int64_t migrations0 = ReadMigrations();
     const UsageCounts u0 = ReadUsageCounts();
     RunError error = replay_internal::TimedPass(allocator, program, ptrs, options.touch,
                                                 cold ? options.rss_samples : 1, course,
-                                                cold ? &rss : nullptr, baseline, f);
+                                                cold ? &rss : nullptr, baseline, f, walk.get());
     const UsageCounts u1 = ReadUsageCounts();
     f->minor_faults = u1.minor_faults - u0.minor_faults;
     f->major_faults = u1.major_faults - u0.major_faults;

@@ -24,11 +24,15 @@ namespace alloctrace {
 // cache lines), calloc's block is left as calloc zeroed it, and a destructor
 // or list walk reads a block just before it is freed (its first and last
 // bytes), so that free finds the block in cache as it does in the program.
-enum class Touch { kNone, kFirst, kWhole, kProgram };
+// kWalk is kProgram plus the reads of a runtime whose garbage collector
+// walks the live objects (replay_loop.h, LiveWalk): every live block read
+// in allocation order, a generation at a time; one thread, whole runs.
+enum class Touch { kNone, kFirst, kWhole, kProgram, kWalk };
 inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
                                                   {Touch::kFirst, "first"},
                                                   {Touch::kWhole, "whole"},
-                                                  {Touch::kProgram, "program"}};
+                                                  {Touch::kProgram, "program"},
+                                                  {Touch::kWalk, "walk"}};
 inline constexpr size_t kProgramTouchBytes = 256;
 
 // What kind of failure ended a run, as the measurement acts on it; the
