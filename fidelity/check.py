@@ -688,6 +688,8 @@ def parse_args(argv):
             ap.error(f"--threads={t}: must be one of {', '.join(THREAD_MODES)}")
     if not args.threads:
         ap.error("--threads: give at least one of " + ", ".join(THREAD_MODES))
+    if "walk" in args.touch and args.threads == ["each"]:
+        ap.error("--touch=walk --threads=each: a walk replays on one thread (add auto or one)")
     # auto first: the mode it resolves to reuses its replay (finish).
     args.threads = sorted(dict.fromkeys(args.threads), key=THREAD_MODES.index)
     given = args.allocators is not None

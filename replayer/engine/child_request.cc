@@ -81,6 +81,14 @@ absl::StatusOr<ChildRequest> ParseChildArgs(int argc, char** argv) {
       touch == words.end() ? std::nullopt : ParseWord(kTouchWords, touch->second);
   if (!t) return bad("touch");
   r.options.touch = *t;
+  // A walk replays whole runs on one thread (the replayer's config sees to
+  // it); a per-thread or windowed child would replay without it.
+  if (r.options.touch == Touch::kWalk &&
+      (r.schedule_fd >= 0 || !r.windows.empty() || r.command_fd >= 0)) {
+    return absl::InvalidArgumentError(
+        "child run: touch=walk replays whole runs on one thread, not with schedule_fd=, "
+        "windows= or command_fd=");
+  }
   auto policy = words.find("policy");
   if (policy == words.end() || policy->second.empty()) return bad("policy");
   r.policy = policy->second;

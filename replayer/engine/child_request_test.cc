@@ -52,6 +52,36 @@ TEST(ChildRequestTest, WordsReadBackAsTheRequest) {
   EXPECT_EQ(back->options.min_warm_seconds, r.options.min_warm_seconds);
 }
 
+// A walk replays whole runs on one thread: a child asked for one with a
+// thread schedule or windows refuses, rather than replay without it.
+TEST(ChildRequestTest, AWalkIsAWholeOneThreadRun) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ChildRequest r;
+    r.policy = "malloc";
+    r.program_fd = 3;
+    r.options.touch = Touch::kWalk;
+    std::vector<std::string> words = ChildArgs(r);
+    words.insert(words.begin(), "replayer");
+    words.push_back(std::string(kChildResultFdWord) + "9");
+    {
+      std::vector<char*> argv = Argv(words);
+      ASSERT_TRUE(ParseChildArgs(static_cast<int>(words.size()), argv.data()).ok());
+    }
+    if (variant == 0) r.schedule_fd = 6;
+    if (variant == 1) r.windows = "0:10:20:15";
+    words = ChildArgs(r);
+    words.insert(words.begin(), "replayer");
+    words.push_back(std::string(kChildResultFdWord) + "9");
+    if (variant == 2) words.push_back("command_fd=8");  // a serving child's, added apart
+    std::vector<char*> argv = Argv(words);
+    absl::StatusOr<ChildRequest> back = ParseChildArgs(static_cast<int>(words.size()), argv.data());
+    ASSERT_FALSE(back.ok()) << variant;
+    EXPECT_EQ(back.status().message(),
+              "child run: touch=walk replays whole runs on one thread, not with schedule_fd=, "
+              "windows= or command_fd=");
+  }
+}
+
 TEST(ChildRequestTest, AMissingOrMalformedWordIsNamed) {
   std::vector<std::string> words =
       ChildArgs(ChildRequest{"malloc", 3, -1, -1, 1, "", -1, "", RunOptions()});

@@ -42,7 +42,8 @@ std::string PerThreadNote(const TraceReport& t) {
     return absl::StrCat(
         "recorded on ", t.trace.threads,
         " threads, replayed on one thread in the recorded order: no two threads contend",
-        t.trace.arena_events == 0
+        t.walk ? "; a walk (--touch=walk) replays on one thread"
+        : t.trace.arena_events == 0
             ? "; the trace has no container arenas, so only a malloc can be adopted, and on "
               "such traces a one-thread replay ranked the mallocs as the program did more often "
               "than a per-thread one (docs/fidelity.md); --threads=each replays it per thread"

@@ -366,6 +366,10 @@ TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
                         "two threads contend; the trace has no container arenas"));
   t.trace.arena_events = 12;  // --threads=one on a trace with arenas
   EXPECT_THAT(PerThreadNote(t), HasSubstr("; --threads=auto replays it per thread"));
+  t.walk = true;  // --touch=walk: one thread whatever --threads says
+  EXPECT_THAT(PerThreadNote(t), HasSubstr("; a walk (--touch=walk) replays on one thread"));
+  EXPECT_THAT(PerThreadNote(t), Not(HasSubstr("--threads")));
+  t.walk = false;
   t.replay_threads = 3;
   t.sync_points = 7;
   EXPECT_THAT(PerThreadNote(t), HasSubstr("replayed per thread: 3 threads run concurrently, "

@@ -288,6 +288,7 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.clock = measured.clock;
   t.rounds = measured.rounds;
   t.own_budget = ctx.own_budget;
+  t.walk = ctx.touch == Touch::kWalk;
   t.disturbance = measured.disturbance;
   t.replay_threads = measured.replay_threads;
   t.sync_points = measured.sync_points;

@@ -168,6 +168,9 @@ struct TraceReport {
   // What gives a policy more rounds: --budget (per policy) when true
   // (ReportContext::own_budget), else the race's --total_budget.
   bool own_budget = false;
+  // Replayed with --touch=walk, which replays on one thread whatever
+  // --threads says (ReportContext::touch).
+  bool walk = false;
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought
   // them to it, at these rounds' pace and spread (0: none was stopped so).
