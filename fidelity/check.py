@@ -5,7 +5,7 @@ runs in situ, traces, replays, the comparison and its tables; the
 statistics it shares with the replayer are in analysis.py.)
 
   bazel run //fidelity:check -- [--workloads=LIST|all|mt] [--allocators=LIST]
-      [--runs=5] [--touch=first,program] [--phase=cold,warm] [--threads=auto,each,one]
+      [--runs=5] [--touch=first,auto] [--phase=cold,warm] [--threads=auto,each,one]
       [--clock=auto|cpu|wall] [--param=WORKLOAD:name=value] [--format=table|json] [--out=FILE]
   bazel run //fidelity:check -- [flags] --program -- PROG ARGS...
 
@@ -19,7 +19,9 @@ own: the names are the switch's, `insitu --list`) --
 each run a fresh process, runs interleaved across allocators in rounds
 (each pair of rounds a random order and its reverse: analysis.round_orders);
 records the workload's trace (//tracer:record); replays it through the
-matching policies (//replayer --format=json), once per --touch mode, and
+matching policies (//replayer --format=json), once per --touch mode (auto,
+the replayer's default, walks a capture of CPython under PYTHONMALLOC=malloc
+and is the program touch elsewhere), and
 reads each replay's cold pass and its warm passes (--phase); and, per
 model (touch mode and phase), reports per allocator the in-situ time (median, bootstrap 95% interval),
 the replay's ns/op x ops, the saving against glibc in situ and as the replay
@@ -152,7 +154,7 @@ DEFAULT_PARAMS = {
     "migration": ["operations=20000"],
     "thread_map_churn": ["operations=40000"],
 }
-TOUCH_MODES = ["none", "first", "whole", "program", "walk"]
+TOUCH_MODES = ["none", "first", "whole", "program", "walk", "auto"]
 THREAD_MODES = ["auto", "each", "one"]
 
 
@@ -631,8 +633,9 @@ def parse_args(argv):
                          " (given, the policies that are not thread-safe are skipped for "
                          "them); the mallocs with --program)")
     ap.add_argument("--runs", type=int, default=5, help="in-situ runs and replay repeats")
-    ap.add_argument("--touch", default="first,program",
-                    help="replay --touch modes to compare, comma-separated")
+    ap.add_argument("--touch", default="first,auto",
+                    help="replay --touch modes to compare, comma-separated (auto: the "
+                    "replayer's default)")
     ap.add_argument("--phase", default="cold,warm",
                     help="which of the replay's passes predict the program, comma-separated: "
                          "cold (the first pass, as a program run once pays it) and/or warm")
@@ -659,7 +662,7 @@ def parse_args(argv):
                     "several (comma-separated) are merged into one, summarized over all")
     ap.add_argument("--study", default="", metavar="MODEL",
                     help="with --render: a line per program, the replay's pick in MODEL (as "
-                    "program/cold) against the program's best")
+                    "auto/cold) against the program's best")
     args = ap.parse_args(argv)
     args.program_argv = program
     if args.render:

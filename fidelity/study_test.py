@@ -54,7 +54,7 @@ def run_check(d, attempt):
     out = os.path.join(d, f"guard{attempt}.json")
     p = subprocess.run(
         [CHECK, "--runs=5", "--workloads=thread_map_churn",
-         "--allocators=glibc,tcmalloc,slab/mt/single", "--touch=program", "--phase=cold",
+         "--allocators=glibc,tcmalloc,slab/mt/single", "--touch=auto", "--phase=cold",
          "--threads=auto", "--format=json", f"--out={out}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
     if p.returncode != 0:
@@ -67,7 +67,7 @@ def misreadings(doc):
     """(pairs compared, what each pair the replay misread looked like)."""
     compared, missed = 0, []
     for e in doc["entries"]:
-        for fast, slow, insitu_ratio, replay_ratio in gross_pairs(e, "program/cold"):
+        for fast, slow, insitu_ratio, replay_ratio in gross_pairs(e, "auto/cold"):
             compared += 1
             if replay_ratio < insitu_ratio ** 0.5:
                 missed.append(

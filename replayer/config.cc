@@ -128,11 +128,14 @@ ABSL_FLAG(double, memory_limit_mb, Defaults().memory_limit_mb,
 ABSL_FLAG(double, memory_limit_factor, Defaults().memory_limit_factor, "see --memory_limit_mb");
 ABSL_FLAG(double, memory_limit_floor_mb, Defaults().memory_limit_floor_mb, "see --memory_limit_mb");
 ABSL_FLAG(uint64_t, seed, Rounds().seed, "seed of the run order shuffled in each round");
-ABSL_FLAG(std::string, touch, Word(alloctrace::kTouchWords, Defaults().measure.run_options.touch),
+ABSL_FLAG(std::string, touch, "auto",
           "what the replay writes into each new block, as a constructor would: none, first "
           "(the first 8 bytes), whole, program (as programs do: construct, read before free), "
-          "or walk (program, and the live blocks read in allocation order a generation at a "
-          "time, as a garbage collector such as CPython's does; one thread, whole runs)");
+          "walk (program, and the live blocks read in allocation order a generation at a "
+          "time, as a garbage collector such as CPython's does; one thread, whole runs), or "
+          "auto (walk on a trace whose header says its program ran such a collector over its "
+          "malloc blocks, as capture writes for python3 under PYTHONMALLOC=malloc, and that "
+          "replays on one thread in whole runs; program otherwise)");
 // Its help names the formats from their table (reporters.cc).
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
           absl::StrCat("report format: ", alloctrace::ReportFormatHelp(),
@@ -197,7 +200,7 @@ absl::StatusOr<E> ParseFlagWord(const char* flag, const std::string& text,
 }
 
 // --rss_samples, --passes, --warm_ms, --touch: what each run does.
-absl::Status ParseRunShape(RunOptions& r) {
+absl::Status ParseRunShape(RunOptions& r, bool& auto_touch) {
   r.rss_samples = absl::GetFlag(FLAGS_rss_samples);
   if (r.rss_samples < 1 || r.rss_samples > 100000) {
     return Usage("--rss_samples=", r.rss_samples, ": must be 1 to 100000");
@@ -210,8 +213,16 @@ absl::Status ParseRunShape(RunOptions& r) {
   if (!(warm_ms >= 0 && warm_ms <= 1e6))
     return Usage("--warm_ms=", warm_ms, ": must be 0 to 1000000");
   r.min_warm_seconds = warm_ms / 1e3;
-  absl::StatusOr<Touch> touch = ParseFlagWord("touch", absl::GetFlag(FLAGS_touch), kTouchWords);
-  if (!touch.ok()) return touch.status();
+  const std::string touch_word = absl::GetFlag(FLAGS_touch);
+  auto_touch = touch_word == "auto";
+  if (auto_touch) {
+    r.touch = Touch::kProgram;  // what auto gives a trace without a collector (TouchFor)
+    return absl::OkStatus();
+  }
+  std::optional<Touch> touch = ParseWord(kTouchWords, touch_word);
+  if (!touch) {
+    return Usage("--touch=", touch_word, ": must be auto, ", WordList(kTouchWords));
+  }
   r.touch = *touch;
   return absl::OkStatus();
 }
@@ -373,8 +384,8 @@ absl::StatusOr<ReplayerConfig> ReplayerConfigFromFlags() {
   }
   // Checked in the order of the messages the replayer has always given.
   for (absl::Status st :
-       {ParseRunShape(c.measure.run_options), ParseOutput(c), ParseStopping(c.measure.rounds),
-        ParseMeasurement(c), ParseChildBounds(c)}) {
+       {ParseRunShape(c.measure.run_options, c.measure.auto_touch), ParseOutput(c),
+        ParseStopping(c.measure.rounds), ParseMeasurement(c), ParseChildBounds(c)}) {
     if (!st.ok()) return st;
   }
   // A walk reads the blocks live since the trace's start in its one
@@ -405,6 +416,7 @@ ReportContext ReportContextFor(const ReplayerConfig& c) {
   const MeasureSettings& m = c.measure;
   ReportContext ctx;
   ctx.touch = m.run_options.touch;
+  ctx.auto_touch = m.auto_touch;
   ctx.clock = m.clock;
   ctx.rank_by = m.rank_by;
   ctx.passes = m.run_options.max_passes;

@@ -35,7 +35,8 @@ TEST(ReplayerConfigTest, FlagDefaultsAreTheStructDefaults) {
     return f == nullptr ? std::string("(no such flag)") : f->DefaultValue();
   };
   EXPECT_EQ(default_of("rank_by"), "cold");
-  EXPECT_EQ(default_of("touch"), "program");
+  EXPECT_EQ(default_of("touch"), "auto");
+  EXPECT_TRUE(d.measure.auto_touch);
   EXPECT_EQ(default_of("clock"), "auto");
   EXPECT_EQ(default_of("threads"), "auto");
   EXPECT_EQ(default_of("windows"), "auto");
@@ -212,6 +213,27 @@ TEST(ReplayerConfigTest, WalkResolvesAutoToOneThreadAndWholeRuns) {
   EXPECT_EQ(c->measure.run_options.touch, Touch::kWalk);
   EXPECT_EQ(c->threads, ReplayThreads::kOne);
   EXPECT_EQ(c->measure.windows, WindowsMode::kNever);
+}
+
+// --touch=auto, the default, is resolved per trace (measure.h, TouchFor):
+// the program touch where no collector walks; an unknown word names all.
+TEST(ReplayerConfigTest, TouchIsAutoByDefault) {
+  absl::FlagSaver saver;
+  absl::StatusOr<ReplayerConfig> c = ReplayerConfigFromFlags();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->measure.auto_touch);
+  EXPECT_EQ(c->measure.run_options.touch, Touch::kProgram);
+  EXPECT_EQ(c->threads, ReplayThreads::kAuto);  // no walk forces one thread
+  EXPECT_EQ(c->measure.windows, WindowsMode::kAuto);
+  EXPECT_TRUE(ReportContextFor(*c).auto_touch);
+  absl::SetFlag(&FLAGS_touch, "program");
+  c = ReplayerConfigFromFlags();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->measure.auto_touch);
+  EXPECT_EQ(c->measure.run_options.touch, Touch::kProgram);
+  absl::SetFlag(&FLAGS_touch, "gc");
+  EXPECT_EQ(ReplayerConfigFromFlags().status().message(),
+            "--touch=gc: must be auto, none, first, whole, program or walk");
 }
 
 // --threads and --clock=auto reach the measurement: the clock unresolved

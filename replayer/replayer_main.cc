@@ -282,13 +282,16 @@ std::string SelfPath(const char* argv0) {
 TraceReport MeasureOne(const Command& cmd, const SharedProgram& t, const std::string& self,
                        int64_t machine_cap) {
   const ReplayProgram& program = t.program;
-  const ReportContext ctx = ReportContextFor(cmd.config);
+  ReportContext ctx = ReportContextFor(cmd.config);
   MeasuredTrace measured;
   if (t.program_fd < 0) {  // nothing to time: say so rather than rank zeros
     measured.trace = TraceFactsOf(program);
     return Summarize(measured, ctx);
   }
   MeasureSettings s = cmd.config.measure;
+  // --touch=auto walks a collector's live blocks, in whole runs.
+  s.run_options.touch = ctx.touch = TouchFor(s, t);
+  if (s.run_options.touch == Touch::kWalk) s.windows = WindowsMode::kNever;
   s.rounds.limits = ChildLimitsFor(cmd.config, program, machine_cap);
   s.served_memory_bytes = machine_cap;
   const int64_t claimed = ChildLimitsFor(cmd.config, program, 0).memory_bytes;

@@ -7,8 +7,9 @@
 # with an index), GCC's C++ compiler proper (cc1plus on a preprocessed
 # unit), xz and sort, and the project's two multi-threaded example programs
 # (mt_program; producer_consumer, whose every message is freed by the other
-# thread). Each is read under every replay model (--touch first and
-# program, each from the replay's cold pass and its warm passes), and the
+# thread). Each is read under every replay model (--touch first and auto,
+# the replayer's default, each from the replay's cold pass and its warm
+# passes), and the
 # study's table gives, per program, the replay's pick against the program's
 # best. Run it on a quiet machine: other work on the cores widens the
 # in-situ intervals until no difference is outside noise. Takes about 20
@@ -42,7 +43,7 @@ examples=$(realpath "${EXAMPLES_BIN:-bazel-bin/examples/mt_program}")
 json_dir=${FIDELITY_JSON_DIR:+$(realpath -m "$FIDELITY_JSON_DIR")}
 runs=${RUNS:-15}
 out=$(realpath -m "${OUT:-docs/fidelity_results.md}")
-flags=(--runs="$runs" --touch=first,program --phase=cold,warm --format=json)
+flags=(--runs="$runs" --touch=first,auto --phase=cold,warm --format=json)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -143,7 +144,7 @@ all=${all%,}
     echo
     echo "Not installed here, left out: ${missing[*]}."
   fi
-  for model in program/cold first/cold; do
+  for model in auto/cold first/cold; do
     echo
     echo '```'
     "$check" --render="$all" --study="$model"

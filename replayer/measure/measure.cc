@@ -91,7 +91,20 @@ TraceFacts TraceFactsOf(const ReplayProgram& program) {
   t.peak_live_bytes = program.peak_live_bytes;
   t.peak_live_objects = program.peak_live_objects;
   t.cut_short = program.cut_short;
+  t.collector = CollectorOf(program.header);
   return t;
+}
+
+std::string CollectorOf(const proto::Header& header) {
+  const auto it = header.labels().find("collector");
+  return it == header.labels().end() ? "" : it->second;
+}
+
+Touch TouchFor(const MeasureSettings& s, const SharedProgram& shared) {
+  if (!s.auto_touch) return s.run_options.touch;
+  const bool walks = !CollectorOf(shared.program.header).empty() && !shared.schedule &&
+                     s.windows != WindowsMode::kAlways && shared.program.arena_events == 0;
+  return walks ? Touch::kWalk : s.run_options.touch;
 }
 
 MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::string>& names,

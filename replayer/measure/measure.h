@@ -92,6 +92,9 @@ inline constexpr EnumWord<WindowsMode> kWindowsModeWords[] = {
 struct MeasureSettings {
   RoundsSettings rounds;  // precision, budgets, the race, limits, the seed
   RunOptions run_options;
+  // --touch=auto: run_options.touch (Touch::kProgram) is resolved per trace
+  // (TouchFor).
+  bool auto_touch = true;
   RankBy rank_by = kDefaultRankBy;
   TimingClock clock = kDefaultClock;  // resolved per trace (ResolveClock)
   int max_reruns = 2;
@@ -147,6 +150,19 @@ MeasuredTrace MeasureTrace(const SharedProgram& shared, const std::vector<std::s
 
 // What the verdict and the reports need to know of `program`.
 TraceFacts TraceFactsOf(const ReplayProgram& program);
+
+// The garbage collector `header` says its program ran over the blocks it
+// took from malloc (the "collector" label, which capture writes:
+// "cpython"), or "".
+std::string CollectorOf(const proto::Header& header);
+
+// The touch `shared` replays with. With s.auto_touch: Touch::kWalk where
+// the trace's program runs a collector that reads its live malloc blocks
+// (CollectorOf) and the trace replays as a walk can, serialized (no
+// schedule), in whole runs (--windows not always) and without container
+// arenas (a captured program); else s.run_options.touch. Without
+// auto_touch: s.run_options.touch, as asked.
+Touch TouchFor(const MeasureSettings& s, const SharedProgram& shared);
 
 }  // namespace alloctrace
 

@@ -64,6 +64,31 @@ TEST(RankFiguresTest, TheColdFigureCountsTheProcessCostOnce) {
             (std::vector<double>{150}));
 }
 
+// --touch=auto walks a trace whose header names its program's collector,
+// where a walk can replay it; every other touch is as asked.
+TEST(TouchForTest, AutoWalksACollectorsTraceOnOneThreadInWholeRuns) {
+  MeasureSettings s;
+  SharedProgram t;
+  EXPECT_TRUE(s.auto_touch);  // the replayer's default
+  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
+  (*t.program.header.mutable_labels())["collector"] = "cpython";
+  EXPECT_EQ(CollectorOf(t.program.header), "cpython");
+  EXPECT_EQ(TouchFor(s, t), Touch::kWalk);
+  s.windows = WindowsMode::kAlways;  // a walk reads blocks live since the start
+  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
+  s.windows = WindowsMode::kAuto;
+  t.schedule.emplace();  // replayed per thread
+  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
+  t.schedule.reset();
+  t.program.arena_events = 2;  // containers' arenas: not a captured program
+  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
+  t.program.arena_events = 0;
+  s.auto_touch = false;  // --touch=program, as asked
+  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
+  s.run_options.touch = Touch::kFirst;
+  EXPECT_EQ(TouchFor(s, t), Touch::kFirst);
+}
+
 TEST(ResolveClockTest, AutoIsWallPerThreadOnFreeCoresAndCpuOtherwise) {
   EXPECT_EQ(ResolveClock(TimingClock::kAuto, 4, 8), TimingClock::kWall);
   EXPECT_EQ(ResolveClock(TimingClock::kAuto, 2, 2), TimingClock::kWall);

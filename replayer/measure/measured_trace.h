@@ -36,6 +36,10 @@ struct TraceFacts {
   std::string cut_short;        // how a recording cut short ends; "" if complete
   double recorded_seconds = 0;  // ReplayProgram::recorded_seconds
   bool recorded_cpu = false;    // ReplayProgram::recorded_cpu
+  // The garbage collector the header says the program ran over its malloc
+  // blocks (its "collector" label, written by capture: "cpython"); "" if
+  // none.
+  std::string collector;
 };
 
 // How the runs sampled the trace: whole runs, or sampled windows

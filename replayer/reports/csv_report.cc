@@ -52,10 +52,10 @@ std::string PolicyCsv(const std::vector<TraceReport>& reports, const ReportConte
                      : ",,,,",
           ",", t.trace.memory_ops, ",", CsvEstimate(t.noise_floor), ",",
           WordOf(kTimingClockWords, t.clock), ",", WordOf(kRankByWords, ctx.rank_by), ",",
-          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",",
-          WordOf(kTouchWords, ctx.touch), ",", CsvField(p.adopt.cpp_type), ",",
-          CsvField(p.adopt.header), ",", CsvField(p.adopt.bazel_target), ",",
-          CsvField(p.adopt.cmake_target), ",", CsvField(p.adopt.how), "\n");
+          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", TouchWord(ctx, t), ",",
+          CsvField(p.adopt.cpp_type), ",", CsvField(p.adopt.header), ",",
+          CsvField(p.adopt.bazel_target), ",", CsvField(p.adopt.cmake_target), ",",
+          CsvField(p.adopt.how), "\n");
     }
   }
   return o;

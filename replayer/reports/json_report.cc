@@ -309,6 +309,7 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"sync_points\": ", t.sync_points,
       ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
       ",\n      \"clock\": ", JsonString(WordOf(kTimingClockWords, t.clock)),
+      ",\n      \"touch\": ", JsonString(TouchWord(ctx, t)),
       ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
       ",\n      \"arena_sharing\": ", JsonString(t.trace.arena_sharing),
       ",\n      \"arena_shape\": ", JsonString(t.trace.arena_shape),
@@ -342,7 +343,7 @@ std::string JsonReport(const ReportInput& in) {
   std::string o = "{\n";
   absl::StrAppend(&o, "  \"machine\": ", JsonString(ctx.machine),
                   ",\n  \"date\": ", JsonString(ctx.date),
-                  ",\n  \"touch\": ", JsonString(WordOf(kTouchWords, ctx.touch)),
+                  ",\n  \"touch\": ", JsonString(TouchWord(ctx)),
                   ",\n  \"clock\": ", JsonString(WordOf(kTimingClockWords, ctx.clock)),
                   ",\n  \"rank_by\": ", JsonString(WordOf(kRankByWords, ctx.rank_by)),
                   ",\n  \"passes\": ", ctx.passes,

@@ -230,8 +230,7 @@ std::string MarkdownReport(const ReportInput& in) {
       "Bold: in the tied group of the best (the 95%% CI of the ratio paired by round includes 1 "
       "or lies within the noise floor). !: CI not within the target. "
       "Machine: %s. %s; %s; %s; %s; touch=%s.\n",
-      ctx.machine, ctx.date, PassPlan(ctx), ClockWords(ctx.clock), StopWords(ctx),
-      WordOf(kTouchWords, ctx.touch));
+      ctx.machine, ctx.date, PassPlan(ctx), ClockWords(ctx.clock), StopWords(ctx), TouchWord(ctx));
   if (!in.reports.empty() && in.reports[0].in_situ != nullptr) {
     absl::StrAppend(&o, InSituMarkdown(*in.reports[0].in_situ, &in.reports[0]));
   }

@@ -355,6 +355,12 @@ std::string CautionWords(const TraceReport& t) {
         "bandwidth), which the trace does not hold, and the replay, timing the calls, can "
         "misjudge it"));
   }
+  if (!f.collector.empty()) {
+    why.push_back(
+        "the program's garbage collector reads its live objects, which the replay's walk "
+        "models in part (on python3 it made a third to half of what the collector costs), so "
+        "mallocs the replay reads close may be further apart in the program");
+  }
   if (why.empty()) return "";
   return absl::StrCat(absl::StrJoin(why, "; "),
                       " (docs/fidelity.md); confirm in the program (TRACE -- PROGRAM)");

@@ -220,7 +220,7 @@ std::string Legend(const ReportContext& ctx) {
   absl::StrAppend(&o, Wrap("machine: " + ctx.machine, 80, 9), "\n");
   absl::StrAppend(&o,
                   Wrap(absl::StrFormat("%s; %s; %s; touch=%s", ctx.date, PassPlan(ctx),
-                                       StopWords(ctx), WordOf(kTouchWords, ctx.touch)),
+                                       StopWords(ctx), TouchWord(ctx)),
                        80, 0),
                   "\n");
   return o;

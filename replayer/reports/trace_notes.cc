@@ -37,6 +37,26 @@ std::string ProcessCostNote(const TraceReport& t) {
       "; a trace of a part of a longer run does not pay it: --process_cost=false");
 }
 
+std::string CollectorNote(const TraceReport& t) {
+  if (t.trace.collector.empty() || t.no_memory_ops()) return "";
+  const std::string who = t.trace.collector == "cpython"
+                              ? "CPython's cyclic garbage collector"
+                              : absl::StrCat("a garbage collector (", t.trace.collector, ")");
+  const std::string ran = absl::StrCat(
+      "the trace's program ran ", who,
+      " over its malloc blocks (the header's collector label), which reads the live objects at "
+      "each collection, and where a malloc puts them speeds or slows those reads");
+  if (!t.walk) {
+    return absl::StrCat(ran,
+                        "; this replay does not make them (--touch=auto makes them on one "
+                        "thread in whole runs)");
+  }
+  return absl::StrCat(ran,
+                      "; the replay makes them (--touch=walk): the live blocks read in "
+                      "allocation order a generation at a time; --touch=program replays the "
+                      "calls alone");
+}
+
 std::string PerThreadNote(const TraceReport& t) {
   if (t.replay_threads <= 1 && t.trace.threads > 1) {
     return absl::StrCat(
@@ -114,6 +134,7 @@ std::vector<std::string> TraceNotes(const TraceReport& t) {
   if (!t.trace.arena_shape.empty()) notes.push_back(t.trace.arena_shape);
   for (const std::string& note : t.trace.class_table_notes) notes.push_back(note);
   for (const std::string& note : t.trace.left_out_notes) notes.push_back(note);
+  if (std::string note = CollectorNote(t); !note.empty()) notes.push_back(std::move(note));
   if (std::string note = PerThreadNote(t); !note.empty()) notes.push_back(std::move(note));
   if (std::string note = ProcessCostNote(t); !note.empty()) notes.push_back(std::move(note));
   return notes;

@@ -76,6 +76,14 @@ std::string WrapIndented(const std::string& text, size_t indent) {
   return absl::StrCat(out, line, "\n");
 }
 
+std::string TouchWord(const ReportContext& ctx) {
+  return ctx.auto_touch ? "auto" : WordOf(kTouchWords, ctx.touch);
+}
+
+std::string TouchWord(const ReportContext& ctx, const TraceReport& t) {
+  return t.walk ? WordOf(kTouchWords, Touch::kWalk) : WordOf(kTouchWords, ctx.touch);
+}
+
 std::string ClockWords(TimingClock clock) {
   switch (clock) {
     case TimingClock::kAuto:

@@ -43,6 +43,10 @@ std::string ClockWords(TimingClock clock);
 // In situ's: "CPU time (user + system)" or "wall time".
 std::string ProgramTimeWords(TimingClock clock);
 std::string PassPlan(const ReportContext& ctx);
+// --touch as asked ("auto" under auto), and as `t` replayed ("walk" where
+// auto walked it).
+std::string TouchWord(const ReportContext& ctx);
+std::string TouchWord(const ReportContext& ctx, const TraceReport& t);
 // When a policy's runs stop: "runs until +-3% or 3 s per policy, at least
 // 10", or "... or the total budget is spent, ..." in a race with one.
 std::string StopWords(const ReportContext& ctx);
@@ -59,9 +63,14 @@ std::string OneHeapNote(const TraceReport& t);
 // thread, that no two threads contend and why (ReplaysPerThread); "" for a
 // trace of one thread.
 std::string PerThreadNote(const TraceReport& t);
+// A trace whose program ran a garbage collector over its malloc blocks
+// (TraceFacts::collector): whether the replay walked them, and how far
+// that goes; "" for any other trace.
+std::string CollectorNote(const TraceReport& t);
 // Everything said of a trace before its verdict: the total budget cutting
 // the race short, OneHeapNote, the arenas several threads share, whether
-// most arenas hold one block, PerThreadNote. Empty if nothing.
+// most arenas hold one block, CollectorNote, PerThreadNote. Empty if
+// nothing.
 std::vector<std::string> TraceNotes(const TraceReport& t);
 std::string NoiseWords(const TraceReport& t);
 // A noise floor (a reference against its second run set, paired by round)
@@ -125,6 +134,9 @@ std::string IncompleteWords(const TraceReport& t);
 // the program has decided.
 inline constexpr double kHandOffShare = 0.05;
 inline constexpr uint64_t kLargeBlockBytes = 32 * 1024;
+// A trace whose program ran a garbage collector over its malloc blocks
+// (TraceFacts::collector) is one too: the walk models the collector's reads
+// in part (docs/fidelity.md, "An interpreter's mallocs").
 std::string CautionWords(const TraceReport& t);
 // The policies stopped at the time or memory limit: "2 policies passed the
 // time or memory limit of a run (below): an outcome, not ranked".

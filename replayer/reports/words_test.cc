@@ -20,6 +20,7 @@
 namespace alloctrace {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -374,6 +375,30 @@ TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
   t.sync_points = 7;
   EXPECT_THAT(PerThreadNote(t), HasSubstr("replayed per thread: 3 threads run concurrently, "
                                           "ordered only at 7 sync points"));
+}
+
+// A capture of a program that ran a collector over its malloc blocks: the
+// note says whether the replay walked them, the caution that the walk is
+// only part of the collector.
+TEST(CollectorNoteTest, SaysWhetherTheReplayWalkedAndCautions) {
+  TraceReport t;
+  t.trace.memory_ops = 1000;
+  EXPECT_EQ(CollectorNote(t), "");
+  EXPECT_EQ(CautionWords(t), "");
+  t.trace.collector = "cpython";
+  t.walk = true;
+  EXPECT_THAT(CollectorNote(t), HasSubstr("ran CPython's cyclic garbage collector over its "
+                                          "malloc blocks"));
+  EXPECT_THAT(CollectorNote(t), HasSubstr("the replay makes them (--touch=walk)"));
+  EXPECT_THAT(TraceNotes(t), Contains(CollectorNote(t)));
+  EXPECT_THAT(CautionWords(t), HasSubstr("the replay's walk models in part"));
+  EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
+  t.walk = false;  // --threads=each, --windows=always or --touch=program
+  EXPECT_THAT(CollectorNote(t), HasSubstr("this replay does not make them"));
+  t.trace.collector = "lua";
+  EXPECT_THAT(CollectorNote(t), HasSubstr("ran a garbage collector (lua)"));
+  t.trace.memory_ops = 0;
+  EXPECT_EQ(CollectorNote(t), "");
 }
 
 TEST(CautionWordsTest, HandOffsBetweenThreadsAskForTheProgram) {

@@ -34,6 +34,9 @@ struct ReportContext {
   std::string machine;
   std::string date;
   Touch touch = RunOptions().touch;
+  // --touch=auto: `touch` is what a trace without a collector replays with;
+  // TraceReport::walk says which traces walked (measure.h, TouchFor).
+  bool auto_touch = true;
   // The command line's --clock: kAuto is resolved per trace
   // (TraceReport::clock holds the resolved one).
   TimingClock clock = kDefaultClock;
@@ -168,8 +171,9 @@ struct TraceReport {
   // What gives a policy more rounds: --budget (per policy) when true
   // (ReportContext::own_budget), else the race's --total_budget.
   bool own_budget = false;
-  // Replayed with --touch=walk, which replays on one thread whatever
-  // --threads says (ReportContext::touch).
+  // Replayed with the walk (--touch=walk, or auto on a trace whose
+  // program ran a collector: TraceFacts::collector), which replays on one
+  // thread whatever --threads says.
   bool walk = false;
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought

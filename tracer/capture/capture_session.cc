@@ -1,5 +1,6 @@
 #include "alloctrace/tracer/capture/capture_session.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -100,6 +101,20 @@ std::string ReserveFile(const std::string& path) {
   return "";
 }
 
+// "cpython" where the process runs CPython's cyclic garbage collector over
+// objects it takes from malloc: the interpreter's PyGC_Collect in the
+// global scope (an interpreter's executable, or a program linked with
+// libpython) and PYTHONMALLOC naming malloc, without which CPython takes
+// its objects of 512 bytes or less from arenas of its own that malloc
+// never sees. The collector reads every object it tracks at each
+// collection, a read of the live heap that the replayer's --touch=auto
+// makes for such a trace (replayer/engine/live_walk.h). "" otherwise.
+std::string Collector() {
+  const char* m = ::getenv("PYTHONMALLOC");
+  if (m == nullptr || (strcmp(m, "malloc") != 0 && strcmp(m, "malloc_debug") != 0)) return "";
+  return ::dlsym(RTLD_DEFAULT, "PyGC_Collect") != nullptr ? "cpython" : "";
+}
+
 // Called with the thread excluded. Sets g_session_state to kOn or kOff.
 void StartRecording(bool forked) {
   const pid_t pid = ::getpid();
@@ -156,6 +171,9 @@ void StartRecording(bool forked) {
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) options.labels["exe"] = SanitizeUtf8(std::string(exe, static_cast<size_t>(n)));
+  if (const std::string collector = Collector(); !collector.empty()) {
+    options.labels["collector"] = collector;
+  }
   options.flush_ms = 50;
 
   // The drainer thread inherits a mask with every signal blocked, so the

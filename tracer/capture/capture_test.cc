@@ -597,6 +597,36 @@ TEST(CaptureTest, Python) {
   EXPECT_GE(stats->events, 10000u) << r.output;
   EXPECT_GE(stats->threads, 1u);
   EXPECT_EQ(stats->header.workload(), "python3");
+  // Its objects of 512 bytes or less come from CPython's own arenas, which
+  // its collector walks: nothing of malloc's for the replay to walk.
+  EXPECT_EQ(stats->header.labels().count("collector"), 0u);
+}
+
+// With PYTHONMALLOC=malloc every object is malloc's, and the header says
+// the program runs CPython's collector over them (replayer --touch=auto).
+TEST(CaptureTest, PythonWithMallocNamesItsCollector) {
+  struct stat st;
+  if (stat("/usr/bin/python3", &st) != 0) GTEST_SKIP() << "no /usr/bin/python3 on this machine";
+  const std::string out = TempDir("python_malloc") + "/python.trace";
+  ASSERT_EQ(setenv("PYTHONMALLOC", "malloc", 1), 0);
+  RunResult r = Capture(out, {"/usr/bin/python3", "-c", "l = [[i] for i in range(20000)]\n"});
+  unsetenv("PYTHONMALLOC");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  auto stats = ComputeTraceStats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GE(stats->allocs, 40000u) << r.output;  // each list and its item array
+  ASSERT_EQ(stats->header.labels().count("collector"), 1u);
+  EXPECT_EQ(stats->header.labels().at("collector"), "cpython");
+
+  // A program without the interpreter under the same variable: no collector.
+  const std::string plain = TempDir("python_malloc") + "/plain.trace";
+  ASSERT_EQ(setenv("PYTHONMALLOC", "malloc", 1), 0);
+  r = Capture(plain, {TestProg(), "known"});
+  unsetenv("PYTHONMALLOC");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  stats = ComputeTraceStats(plain);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->header.labels().count("collector"), 0u);
 }
 
 // The group of `function` in `report`, or nullptr.
