@@ -16,13 +16,14 @@ namespace alloctrace::replay_internal {
 // objects (CPython's cyclic collector, with PYTHONMALLOC=malloc): where a
 // malloc places the blocks decides how fast such walks run, and the replay
 // of the calls alone never makes them (docs/fidelity.md, "An interpreter's
-// mallocs"). The live blocks of 4 bytes or more are kept in a list in
-// allocation order (a realloc's new block takes the old one's place), and
-// every kYoungEvery allocations the loop reads, in that order, the blocks
-// allocated since the last walk (a young generation); every
-// kMiddleEvery-th time, those since the last such walk; and, whenever the
-// live blocks have grown by a quarter since the last full walk, all of
-// them. The thresholds are CPython 3.11's, roughly (700 allocations; ten
+// mallocs"); --touch=auto makes them on a trace whose header names such a
+// collector (capture's collector=cpython). The live blocks of 4 bytes or
+// more are kept in a list in allocation order (a realloc's new block takes
+// the old one's place), and every kYoungEvery allocations the loop reads,
+// in that order, the blocks allocated since the last walk (a young
+// generation); every kMiddleEvery-th time, those since the last such walk;
+// and, whenever the live blocks have grown by a quarter since the last full
+// walk, all of them. The thresholds are CPython 3.11's, roughly (700 allocations; ten
 // young collections to a middle one; the oldest generation when it has
 // grown by a quarter). Each block holds its id in its first 4 bytes, and
 // the walk takes the next block from the id it reads, so each read waits

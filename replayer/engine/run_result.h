@@ -25,8 +25,10 @@ namespace alloctrace {
 // or list walk reads a block just before it is freed (its first and last
 // bytes), so that free finds the block in cache as it does in the program.
 // kWalk is kProgram plus the reads of a runtime whose garbage collector
-// walks the live objects (replay_loop.h, LiveWalk): every live block read
+// walks the live objects (live_walk.h, LiveWalk): every live block read
 // in allocation order, a generation at a time; one thread, whole runs.
+// --touch=auto is no touch of its own: it picks kWalk or kProgram per trace
+// before any run (measure/measure.h, TouchFor).
 enum class Touch { kNone, kFirst, kWhole, kProgram, kWalk };
 inline constexpr EnumWord<Touch> kTouchWords[] = {{Touch::kNone, "none"},
                                                   {Touch::kFirst, "first"},
