@@ -36,6 +36,9 @@ namespace {
 pid_t g_recording_pid = 0;  // the process whose recording g_session_state describes
 bool g_recording_forked = false;
 bool g_verbose = false;
+// Collector(), found once per image at its start (a forked child has its
+// parent's image, and looks nothing up in the loader after the fork).
+std::string* g_collector = nullptr;
 
 // Best effort: there is nowhere else to report a failure to.
 void WriteStderr(std::string_view s) { (void)WriteAll(2, s); }
@@ -171,9 +174,7 @@ void StartRecording(bool forked) {
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) options.labels["exe"] = SanitizeUtf8(std::string(exe, static_cast<size_t>(n)));
-  if (const std::string collector = Collector(); !collector.empty()) {
-    options.labels["collector"] = collector;
-  }
+  if (g_collector != nullptr && !g_collector->empty()) options.labels["collector"] = *g_collector;
   options.flush_ms = 50;
 
   // The drainer thread inherits a mask with every signal blocked, so the
@@ -248,6 +249,7 @@ void StartSession() {
   const char* verbose = ::getenv("ALLOCTRACE_VERBOSE");
   g_verbose = verbose != nullptr && *verbose != '\0' && *verbose != '0';
   g_call_site_depth = CallSiteDepthFromEnv();
+  g_collector = new std::string(Collector());  // never freed: read until exit
   pthread_atfork(nullptr, nullptr, &AtForkChild);
   StartRecording(/*forked=*/false);
 }

@@ -607,9 +607,19 @@ TEST(CaptureTest, Python) {
 TEST(CaptureTest, PythonWithMallocNamesItsCollector) {
   struct stat st;
   if (stat("/usr/bin/python3", &st) != 0) GTEST_SKIP() << "no /usr/bin/python3 on this machine";
-  const std::string out = TempDir("python_malloc") + "/python.trace";
+  const std::string dir = TempDir("python_malloc");
+  const std::string out = dir + "/python.trace";
   ASSERT_EQ(setenv("PYTHONMALLOC", "malloc", 1), 0);
-  RunResult r = Capture(out, {"/usr/bin/python3", "-c", "l = [[i] for i in range(20000)]\n"});
+  // A forked child's trace says so too (its image is its parent's).
+  RunResult r = Capture(out, {"/usr/bin/python3", "-c",
+                              "import os\n"
+                              "l = [[i] for i in range(20000)]\n"
+                              "pid = os.fork()\n"
+                              "if pid == 0:\n"
+                              "    m = [[i] for i in range(1000)]\n"
+                              "    os._exit(0)\n"
+                              "os.waitpid(pid, 0)\n"
+                              "print('child', pid)\n"});
   unsetenv("PYTHONMALLOC");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
   auto stats = ComputeTraceStats(out);
@@ -617,6 +627,13 @@ TEST(CaptureTest, PythonWithMallocNamesItsCollector) {
   EXPECT_GE(stats->allocs, 40000u) << r.output;  // each list and its item array
   ASSERT_EQ(stats->header.labels().count("collector"), 1u);
   EXPECT_EQ(stats->header.labels().at("collector"), "cpython");
+  const size_t at = r.output.find("child ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string child = r.output.substr(at + 6, r.output.find('\n', at) - at - 6);
+  auto forked = ComputeTraceStats(absl::StrCat(dir, "/python.", child, ".trace"));
+  ASSERT_TRUE(forked.ok()) << forked.status() << "\n" << r.output;
+  EXPECT_EQ(forked->header.labels().at("forked"), "true");
+  EXPECT_EQ(forked->header.labels().at("collector"), "cpython");
 
   // A program without the interpreter under the same variable: no collector.
   const std::string plain = TempDir("python_malloc") + "/plain.trace";
