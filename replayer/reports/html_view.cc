@@ -150,8 +150,8 @@ HtmlContext HtmlContextOf(const ReportContext& ctx) {
       ctx.machine, ctx.date,
       absl::StrCat("runs per policy until the 95% CI is within +-", ctx.precision * 100,
                    "% (at least ", ctx.min_runs, "), shuffled rounds, each in a fresh process; ",
-                   WordOf(kRankByWords, ctx.rank_by), " passes ranked by ",
-                   WordOf(kTimingClockWords, ctx.clock), " time; touch=", TouchWord(ctx))};
+                   WordOf(kRankByWords, ctx.rank_by), " passes ranked by ", ClockWords(ctx.clock),
+                   "; touch=", TouchWord(ctx))};
 }
 
 }  // namespace alloctrace
