@@ -134,8 +134,8 @@ ABSL_FLAG(std::string, touch, "auto",
           "walk (program, and the live blocks read in allocation order a generation at a "
           "time, as a garbage collector such as CPython's does; one thread, whole runs), or "
           "auto (walk on a trace whose header says its program ran such a collector over its "
-          "malloc blocks, as capture writes for python3 under PYTHONMALLOC=malloc, and that "
-          "replays on one thread in whole runs; program otherwise)");
+          "malloc blocks, as capture writes for python3 under PYTHONMALLOC=malloc, unless it "
+          "replays per thread or with --windows=always; program otherwise)");
 // Its help names the formats from their table (reporters.cc).
 ABSL_FLAG(std::string, format, absl::StrJoin(Defaults().formats, ","),
           absl::StrCat("report format: ", alloctrace::ReportFormatHelp(),

@@ -103,7 +103,7 @@ std::string CollectorOf(const proto::Header& header) {
 Touch TouchFor(const MeasureSettings& s, const SharedProgram& shared) {
   if (!s.auto_touch) return s.run_options.touch;
   const bool walks = !CollectorOf(shared.program.header).empty() && !shared.schedule &&
-                     s.windows != WindowsMode::kAlways && shared.program.arena_events == 0;
+                     s.windows != WindowsMode::kAlways;
   return walks ? Touch::kWalk : s.run_options.touch;
 }
 

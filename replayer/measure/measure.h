@@ -159,9 +159,9 @@ std::string CollectorOf(const proto::Header& header);
 // The touch `shared` replays with. With s.auto_touch: Touch::kWalk where
 // the trace's program runs a collector that reads its live malloc blocks
 // (CollectorOf) and the trace replays as a walk can, serialized (no
-// schedule), in whole runs (--windows not always) and without container
-// arenas (a captured program); else s.run_options.touch. Without
-// auto_touch: s.run_options.touch, as asked.
+// schedule) and in whole runs (--windows not always; auto is then never);
+// else s.run_options.touch. Without auto_touch: s.run_options.touch, as
+// asked.
 Touch TouchFor(const MeasureSettings& s, const SharedProgram& shared);
 
 }  // namespace alloctrace

@@ -80,9 +80,8 @@ TEST(TouchForTest, AutoWalksACollectorsTraceOnOneThreadInWholeRuns) {
   t.schedule.emplace();  // replayed per thread
   EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
   t.schedule.reset();
-  t.program.arena_events = 2;  // containers' arenas: not a captured program
-  EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
-  t.program.arena_events = 0;
+  t.program.arena_events = 2;  // a capture's call-site classes (inspect --classes_out)
+  EXPECT_EQ(TouchFor(s, t), Touch::kWalk);
   s.auto_touch = false;  // --touch=program, as asked
   EXPECT_EQ(TouchFor(s, t), Touch::kProgram);
   s.run_options.touch = Touch::kFirst;

@@ -310,6 +310,8 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
       ",\n      \"clock\": ", JsonString(WordOf(kTimingClockWords, t.clock)),
       ",\n      \"touch\": ", JsonString(TouchWord(ctx, t)),
+      ",\n      \"collector\": ", JsonString(t.trace.collector),
+      ",\n      \"collector_note\": ", JsonString(CollectorNote(t)),
       ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),
       ",\n      \"arena_sharing\": ", JsonString(t.trace.arena_sharing),
       ",\n      \"arena_shape\": ", JsonString(t.trace.arena_shape),

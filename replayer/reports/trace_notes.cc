@@ -47,9 +47,22 @@ std::string CollectorNote(const TraceReport& t) {
       " over its malloc blocks (the header's collector label), which reads the live objects at "
       "each collection, and where a malloc puts them speeds or slows those reads");
   if (!t.walk) {
-    return absl::StrCat(ran,
-                        "; this replay does not make them (--touch=auto makes them on one "
-                        "thread in whole runs)");
+    std::string why;
+    if (!t.auto_touch) {
+      why = absl::StrCat("--touch=", WordOf(kTouchWords, t.touch),
+                         " does not (--touch=auto or walk makes them)");
+    } else if (t.replay_threads > 1) {
+      why =
+          "a replay per thread (--threads=each) does not: a walk replays on one thread "
+          "(--threads=auto or one makes them)";
+    } else if (t.sampling.windowed) {
+      why =
+          "a replay in sampled windows (--windows=always) does not: a walk replays whole "
+          "runs (--windows=auto or never makes them)";
+    } else {
+      why = "this replay does not";
+    }
+    return absl::StrCat(ran, "; ", why);
   }
   return absl::StrCat(ran,
                       "; the replay makes them (--touch=walk): the live blocks read in "
@@ -62,7 +75,9 @@ std::string PerThreadNote(const TraceReport& t) {
     return absl::StrCat(
         "recorded on ", t.trace.threads,
         " threads, replayed on one thread in the recorded order: no two threads contend",
-        t.walk ? "; a walk (--touch=walk) replays on one thread"
+        t.walk ? (t.auto_touch ? "; the walk (--touch=auto on this trace) replays on one "
+                                 "thread, and --threads=each replays it per thread without it"
+                               : "; a walk (--touch=walk) replays on one thread")
         : t.trace.arena_events == 0
             ? "; the trace has no container arenas, so only a malloc can be adopted, and on "
               "such traces a one-thread replay ranked the mallocs as the program did more often "

@@ -367,9 +367,14 @@ TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
                         "two threads contend; the trace has no container arenas"));
   t.trace.arena_events = 12;  // --threads=one on a trace with arenas
   EXPECT_THAT(PerThreadNote(t), HasSubstr("; --threads=auto replays it per thread"));
-  t.walk = true;  // --touch=walk: one thread whatever --threads says
+  t.walk = true;  // one thread whatever --threads says
+  t.auto_touch = false;
   EXPECT_THAT(PerThreadNote(t), HasSubstr("; a walk (--touch=walk) replays on one thread"));
   EXPECT_THAT(PerThreadNote(t), Not(HasSubstr("--threads")));
+  t.auto_touch = true;  // auto walked it: --threads=each replays it without
+  EXPECT_THAT(PerThreadNote(t), HasSubstr("the walk (--touch=auto on this trace) replays on "
+                                          "one thread, and --threads=each replays it per "
+                                          "thread without it"));
   t.walk = false;
   t.replay_threads = 3;
   t.sync_points = 7;
@@ -393,8 +398,18 @@ TEST(CollectorNoteTest, SaysWhetherTheReplayWalkedAndCautions) {
   EXPECT_THAT(TraceNotes(t), Contains(CollectorNote(t)));
   EXPECT_THAT(CautionWords(t), HasSubstr("the replay's walk models in part"));
   EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
-  t.walk = false;  // --threads=each, --windows=always or --touch=program
-  EXPECT_THAT(CollectorNote(t), HasSubstr("this replay does not make them"));
+  t.walk = false;  // each reason named
+  t.replay_threads = 3;
+  EXPECT_THAT(CollectorNote(t), HasSubstr("a replay per thread (--threads=each) does not"));
+  EXPECT_THAT(CautionWords(t), HasSubstr("which this replay does not model"));
+  t.replay_threads = 1;
+  t.sampling.windowed = true;
+  EXPECT_THAT(CollectorNote(t), HasSubstr("sampled windows (--windows=always) does not"));
+  t.sampling.windowed = false;
+  t.auto_touch = false;
+  t.touch = Touch::kFirst;
+  EXPECT_THAT(CollectorNote(t), HasSubstr("--touch=first does not (--touch=auto or walk"));
+  t.auto_touch = true;
   t.trace.collector = "lua";
   EXPECT_THAT(CollectorNote(t), HasSubstr("ran a garbage collector (lua)"));
   t.trace.memory_ops = 0;

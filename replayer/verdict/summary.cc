@@ -289,6 +289,8 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.rounds = measured.rounds;
   t.own_budget = ctx.own_budget;
   t.walk = ctx.touch == Touch::kWalk;
+  t.touch = ctx.touch;
+  t.auto_touch = ctx.auto_touch;
   t.disturbance = measured.disturbance;
   t.replay_threads = measured.replay_threads;
   t.sync_points = measured.sync_points;

@@ -175,6 +175,10 @@ struct TraceReport {
   // program ran a collector: TraceFacts::collector), which replays on one
   // thread whatever --threads says.
   bool walk = false;
+  // The context's --touch (ReportContext::touch, auto_touch): why a trace
+  // whose program ran a collector was not walked.
+  Touch touch = RunOptions().touch;
+  bool auto_touch = true;
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought
   // them to it, at these rounds' pace and spread (0: none was stopped so).

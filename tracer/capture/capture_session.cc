@@ -104,18 +104,61 @@ std::string ReserveFile(const std::string& path) {
   return "";
 }
 
+// The process's argv, from /proc/self/cmdline (NUL-separated).
+std::vector<std::string> CommandLine() {
+  std::vector<std::string> argv;
+  const std::string cmdline = ReadFile("/proc/self/cmdline");
+  for (size_t at = 0; at < cmdline.size();) {
+    size_t end = cmdline.find('\0', at);
+    if (end == std::string::npos) end = cmdline.size();
+    argv.push_back(SanitizeUtf8(cmdline.substr(at, end - at)));
+    at = end + 1;
+  }
+  return argv;
+}
+
+// Whether CPython's command line makes it ignore PYTHONMALLOC: -E (the
+// PYTHON* variables ignored) or -I (isolated), alone or among other
+// one-letter options (-Es, as in a "#!/usr/bin/python3 -Es" script), before
+// the script, -c or -m ends the options.
+bool IgnoresPythonEnvironment(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() < 2 || a[0] != '-' || a == "--") return false;  // the script, "-" or "--"
+    if (a[1] == '-') continue;                                   // a long option
+    for (size_t k = 1; k < a.size(); ++k) {
+      const char c = a[k];
+      if (c == 'E' || c == 'I') return true;
+      if (c == 'c' || c == 'm') return false;  // the rest is the command or the module
+      if (c == 'W' || c == 'X') {              // the rest, or the next word, is its value
+        if (k + 1 == a.size()) ++i;
+        break;
+      }
+    }
+  }
+  return false;
+}
+
 // "cpython" where the process runs CPython's cyclic garbage collector over
 // objects it takes from malloc: the interpreter's PyGC_Collect in the
 // global scope (an interpreter's executable, or a program linked with
-// libpython) and PYTHONMALLOC naming malloc, without which CPython takes
-// its objects of 512 bytes or less from arenas of its own that malloc
-// never sees. The collector reads every object it tracks at each
-// collection, a read of the live heap that the replayer's --touch=auto
-// makes for such a trace (replayer/engine/live_walk.h). "" otherwise.
+// libpython) and PYTHONMALLOC naming malloc, not ignored (-E, -I), without
+// which CPython takes its objects of 512 bytes or less from arenas of its
+// own that malloc never sees. The collector reads every object it tracks
+// at each collection, a read of the live heap that the replayer's
+// --touch=auto makes for such a trace (replayer/engine/live_walk.h). ""
+// otherwise. A failed lookup's message is taken and its buffer freed here,
+// while the thread is excluded, so the program starts with no pending
+// dlerror() and its trace with no free of a block it never saw allocated.
 std::string Collector() {
   const char* m = ::getenv("PYTHONMALLOC");
   if (m == nullptr || (strcmp(m, "malloc") != 0 && strcmp(m, "malloc_debug") != 0)) return "";
-  return ::dlsym(RTLD_DEFAULT, "PyGC_Collect") != nullptr ? "cpython" : "";
+  if (::dlsym(RTLD_DEFAULT, "PyGC_Collect") == nullptr) {
+    ::dlerror();  // the message
+    ::dlerror();  // and its buffer, freed
+    return "";
+  }
+  return IgnoresPythonEnvironment(CommandLine()) ? "" : "cpython";
 }
 
 // Called with the thread excluded. Sets g_session_state to kOn or kOff.
@@ -143,15 +186,7 @@ void StartRecording(bool forked) {
     return;
   }
 
-  // argv from /proc/self/cmdline: NUL-separated.
-  std::vector<std::string> argv;
-  const std::string cmdline = ReadFile("/proc/self/cmdline");
-  for (size_t at = 0; at < cmdline.size();) {
-    size_t end = cmdline.find('\0', at);
-    if (end == std::string::npos) end = cmdline.size();
-    argv.push_back(SanitizeUtf8(cmdline.substr(at, end - at)));
-    at = end + 1;
-  }
+  const std::vector<std::string> argv = CommandLine();
   RecordingOptions options;
   options.path = path;
   options.program = argv.empty() ? "" : argv[0];

@@ -635,15 +635,33 @@ TEST(CaptureTest, PythonWithMallocNamesItsCollector) {
   EXPECT_EQ(forked->header.labels().at("forked"), "true");
   EXPECT_EQ(forked->header.labels().at("collector"), "cpython");
 
-  // A program without the interpreter under the same variable: no collector.
-  const std::string plain = TempDir("python_malloc") + "/plain.trace";
+  // -E and -I make CPython ignore PYTHONMALLOC (its objects stay in its
+  // own arenas), alone or among other options.
+  for (const char* flag : {"-E", "-Es", "-I"}) {
+    const std::string ignored = absl::StrCat(dir, "/ignored", flag, ".trace");
+    ASSERT_EQ(setenv("PYTHONMALLOC", "malloc", 1), 0);
+    r = Capture(ignored, {"/usr/bin/python3", flag, "-c", "l = [[i] for i in range(20000)]\n"});
+    unsetenv("PYTHONMALLOC");
+    ASSERT_EQ(r.exit_code(), 0) << flag << ": " << r.output;
+    stats = ComputeTraceStats(ignored);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_LT(stats->allocs, 20000u) << flag;
+    EXPECT_EQ(stats->header.labels().count("collector"), 0u) << flag;
+  }
+
+  // A program without the interpreter under the same variable: no
+  // collector, and the failed lookup leaves it nothing (no free of a block
+  // its trace never saw).
+  const std::string plain = dir + "/plain.trace";
   ASSERT_EQ(setenv("PYTHONMALLOC", "malloc", 1), 0);
-  r = Capture(plain, {TestProg(), "known"});
+  r = Capture(plain, {TestProg(), "dlerror"});
   unsetenv("PYTHONMALLOC");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "dlerror: (none)")) << r.output;
   stats = ComputeTraceStats(plain);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->header.labels().count("collector"), 0u);
+  EXPECT_EQ(CountShapes(plain).footer.unmatched_frees(), 0u);
 }
 
 // The group of `function` in `report`, or nullptr.

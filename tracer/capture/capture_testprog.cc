@@ -6,7 +6,9 @@
 //   spin     allocates, prints "ready <pid>", keeps allocating until killed
 //   sites    MakeNodes: 100 operator new; MakeBuffers: 50 malloc (for call
 //            sites: built with frame pointers, both called from main)
+//   dlerror  prints what dlerror() holds at the start, then as known
 // Pointers go through g_sink so the compiler cannot drop a malloc/free pair.
+#include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -195,6 +197,14 @@ int Sites() {
   return 0;
 }
 
+// Prints what dlerror() holds at the start: "(none)" unless something
+// before main left a failed lookup's message behind.
+int DlError() {
+  const char* e = dlerror();
+  printf("dlerror: %s\n", e != nullptr ? e : "(none)");
+  return Known();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,6 +214,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return Fork();
   if (mode == "threads") return Threads();
   if (mode == "spin") return Spin();
-  fprintf(stderr, "usage: capture_testprog known|fork|threads|spin\n");
+  if (mode == "dlerror") return DlError();
+  fprintf(stderr, "usage: capture_testprog known|fork|threads|spin|dlerror|sites\n");
   return 2;
 }
