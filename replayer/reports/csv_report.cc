@@ -52,7 +52,7 @@ std::string PolicyCsv(const std::vector<TraceReport>& reports, const ReportConte
                      : ",,,,",
           ",", t.trace.memory_ops, ",", CsvEstimate(t.noise_floor), ",",
           WordOf(kTimingClockWords, t.clock), ",", WordOf(kRankByWords, ctx.rank_by), ",",
-          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", TouchWord(ctx, t), ",",
+          ctx.passes, ",", CsvField(ctx.machine), ",", ctx.date, ",", TouchWord(t), ",",
           CsvField(p.adopt.cpp_type), ",", CsvField(p.adopt.header), ",",
           CsvField(p.adopt.bazel_target), ",", CsvField(p.adopt.cmake_target), ",",
           CsvField(p.adopt.how), "\n");

@@ -309,7 +309,7 @@ std::string JsonTrace(const TraceReport& t, const ReportContext& ctx) {
       ",\n      \"sync_points\": ", t.sync_points,
       ",\n      \"cross_thread_frees\": ", t.cross_thread_frees,
       ",\n      \"clock\": ", JsonString(WordOf(kTimingClockWords, t.clock)),
-      ",\n      \"touch\": ", JsonString(TouchWord(ctx, t)),
+      ",\n      \"touch\": ", JsonString(TouchWord(t)),
       ",\n      \"collector\": ", JsonString(t.trace.collector),
       ",\n      \"collector_note\": ", JsonString(CollectorNote(t)),
       ",\n      \"per_thread_note\": ", JsonString(PerThreadNote(t)),

@@ -356,13 +356,13 @@ std::string CautionWords(const TraceReport& t) {
         "misjudge it"));
   }
   if (!f.collector.empty()) {
-    why.push_back(t.walk ? "the program's garbage collector reads its live objects, which the "
-                           "replay's walk models in part (on python3 it made a third to half "
-                           "of what the collector costs), so mallocs the replay reads close "
-                           "may be further apart in the program"
-                         : "the program's garbage collector reads its live objects, which this "
-                           "replay does not model (its note says why), and where a malloc "
-                           "puts them can rank the mallocs otherwise in the program");
+    why.push_back(t.walked() ? "the program's garbage collector reads its live objects, which the "
+                               "replay's walk models in part (on python3 it made a third to half "
+                               "of what the collector costs), so mallocs the replay reads close "
+                               "may be further apart in the program"
+                             : "the program's garbage collector reads its live objects, which this "
+                               "replay does not model (its note says why), and where a malloc "
+                               "puts them can rank the mallocs otherwise in the program");
   }
   if (why.empty()) return "";
   return absl::StrCat(absl::StrJoin(why, "; "),

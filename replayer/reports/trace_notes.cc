@@ -46,7 +46,7 @@ std::string CollectorNote(const TraceReport& t) {
       "the trace's program ran ", who,
       " over its malloc blocks (the header's collector label), which reads the live objects at "
       "each collection, and where a malloc puts them speeds or slows those reads");
-  if (!t.walk) {
+  if (!t.walked()) {
     std::string why;
     if (!t.auto_touch) {
       why = absl::StrCat("--touch=", WordOf(kTouchWords, t.touch),
@@ -75,9 +75,9 @@ std::string PerThreadNote(const TraceReport& t) {
     return absl::StrCat(
         "recorded on ", t.trace.threads,
         " threads, replayed on one thread in the recorded order: no two threads contend",
-        t.walk ? (t.auto_touch ? "; the walk (--touch=auto on this trace) replays on one "
-                                 "thread, and --threads=each replays it per thread without it"
-                               : "; a walk (--touch=walk) replays on one thread")
+        t.walked() ? (t.auto_touch ? "; the walk (--touch=auto on this trace) replays on one "
+                                     "thread, and --threads=each replays it per thread without it"
+                                   : "; a walk (--touch=walk) replays on one thread")
         : t.trace.arena_events == 0
             ? "; the trace has no container arenas, so only a malloc can be adopted, and on "
               "such traces a one-thread replay ranked the mallocs as the program did more often "

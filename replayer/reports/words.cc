@@ -80,9 +80,7 @@ std::string TouchWord(const ReportContext& ctx) {
   return ctx.auto_touch ? "auto" : WordOf(kTouchWords, ctx.touch);
 }
 
-std::string TouchWord(const ReportContext& ctx, const TraceReport& t) {
-  return t.walk ? WordOf(kTouchWords, Touch::kWalk) : WordOf(kTouchWords, ctx.touch);
-}
+std::string TouchWord(const TraceReport& t) { return WordOf(kTouchWords, t.touch); }
 
 std::string ClockWords(TimingClock clock) {
   switch (clock) {

@@ -46,7 +46,7 @@ std::string PassPlan(const ReportContext& ctx);
 // --touch as asked ("auto" under auto), and as `t` replayed ("walk" where
 // auto walked it).
 std::string TouchWord(const ReportContext& ctx);
-std::string TouchWord(const ReportContext& ctx, const TraceReport& t);
+std::string TouchWord(const TraceReport& t);
 // When a policy's runs stop: "runs until +-3% or 3 s per policy, at least
 // 10", or "... or the total budget is spent, ..." in a race with one.
 std::string StopWords(const ReportContext& ctx);

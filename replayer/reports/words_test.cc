@@ -367,7 +367,7 @@ TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
                         "two threads contend; the trace has no container arenas"));
   t.trace.arena_events = 12;  // --threads=one on a trace with arenas
   EXPECT_THAT(PerThreadNote(t), HasSubstr("; --threads=auto replays it per thread"));
-  t.walk = true;  // one thread whatever --threads says
+  t.touch = Touch::kWalk;  // one thread whatever --threads says
   t.auto_touch = false;
   EXPECT_THAT(PerThreadNote(t), HasSubstr("; a walk (--touch=walk) replays on one thread"));
   EXPECT_THAT(PerThreadNote(t), Not(HasSubstr("--threads")));
@@ -375,7 +375,7 @@ TEST(PerThreadNoteTest, SaysHowAMultiThreadedTraceWasReplayed) {
   EXPECT_THAT(PerThreadNote(t), HasSubstr("the walk (--touch=auto on this trace) replays on "
                                           "one thread, and --threads=each replays it per "
                                           "thread without it"));
-  t.walk = false;
+  t.touch = Touch::kProgram;
   t.replay_threads = 3;
   t.sync_points = 7;
   EXPECT_THAT(PerThreadNote(t), HasSubstr("replayed per thread: 3 threads run concurrently, "
@@ -391,14 +391,14 @@ TEST(CollectorNoteTest, SaysWhetherTheReplayWalkedAndCautions) {
   EXPECT_EQ(CollectorNote(t), "");
   EXPECT_EQ(CautionWords(t), "");
   t.trace.collector = "cpython";
-  t.walk = true;
+  t.touch = Touch::kWalk;
   EXPECT_THAT(CollectorNote(t), HasSubstr("ran CPython's cyclic garbage collector over its "
                                           "malloc blocks"));
   EXPECT_THAT(CollectorNote(t), HasSubstr("the replay makes them (--touch=walk)"));
   EXPECT_THAT(TraceNotes(t), Contains(CollectorNote(t)));
   EXPECT_THAT(CautionWords(t), HasSubstr("the replay's walk models in part"));
   EXPECT_THAT(CautionWords(t), HasSubstr("confirm in the program (TRACE -- PROGRAM)"));
-  t.walk = false;  // each reason named
+  t.touch = Touch::kProgram;  // each reason named
   t.replay_threads = 3;
   EXPECT_THAT(CollectorNote(t), HasSubstr("a replay per thread (--threads=each) does not"));
   EXPECT_THAT(CautionWords(t), HasSubstr("which this replay does not model"));

@@ -288,7 +288,6 @@ TraceReport Summarize(const MeasuredTrace& measured, const ReportContext& ctx) {
   t.clock = measured.clock;
   t.rounds = measured.rounds;
   t.own_budget = ctx.own_budget;
-  t.walk = ctx.touch == Touch::kWalk;
   t.touch = ctx.touch;
   t.auto_touch = ctx.auto_touch;
   t.disturbance = measured.disturbance;

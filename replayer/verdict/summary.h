@@ -171,14 +171,15 @@ struct TraceReport {
   // What gives a policy more rounds: --budget (per policy) when true
   // (ReportContext::own_budget), else the race's --total_budget.
   bool own_budget = false;
+  // The touch this trace replayed with (--touch=auto resolved:
+  // ReportContext::touch as MeasureOne set it) and whether --touch was
+  // auto: why a trace whose program ran a collector was walked or not.
+  Touch touch = RunOptions().touch;
+  bool auto_touch = true;
   // Replayed with the walk (--touch=walk, or auto on a trace whose
   // program ran a collector: TraceFacts::collector), which replays on one
   // thread whatever --threads says.
-  bool walk = false;
-  // The context's --touch (ReportContext::touch, auto_touch): why a trace
-  // whose program ran a collector was not walked.
-  Touch touch = RunOptions().touch;
-  bool auto_touch = true;
+  bool walked() const { return touch == Touch::kWalk; }
   // Where the total budget stopped policies still in the race short of the
   // precision: about how many seconds of runs in all would have brought
   // them to it, at these rounds' pace and spread (0: none was stopped so).
